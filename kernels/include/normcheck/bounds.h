@@ -1,0 +1,22 @@
+// A-priori error bounds of the algorithms our kernels use, as functions of the
+// row's condition (see Bound in kernel.h for what each coefficient bounds).
+// The derivations are in the comments of kernels/bounds.cpp and in
+// docs/accuracy.md.
+#pragma once
+
+#include "normcheck/kernel.h"
+
+namespace normcheck {
+
+// Unit roundoff of float32: 2^-24.
+inline constexpr double kUnitRoundoff = 0x1p-24;
+
+// Higham's gamma_n = n u / (1 - n u): the bound on the relative error of a
+// product of n factors (1 + delta_i), |delta_i| <= u. +inf once n u >= 1.
+double gamma_n(double n);
+
+// The bound a kernel of unknown algorithm is held to (plugins, adapters): what
+// every correct two-pass float32 implementation with sequential summation meets.
+BoundFn default_bound(Op op);
+
+}  // namespace normcheck

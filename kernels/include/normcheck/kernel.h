@@ -1,0 +1,131 @@
+// The kernel table: every kernel normcheck measures, ours or not, is one row.
+//
+// Tests, properties, benchmarks, the fuzz driver and the reports iterate
+// kernel_table(); nothing lists kernels by hand anywhere else. A kernel file
+// defines its row(s) next to the code, and kernels/registry.cpp is the one
+// ordered list that collects them (the oneDNN style: one implementation per
+// file, one list that registers them all).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "normcheck/plugin.h"
+
+namespace normcheck {
+
+enum class Op {
+  layernorm_fwd,  // y, mean, rstd from x, gamma, beta, eps
+  layernorm_bwd,  // dx, dgamma, dbeta from dy, x, gamma, saved mean and rstd
+  rmsnorm_fwd,    // y, rrms from x, gamma, eps
+  rmsnorm_bwd,    // dx, dgamma from dy, x, gamma, saved rrms
+};
+
+enum class Origin {
+  ours,         // a kernel normcheck ships and vouches for
+  control,      // deliberately weak: kept to show the checks catch it
+  third_party,  // an adapter around another library (oneDNN, libtorch)
+  plugin,       // loaded from a user's shared library
+};
+
+// Element type of the kernel's inputs and outputs. The math is float32 for
+// every kernel; bf16/f16 kernels round their inputs and outputs.
+enum class DType { f32, bf16, f16 };
+
+std::string_view to_string(Op op);
+std::string_view to_string(Origin origin);
+std::string_view to_string(DType dtype);
+
+// RMSNorm backward has no plugin ABI type yet; ours follows the same shape.
+using nc_rmsnorm_bwd_fn = void (*)(const float* dy, const float* x, const float* gamma,
+                                   const float* rrms, float* dx, float* dgamma,
+                                   int64_t rows, int64_t cols);
+
+// 16-bit storage variants (bf16 or f16 bits; which one is the row's dtype).
+using LayerNormFwd16Fn = void (*)(const uint16_t* x, const float* gamma, const float* beta,
+                                  uint16_t* y, float* mean, float* rstd, int64_t rows,
+                                  int64_t cols, float eps);
+using LayerNormBwd16Fn = void (*)(const uint16_t* dy, const uint16_t* x, const float* gamma,
+                                  const float* mean, const float* rstd, uint16_t* dx,
+                                  float* dgamma, float* dbeta, int64_t rows, int64_t cols);
+
+using KernelFn = std::variant<nc_layernorm_fwd_fn, nc_layernorm_bwd_fn, nc_rmsnorm_fwd_fn,
+                              nc_rmsnorm_bwd_fn, LayerNormFwd16Fn, LayerNormBwd16Fn>;
+
+// What an a-priori bound may depend on: the row's size and condition, all
+// computed exactly (from the reference) by the verifier. r is the exact
+// 1/sqrt(sigma^2 + eps) (LayerNorm) or 1/sqrt(mean(x^2) + eps) (RMSNorm).
+struct RowCondition {
+  int64_t d = 0;          // row length
+  int64_t rows = 1;       // rows that dgamma/dbeta sum over
+  double kappa = 0;       // mean_i |x_i| * r   (<= |mu|/sigma + 1 when eps << sigma^2)
+  double max_kappa = 0;   // max_i |x_i| * r
+  double eps_share = 0;   // eps * r^2 in [0, 1]: eps's share of sigma^2 + eps
+};
+
+// A bound on the error of every output, as coefficients the verifier turns into
+// a per-element allowance (xhat_i is the exact normalized value, g_i = gamma_i *
+// dy_i, means are over the row):
+//   y:      |y^ - y|      <= |gamma_i| (xhat_abs + xhat_rel |xhat_i|) + affine_rel (|gamma_i xhat_i| + |beta_i|)
+//   mean:   |mean^ - mean| <= mean_rel * mean|x|
+//   stat:   |r^ - r|      <= stat_rel * r           (rstd or rrms)
+//   dx:     |dx^ - dx|    <= r (dx_g |g_i| + dx_mean_g mean|g|
+//                               + (dx_proj_abs + dx_proj_rel |xhat_i|) mean|g xhat|)
+//   dgamma: |dgamma^ - dgamma| <= dgamma_rel * sum_rows |dy xhat|
+//   dbeta:  |dbeta^ - dbeta|   <= dbeta_rel  * sum_rows |dy|
+// Without gamma, gamma_i is 1; without beta, beta_i is 0. A coefficient of
+// +infinity means the algorithm promises nothing for that output on this row.
+struct Bound {
+  double xhat_abs = 0, xhat_rel = 0, affine_rel = 0;
+  double mean_rel = 0, stat_rel = 0;
+  double dx_g = 0, dx_mean_g = 0, dx_proj_abs = 0, dx_proj_rel = 0;
+  double dgamma_rel = 0, dbeta_rel = 0;
+};
+
+using BoundFn = Bound (*)(const RowCondition&);
+
+// The float range a kernel handles. Generators and fuzzers stay inside it;
+// `normcheck list` shows it. A kernel whose algorithm squares x before
+// subtracting the mean, say, supports |x| <= sqrt(FLT_MAX / d).
+struct InputRange {
+  double max_abs_x = std::numeric_limits<float>::max();
+  bool sqrt_d_scaled = false;  // if true the limit is max_abs_x / sqrt(d)
+  bool handles_nonfinite = true;  // NaN/inf inputs propagate as docs/semantics.md says
+};
+
+struct Shape {
+  int64_t rows = 0, cols = 0;
+  bool has_gamma = false, has_beta = false;
+};
+
+// Returns why the kernel cannot run this problem, or an empty string when it
+// can. Called before every run; `normcheck list` shows the reason for a
+// representative shape.
+using DeclineFn = std::string (*)(const Shape&);
+
+struct Kernel {
+  std::string_view name;       // unique, [a-z0-9_.]+, e.g. "layernorm_fwd.twopass"
+  Op op;
+  Origin origin;
+  DType dtype;
+  std::string_view algorithm;  // one line: how it computes (shown by `list`)
+  KernelFn fn;
+  BoundFn bound;               // the a-priori bound the checks hold it to
+  InputRange range = {};
+  DeclineFn declines = nullptr;  // nullptr: accepts every shape
+};
+
+// Every built-in kernel, in the order of kernels/registry.cpp.
+std::span<const Kernel> kernel_table();
+
+// The row with this name, or nullptr.
+const Kernel* find_kernel(std::string_view name);
+
+// Why `kernel` declines `shape` (empty: it accepts).
+std::string declines(const Kernel& kernel, const Shape& shape);
+
+}  // namespace normcheck

@@ -1,0 +1,63 @@
+// The one ordered list of built-in kernels. Each row is defined next to its
+// implementation (one kernel per file) as `constinit const Kernel`, so the
+// copies below read constant-initialized objects whatever the static
+// initialization order. Order: ours (scalar, SIMD, threaded), then the
+// controls, then third-party adapters; `normcheck list` prints this order.
+#include <algorithm>
+#include <vector>
+
+#include "normcheck/kernel.h"
+
+namespace normcheck {
+
+// ---- scalar (kernels/scalar/) ----
+// ---- SIMD and threaded (kernels/simd/) ----
+// ---- third-party adapters (kernels/adapters/) ----
+
+std::span<const Kernel> kernel_table() {
+  static const std::vector<Kernel> table = {
+  };
+  return table;
+}
+
+const Kernel* find_kernel(std::string_view name) {
+  const auto table = kernel_table();
+  const auto it = std::find_if(table.begin(), table.end(),
+                               [&](const Kernel& k) { return k.name == name; });
+  return it == table.end() ? nullptr : &*it;
+}
+
+std::string declines(const Kernel& kernel, const Shape& shape) {
+  return kernel.declines ? kernel.declines(shape) : std::string();
+}
+
+std::string_view to_string(Op op) {
+  switch (op) {
+    case Op::layernorm_fwd: return "layernorm_fwd";
+    case Op::layernorm_bwd: return "layernorm_bwd";
+    case Op::rmsnorm_fwd: return "rmsnorm_fwd";
+    case Op::rmsnorm_bwd: return "rmsnorm_bwd";
+  }
+  return "?";
+}
+
+std::string_view to_string(Origin origin) {
+  switch (origin) {
+    case Origin::ours: return "ours";
+    case Origin::control: return "control";
+    case Origin::third_party: return "third_party";
+    case Origin::plugin: return "plugin";
+  }
+  return "?";
+}
+
+std::string_view to_string(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return "f32";
+    case DType::bf16: return "bf16";
+    case DType::f16: return "f16";
+  }
+  return "?";
+}
+
+}  // namespace normcheck

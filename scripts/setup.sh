@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what normcheck needs from Debian 12 packages, and nothing else.
+# Idempotent and silent when everything is present; needs root (or sudo) only
+# when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config ccache git
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libboost-dev libmpfr-dev libgmp-dev libeigen3-dev
+  librapidcheck-dev libhwy-dev libdnnl-dev libtorch-dev
+  libcli11-dev nlohmann-json3-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup: installing ${missing[*]}" >&2
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

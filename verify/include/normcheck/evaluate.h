@@ -1,0 +1,56 @@
+// Runs a kernel from the table on a problem and holds it to its bound.
+//
+// This is the one place that turns (kernel, inputs) into a verdict; `normcheck
+// check`, the property suites, the fuzz driver and the reports all call it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "normcheck/kernel.h"
+
+namespace normcheck {
+
+// A problem: row-major rows x cols. gamma/beta/dy empty when unused.
+struct Problem {
+  int64_t rows = 0, cols = 0;
+  std::vector<float> x, gamma, beta, dy;
+  float eps = 1e-5f;
+  // The kernel sees every array starting this many floats past a 64-byte
+  // boundary, so SIMD kernels meet misaligned rows.
+  int misalign_floats = 0;
+};
+
+// Which output broke its bound (or showed the worst ratio), for reports.
+struct Worst {
+  std::string output;  // "y", "mean", "rstd", "rrms", "dx", "dgamma", "dbeta"
+  int64_t row = -1, col = -1;
+  float computed = 0;
+  double exact = 0;
+  double allowed = 0;  // the bound's allowance for this element
+};
+
+struct Evaluation {
+  std::string kernel;
+  Op op{};
+  std::string declined;            // non-empty: the kernel declined; nothing ran
+  double max_ulp = 0;              // over the main outputs (y or dx, dgamma, dbeta)
+  double max_error_over_bound = 0; // max over every output of error / allowance
+  double normwise = 0;             // normwise error of the main output
+  bool nonfinite_mismatch = false; // NaN/inf where the reference is finite, or the reverse
+  bool out_of_bounds_write = false;// a guard zone around an output changed
+  bool unwritten_output = false;   // an output element kept the sentinel it was filled with
+  bool wrote_input = false;        // an input array changed
+  bool pass = true;                // ratio <= 1 and none of the above
+  Worst worst;
+};
+
+// Runs `kernel` on `problem` and compares with the exact reference.
+// `bound_override`, when set, replaces the kernel's own bound (used for plugins
+// that ask for a tolerance).
+Evaluation evaluate(const Kernel& kernel, const Problem& problem,
+                    std::optional<BoundFn> bound_override = std::nullopt);
+
+}  // namespace normcheck
