@@ -20,3 +20,14 @@ double gamma_n(double n);
 BoundFn default_bound(Op op);
 
 }  // namespace normcheck
+
+namespace normcheck {
+
+// Bounds of the algorithms shared by several kernels (each defined, with its
+// derivation above it, in the file of the scalar kernel that introduces it).
+Bound twopass_layernorm_fwd_bound(const RowCondition& c);  // kernels/scalar/layernorm_fwd_twopass.cpp
+Bound twopass_layernorm_bwd_bound(const RowCondition& c);  // kernels/scalar/layernorm_bwd_twopass.cpp
+Bound rmsnorm_fwd_bound(const RowCondition& c);            // kernels/scalar/rmsnorm_fwd.cpp
+Bound rmsnorm_bwd_bound(const RowCondition& c);            // kernels/scalar/rmsnorm_bwd.cpp
+
+}  // namespace normcheck

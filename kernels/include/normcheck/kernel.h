@@ -93,7 +93,7 @@ using BoundFn = Bound (*)(const RowCondition&);
 // subtracting the mean, say, supports |x| <= sqrt(FLT_MAX / d).
 struct InputRange {
   double max_abs_x = std::numeric_limits<float>::max();
-  bool sqrt_d_scaled = false;  // if true the limit is max_abs_x / sqrt(d)
+  bool sqrt_d_scaled = false;     // if true the limit is max_abs_x / sqrt(d)
   bool handles_nonfinite = true;  // NaN/inf inputs propagate as docs/semantics.md says
 };
 

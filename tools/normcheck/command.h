@@ -1,0 +1,31 @@
+// The subcommands of `normcheck`. Each lives in its own file and adds itself
+// to the CLI11 app; main.cpp holds the one ordered list of them.
+#pragma once
+
+#include <functional>
+#include <stdexcept>
+
+#include <CLI/CLI.hpp>
+
+namespace normcheck::cli {
+
+// What main runs when the subcommand was chosen; returns the exit code
+// (0 all good, 1 a finding, 2 bad usage or input).
+using Action = std::function<int()>;
+
+// Thrown for bad input found after parsing (unreadable file, bad token, unknown
+// kernel name, ...): main prints "normcheck: <what>" on stderr and exits 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFinding = 1;
+inline constexpr int kExitUsage = 2;
+
+void add_list_command(CLI::App& app, Action& action);    // list.cpp
+void add_check_command(CLI::App& app, Action& action);   // check.cpp
+void add_bench_command(CLI::App& app, Action& action);   // bench.cpp
+void add_claims_command(CLI::App& app, Action& action);  // claims.cpp
+
+}  // namespace normcheck::cli
