@@ -13,9 +13,21 @@ namespace normcheck {
 // ---- scalar (kernels/scalar/) ----
 // ---- SIMD and threaded (kernels/simd/) ----
 // ---- third-party adapters (kernels/adapters/) ----
+#if NORMCHECK_HAVE_ONEDNN
+extern const Kernel kOnednnLayerNormFwd, kOnednnLayerNormBwd;
+#endif
+#if NORMCHECK_HAVE_TORCH
+extern const Kernel kTorchLayerNormFwd, kTorchLayerNormBwd;
+#endif
 
 std::span<const Kernel> kernel_table() {
   static const std::vector<Kernel> table = {
+#if NORMCHECK_HAVE_ONEDNN
+      kOnednnLayerNormFwd, kOnednnLayerNormBwd,
+#endif
+#if NORMCHECK_HAVE_TORCH
+      kTorchLayerNormFwd, kTorchLayerNormBwd,
+#endif
   };
   return table;
 }

@@ -1,0 +1,94 @@
+// What the two oneDNN adapters share: one CPU engine for the process, one
+// stream per calling thread (oneDNN streams are not meant to be shared between
+// threads that execute at the same time), and a small per-thread cache of
+// primitives so a repeated shape does not pay for primitive creation again.
+// Included only by kernels/adapters/onednn_*.cpp.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace normcheck::onednn {
+
+inline dnnl::engine& engine() {
+  static dnnl::engine cpu(dnnl::engine::kind::cpu, 0);
+  return cpu;
+}
+
+inline dnnl::stream& stream() {
+  thread_local dnnl::stream per_thread(engine());
+  return per_thread;
+}
+
+// The rows x cols row-major matrix and the per-row statistics vector.
+inline dnnl::memory::desc matrix_desc(int64_t rows, int64_t cols) {
+  return {{rows, cols}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab};
+}
+inline dnnl::memory::desc vector_desc(int64_t n) {
+  return {{n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a};
+}
+
+// A key describing one primitive configuration; equal keys reuse the primitive.
+struct PrimitiveKey {
+  int64_t rows = 0, cols = 0;
+  float eps = 0;
+  unsigned flags = 0;
+  int prop = 0;
+  bool operator==(const PrimitiveKey& other) const {
+    // eps compared by bits so that a NaN eps still finds its entry.
+    return rows == other.rows && cols == other.cols && flags == other.flags &&
+           prop == other.prop && std::memcmp(&eps, &other.eps, sizeof eps) == 0;
+  }
+};
+
+// The last few primitives this thread created, most recent last. Benchmarks
+// and tests cycle through a handful of shapes, so a short list suffices.
+template <class Primitive>
+class PrimitiveCache {
+ public:
+  template <class Create>
+  Primitive& get(const PrimitiveKey& key, Create&& create) {
+    for (auto& [k, p] : entries_)
+      if (k == key) return p;
+    if (entries_.size() == kCapacity) entries_.erase(entries_.begin());
+    entries_.emplace_back(key, create());
+    return entries_.back().second;
+  }
+
+ private:
+  static constexpr std::size_t kCapacity = 16;
+  std::vector<std::pair<PrimitiveKey, Primitive>> entries_;
+};
+
+// Per-thread scratch of at least n floats, for outputs oneDNN insists on
+// writing (statistics, diff_scale/diff_shift) that the caller did not ask for.
+inline float* scratch(std::vector<float>& buffer, int64_t n) {
+  if (buffer.size() < static_cast<std::size_t>(n)) buffer.resize(static_cast<std::size_t>(n));
+  return buffer.data();
+}
+
+// n ones (never written), standing in for gamma when the caller gave none but
+// wants dgamma: oneDNN computes diff_scale only when it is given a scale.
+inline const float* ones(int64_t n) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < static_cast<std::size_t>(n)) buffer.resize(static_cast<std::size_t>(n), 1.0f);
+  return buffer.data();
+}
+
+// Why oneDNN cannot build the primitive `create` asks for (empty: it can).
+template <class Create>
+std::string creation_failure(Create&& create) {
+  try {
+    create();
+    return {};
+  } catch (const dnnl::error& e) {
+    return std::string("oneDNN cannot create the primitive: ") + e.what();
+  }
+}
+
+}  // namespace normcheck::onednn

@@ -1,0 +1,55 @@
+// libtorch's at::native_layer_norm (CPU, float) as a row of the kernel table.
+// x, gamma and beta are viewed in place (from_blob, no copy in); libtorch
+// allocates its own y, mean and rstd, which are copied into the caller's arrays
+// (its public API has no way to write into the caller's memory directly, so the
+// copy is part of what using libtorch costs). Threads: libtorch's default
+// intra-op pool (at::get_num_threads(), one per core), left as a user gets it.
+#include <c10/core/InferenceMode.h>
+#include <ATen/ops/native_layer_norm.h>
+
+#include "normcheck/bounds.h"
+#include "normcheck/kernel.h"
+#include "torch_tensors.h"
+
+namespace normcheck {
+namespace {
+
+using torch_adapter::view;
+
+void torch_layernorm_fwd(const float* x, const float* gamma, const float* beta, float* y,
+                         float* mean, float* rstd, int64_t rows, int64_t cols, float eps) {
+  if (rows <= 0 || cols <= 0) return;
+  // No autograd bookkeeping: this is a plain forward evaluation.
+  c10::InferenceMode no_autograd;
+  const c10::optional<at::Tensor> weight =
+      gamma ? c10::optional<at::Tensor>(view(gamma, {cols})) : c10::nullopt;
+  const c10::optional<at::Tensor> bias =
+      beta ? c10::optional<at::Tensor>(view(beta, {cols})) : c10::nullopt;
+  const int64_t normalized_shape[] = {cols};
+  const auto [out, out_mean, out_rstd] =
+      at::native_layer_norm(view(x, {rows, cols}), normalized_shape, weight, bias, eps);
+  view(y, {rows, cols}).copy_(out);
+  if (mean) view(mean, {rows}).copy_(out_mean.reshape({rows}));
+  if (rstd) view(rstd, {rows}).copy_(out_rstd.reshape({rows}));
+}
+
+Bound torch_fwd_bound(const RowCondition& c) { return default_bound(Op::layernorm_fwd)(c); }
+
+}  // namespace
+
+// libtorch accepts every f32 shape; it declines nothing. Its moments are
+// Welford updates in float (no squares of x), so the full float range is in range.
+extern const Kernel kTorchLayerNormFwd;
+constinit const Kernel kTorchLayerNormFwd{
+    .name = "layernorm_fwd.torch",
+    .op = Op::layernorm_fwd,
+    .origin = Origin::third_party,
+    .dtype = DType::f32,
+    .algorithm = "libtorch 1.13 at::native_layer_norm (CPU): float mean and variance by "
+                 "vectorized Welford (RowwiseMoments), rstd = 1/sqrt(max(var,0)+eps), "
+                 "y = (x*rstd - mean*rstd)*gamma + beta",
+    .fn = &torch_layernorm_fwd,
+    .bound = &torch_fwd_bound,
+};
+
+}  // namespace normcheck
