@@ -73,17 +73,23 @@ struct RowCondition {
 //   y:      |y^ - y|      <= |gamma_i| (xhat_abs + xhat_rel |xhat_i|) + affine_rel (|gamma_i xhat_i| + |beta_i|)
 //   mean:   |mean^ - mean| <= mean_rel * mean|x|
 //   stat:   |r^ - r|      <= stat_rel * r           (rstd or rrms)
-//   dx:     |dx^ - dx|    <= r (dx_g |g_i| + dx_mean_g mean|g|
+//   dx:     |dx^ - dx|    <= r (dx_g |g_i| + (dx_mean_g + dx_xhat_mean_g |xhat_i|) mean|g|
 //                               + (dx_proj_abs + dx_proj_rel |xhat_i|) mean|g xhat|)
-//   dgamma: |dgamma^ - dgamma| <= dgamma_rel * sum_rows |dy xhat|
+//   dgamma: |dgamma^ - dgamma| <= dgamma_rel * sum_rows |dy xhat| + dgamma_abs * sum_rows |dy|
 //   dbeta:  |dbeta^ - dbeta|   <= dbeta_rel  * sum_rows |dy|
 // Without gamma, gamma_i is 1; without beta, beta_i is 0. A coefficient of
 // +infinity means the algorithm promises nothing for that output on this row.
+// dgamma/dbeta sum over rows: their coefficients are taken at the condition
+// with `rows` set and kappa, max_kappa the largest over the rows (bounds grow
+// with kappa). dx_xhat_mean_g and dgamma_abs carry the saved mean's rounding
+// (|mean^ - mu| r <= u kappa shifts every xhat by up to u kappa, whatever
+// xhat_i is): see docs/accuracy_backward.md.
 struct Bound {
   double xhat_abs = 0, xhat_rel = 0, affine_rel = 0;
   double mean_rel = 0, stat_rel = 0;
   double dx_g = 0, dx_mean_g = 0, dx_proj_abs = 0, dx_proj_rel = 0;
   double dgamma_rel = 0, dbeta_rel = 0;
+  double dx_xhat_mean_g = 0, dgamma_abs = 0;
 };
 
 using BoundFn = Bound (*)(const RowCondition&);
