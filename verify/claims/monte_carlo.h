@@ -1,0 +1,44 @@
+// Seeded random streams and sample means with confidence intervals, for the
+// Monte Carlo claim checks (J3-J8). Header-only and tiny on purpose.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <span>
+
+namespace normcheck::claims_mc {
+
+// One independent stream per (claim seed, purpose): splitmix64 of the pair, so
+// streams for different purposes do not overlap in their first draws.
+inline std::mt19937_64 seeded_rng(uint64_t seed, uint64_t stream) {
+  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (stream + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return std::mt19937_64(z ^ (z >> 31));
+}
+
+struct MeanInterval {
+  double mean = 0;
+  double half_width = 0;  // 95% normal-approximation interval: 1.96 * s / sqrt(n)
+  std::size_t samples = 0;
+  double low() const { return mean - half_width; }
+  double high() const { return mean + half_width; }
+};
+
+inline MeanInterval mean_interval(std::span<const double> values) {
+  MeanInterval out;
+  out.samples = values.size();
+  if (values.empty()) return out;
+  double sum = 0;
+  for (double v : values) sum += v;
+  out.mean = sum / static_cast<double>(values.size());
+  if (values.size() < 2) return out;
+  double squares = 0;
+  for (double v : values) squares += (v - out.mean) * (v - out.mean);
+  const double variance = squares / static_cast<double>(values.size() - 1);
+  out.half_width = 1.96 * std::sqrt(variance / static_cast<double>(values.size()));
+  return out;
+}
+
+}  // namespace normcheck::claims_mc
