@@ -232,6 +232,7 @@ RmsNormBwdReference reference_rmsnorm_bwd(std::span<const float> dy, std::span<c
       backward_rows(out, Norm::rms, dy, x, gamma, rows, cols, eps, precision_bits);
   out.dgamma = rounded_values(sums.dy_xhat);
   out.sum_abs_dy_xhat = rounded_to_double(sums.abs_dy_xhat);
+  out.sum_abs_dy = rounded_to_double(sums.abs_dy);
   return out;
 }
 

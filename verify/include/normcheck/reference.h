@@ -85,7 +85,7 @@ struct RmsNormBwdReference {
   ExactValues dgamma;           // cols
   ExactValues xhat;             // x * rrms
   std::vector<RowStats> stats;
-  std::vector<double> sum_abs_dy_xhat;              // cols
+  std::vector<double> sum_abs_dy_xhat, sum_abs_dy;  // cols (sum_abs_dy: the dgamma_abs scale)
   std::vector<double> mean_abs_g, mean_abs_g_xhat;  // rows
 };
 
