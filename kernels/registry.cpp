@@ -11,6 +11,8 @@
 namespace normcheck {
 
 // ---- scalar (kernels/scalar/) ----
+extern const Kernel kLayerNormFwdTwopass, kLayerNormFwdWelford, kLayerNormFwdPytorchForm;
+extern const Kernel kLayerNormFwdNaiveOnepass;  // control
 // ---- SIMD and threaded (kernels/simd/) ----
 // ---- third-party adapters (kernels/adapters/) ----
 #if NORMCHECK_HAVE_ONEDNN
@@ -22,6 +24,10 @@ extern const Kernel kTorchLayerNormFwd, kTorchLayerNormBwd;
 
 std::span<const Kernel> kernel_table() {
   static const std::vector<Kernel> table = {
+      // scalar
+      kLayerNormFwdTwopass, kLayerNormFwdWelford, kLayerNormFwdPytorchForm,
+      // controls
+      kLayerNormFwdNaiveOnepass,
 #if NORMCHECK_HAVE_ONEDNN
       kOnednnLayerNormFwd, kOnednnLayerNormBwd,
 #endif

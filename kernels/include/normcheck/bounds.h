@@ -15,9 +15,21 @@ inline constexpr double kUnitRoundoff = 0x1p-24;
 // product of n factors (1 + delta_i), |delta_i| <= u. +inf once n u >= 1.
 double gamma_n(double n);
 
+// Unit roundoff of float64: 2^-53 (kernels that compute in double).
+inline constexpr double kUnitRoundoff64 = 0x1p-53;
+
+// gamma_n for any unit roundoff: n unit / (1 - n unit), +inf once n unit >= 1.
+inline double gamma_n(double n, double unit_roundoff) {
+  const double nu = n * unit_roundoff;
+  return nu < 1 ? nu / (1 - nu) : std::numeric_limits<double>::infinity();
+}
+
 // The bound a kernel of unknown algorithm is held to (plugins, adapters): what
 // every correct two-pass float32 implementation with sequential summation meets.
 BoundFn default_bound(Op op);
+
+// default_bound(Op::layernorm_fwd), for rows that must name it at compile time.
+Bound default_layernorm_fwd_bound(const RowCondition& c);
 
 }  // namespace normcheck
 
@@ -29,5 +41,63 @@ Bound twopass_layernorm_fwd_bound(const RowCondition& c);  // kernels/scalar/lay
 Bound twopass_layernorm_bwd_bound(const RowCondition& c);  // kernels/scalar/layernorm_bwd_twopass.cpp
 Bound rmsnorm_fwd_bound(const RowCondition& c);            // kernels/scalar/rmsnorm_fwd.cpp
 Bound rmsnorm_bwd_bound(const RowCondition& c);            // kernels/scalar/rmsnorm_bwd.cpp
+
+// The forward algorithms' own bounds (the naive one is what the control would
+// need; it declares the default bound instead, see its file).
+Bound welford_layernorm_fwd_bound(const RowCondition& c);       // kernels/scalar/layernorm_fwd_welford.cpp
+Bound pytorch_form_layernorm_fwd_bound(const RowCondition& c);  // kernels/scalar/layernorm_fwd_pytorch_form.cpp
+Bound naive_onepass_layernorm_fwd_bound(const RowCondition& c); // kernels/scalar/layernorm_fwd_naive_onepass.cpp
+
+}  // namespace normcheck
+
+namespace normcheck {
+
+// Building blocks of the forward bounds (kernels/bounds.cpp; derivations there
+// and in docs/accuracy.md). Quantities "in r units" are multiplied by the exact
+// r, so that an error of the mean in r units is directly an error of xhat.
+
+// Half the smallest subnormal float: the absolute error of a product or
+// quotient whose result underflows (sums and differences of floats are exact
+// when their result is subnormal, so only products and quotients pay it).
+inline constexpr double kUnderflowUnit = 0x1p-150;
+
+// A computed positive quantity q^ relative to the exact q: q^/q in [1 - lo, 1 + hi].
+struct RelErr {
+  double lo = 0, hi = 0;
+};
+
+// What a forward kernel's statistics are off by.
+struct MomentsError {
+  double mean_rel = 0;  // |mu^ - mu| <= mean_rel * mean|x| + mean_underflow
+  double mean_underflow = 0;  // absolute part of the mean's error due to underflow
+  double mean_r = 0;    // |mu^ - mu| * r, everything included: the shift of every xhat
+  RelErr var_eps;       // fl(var^ + eps) relative to sigma^2 + eps
+};
+
+// Two-pass moments: mu^ = fl(sum x) / d, var^ = fl(sum fl(x - mu^)^2) / d,
+// w^ = fl(var^ + eps), with any summation order and `scale_roundings`
+// roundings for each "/ d" (1: a division; 2: a product with fl(1/d)).
+MomentsError twopass_moments_error(const RowCondition& c, int scale_roundings);
+
+// Welford/Chan moments in the cascade of kernels/scalar/welford_cascade.h,
+// var^ = M2^ / d, w^ = fl(var^ + eps) (kernels/scalar/layernorm_fwd_welford.cpp).
+MomentsError welford_moments_error(const RowCondition& c);
+
+// r^ computed from w^ with `roundings` correctly rounded operations
+// (2: fl(1 / fl(sqrt(w^)))); hi is +inf when w^ may be 0.
+RelErr rstd_error(RelErr var_eps, int roundings, const RowCondition& c);
+
+// y of "xhat^ = fl(fl(x - mu^) * r^)" with `extra_products` more rounded
+// products on the way (e.g. x * fl(r^ * gamma)), then fl(fl(gamma * xhat^) + beta)
+// (or one fma). mean_rel/stat_rel/underflow_abs are filled from the moments.
+Bound subtract_then_scale_bound(const MomentsError& m, RelErr rstd, int extra_products);
+
+// y of seed 004's form: xhat^ = fl(fl(x * r^) + fl(-mu^ * r^)) (or an fma),
+// then fl(fl(xhat^ * gamma) + beta). |x_i| r <= |xhat_i| + kappa bounds what the
+// cancellation costs.
+Bound scale_bias_bound(const MomentsError& m, RelErr rstd, const RowCondition& c);
+
+// The element-wise max of two bounds: what either of two algorithms meets.
+Bound bound_max(const Bound& a, const Bound& b);
 
 }  // namespace normcheck

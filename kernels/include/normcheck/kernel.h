@@ -65,6 +65,8 @@ struct RowCondition {
   double kappa = 0;       // mean_i |x_i| * r   (<= |mu|/sigma + 1 when eps << sigma^2)
   double max_kappa = 0;   // max_i |x_i| * r
   double eps_share = 0;   // eps * r^2 in [0, 1]: eps's share of sigma^2 + eps
+  double r = 0;           // r itself: the row's absolute scale, which only the cost of
+                          // gradual underflow depends on (0: not known, underflow ignored)
 };
 
 // A bound on the error of every output, as coefficients the verifier turns into
@@ -90,6 +92,9 @@ struct Bound {
   double dx_g = 0, dx_mean_g = 0, dx_proj_abs = 0, dx_proj_rel = 0;
   double dgamma_rel = 0, dbeta_rel = 0;
   double dx_xhat_mean_g = 0, dgamma_abs = 0;
+  // Added to the allowance of every output: what gradual underflow can cost in
+  // absolute terms (a product that lands below 2^-126 is off by up to 2^-150).
+  double underflow_abs = 0;
 };
 
 using BoundFn = Bound (*)(const RowCondition&);
