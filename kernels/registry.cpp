@@ -11,8 +11,9 @@
 namespace normcheck {
 
 // ---- scalar (kernels/scalar/) ----
-extern const Kernel kLayerNormFwdTwopass, kLayerNormFwdWelford, kLayerNormFwdPytorchForm;
-extern const Kernel kLayerNormFwdNaiveOnepass;  // control
+extern const Kernel kLayerNormBwdTwopass, kLayerNormBwdPytorchForm;
+extern const Kernel kRmsNormFwdScalar, kRmsNormBwdScalar;
+extern const Kernel kLayerNormBwdNaiveOnepass;  // control
 // ---- SIMD and threaded (kernels/simd/) ----
 // ---- third-party adapters (kernels/adapters/) ----
 #if NORMCHECK_HAVE_ONEDNN
@@ -25,9 +26,9 @@ extern const Kernel kTorchLayerNormFwd, kTorchLayerNormBwd;
 std::span<const Kernel> kernel_table() {
   static const std::vector<Kernel> table = {
       // scalar
-      kLayerNormFwdTwopass, kLayerNormFwdWelford, kLayerNormFwdPytorchForm,
+      kLayerNormBwdTwopass, kLayerNormBwdPytorchForm, kRmsNormFwdScalar, kRmsNormBwdScalar,
       // controls
-      kLayerNormFwdNaiveOnepass,
+      kLayerNormBwdNaiveOnepass,
 #if NORMCHECK_HAVE_ONEDNN
       kOnednnLayerNormFwd, kOnednnLayerNormBwd,
 #endif

@@ -1,0 +1,28 @@
+// Row helpers shared by the scalar backward kernels (LayerNorm and RMSNorm).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace normcheck::scalar {
+
+// docs/semantics.md: a row with a NaN or an infinity in x or dy has an all-NaN dx.
+inline bool all_finite(const float* values, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(values[i])) return false;
+  return true;
+}
+
+inline void fill_nan(float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = std::numeric_limits<float>::quiet_NaN();
+}
+
+// Zeroes a column sum (dgamma, dbeta) that the rows then add to in row order:
+// the fixed sequential order the bounds' gamma_rows terms assume.
+inline void zero_if_wanted(float* column_sum, int64_t cols) {
+  if (!column_sum) return;
+  for (int64_t j = 0; j < cols; ++j) column_sum[j] = 0.0f;
+}
+
+}  // namespace normcheck::scalar

@@ -1,0 +1,151 @@
+// LayerNorm backward in PyTorch's form (seed 004, layer_norm_backward_frame):
+//   a = rstd, ds = sum dy*gamma*x, db = sum dy*gamma,
+//   b = (db*mean - ds) * a*a*a * scale, c = -b*mean - db*a*scale, scale = 1/d,
+//   dx = a*dy*gamma + b*x + c,
+//   dgamma = sum_rows dy*(a*x + bias), bias = -a*mean,  dbeta = sum_rows dy.
+// The projection sum(g (x - mean)) is formed from the raw sums db*mean - ds and
+// undone again in b*x + c: both cancel when |mean| >> sigma.
+#include <algorithm>
+#include <cmath>
+
+#include "backward_rows.h"
+#include "normcheck/bounds.h"
+#include "normcheck/kernel.h"
+
+namespace normcheck {
+namespace {
+
+// Error bound (docs/accuracy_backward.md, section pytorch_form, has the long form).
+//
+// Notation as in layernorm_bwd_twopass.cpp: G = mean(g), P = mean(g xhat),
+// M_g = mean|g|, M_gx = mean|g xhat|, e = u kappa >= |e_m| = |mu - m^| r,
+// r^ = r (1 + rho). Also r|x_i| <= |xhat_i| + kappa and r|m^| <= (1 + u) kappa.
+// 1. db^ = dG + D1, |D1| <= gamma_d d M_g;  ds^ = sum g x + D2,
+//    |D2| <= gamma_{d+1} sum|g x| <= gamma_{d+1} (d/r)(M_gx + kappa M_g).
+// 2. K^ = fl(fl(db^ m^) - ds^) against K = dG mu - sum g x = -(d/r) P:
+//    (r/d)|K^ - K| <= A_k kappa M_g + A_x M_gx with
+//      c1  = gamma_d (1+u) + u + u (1+u)(1+gamma_d) + gamma_{d+1}
+//      A_k = (1+u) c1,  A_x = (1+u) gamma_{d+1} + u.
+//    So K^ = -(d/r)(P + dP), |dP| <= A_k kappa M_g + A_x M_gx.
+// 3. b^ = K^ a a a scale (four roundings, scale = fl(1/d), three rho):
+//    b^ = -r^2 B, B = P + dB, |dB| <= D_x M_gx + D_k kappa M_g,
+//      D_x = gamma_8 + (1 + gamma_8) A_x,  D_k = (1 + gamma_8) A_k.
+// 4. c^ = fl(fl(-b^ m^) - fl(fl(db^ a) scale)), dx^ = fl(fl(t_a + fl(b^ x_i)) + c^),
+//    t_a = fl(fl(a dy) gamma) = r g_i (1 + theta_3). In dx^ / r:
+//      r g_i (1 + theta_5) - (1/d) sum g_j (1 + theta_{d+6})
+//      - r B (x_i (1 + theta_3) - m^ (1 + theta_3)),
+//    and r B (x_i - m^) = B (xhat_i + e_m). Against dx_i / r = g_i - G - xhat_i P:
+//      gamma_5 |g_i| + gamma_{d+6} M_g + |dB| |xhat_i| + |B| e
+//      + |B| gamma_3 (|xhat_i| + (2 + u) kappa),   |B| <= (1 + D_x) M_gx + D_k kappa M_g.
+//    Collected, with s = e + gamma_3 (2 + u) kappa (the rounding of b x and b mean,
+//    each of size u r^2 |P| |x|: the cancellation's cost):
+//      dx_g           = gamma_5
+//      dx_proj_rel    = D_x + gamma_3 (1 + D_x)
+//      dx_xhat_mean_g = D_k kappa (1 + gamma_3)
+//      dx_proj_abs    = s (1 + D_x)                    (grows like 7 u kappa)
+//      dx_mean_g      = gamma_{d+6} + s D_k kappa      (second order in u kappa)
+// 5. dgamma: v = fl(fl(a x) + fl(-a m^)) = (1 + theta_2)[(xhat + e_m) + r x d1 - r m^ d2],
+//    |v - xhat| <= gamma_3 |xhat| + (1 + gamma_2)(3 + u) u kappa; times dy and
+//    summed over rows (theta_rows): gamma_{rows+3} sum|dy xhat|
+//    + (1 + gamma_rows)(1 + gamma_2)(3 + u) u kappa sum|dy|. dbeta: gamma_{rows-1}.
+// 6. Gradual underflow (0x1p-150 absolute per product or quotient below 0x1p-126),
+//    only when c.r is known: K^ gains at most Kab = 0x1p-150 (1 + gamma_d)
+//    (d (max_kappa + (1 + u) kappa)/r + d + 1); b^ gains
+//    Bab = (1 + gamma_8) (Kab r^3 / d + 0x1p-150 (r^2/d + r/d + 1/d + 1)), and dx
+//    gains Bab (max_kappa + (1 + u) kappa)/r from b x and b mean, plus
+//    0x1p-150 (r (1 + gamma_d) + 5) from db a scale and the last roundings, all
+//    times (1 + gamma_3). b^ = -r^2 P underflows outright once r^2 < 2^-126
+//    (sigma above ~2^63): the 1/r in Bab's term shows the error that costs.
+//    Not covered: fl(a dy) underflowing with a large gamma_i (an error of
+//    0x1p-150 |gamma_i|, which no coefficient here scales with).
+Bound pytorch_form_layernorm_bwd_bound(const RowCondition& c) {
+  constexpr double u = kUnitRoundoff;
+  constexpr double tiny = 0x1p-150;
+  const double d = static_cast<double>(c.d);
+  const double rows = static_cast<double>(c.rows);
+  const double kappa = c.kappa;
+  const double g3 = gamma_n(3), g8 = gamma_n(8), gd = gamma_n(d), gd1 = gamma_n(d + 1);
+  const double c1 = gd * (1 + u) + u + u * (1 + u) * (1 + gd) + gd1;
+  const double a_kappa = (1 + u) * c1;
+  const double a_x = (1 + u) * gd1 + u;
+  const double d_x = g8 + (1 + g8) * a_x;
+  const double d_kappa = (1 + g8) * a_kappa;
+  const double shift = u * kappa + g3 * (2 + u) * kappa;
+
+  Bound b;
+  b.dx_g = gamma_n(5);
+  b.dx_proj_rel = d_x + g3 * (1 + d_x);
+  b.dx_xhat_mean_g = d_kappa * kappa * (1 + g3);
+  b.dx_proj_abs = shift * (1 + d_x);
+  b.dx_mean_g = gamma_n(d + 6) + shift * d_kappa * kappa;
+  b.dgamma_rel = gamma_n(rows + 3);
+  b.dgamma_abs = (1 + gamma_n(rows)) * (1 + gamma_n(2)) * ((3 + u) * u * kappa + tiny);
+  b.dbeta_rel = gamma_n(rows - 1);
+  if (c.r > 0) {
+    const double r = c.r;
+    const double x_scale = c.max_kappa + (1 + u) * kappa;  // r (|x_i| + |m^|)
+    const double k_abs = tiny * (1 + gd) * (d * x_scale / r + d + 1);
+    const double b_abs =
+        (1 + g8) * (k_abs * r * r * r / d + tiny * (r * r / d + r / d + 1 / d + 1));
+    const double dx_abs = (1 + g3) * (b_abs * x_scale / r + tiny * (r * (1 + gd) + 5));
+    b.underflow_abs = std::max(dx_abs, tiny * rows * (1 + gamma_n(rows + 3)));
+  }
+  return b;
+}
+
+void layernorm_bwd_pytorch_form(const float* dy, const float* x, const float* gamma,
+                                const float* mean, const float* rstd, float* dx, float* dgamma,
+                                float* dbeta, int64_t rows, int64_t cols) {
+  scalar::zero_if_wanted(dgamma, cols);
+  scalar::zero_if_wanted(dbeta, cols);
+  const float scale = 1.0f / static_cast<float>(cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * cols;
+    const float* dyr = dy + r * cols;
+    float* dxr = dx + r * cols;
+    const float m = mean[r];
+    const float a = rstd[r];
+    const float bias = -a * m;
+    float ds = 0.0f, db = 0.0f;
+    for (int64_t j = 0; j < cols; ++j) {
+      const float g = gamma ? dyr[j] * gamma[j] : dyr[j];
+      ds += g * xr[j];
+      db += g;
+      if (dgamma) dgamma[j] += dyr[j] * (a * xr[j] + bias);
+      if (dbeta) dbeta[j] += dyr[j];
+    }
+    if (!scalar::all_finite(xr, cols) || !scalar::all_finite(dyr, cols)) {
+      scalar::fill_nan(dxr, cols);
+      continue;
+    }
+    const float b = (db * m - ds) * a * a * a * scale;
+    const float c = -b * m - db * a * scale;
+    for (int64_t j = 0; j < cols; ++j) {
+      const float a_dy_gamma = gamma ? a * dyr[j] * gamma[j] : a * dyr[j];
+      dxr[j] = a_dy_gamma + b * xr[j] + c;
+    }
+  }
+}
+
+}  // namespace
+
+// Range: as layernorm_bwd.twopass (the saved rstd stays a normal float). Inside
+// it the form still over- and underflows where the exact gradient does not:
+// b = -rstd^2 P overflows once rstd^2 |P| > FLT_MAX (sigma below ~1e-19) and
+// underflows once rstd^2 < 2^-126 (sigma above ~2^63); the bound's
+// underflow term grows accordingly.
+extern const Kernel kLayerNormBwdPytorchForm;
+constinit const Kernel kLayerNormBwdPytorchForm{
+    .name = "layernorm_bwd.pytorch_form",
+    .op = Op::layernorm_bwd,
+    .origin = Origin::ours,
+    .dtype = DType::f32,
+    .algorithm = "seed 004 / PyTorch CPU: ds = sum dy*gamma*x, db = sum dy*gamma, "
+                 "b = (db*mean - ds)*rstd^3/d, c = -b*mean - db*rstd/d, "
+                 "dx = rstd*dy*gamma + b*x + c; dgamma = sum dy*(rstd*x - rstd*mean)",
+    .fn = &layernorm_bwd_pytorch_form,
+    .bound = &pytorch_form_layernorm_bwd_bound,
+    .range = {.max_abs_x = 0x1p124},
+};
+
+}  // namespace normcheck
