@@ -11,6 +11,8 @@
 namespace normcheck {
 
 // ---- scalar (kernels/scalar/) ----
+extern const Kernel kLayerNormFwdTwopass, kLayerNormFwdWelford, kLayerNormFwdPytorchForm;
+extern const Kernel kLayerNormFwdNaiveOnepass;  // control
 extern const Kernel kLayerNormBwdTwopass, kLayerNormBwdPytorchForm;
 extern const Kernel kRmsNormFwdScalar, kRmsNormBwdScalar;
 extern const Kernel kLayerNormBwdNaiveOnepass;  // control
@@ -26,8 +28,10 @@ extern const Kernel kTorchLayerNormFwd, kTorchLayerNormBwd;
 std::span<const Kernel> kernel_table() {
   static const std::vector<Kernel> table = {
       // scalar
+      kLayerNormFwdTwopass, kLayerNormFwdWelford, kLayerNormFwdPytorchForm,
       kLayerNormBwdTwopass, kLayerNormBwdPytorchForm, kRmsNormFwdScalar, kRmsNormBwdScalar,
       // controls
+      kLayerNormFwdNaiveOnepass,
       kLayerNormBwdNaiveOnepass,
 #if NORMCHECK_HAVE_ONEDNN
       kOnednnLayerNormFwd, kOnednnLayerNormBwd,
