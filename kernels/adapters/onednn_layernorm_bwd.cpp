@@ -57,7 +57,7 @@ layer_normalization_backward::primitive_desc backward_desc(int64_t rows, int64_t
 // A primitive with its memory objects; the data handles are set per call.
 struct Backward {
   layer_normalization_backward primitive;
-  dnnl::memory src, diff_dst, mean, variance, scale, diff_src, diff_scale, diff_shift;
+  dnnl::memory src, diff_dst, mean, variance, scale, shift, diff_src, diff_scale, diff_shift;
 };
 
 Backward create_backward(int64_t rows, int64_t cols, const Config& config) {
@@ -71,6 +71,7 @@ Backward create_backward(int64_t rows, int64_t cols, const Config& config) {
           dnnl::memory(data, engine, DNNL_MEMORY_NONE),
           dnnl::memory(stats, engine, DNNL_MEMORY_NONE),
           dnnl::memory(stats, engine, DNNL_MEMORY_NONE),
+          dnnl::memory(params, engine, DNNL_MEMORY_NONE),
           dnnl::memory(params, engine, DNNL_MEMORY_NONE),
           dnnl::memory(data, engine, DNNL_MEMORY_NONE),
           dnnl::memory(params, engine, DNNL_MEMORY_NONE),
@@ -108,6 +109,8 @@ void onednn_layernorm_bwd(const float* dy, const float* x, const float* gamma,
     args.emplace(DNNL_ARG_SCALE, b.scale);
   }
   if (wants_param_grads) {
+    b.shift.set_data_handle(const_cast<float*>(onednn::zeros(cols)));
+    args.emplace(DNNL_ARG_SHIFT, b.shift);
     b.diff_scale.set_data_handle(dgamma ? dgamma : onednn::scratch(dgamma_scratch, cols));
     b.diff_shift.set_data_handle(dbeta ? dbeta : onednn::scratch(dbeta_scratch, cols));
     args.emplace(DNNL_ARG_DIFF_SCALE, b.diff_scale);

@@ -72,12 +72,22 @@ inline float* scratch(std::vector<float>& buffer, int64_t n) {
   return buffer.data();
 }
 
-// n ones (never written), standing in for gamma when the caller gave none but
-// wants dgamma: oneDNN computes diff_scale only when it is given a scale.
+// n copies of `value` in a per-thread buffer oneDNN only reads: ones stand in
+// for gamma when the caller gave none but wants dgamma (oneDNN computes
+// diff_scale only when given a scale); zeros for the shift argument that
+// oneDNN 2.6's backward insists on receiving whenever use_shift is set,
+// although the gradient does not depend on it.
+inline const float* constant(std::vector<float>& buffer, int64_t n, float value) {
+  if (buffer.size() < static_cast<std::size_t>(n)) buffer.resize(static_cast<std::size_t>(n), value);
+  return buffer.data();
+}
 inline const float* ones(int64_t n) {
   thread_local std::vector<float> buffer;
-  if (buffer.size() < static_cast<std::size_t>(n)) buffer.resize(static_cast<std::size_t>(n), 1.0f);
-  return buffer.data();
+  return constant(buffer, n, 1.0f);
+}
+inline const float* zeros(int64_t n) {
+  thread_local std::vector<float> buffer;
+  return constant(buffer, n, 0.0f);
 }
 
 // Why oneDNN cannot build the primitive `create` asks for (empty: it can).

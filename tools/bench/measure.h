@@ -1,0 +1,66 @@
+// Throughput of the table's kernels, side by side with the memory-bandwidth
+// limit measured in the same run. The machine may be shared and noisy, so every
+// figure is the median of several samples, and the samples are interleaved:
+// each round times every kernel on a shape once (starting at a different kernel
+// each round) plus one copy, so a burst of load hits all of them alike.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "copy_bandwidth.h"
+#include "normcheck/kernel.h"
+#include "workload.h"
+
+namespace normcheck::bench {
+
+// M x d = 1x768, 64x768, 4096x1024, 4096x4096, 256x65536 (issue 4).
+std::vector<BenchShape> standard_shapes();
+
+// The oneDNN row of the table with `kernel`'s op and dtype (its own row if it
+// is one), or nullptr: what ratio_to_onednn divides by.
+const Kernel* onednn_peer(const Kernel& kernel);
+
+struct BenchOptions {
+  std::vector<const Kernel*> kernels;  // measured in this order
+  std::vector<BenchShape> shapes;
+  int repeats = 7;                     // samples per (kernel, shape); the median is reported
+  double min_sample_seconds = 0.02;    // a sample repeats calls until it lasts this long
+  std::size_t copy_buffer_bytes = std::size_t{128} << 20;  // 4x this machine's 32 MiB L3
+  bool affine_forward = false;         // forward kernels get gamma and beta
+};
+
+struct BenchResult {
+  const Kernel* kernel = nullptr;
+  BenchShape shape;
+  double seconds_per_call = 0;  // median over the samples
+  double gbps = 0;              // bytes_moved / seconds_per_call, 1e9 bytes per second
+  double gbps_min = 0, gbps_max = 0;
+  double ratio_to_copy = 0;
+  std::optional<double> ratio_to_onednn;  // absent without a oneDNN peer measured on the shape
+  long calls_per_sample = 1;
+  int samples = 0;
+};
+
+struct BenchDecline {
+  const Kernel* kernel = nullptr;
+  BenchShape shape;
+  std::string reason;
+};
+
+struct BenchReport {
+  double copy_gbps = 0;  // median of the copy samples taken between the kernel rounds
+  double copy_gbps_min = 0, copy_gbps_max = 0;
+  unsigned copy_threads = 0;
+  std::size_t copy_buffer_bytes = 0;
+  std::vector<BenchResult> results;
+  std::vector<BenchDecline> declined;
+};
+
+// `progress`, when set, is called with a line of text before each shape.
+BenchReport run_bench(const BenchOptions& options,
+                      void (*progress)(const std::string& line) = nullptr);
+
+}  // namespace normcheck::bench

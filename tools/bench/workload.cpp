@@ -1,0 +1,141 @@
+#include "workload.h"
+
+#include <bit>
+#include <cmath>
+#include <type_traits>
+#include <variant>
+
+namespace normcheck::bench {
+namespace {
+
+constexpr float kEps = 1e-5f;
+
+// splitmix64: a fixed, fast stream of bits; the benchmark needs plausible
+// values, not statistical quality.
+struct Bits {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+};
+
+uint16_t to_bf16_bits(float value) {  // round to nearest even (inputs are finite)
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+float from_bf16_bits(uint16_t bits) { return std::bit_cast<float>(uint32_t{bits} << 16); }
+uint16_t to_f16_bits(float value) { return std::bit_cast<uint16_t>(static_cast<_Float16>(value)); }
+
+// Magnitudes in [0.25, 2) with a random sign: no zeros or subnormals, which
+// could send some kernels down slow paths, and exact in bf16 and f16.
+std::vector<float> fill(std::size_t n, uint64_t seed) {
+  Bits bits{seed};
+  std::vector<float> v(n);
+  for (auto& value : v) {
+    const uint64_t b = bits.next();
+    const float magnitude = 0.25f + 1.75f * static_cast<float>(b >> 40) * 0x1p-24f;
+    value = from_bf16_bits(to_bf16_bits((b & 1) ? -magnitude : magnitude));
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string_view op_family(Op op) {
+  return (op == Op::layernorm_fwd || op == Op::layernorm_bwd) ? "layernorm" : "rmsnorm";
+}
+
+bool is_backward(Op op) { return op == Op::layernorm_bwd || op == Op::rmsnorm_bwd; }
+
+std::string_view direction(Op op) { return is_backward(op) ? "bwd" : "fwd"; }
+
+double bytes_moved(const Kernel& kernel, BenchShape shape) {
+  const double element_bytes = kernel.dtype == DType::f32 ? 4.0 : 2.0;
+  const double arrays = is_backward(kernel.op) ? 3.0 : 2.0;
+  return arrays * element_bytes * static_cast<double>(shape.rows) * static_cast<double>(shape.cols);
+}
+
+Workload::Workload(BenchShape shape, bool affine_forward)
+    : shape_(shape), affine_forward_(affine_forward) {
+  const auto n = static_cast<std::size_t>(shape.rows * shape.cols);
+  const auto rows = static_cast<std::size_t>(shape.rows);
+  const auto cols = static_cast<std::size_t>(shape.cols);
+  x_ = fill(n, 1);
+  dy_ = fill(n, 2);
+  gamma_ = fill(cols, 3);
+  beta_ = fill(cols, 4);
+  out_.assign(n, 0.0f);
+  dgamma_.assign(cols, 0.0f);
+  dbeta_.assign(cols, 0.0f);
+  // The saved statistics the backward kernels read: the forward's, from x.
+  mean_.resize(rows);
+  rstd_.resize(rows);
+  rrms_.resize(rows);
+  out_mean_.assign(rows, 0.0f);
+  out_rstd_.assign(rows, 0.0f);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* row = x_.data() + r * cols;
+    double sum = 0, sum_sq = 0;
+    for (std::size_t c = 0; c < cols; ++c) sum += row[c], sum_sq += double{row[c]} * row[c];
+    const double mean = sum / static_cast<double>(cols);
+    double centered = 0;
+    for (std::size_t c = 0; c < cols; ++c) centered += (row[c] - mean) * (row[c] - mean);
+    mean_[r] = static_cast<float>(mean);
+    rstd_[r] = static_cast<float>(1 / std::sqrt(centered / static_cast<double>(cols) + kEps));
+    rrms_[r] = static_cast<float>(1 / std::sqrt(sum_sq / static_cast<double>(cols) + kEps));
+  }
+}
+
+Workload::Inputs16& Workload::inputs16(DType dtype) {
+  Inputs16& inputs = dtype == DType::bf16 ? bf16_ : f16_;
+  if (inputs.x.empty()) {
+    const auto convert = dtype == DType::bf16 ? to_bf16_bits : to_f16_bits;
+    inputs.x.resize(x_.size());
+    inputs.dy.resize(dy_.size());
+    for (std::size_t i = 0; i < x_.size(); ++i) inputs.x[i] = convert(x_[i]), inputs.dy[i] = convert(dy_[i]);
+    out16_.assign(x_.size(), 0);
+  }
+  return inputs;
+}
+
+Shape Workload::problem_shape(const Kernel& kernel) const {
+  const bool affine = is_backward(kernel.op) || affine_forward_;
+  return {shape_.rows, shape_.cols, affine, affine && kernel.op != Op::rmsnorm_fwd};
+}
+
+void Workload::run(const Kernel& kernel) {
+  const int64_t rows = shape_.rows, cols = shape_.cols;
+  const float* gamma = (is_backward(kernel.op) || affine_forward_) ? gamma_.data() : nullptr;
+  const float* beta = affine_forward_ ? beta_.data() : nullptr;
+  std::visit(
+      [&](auto fn) {
+        using Fn = decltype(fn);
+        if constexpr (std::is_same_v<Fn, nc_layernorm_fwd_fn>) {
+          fn(x_.data(), gamma, beta, out_.data(), out_mean_.data(), out_rstd_.data(), rows, cols,
+             kEps);
+        } else if constexpr (std::is_same_v<Fn, nc_layernorm_bwd_fn>) {
+          fn(dy_.data(), x_.data(), gamma, mean_.data(), rstd_.data(), out_.data(),
+             dgamma_.data(), dbeta_.data(), rows, cols);
+        } else if constexpr (std::is_same_v<Fn, nc_rmsnorm_fwd_fn>) {
+          fn(x_.data(), gamma, out_.data(), out_rstd_.data(), rows, cols, kEps);
+        } else if constexpr (std::is_same_v<Fn, nc_rmsnorm_bwd_fn>) {
+          fn(dy_.data(), x_.data(), gamma, rrms_.data(), out_.data(), dgamma_.data(), rows, cols);
+        } else if constexpr (std::is_same_v<Fn, LayerNormFwd16Fn>) {
+          auto& in = inputs16(kernel.dtype);
+          fn(in.x.data(), gamma, beta, out16_.data(), out_mean_.data(), out_rstd_.data(), rows, cols,
+             kEps);
+        } else if constexpr (std::is_same_v<Fn, LayerNormBwd16Fn>) {
+          auto& in = inputs16(kernel.dtype);
+          fn(in.dy.data(), in.x.data(), gamma, mean_.data(), rstd_.data(), out16_.data(),
+             dgamma_.data(), dbeta_.data(), rows, cols);
+        } else {
+          static_assert(sizeof(Fn) == 0, "a kernel type the benchmark cannot call");
+        }
+      },
+      kernel.fn);
+}
+
+}  // namespace normcheck::bench

@@ -1,0 +1,62 @@
+// The arrays one benchmark shape needs, shared by every kernel measured on it,
+// and how a kernel of the table is called on them. Used by `normcheck bench`
+// and by the Google Benchmark binary (bench/).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "normcheck/kernel.h"
+
+namespace normcheck::bench {
+
+struct BenchShape {
+  int64_t rows = 0, cols = 0;
+  bool operator==(const BenchShape&) const = default;
+};
+
+// "layernorm" or "rmsnorm", and "fwd" or "bwd": the JSON's op and direction.
+std::string_view op_family(Op op);
+std::string_view direction(Op op);
+bool is_backward(Op op);
+
+// Bytes one call moves as the benchmark counts them: forward reads x and
+// writes y (2 arrays), backward reads dy and x and writes dx (3 arrays), each
+// rows x cols elements of the kernel's dtype (4 bytes for f32, 2 for bf16/f16).
+// Parameters and per-row statistics are not counted.
+double bytes_moved(const Kernel& kernel, BenchShape shape);
+
+// Inputs (x, dy, gamma, beta, saved mean/rstd/rrms) and outputs for one shape.
+// The values are fixed pseudo-random N(0,1)-like numbers (speed does not depend
+// on them); inputs are rounded to bf16 so the 16-bit arrays hold the same
+// values (in f16 too, for the magnitudes drawn). Outputs are overwritten by every kernel run on the workload.
+class Workload {
+ public:
+  // affine_forward: give forward kernels gamma and beta. Backward kernels always
+  // get gamma and compute dgamma and dbeta (the training backward).
+  Workload(BenchShape shape, bool affine_forward);
+
+  BenchShape shape() const { return shape_; }
+  // The decline question this workload asks a kernel.
+  Shape problem_shape(const Kernel& kernel) const;
+  // One call of `kernel` on the workload's arrays.
+  void run(const Kernel& kernel);
+
+ private:
+  BenchShape shape_;
+  bool affine_forward_;
+  // The 16-bit copies of x and dy for `dtype`, made on first use.
+  struct Inputs16 {
+    std::vector<uint16_t> x, dy;
+  };
+  Inputs16& inputs16(DType dtype);
+
+  std::vector<float> x_, dy_, gamma_, beta_;
+  std::vector<float> mean_, rstd_, rrms_;  // saved statistics, read by backward kernels
+  std::vector<float> out_, out_mean_, out_rstd_, dgamma_, dbeta_;  // outputs
+  Inputs16 bf16_, f16_;
+  std::vector<uint16_t> out16_;
+};
+
+}  // namespace normcheck::bench

@@ -1,0 +1,191 @@
+// `normcheck bench`: throughput of the table's kernels on the standard shapes,
+// forward and backward, f32 and the 16-bit kernels, next to the memory-bandwidth
+// limit (a STREAM-like copy on every core) measured in the same run, as ratios
+// to it and to oneDNN. Figures are medians of interleaved samples (see
+// tools/bench/measure.h); docs/performance.md quotes them.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "command.h"
+#include "json_number.h"
+#include "measure.h"
+#include "normcheck/kernel.h"
+
+namespace normcheck::cli {
+namespace {
+
+using bench::BenchOptions;
+using bench::BenchReport;
+using bench::BenchShape;
+
+struct BenchArgs {
+  bool json = false;
+  bool quick = false;
+  bool affine = false;
+  std::vector<std::string> kernels;
+  std::vector<std::string> shapes;
+  double seconds = 0;  // 0: the mode's default
+  int repeats = 0;     // 0: the mode's default
+};
+
+// "ROWSxCOLS" with both positive.
+BenchShape parse_shape(const std::string& text) {
+  long long rows = 0, cols = 0;
+  char x = 0, extra = 0;
+  if (std::sscanf(text.c_str(), "%lld%c%lld%c", &rows, &x, &cols, &extra) != 3 || x != 'x' ||
+      rows <= 0 || cols <= 0)
+    throw UsageError("--shape wants ROWSxCOLS with positive sizes, e.g. 4096x1024; got '" +
+                     text + "'");
+  return {rows, cols};
+}
+
+// The kernels asked for (all of the table by default), each followed by its
+// oneDNN peer when that was not asked for itself, so ratio_to_onednn exists.
+std::vector<const Kernel*> select_kernels(const std::vector<std::string>& names) {
+  std::vector<const Kernel*> selected;
+  if (names.empty()) {
+    for (const Kernel& k : kernel_table()) selected.push_back(&k);
+    return selected;
+  }
+  auto add = [&](const Kernel* k) {
+    if (k && std::find(selected.begin(), selected.end(), k) == selected.end()) selected.push_back(k);
+  };
+  for (const std::string& name : names) {
+    const Kernel* k = find_kernel(name);
+    if (!k) throw UsageError("unknown kernel '" + name + "' (see `normcheck list`)");
+    add(k);
+  }
+  for (const std::string& name : names) add(bench::onednn_peer(*find_kernel(name)));
+  return selected;
+}
+
+BenchOptions options_from(const BenchArgs& args) {
+  BenchOptions options;
+  options.kernels = select_kernels(args.kernels);
+  options.affine_forward = args.affine;
+  if (args.quick) {
+    // Seconds in total, for the CLI tests: small shapes, few short samples, a
+    // copy buffer that does not leave the L3 cache. Not figures to quote.
+    options.shapes = {{1, 768}, {64, 768}, {256, 1024}};
+    options.repeats = 3;
+    options.min_sample_seconds = 0.002;
+    options.copy_buffer_bytes = std::size_t{16} << 20;
+  } else {
+    options.shapes = bench::standard_shapes();
+  }
+  if (!args.shapes.empty()) {
+    options.shapes.clear();
+    for (const std::string& text : args.shapes) options.shapes.push_back(parse_shape(text));
+  }
+  if (args.seconds > 0) options.min_sample_seconds = args.seconds;
+  if (args.repeats > 0) options.repeats = args.repeats;
+  return options;
+}
+
+std::string shape_text(BenchShape shape) {
+  return std::to_string(shape.rows) + "x" + std::to_string(shape.cols);
+}
+
+nlohmann::json report_json(const BenchOptions& options, const BenchReport& report) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& r : report.results) {
+    results.push_back({{"kernel", r.kernel->name},
+                       {"op", bench::op_family(r.kernel->op)},
+                       {"direction", bench::direction(r.kernel->op)},
+                       {"dtype", to_string(r.kernel->dtype)},
+                       {"rows", r.shape.rows},
+                       {"cols", r.shape.cols},
+                       {"gbps", json_number(r.gbps)},
+                       {"ratio_to_copy", json_number(r.ratio_to_copy)},
+                       {"ratio_to_onednn", r.ratio_to_onednn ? json_number(*r.ratio_to_onednn)
+                                                             : nlohmann::json(nullptr)},
+                       {"latency_us", json_number(r.seconds_per_call * 1e6)},
+                       {"gbps_min", json_number(r.gbps_min)},
+                       {"gbps_max", json_number(r.gbps_max)},
+                       {"samples", r.samples},
+                       {"calls_per_sample", r.calls_per_sample},
+                       {"statistic", "median"}});
+  }
+  nlohmann::json declined = nlohmann::json::array();
+  for (const auto& d : report.declined)
+    declined.push_back({{"kernel", d.kernel->name},
+                        {"rows", d.shape.rows},
+                        {"cols", d.shape.cols},
+                        {"reason", d.reason}});
+  return {{"copy_gbps", json_number(report.copy_gbps)},
+          {"copy_gbps_min", json_number(report.copy_gbps_min)},
+          {"copy_gbps_max", json_number(report.copy_gbps_max)},
+          {"copy_threads", report.copy_threads},
+          {"copy_buffer_bytes", report.copy_buffer_bytes},
+          {"repeats", options.repeats},
+          {"min_sample_seconds", options.min_sample_seconds},
+          {"affine_forward", options.affine_forward},
+          {"results", results},
+          {"declined", declined}};
+}
+
+void print_table(const BenchReport& report) {
+  std::printf("%-34s %-9s %-3s %-5s %-11s %9s %11s %7s %8s\n", "kernel", "op", "dir", "dtype",
+              "shape", "GB/s", "us/call", "x copy", "x oneDNN");
+  for (const auto& r : report.results) {
+    const std::string name(r.kernel->name), op(bench::op_family(r.kernel->op));
+    char onednn[16] = "-";
+    if (r.ratio_to_onednn) std::snprintf(onednn, sizeof onednn, "%.3f", *r.ratio_to_onednn);
+    std::printf("%-34s %-9s %-3s %-5s %-11s %9.2f %11.2f %7.3f %8s\n", name.c_str(), op.c_str(),
+                std::string(bench::direction(r.kernel->op)).c_str(),
+                std::string(to_string(r.kernel->dtype)).c_str(), shape_text(r.shape).c_str(),
+                r.gbps, r.seconds_per_call * 1e6, r.ratio_to_copy, onednn);
+  }
+  std::printf("\ncopy: %.2f GB/s (median; min %.2f, max %.2f), %u threads, 2 x %zu MiB, "
+              "bytes read + written\n",
+              report.copy_gbps, report.copy_gbps_min, report.copy_gbps_max, report.copy_threads,
+              report.copy_buffer_bytes >> 20);
+  std::printf("bytes counted: forward 2 arrays (x, y), backward 3 (dy, x, dx), of the kernel's dtype\n");
+  for (const auto& d : report.declined)
+    std::printf("declined: %s on %s: %s\n", std::string(d.kernel->name).c_str(),
+                shape_text(d.shape).c_str(), d.reason.c_str());
+}
+
+void progress_to_terminal(const std::string& line) { std::cerr << line << "\n"; }
+
+int run_bench(const BenchArgs& args) {
+  const BenchOptions options = options_from(args);
+  const BenchReport report =
+      bench::run_bench(options, isatty(STDERR_FILENO) ? &progress_to_terminal : nullptr);
+  if (args.json)
+    std::cout << report_json(options, report).dump(2) << "\n";
+  else
+    print_table(report);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, Action& action) {
+  auto* sub = app.add_subcommand(
+      "bench", "Throughput of each kernel next to the memory-bandwidth limit, as ratios");
+  auto args = std::make_shared<BenchArgs>();
+  sub->add_flag("--json", args->json, "Print one JSON document");
+  sub->add_flag("--quick", args->quick,
+                "Small shapes and short samples (seconds in total); for tests, not for quoting");
+  sub->add_flag("--affine", args->affine, "Give forward kernels gamma and beta (default: none)");
+  sub->add_option("--kernel", args->kernels,
+                  "Measure only this kernel (repeatable); its oneDNN peer is added for the ratio");
+  sub->add_option("--shape", args->shapes, "ROWSxCOLS instead of the standard shapes (repeatable)");
+  sub->add_option("--seconds", args->seconds,
+                  "Minimum length of one timing sample, in seconds (default 0.02; --quick 0.002)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--repeats", args->repeats,
+                  "Samples per kernel and shape; the median is reported (default 7; --quick 3)")
+      ->check(CLI::PositiveNumber);
+  sub->callback([&action, args] { action = [args] { return run_bench(*args); }; });
+}
+
+}  // namespace normcheck::cli
