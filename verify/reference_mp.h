@@ -73,6 +73,7 @@ class NormRow {
   unsigned bits_;
   int64_t d_ = 0;
   Real tmp_, tmp2_, eps_;
+  Real sd_;  // sqrt(variance + eps) = 1/r
   std::vector<Real> g_;
 };
 

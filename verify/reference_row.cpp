@@ -45,7 +45,8 @@ NormRow::NormRow(Norm norm, unsigned precision_bits)
       bits_(precision_bits),
       tmp_(make_real(precision_bits)),
       tmp2_(make_real(precision_bits)),
-      eps_(make_real(precision_bits)) {}
+      eps_(make_real(precision_bits)),
+      sd_(make_real(precision_bits)) {}
 
 void NormRow::resize(int64_t d) {
   d_ = d;
@@ -104,10 +105,15 @@ void NormRow::forward(std::span<const float> x, std::span<const float> gamma,
 
   mpfr_add(raw(tmp_), raw(variance), raw(eps_), MPFR_RNDN);
   mpfr_rec_sqrt(raw(r), raw(tmp_), MPFR_RNDN);  // 1/sqrt(+0) = +inf: eps = 0, constant row
+  mpfr_sqrt(raw(sd_), raw(tmp_), MPFR_RNDN);
   mpfr_div(raw(eps_share), raw(eps_), raw(tmp_), MPFR_RNDN);
 
+  // xhat = (x - mean) / sqrt(variance + eps) rather than times r: when the
+  // exact output is a dyadic rational (the only case in which it can be a
+  // float or a rounding tie) the mean, the deviations and sqrt(variance + eps)
+  // are dyadic too and every step is exact, so ties round correctly.
   for (int64_t i = 0; i < d; ++i) {
-    mpfr_mul(raw(xhat[i]), raw(xhat[i]), raw(r), MPFR_RNDN);  // 0 * inf = NaN, as agreed
+    mpfr_div(raw(xhat[i]), raw(xhat[i]), raw(sd_), MPFR_RNDN);  // 0 / 0 = NaN, as agreed
     if (!with_y) continue;
     // y = gamma xhat + beta in one rounding; IEEE rules for non-finite gamma/beta.
     if (!gamma.empty() && !beta.empty()) {
@@ -159,7 +165,7 @@ void NormRow::backward(std::span<const float> dy, std::span<const float> gamma) 
     else
       mpfr_set(raw(tmp_), raw(g_[i]), MPFR_RNDN);
     mpfr_fma(raw(dx[i]), raw(xhat[i]), raw(tmp2_), raw(tmp_), MPFR_RNDN);
-    mpfr_mul(raw(dx[i]), raw(dx[i]), raw(r), MPFR_RNDN);
+    mpfr_div(raw(dx[i]), raw(dx[i]), raw(sd_), MPFR_RNDN);  // times r; exact when dyadic
   }
 }
 
