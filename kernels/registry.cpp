@@ -17,6 +17,7 @@ extern const Kernel kLayerNormBwdTwopass, kLayerNormBwdPytorchForm;
 extern const Kernel kRmsNormFwdScalar, kRmsNormBwdScalar;
 extern const Kernel kLayerNormBwdNaiveOnepass;  // control
 // ---- SIMD and threaded (kernels/simd/) ----
+extern const Kernel kLayerNormFwdHwy, kLayerNormFwdHwyBf16, kLayerNormFwdAccurate;
 // ---- third-party adapters (kernels/adapters/) ----
 #if NORMCHECK_HAVE_ONEDNN
 extern const Kernel kOnednnLayerNormFwd, kOnednnLayerNormBwd;
@@ -30,6 +31,8 @@ std::span<const Kernel> kernel_table() {
       // scalar
       kLayerNormFwdTwopass, kLayerNormFwdWelford, kLayerNormFwdPytorchForm,
       kLayerNormBwdTwopass, kLayerNormBwdPytorchForm, kRmsNormFwdScalar, kRmsNormBwdScalar,
+      // SIMD and threaded
+      kLayerNormFwdHwy, kLayerNormFwdHwyBf16, kLayerNormFwdAccurate,
       // controls
       kLayerNormFwdNaiveOnepass,
       kLayerNormBwdNaiveOnepass,

@@ -1,0 +1,99 @@
+// Per-target helpers shared by the Highway kernels: float32 vectors loaded
+// from and stored to float32, bf16 or f16 storage (row tails through a small
+// buffer, so no access leaves the row), and a fixed-order lane reduction.
+//
+// Included once per target (the Highway -inl.h convention): the guard flips
+// with HWY_TARGET_TOGGLE.
+#if defined(NORMCHECK_SIMD_HWY_IO_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef NORMCHECK_SIMD_HWY_IO_INL_H_
+#undef NORMCHECK_SIMD_HWY_IO_INL_H_
+#else
+#define NORMCHECK_SIMD_HWY_IO_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstring>
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace normcheck::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Highest lane count of any target: sizes the tail buffers.
+inline constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
+
+template <class D>
+HWY_INLINE hn::Vec<D> LoadAsFloat(D d, const float* HWY_RESTRICT p) {
+  return hn::LoadU(d, p);
+}
+template <class D>
+HWY_INLINE hn::Vec<D> LoadAsFloat(D d, const hwy::bfloat16_t* HWY_RESTRICT p) {
+  const hn::Rebind<hwy::bfloat16_t, D> d16;
+  return hn::PromoteTo(d, hn::LoadU(d16, p));
+}
+template <class D>
+HWY_INLINE hn::Vec<D> LoadAsFloat(D d, const hwy::float16_t* HWY_RESTRICT p) {
+  const hn::Rebind<hwy::float16_t, D> d16;
+  return hn::PromoteTo(d, hn::LoadU(d16, p));
+}
+
+template <class D>
+HWY_INLINE void StoreFromFloat(D d, hn::Vec<D> v, float* HWY_RESTRICT p) {
+  hn::StoreU(v, d, p);
+}
+// bf16 with round-to-nearest-even (Highway 1.0.3's DemoteTo truncates): add
+// 0x7FFF plus the lowest kept bit, keep the top 16 bits. NaN stays NaN (a
+// quiet bit is set first, so rounding cannot carry it into infinity).
+template <class D>
+HWY_INLINE void StoreFromFloat(D /* d */, hn::Vec<D> v, hwy::bfloat16_t* HWY_RESTRICT p) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  const hn::Rebind<uint16_t, D> du16;
+  auto bits = hn::BitCast(du, v);
+  bits = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Or(bits, hn::Set(du, 0x00400000u)),
+                        bits);
+  const auto lowest_kept = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+  bits = hn::Add(bits, hn::Add(hn::Set(du, 0x7FFFu), lowest_kept));
+  const auto top = hn::BitCast(di, hn::ShiftRight<16>(bits));
+  hn::StoreU(hn::DemoteTo(du16, top), du16, reinterpret_cast<uint16_t*>(p));
+}
+template <class D>
+HWY_INLINE void StoreFromFloat(D d, hn::Vec<D> v, hwy::float16_t* HWY_RESTRICT p) {
+  const hn::Rebind<hwy::float16_t, D> d16;
+  hn::StoreU(hn::DemoteTo(d16, v), d16, p);
+}
+
+// The first `count` (< Lanes(d)) elements at p; the other lanes are zero.
+template <class D, typename T>
+HWY_INLINE hn::Vec<D> LoadAsFloatTail(D d, const T* HWY_RESTRICT p, size_t count) {
+  HWY_ALIGN T buffer[kMaxLanes] = {};
+  std::memcpy(buffer, p, count * sizeof(T));
+  return LoadAsFloat(d, buffer);
+}
+
+// Stores the first `count` (< Lanes(d)) lanes of v to p.
+template <class D, typename T>
+HWY_INLINE void StoreFromFloatTail(D d, hn::Vec<D> v, T* HWY_RESTRICT p, size_t count) {
+  HWY_ALIGN T buffer[kMaxLanes];
+  StoreFromFloat(d, v, buffer);
+  std::memcpy(p, buffer, count * sizeof(T));
+}
+
+// The sum of v's lanes by a fixed pairwise tree: ceil(log2 Lanes(d)) additions
+// per lane, the same order on every call.
+template <class D>
+HWY_INLINE hn::TFromD<D> SumLanesPairwise(D d, hn::Vec<D> v) {
+  using T = hn::TFromD<D>;
+  HWY_ALIGN T lanes[kMaxLanes];
+  hn::Store(v, d, lanes);
+  for (size_t width = hn::Lanes(d); width > 1; width /= 2) {
+    for (size_t i = 0; i < width / 2; ++i) lanes[i] = lanes[2 * i] + lanes[2 * i + 1];
+  }
+  return lanes[0];
+}
+
+}  // namespace normcheck::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // NORMCHECK_SIMD_HWY_IO_INL_H_

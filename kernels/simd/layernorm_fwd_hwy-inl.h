@@ -1,0 +1,183 @@
+// The fast LayerNorm forward row, per target, for float32 or 16-bit storage
+// with float32 math: two passes over the row while it sits in L1 (sum, then
+// sum of squared deviations), a third writes y. Rows whose float statistics
+// overflow or underflow, and rows holding NaN or inf, take the accurate
+// float64 row instead (layernorm_fwd_accurate-inl.h), which meets a tighter
+// bound and the NaN semantics. The bound is derived in layernorm_fwd_hwy.cpp.
+#if defined(NORMCHECK_SIMD_LAYERNORM_FWD_HWY_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef NORMCHECK_SIMD_LAYERNORM_FWD_HWY_INL_H_
+#undef NORMCHECK_SIMD_LAYERNORM_FWD_HWY_INL_H_
+#else
+#define NORMCHECK_SIMD_LAYERNORM_FWD_HWY_INL_H_
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "hwy/highway.h"
+#include "simd/hwy_io-inl.h"
+#include "simd/layernorm_fwd_accurate-inl.h"
+#include "simd/row_driver.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace normcheck::simd::HWY_NAMESPACE {
+
+struct FastStats {
+  float sum = 0;
+  float min = std::numeric_limits<float>::infinity();
+  float max = -std::numeric_limits<float>::infinity();
+};
+
+// Pass 1 on a chunk: sum (4 accumulators), min and max (to spot constant rows,
+// whose mean must come out exact).
+template <typename T>
+FastStats FastStatsChunk(const T* HWY_RESTRICT x, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+  auto lo = hn::Set(d, std::numeric_limits<float>::infinity());
+  auto hi = hn::Neg(lo);
+  const auto visit = [&](auto& acc, auto v) {
+    acc = hn::Add(acc, v);
+    lo = hn::Min(lo, v);
+    hi = hn::Max(hi, v);
+  };
+  size_t i = 0;
+  for (; i + 4 * N <= n; i += 4 * N) {
+    visit(a0, LoadAsFloat(d, x + i));
+    visit(a1, LoadAsFloat(d, x + i + N));
+    visit(a2, LoadAsFloat(d, x + i + 2 * N));
+    visit(a3, LoadAsFloat(d, x + i + 3 * N));
+  }
+  for (; i + N <= n; i += N) visit(a0, LoadAsFloat(d, x + i));
+  if (i < n) {
+    // Padding lanes repeat the first element so min/max see only row values.
+    const auto first = hn::Set(d, static_cast<float>(hn::GetLane(LoadAsFloatTail(d, x, 1))));
+    const auto mask = hn::FirstN(d, n - i);
+    const auto v = LoadAsFloatTail(d, x + i, n - i);
+    a0 = hn::Add(a0, v);
+    lo = hn::Min(lo, hn::IfThenElse(mask, v, first));
+    hi = hn::Max(hi, hn::IfThenElse(mask, v, first));
+  }
+  FastStats out;
+  out.sum = SumLanesPairwise(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)));
+  out.min = hn::GetLane(hn::MinOfLanes(d, lo));
+  out.max = hn::GetLane(hn::MaxOfLanes(d, hi));
+  return out;
+}
+
+// Pass 2 on a chunk: sum of (x_i - m)^2 (4 accumulators, fused multiply-add).
+template <typename T>
+float FastSquaresChunk(const T* HWY_RESTRICT x, size_t n, float m) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const auto mean = hn::Set(d, m);
+  auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+  const auto square = [&](auto& acc, auto v) {
+    const auto t = hn::Sub(v, mean);
+    acc = hn::MulAdd(t, t, acc);
+  };
+  size_t i = 0;
+  for (; i + 4 * N <= n; i += 4 * N) {
+    square(a0, LoadAsFloat(d, x + i));
+    square(a1, LoadAsFloat(d, x + i + N));
+    square(a2, LoadAsFloat(d, x + i + 2 * N));
+    square(a3, LoadAsFloat(d, x + i + 3 * N));
+  }
+  for (; i + N <= n; i += N) square(a0, LoadAsFloat(d, x + i));
+  if (i < n) {  // padding lanes would add m^2: zero their deviation
+    const auto t = hn::IfThenElseZero(hn::FirstN(d, n - i),
+                                      hn::Sub(LoadAsFloatTail(d, x + i, n - i), mean));
+    a0 = hn::MulAdd(t, t, a0);
+  }
+  return SumLanesPairwise(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)));
+}
+
+// Pass 3 on a chunk: y = gamma * ((x - m) * r) + beta; gamma/beta may be null.
+template <typename T>
+void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
+                     const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, size_t n, float m,
+                     float r) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const auto mean = hn::Set(d, m), scale = hn::Set(d, r);
+  size_t i = 0;
+  if (!gamma && !beta) {
+    for (; i + N <= n; i += N) {
+      StoreFromFloat(d, hn::Mul(hn::Sub(LoadAsFloat(d, x + i), mean), scale), y + i);
+    }
+    if (i < n) {
+      const auto v = hn::Mul(hn::Sub(LoadAsFloatTail(d, x + i, n - i), mean), scale);
+      StoreFromFloatTail(d, v, y + i, n - i);
+    }
+    return;
+  }
+  const auto one = hn::Set(d, 1.0f), zero = hn::Zero(d);
+  for (; i + N <= n; i += N) {
+    const auto xhat = hn::Mul(hn::Sub(LoadAsFloat(d, x + i), mean), scale);
+    const auto g = gamma ? hn::LoadU(d, gamma + i) : one;
+    const auto b = beta ? hn::LoadU(d, beta + i) : zero;
+    StoreFromFloat(d, hn::MulAdd(g, xhat, b), y + i);
+  }
+  if (i < n) {
+    const size_t count = n - i;
+    const auto xhat = hn::Mul(hn::Sub(LoadAsFloatTail(d, x + i, count), mean), scale);
+    const auto g = gamma ? LoadAsFloatTail(d, gamma + i, count) : one;
+    const auto b = beta ? LoadAsFloatTail(d, beta + i, count) : zero;
+    StoreFromFloatTail(d, hn::MulAdd(g, xhat, b), y + i, count);
+  }
+}
+
+// One row of the fast kernel; kSplit spreads its chunks over the pool with the
+// same result. mean/rstd may be null.
+template <bool kSplit, typename T>
+void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
+             const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, float* mean, float* rstd,
+             int64_t cols, float eps) {
+  const int64_t chunks = ceil_div(cols, kChunk);
+  const auto length = [&](int64_t ch) {
+    return static_cast<size_t>(std::min(kChunk, cols - ch * kChunk));
+  };
+  const auto at = [](const float* p, int64_t ch) { return p ? p + ch * kChunk : nullptr; };
+  FastStats stats;
+  fold_chunks<kSplit>(
+      chunks, [&](int64_t ch) { return FastStatsChunk(x + ch * kChunk, length(ch)); },
+      [&](const FastStats& part) {
+        stats.sum += part.sum;
+        stats.min = std::min(stats.min, part.min);
+        stats.max = std::max(stats.max, part.max);
+      });
+  const float d = static_cast<float>(cols);
+  // A constant row's mean is its value (the rounded sum / d need not be).
+  const bool constant = stats.min == stats.max && std::isfinite(stats.sum);
+  const float m = constant ? stats.min : stats.sum / d;
+  float squares = 0;
+  if (std::isfinite(stats.sum)) {
+    fold_chunks<kSplit>(
+        chunks, [&](int64_t ch) { return FastSquaresChunk(x + ch * kChunk, length(ch), m); },
+        [&](float part) { squares += part; });
+  }
+  // Float statistics are trusted when the sums stayed finite and the squares
+  // did not come near underflow (>= 2^-80 d keeps the loss below 2^-70
+  // relative); otherwise (NaN/inf in the row, overflow, underflow) the row is
+  // recomputed in float64.
+  const bool trusted = std::isfinite(stats.sum) && std::isfinite(squares) &&
+                       (constant || squares >= 0x1p-80f * d);
+  if (!trusted) {
+    AccurateRow<kSplit>(x, gamma, beta, y, mean, rstd, cols, eps);
+    return;
+  }
+  const float r = 1.0f / std::sqrt(squares / d + eps);
+  for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
+    FastOutputChunk(x + ch * kChunk, at(gamma, ch), at(beta, ch), y + ch * kChunk, length(ch), m, r);
+  });
+  if (mean) *mean = m;
+  if (rstd) *rstd = r;
+}
+
+}  // namespace normcheck::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // NORMCHECK_SIMD_LAYERNORM_FWD_HWY_INL_H_

@@ -1,0 +1,61 @@
+// How the SIMD kernels spread rows over the pool: many rows go to threads in
+// blocks of whole rows; a few long rows are each split at chunk boundaries.
+// Either way each row is computed by the same chunked algorithm, so results
+// do not depend on the thread count.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "row_partition.h"
+#include "thread_pool.h"
+
+namespace normcheck::simd {
+
+// row(r) computes row r serially; row_split(r) computes it with its chunks
+// spread over the pool (bit-identical to row(r)).
+template <class RowFn, class SplitRowFn>
+void for_each_row(int64_t rows, int64_t cols, const RowFn& row, const SplitRowFn& row_split) {
+  const int64_t threads = thread_count();
+  if (threads == 1 || rows * cols < kMinParallelElements) {
+    for (int64_t r = 0; r < rows; ++r) row(r);
+    return;
+  }
+  if (rows < threads && cols >= 2 * kChunk) {
+    for (int64_t r = 0; r < rows; ++r) row_split(r);
+    return;
+  }
+  // Several blocks per thread balance rows of unequal cost (fallback rows).
+  const int64_t blocks = std::min(rows, 8 * threads);
+  parallel_for(blocks, [&](int64_t b) {
+    const int64_t begin = rows * b / blocks, end = rows * (b + 1) / blocks;
+    for (int64_t r = begin; r < end; ++r) row(r);
+  });
+}
+
+// Computes compute(i) for the chunks i of one row and hands the results to
+// merge(result) in chunk order. kSplit spreads the computing over the pool;
+// the merge order, hence the result, is the same either way.
+template <bool kSplit, class Compute, class Merge>
+void fold_chunks(int64_t chunks, const Compute& compute, const Merge& merge) {
+  if constexpr (kSplit) {
+    std::vector<decltype(compute(int64_t{0}))> parts(chunks);
+    parallel_for(chunks, [&](int64_t i) { parts[i] = compute(i); });
+    for (const auto& part : parts) merge(part);
+  } else {
+    for (int64_t i = 0; i < chunks; ++i) merge(compute(i));
+  }
+}
+
+// Runs work(i) for every chunk i of one row, over the pool when kSplit.
+template <bool kSplit, class Work>
+void for_each_chunk(int64_t chunks, const Work& work) {
+  if constexpr (kSplit) {
+    parallel_for(chunks, work);
+  } else {
+    for (int64_t i = 0; i < chunks; ++i) work(i);
+  }
+}
+
+}  // namespace normcheck::simd

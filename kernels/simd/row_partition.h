@@ -1,0 +1,42 @@
+// How the SIMD kernels cut work, fixed by the problem's shape alone (never by
+// the thread count), and the summation depth that cut implies for the bounds.
+#pragma once
+
+#include <cstdint>
+
+namespace normcheck::simd {
+
+// A row is summed in chunks of this many elements; the chunk sums are added
+// left to right. Threads split a long row at chunk boundaries, so one row gives
+// the same bits whether one thread or several work on it.
+inline constexpr int64_t kChunk = 16384;
+
+// Split rows across threads only from this much work (elements) on; below it
+// waking the workers costs more than it saves.
+inline constexpr int64_t kMinParallelElements = 1 << 15;
+
+// The backward sums dgamma/dbeta over blocks of this many rows (one partial
+// row per block), then adds the block partials in block order.
+inline constexpr int64_t kBwdRowsPerBlock = 64;
+
+inline constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The most roundings any one element meets in our lane-parallel sum of n
+// elements (kernels/simd/*-inl.h: `lanes` lanes times 4 accumulators, the
+// accumulators added pairwise, then the lanes by a pairwise tree), for every
+// target with at least `min_lanes` lanes of the summed type:
+//   accumulator 0 takes floor(n / 4L) full rounds, up to 3 more whole vectors
+//   and the zero-padded tail: n/(4L) + 4 additions; 2 for the accumulators;
+//   log2(L) <= log2(16) = 4 for the lanes. With L >= min_lanes:
+//   depth(n) <= ceil(n / (4 min_lanes)) + 10.
+// Chunks of kChunk add ceil(n / kChunk) - 1 more (their left-to-right sum).
+inline constexpr int64_t summation_depth(int64_t n, int64_t min_lanes) {
+  const int64_t within = n < kChunk ? n : kChunk;
+  return ceil_div(within, 4 * min_lanes) + 10 + ceil_div(n, kChunk);
+}
+
+// The fewest lanes of any target the kernels are built for: HWY_SCALAR (the
+// fallback for x86-64 CPUs without SSSE3) has one lane of any type.
+inline constexpr int64_t kMinLanes = 1;
+
+}  // namespace normcheck::simd

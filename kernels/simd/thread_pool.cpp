@@ -1,0 +1,128 @@
+// A persistent pool: workers sleep on a condition variable between calls and
+// take tasks from an atomic counter during one.
+#include "thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace normcheck::simd {
+namespace {
+
+thread_local bool inside_task = false;
+
+int default_thread_count() {
+  if (const char* env = std::getenv("NORMCHECK_THREADS")) {
+    const int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+class Pool {
+ public:
+  Pool() { start(default_thread_count()); }
+  ~Pool() { stop(); }
+
+  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+
+  void resize(int threads) {
+    const std::lock_guard<std::mutex> one_caller(caller_);
+    stop();
+    start(std::max(1, threads));
+  }
+
+  void run(int64_t tasks, void (*task)(void*, int64_t), void* context) {
+    std::unique_lock<std::mutex> one_caller(caller_, std::try_to_lock);
+    if (tasks <= 1 || workers_.empty() || inside_task || !one_caller.owns_lock()) {
+      for (int64_t i = 0; i < tasks; ++i) task(context, i);
+      return;
+    }
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      task_ = task;
+      context_ = context;
+      tasks_ = tasks;
+      next_.store(0);
+      busy_workers_ = static_cast<int>(workers_.size());
+      ++generation_;
+    }
+    wake_.notify_all();
+    take_tasks();
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return busy_workers_ == 0; });
+  }
+
+ private:
+  void start(int threads) {
+    stopping_ = false;
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  }
+
+  void stop() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& worker : workers_) worker.join();
+    workers_.clear();
+  }
+
+  void take_tasks() {
+    inside_task = true;
+    for (int64_t i = next_.fetch_add(1); i < tasks_; i = next_.fetch_add(1)) task_(context_, i);
+    inside_task = false;
+  }
+
+  void work() {
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+        if (stopping_) return;
+        seen = generation_;
+      }
+      take_tasks();
+      {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        --busy_workers_;
+      }
+      done_.notify_one();
+    }
+  }
+
+  std::mutex caller_;  // one parallel_for at a time
+  std::mutex mutex_;   // guards the fields below except next_
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> workers_;
+  uint64_t generation_ = 0;
+  bool stopping_ = false;
+  int busy_workers_ = 0;
+  void (*task_)(void*, int64_t) = nullptr;
+  void* context_ = nullptr;
+  int64_t tasks_ = 0;
+  std::atomic<int64_t> next_{0};
+};
+
+Pool& pool() {
+  static Pool instance;
+  return instance;
+}
+
+}  // namespace
+
+int thread_count() { return pool().threads(); }
+
+void set_thread_count(int threads) { pool().resize(threads); }
+
+void parallel_for(int64_t tasks, void (*task)(void*, int64_t), void* context) {
+  pool().run(tasks, task, context);
+}
+
+}  // namespace normcheck::simd

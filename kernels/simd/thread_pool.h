@@ -1,0 +1,37 @@
+// The process-wide pool of worker threads the SIMD kernels share.
+//
+// Created once (on first use) and kept: a kernel call hands it a number of
+// tasks, the caller and the workers take tasks from a shared counter, and the
+// call returns when every task has run. Which thread runs which task varies;
+// kernels keep their results independent of that by fixing, from the problem
+// shape alone, what each task computes and the order partial results merge in.
+// So a kernel gives bit-identical results for every thread count.
+#pragma once
+
+#include <cstdint>
+
+namespace normcheck::simd {
+
+// Threads that take part in a parallel_for (the caller counts as one).
+// Default: NORMCHECK_THREADS if set to a positive integer, else the number of
+// hardware threads.
+int thread_count();
+
+// Changes the thread count (1 runs everything on the caller). Waits for a
+// running parallel_for to finish; workers are started or stopped only here.
+void set_thread_count(int threads);
+
+// Runs task(context, i) for i in [0, tasks). Runs serially on the caller when
+// there is one task, one thread, or the pool is busy with another caller (a
+// kernel called from several threads at once, or from inside a task).
+void parallel_for(int64_t tasks, void (*task)(void* context, int64_t i), void* context);
+
+// The same for any callable: f(i).
+template <class F>
+void parallel_for(int64_t tasks, const F& f) {
+  parallel_for(
+      tasks, [](void* context, int64_t i) { (*static_cast<const F*>(context))(i); },
+      const_cast<void*>(static_cast<const void*>(&f)));
+}
+
+}  // namespace normcheck::simd
