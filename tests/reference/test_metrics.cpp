@@ -1,0 +1,132 @@
+// The error metrics of metrics.h. Expected values are positions on the float
+// line worked out by hand (consecutive floats are consecutive integers).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "normcheck/metrics.h"
+
+namespace normcheck {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kFltMax = std::numeric_limits<float>::max();
+constexpr float kMinSub = std::numeric_limits<float>::denorm_min();
+constexpr float kMinNormal = std::numeric_limits<float>::min();
+constexpr double kInfD = std::numeric_limits<double>::infinity();
+
+float up(float f) { return std::nextafter(f, kInf); }
+
+TEST(MetricsOrdinal, ConsecutiveFloatsAreConsecutiveIntegers) {
+  // Across binade boundaries, the subnormal/normal boundary, zero and sign.
+  const float starts[] = {1.0f, 2.0f, 0x1p-126f, 0x1p127f, -4.0f, -0x1p-126f, 0.0f, -kMinSub};
+  for (float f : starts) {
+    float a = std::nextafter(f, -kInf), b = f;
+    for (int k = 0; k < 4; ++k, a = b, b = up(b)) {
+      if (a == 0 && b == 0) continue;  // -0 -> +0 is not a step
+      EXPECT_EQ(float_ordinal(b) - float_ordinal(a), 1) << a << " -> " << b;
+    }
+  }
+  EXPECT_EQ(float_ordinal(0.0f), 0);
+  EXPECT_EQ(float_ordinal(-0.0f), 0);
+  EXPECT_EQ(float_ordinal(kMinSub), 1);
+  EXPECT_EQ(float_ordinal(-kMinSub), -1);
+  EXPECT_EQ(float_ordinal(kMinNormal), 1 << 23);  // 2^23 subnormals below it
+  EXPECT_EQ(float_ordinal(kInf), float_ordinal(kFltMax) + 1);
+  EXPECT_EQ(float_ordinal(-kInf), -float_ordinal(kInf));
+}
+
+TEST(MetricsUlpDistance, Rules) {
+  EXPECT_EQ(ulp_distance(0.0f, -0.0f), 0);
+  EXPECT_EQ(ulp_distance(kNaN, kNaN), 0);
+  EXPECT_EQ(ulp_distance(kNaN, 1.0f), kInfD);
+  EXPECT_EQ(ulp_distance(1.0f, -kNaN), kInfD);
+  EXPECT_EQ(ulp_distance(kInf, kInf), 0);
+  EXPECT_EQ(ulp_distance(kInf, kFltMax), 1);
+  EXPECT_EQ(ulp_distance(kMinSub, -kMinSub), 2);  // through zero, counted once
+  EXPECT_EQ(ulp_distance(1.0f, 2.0f), 1 << 23);
+  EXPECT_EQ(ulp_distance(up(1.0f), 1.0f), 1);
+  EXPECT_EQ(ulp_distance(-kInf, kInf), 2.0 * float_ordinal(kInf));
+}
+
+TEST(MetricsUlpError, ExactValuesBetweenFloatsGiveFractions) {
+  // 1 + 2^-25 lies a quarter of the way from 1 to 1 + 2^-23.
+  EXPECT_EQ(ulp_error(1.0f, 1 + 0x1p-25), 0.25);
+  EXPECT_EQ(ulp_error(up(1.0f), 1 + 0x1p-25), 0.75);
+  EXPECT_EQ(ulp_error(2.0f, 1 + 0x1p-25), (1 << 23) - 0.25);
+  // Below 1 the spacing halves to 2^-24: 1 - 2^-25 is half an ULP under 1.
+  EXPECT_EQ(ulp_error(1.0f, 1 - 0x1p-25), 0.5);
+  EXPECT_EQ(ulp_error(1.0f, 1 - 0x1p-26), 0.25);
+  // Negative values mirror.
+  EXPECT_EQ(ulp_error(-1.0f, -(1 + 0x1p-25)), 0.25);
+  EXPECT_EQ(ulp_error(-up(1.0f), -(1 + 0x1p-25)), 0.75);
+  // Subnormals: spacing 2^-149; across zero the line is continuous.
+  EXPECT_EQ(ulp_error(0.0f, 0x1p-151), 0.25);
+  EXPECT_EQ(ulp_error(-kMinSub, 0x1p-151), 1.25);
+  EXPECT_EQ(ulp_error(-0.0f, 0.0), 0);
+  EXPECT_EQ(ulp_error(0.0f, -0.0), 0);
+  // Exactly representable: integer distances.
+  EXPECT_EQ(ulp_error(1.0f, 1.0), 0);
+  EXPECT_EQ(ulp_error(kMinNormal, double{kMinNormal} - 0x1p-149), 1);
+}
+
+TEST(MetricsUlpError, NonFiniteAndOverflow) {
+  EXPECT_EQ(ulp_error(kNaN, std::nan("")), 0);
+  EXPECT_EQ(ulp_error(kNaN, 1.0), kInfD);
+  EXPECT_EQ(ulp_error(1.0f, std::nan("")), kInfD);
+  EXPECT_EQ(ulp_error(kInf, kInfD), 0);
+  EXPECT_EQ(ulp_error(-kInf, -kInfD), 0);
+  EXPECT_EQ(ulp_error(kInf, -kInfD), kInfD);
+  EXPECT_EQ(ulp_error(kFltMax, kInfD), kInfD);  // a true infinity is infinitely far
+  // An exact value past FLT_MAX sits on the line at the top binade's spacing
+  // 2^104, so inf (one step past FLT_MAX) is at FLT_MAX + 2^104.
+  EXPECT_EQ(ulp_error(kInf, double{kFltMax} + 0x1p104), 0);
+  EXPECT_EQ(ulp_error(kInf, double{kFltMax} + 0x1p103), 0.5);
+  EXPECT_EQ(ulp_error(kFltMax, double{kFltMax} + 0x1p103), 0.5);
+  EXPECT_EQ(ulp_error(kInf, double{kFltMax}), 1);
+  EXPECT_EQ(ulp_error(kFltMax, 4.0 * kFltMax), (4.0 * kFltMax - kFltMax) / 0x1p104);
+}
+
+TEST(MetricsUlpError, AgreesWithUlpDistanceOnFloats) {
+  const float values[] = {0.0f, kMinSub, 3 * kMinSub, kMinNormal, 0.1f, 1.0f, 3e30f, kFltMax};
+  for (float a : values)
+    for (float b : values) {
+      EXPECT_EQ(ulp_error(a, b), ulp_distance(a, b)) << a << " " << b;
+      EXPECT_EQ(ulp_error(-a, b), ulp_distance(-a, b)) << -a << " " << b;
+    }
+}
+
+TEST(MetricsNormwise, Rules) {
+  const std::vector<float> c = {1, 2, 2};
+  const std::vector<double> e = {1, 2, 2.5};  // ||c - e|| = 0.5, ||e|| = sqrt(10.25)
+  EXPECT_DOUBLE_EQ(normwise_error(c, e), 0.5 / std::sqrt(10.25));
+  EXPECT_EQ(normwise_error(std::vector<float>{0, 0}, std::vector<double>{0, 0}), 0);  // 0/0
+  EXPECT_EQ(normwise_error(std::vector<float>{1, 0}, std::vector<double>{0, 0}), kInfD);
+  // NaN on both sides is agreement and skipped; on one side it is infinite error.
+  EXPECT_DOUBLE_EQ(normwise_error(std::vector<float>{kNaN, 1, 2, 2}, std::vector<double>{NAN, 1, 2, 2.5}),
+                   0.5 / std::sqrt(10.25));
+  EXPECT_EQ(normwise_error(std::vector<float>{kNaN, 1}, std::vector<double>{1, 1}), kInfD);
+  EXPECT_EQ(normwise_error(std::vector<float>{1, 1}, std::vector<double>{NAN, 1}), kInfD);
+  EXPECT_EQ(normwise_error(std::vector<float>{kInf, 1}, std::vector<double>{INFINITY, 1}), 0);
+  EXPECT_EQ(normwise_error(std::vector<float>{kInf, 1}, std::vector<double>{1e300, 1}), kInfD);
+  EXPECT_THROW(normwise_error(std::vector<float>{1}, std::vector<double>{1, 2}),
+               std::invalid_argument);
+}
+
+// Exact values far beyond the float range (dx reaches ~2^400) and tiny ones
+// must neither overflow nor underflow the norms.
+TEST(MetricsNormwise, ScalesWithoutOverflow) {
+  const std::vector<float> big_c = {kFltMax, kFltMax};
+  const std::vector<double> big_e = {0x1p400, 0x1p400};
+  EXPECT_NEAR(normwise_error(big_c, big_e), 1.0, 0x1p-50);
+  const std::vector<float> tiny_c = {2 * kMinSub, 0};
+  const std::vector<double> tiny_e = {kMinSub, 0};
+  EXPECT_EQ(normwise_error(tiny_c, tiny_e), 1.0);
+}
+
+}  // namespace
+}  // namespace normcheck
