@@ -1,0 +1,21 @@
+// Assertions shared by the property bodies (they RC_FAIL with a message that
+// names the element, its values in hex and the tolerance).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "normcheck/evaluate.h"
+
+namespace normcheck::props {
+
+// Fails the case unless the evaluation passed; the message names the worst element.
+void require_pass(const Evaluation& evaluation);
+
+// Fails the case unless |got_i - expected_i| <= tolerance_i for every i; a NaN
+// must meet a NaN and an infinity the same infinity.
+void require_within(std::string_view what, const std::vector<float>& got,
+                    const std::vector<float>& expected, const std::vector<double>& tolerance);
+
+}  // namespace normcheck::props

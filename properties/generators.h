@@ -1,0 +1,102 @@
+// Adversarial generators for the property suites (RapidCheck).
+//
+// RapidCheck's own float generator never produces NaN, inf, -0 or subnormals
+// and stays under ~1e19. These generators draw floats uniformly over bit
+// patterns plus weighted specials, and rows from the families where LayerNorm
+// kernels are known to break (docs/properties.md lists them). Every generator
+// respects a kernel's InputRange exactly, and every shrink stays inside it:
+// shrinking only removes rows or columns and moves floats toward 0, 1 and short
+// mantissas, never to a larger magnitude than max(|v|, 1).
+//
+// Included only by property test sources: it pulls in <rapidcheck.h>.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <rapidcheck.h>
+
+#include "normcheck/evaluate.h"
+#include "normcheck/kernel.h"
+
+namespace normcheck::props {
+
+using Rng = std::mt19937_64;
+
+// What a float generator may produce.
+struct FloatLimits {
+  double max_abs = 3.4028234663852886e38;  // |v| <= max_abs (exactly)
+  bool nonfinite = true;                   // NaN and +-inf allowed
+};
+
+// The largest |x| the kernel supports for rows of length d (InputRange).
+double max_abs_x(const InputRange& range, int64_t d);
+
+// One float: half the time uniform over all bit patterns within the limits,
+// half the time a special (+-0, +-inf, NaN, subnormals, FLT_MIN, FLT_MAX,
+// powers of two and their neighbours), each clamped to the limits.
+float draw_float(Rng& rng, const FloatLimits& limits);
+
+// Shrinks toward 0, then +-1, the integer part, fewer mantissa bits, and an
+// exponent closer to 0. Candidates never exceed max(|v|, 1) in magnitude;
+// non-finite values shrink to 0 and 1.
+rc::Seq<float> shrink_float(float v);
+
+// A shrinking float generator over draw_float.
+rc::Gen<float> gen_float(FloatLimits limits);
+
+// Row families for x (and for dy in the backward), docs/properties.md.
+enum class RowFamily {
+  gaussian_offset,    // c + sigma N(0,1), |c|/sigma log-uniform over 1 .. 1e7 (or 0)
+  constant,           // every element equal
+  constant_one_ulp,   // constant with one element one ULP away
+  heavy_tail,         // Student-t with 1 (Cauchy), 2 or 3 degrees of freedom
+  outliers,           // N(0,1) with 1..3 elements 1e3 .. 1e6 times larger
+  huge,               // magnitudes near sqrt(FLT_MAX), where x^2 overflows
+  tiny,               // magnitudes where x^2 underflows, subnormals
+  bit_uniform,        // each element from draw_float (finite)
+};
+inline constexpr int kRowFamilyCount = 8;
+std::string_view to_string(RowFamily family);
+
+// A row of length d from `family`, every |value| <= max_abs (finite).
+std::vector<float> draw_row(RowFamily family, int64_t d, double max_abs, Rng& rng);
+
+// Options for a whole problem.
+struct GenOptions {
+  Op op = Op::layernorm_fwd;
+  InputRange range;                 // of the kernel under test
+  bool nonfinite = true;            // may put NaN/inf into x (and dy); needs range.handles_nonfinite
+  bool force_nonfinite = false;     // every problem has a NaN/inf in some row of x
+  std::optional<float> eps;         // fixed eps; default: one of {0, 1e-12, 1e-6, 1e-5, 1e-2}
+  bool affine = true;               // may generate gamma (and beta for LayerNorm forward)
+  bool unit_gamma = false;          // gamma empty (== 1) and no beta
+  bool nonconstant = false;         // every row has two distinct values (sigma > 0)
+  int max_rows = 4;
+  int64_t max_d = 65536;
+};
+
+// Problems for opts.op. RapidCheck's size (0..100) caps d at about 2^(size/6),
+// so early cases are small and d = 65536 is reached only rarely, at the end.
+rc::Gen<Problem> gen_problem(const GenOptions& opts);
+
+// Shrinks: fewer rows, fewer columns (halves, then chunks), misalignment 0,
+// gamma/beta dropped or set to 1/0, then each float of x, dy, gamma, beta.
+rc::Seq<Problem> shrink_problem(const Problem& problem);
+
+// What a generated problem contains, for RC_TAG: |mu|/sigma bucket, d bucket,
+// specials. Computed in double from the floats (a classification, not a check).
+std::vector<std::string> tags_of(const Problem& problem);
+
+}  // namespace normcheck::props
+
+namespace normcheck {
+// RapidCheck prints counterexamples with this: every array as hex floats, so a
+// reader can paste them into `normcheck check --input`.
+void showValue(const Problem& problem, std::ostream& os);
+}  // namespace normcheck

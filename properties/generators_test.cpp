@@ -1,0 +1,123 @@
+// Unit tests of the generators themselves: limits respected exactly, shrinks
+// that stay in range and terminate, problems with consistent shapes, and the
+// hard regions actually reached.
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "generators.h"
+
+namespace normcheck::props {
+namespace {
+
+bool shapes_consistent(const Problem& p, Op op) {
+  const auto n = static_cast<size_t>(p.rows * p.cols);
+  const bool backward = op == Op::layernorm_bwd || op == Op::rmsnorm_bwd;
+  return p.rows >= 1 && p.cols >= 1 && p.x.size() == n && (backward ? p.dy.size() == n : p.dy.empty()) &&
+         (p.gamma.empty() || p.gamma.size() == static_cast<size_t>(p.cols)) &&
+         (p.beta.empty() || p.beta.size() == static_cast<size_t>(p.cols));
+}
+
+// Every x within the kernel's range (non-finite only when allowed).
+bool in_range(const Problem& p, const GenOptions& opts) {
+  const double limit = max_abs_x(opts.range, p.cols);
+  for (float v : p.x) {
+    if (!std::isfinite(v)) {
+      if (!opts.nonfinite || !opts.range.handles_nonfinite) return false;
+    } else if (std::fabs(static_cast<double>(v)) > limit) {
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST(FloatGenerator, RespectsLimitsExactly) {
+  Rng rng(1);
+  const FloatLimits limits{1e10, false};
+  for (int i = 0; i < 200000; ++i) {
+    const float v = draw_float(rng, limits);
+    ASSERT_TRUE(std::isfinite(v));
+    ASSERT_LE(std::fabs(static_cast<double>(v)), 1e10);
+  }
+}
+
+TEST(FloatGenerator, ReachesTheSpecials) {
+  Rng rng(2);
+  std::map<std::string, int> seen;
+  for (int i = 0; i < 100000; ++i) {
+    const float v = draw_float(rng, FloatLimits{});
+    if (std::isnan(v)) ++seen["nan"];
+    else if (std::isinf(v)) ++seen[v > 0 ? "+inf" : "-inf"];
+    else if (v == 0) ++seen[std::signbit(v) ? "-0" : "+0"];
+    else if (std::fpclassify(v) == FP_SUBNORMAL) ++seen["subnormal"];
+    else if (std::fabs(v) == FLT_MAX) ++seen["max"];
+    else if (std::fabs(v) > 0x1p64f) ++seen["x^2 overflows"];
+  }
+  for (const char* kind : {"nan", "+inf", "-inf", "-0", "+0", "subnormal", "max", "x^2 overflows"})
+    EXPECT_GT(seen[kind], 0) << kind << " never drawn";
+}
+
+// Follows the first shrink candidate until none is left: must end (every
+// candidate is strictly simpler) and never grow past max(|v|, 1).
+TEST(FloatShrink, TerminatesAndNeverGrows) {
+  Rng rng(3);
+  for (int i = 0; i < 2000; ++i) {
+    float v = draw_float(rng, FloatLimits{});
+    for (int steps = 0;; ++steps) {
+      ASSERT_LT(steps, 200) << "shrinking does not terminate";
+      const auto next = rc::seq::take(1, shrink_float(v)).next();
+      if (!next) break;
+      ASSERT_TRUE(std::isfinite(*next));
+      ASSERT_LE(std::fabs(*next), std::max(std::isfinite(v) ? std::fabs(v) : 1.0f, 1.0f));
+      // Every other candidate obeys the magnitude rule too.
+      auto all = shrink_float(v);
+      while (auto c = all.next()) ASSERT_LE(std::fabs(*c), std::max(std::isfinite(v) ? std::fabs(v) : 1.0f, 1.0f));
+      v = *next;
+    }
+    EXPECT_EQ(v, 0.0f) << "the first candidate is 0 whenever v != +0";
+  }
+}
+
+TEST(ProblemGenerator, ShapesRangeAndShrinks) {
+  GenOptions opts;
+  opts.range = InputRange{1e6, true, false};  // |x| <= 1e6 / sqrt(d), no NaN/inf
+  for (Op op : {Op::layernorm_fwd, Op::layernorm_bwd, Op::rmsnorm_fwd, Op::rmsnorm_bwd}) {
+    opts.op = op;
+    const auto gen = gen_problem(opts);
+    for (int i = 0; i < 300; ++i) {
+      const auto shrinkable = gen(rc::Random(static_cast<uint64_t>(i)), i % 101);
+      const Problem p = shrinkable.value();
+      ASSERT_TRUE(shapes_consistent(p, op));
+      ASSERT_TRUE(in_range(p, opts));
+      auto shrinks = rc::seq::take(40, shrinkable.shrinks());
+      while (auto s = shrinks.next()) {
+        const Problem q = s->value();
+        ASSERT_TRUE(shapes_consistent(q, op));
+        ASSERT_TRUE(in_range(q, opts));
+      }
+    }
+  }
+}
+
+// The hard regions are reached in a default-size run (RapidCheck's sizes 0..99).
+TEST(ProblemGenerator, ReachesTheHardRegions) {
+  const auto gen = gen_problem(GenOptions{});
+  std::set<std::string> tags;
+  bool one_ulp_row = false;
+  for (int i = 0; i < 3000; ++i) {
+    const Problem p = gen(rc::Random(static_cast<uint64_t>(i) + 7), i % 100).value();
+    for (auto& t : tags_of(p)) tags.insert(t);
+    one_ulp_row |= p.cols >= 2 && p.x[0] != p.x[1] && std::nextafter(p.x[0], p.x[1]) == p.x[1];
+  }
+  for (const char* tag : {"d<=3", "d<=64", "d<=1024", "d>1024", "x:nonfinite", "x^2 overflows",
+                          "x subnormal", "|mu|/sigma<1", "|mu|/sigma<1e5", "|mu|/sigma>=1e5",
+                          "constant row", "constant row, eps=0"})
+    EXPECT_TRUE(tags.count(tag)) << tag << " never generated";
+  EXPECT_TRUE(one_ulp_row);
+}
+
+}  // namespace
+}  // namespace normcheck::props

@@ -1,0 +1,70 @@
+// normalized_moments: with eps = 0 and no affine, the exact xhat of a row with
+// sigma > 0 has sum_i xhat_i = 0 and sum_i xhat_i^2 = d exactly. The kernel's
+// y_i = xhat_i + e_i with |e_i| <= A_i (its bound's allowance), so
+//   |mean(y)|       <= mean(A)
+//   |mean(y^2) - 1| <= (2 sum |xhat_i| A_i + sum A_i^2) / d.
+// The sums are taken in long double (64-bit significand): summing d terms
+// adds at most d 2^-63 of the sum of their magnitudes (Higham's gamma_{d-1}
+// with u = 2^-64, doubled for the rounding of the squares), which the
+// tolerance includes. mean(y^2) is the variance of y about the exact mean 0.
+#include <cmath>
+#include <sstream>
+
+#include <rapidcheck.h>
+
+#include "allowance.h"
+#include "invariants.h"
+#include "property_table.h"
+#include "run_kernel.h"
+
+namespace normcheck::props {
+namespace {
+
+bool applies(const Kernel& kernel) { return invariant_applies(kernel) && kernel.op == Op::layernorm_fwd; }
+
+GenOptions standardized(const Kernel& kernel) {
+  GenOptions opts = options_for(kernel);
+  opts.nonfinite = false;
+  opts.eps = 0.0f;
+  opts.affine = false;
+  opts.nonconstant = true;
+  return opts;
+}
+
+void normalized_moments(const Kernel& kernel, const Problem& p) {
+  const auto y = run_kernel(kernel, p).main;
+  const Allowances a = allowances(kernel, p);
+  const auto d = static_cast<long double>(p.cols);
+  for (int64_t r = 0; r < p.rows; ++r) {
+    long double sum = 0, sum_abs = 0, squares = 0, allowed_mean = 0, allowed_squares = 0;
+    for (int64_t c = 0; c < p.cols; ++c) {
+      const auto i = static_cast<size_t>(r * p.cols + c);
+      RC_PRE(std::isfinite(a.xhat[i]));  // a row the shrinker made constant: xhat undefined
+      const long double v = y[i];
+      sum += v;
+      sum_abs += std::fabs(v);
+      squares += v * v;
+      allowed_mean += a.main[i];
+      allowed_squares += 2 * std::fabs(a.xhat[i]) * a.main[i] + static_cast<long double>(a.main[i]) * a.main[i];
+    }
+    const long double rounding = d * 0x1p-63L;
+    const long double mean_error = std::fabs(sum / d);
+    const long double mean_tolerance = allowed_mean / d + rounding * sum_abs / d;
+    const long double square_error = std::fabs(squares / d - 1);
+    const long double square_tolerance = allowed_squares / d + 2 * rounding * squares / d;
+    if (!(mean_error <= mean_tolerance) || !(square_error <= square_tolerance)) {
+      std::ostringstream os;
+      os << "row " << r << ": |mean(y)| = " << static_cast<double>(mean_error) << " (allowed "
+         << static_cast<double>(mean_tolerance) << "), |mean(y^2) - 1| = " << static_cast<double>(square_error)
+         << " (allowed " << static_cast<double>(square_tolerance) << ")";
+      RC_FAIL(os.str());
+    }
+  }
+}
+
+}  // namespace
+
+constinit const PropertyDef kNormalizedMoments = {"normalized_moments", applies, standardized,
+                                                  normalized_moments};
+
+}  // namespace normcheck::props

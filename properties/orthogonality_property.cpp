@@ -1,0 +1,69 @@
+// gradient_orthogonality: the exact LayerNorm gradient
+//   dx = r (g - mean(g) - xhat mean(g xhat)),  g = gamma dy,
+// satisfies sum_i dx_i = 0 (LN ignores a shift of x) for every eps, and
+// sum_i dx_i xhat_i = r eps r^2 sum_i g_i xhat_i, which is 0 for eps = 0 (LN
+// ignores a scaling of x). That holds for any gamma, so gamma is generated
+// freely (gamma == 1 included). The kernel's dx_i is within A_i (its bound's
+// allowance) of the exact value, so
+//   |sum dx^_i|        <= sum A_i
+//   |sum dx^_i xhat_i| <= sum A_i |xhat_i|          (eps = 0)
+// plus the long double summation error d 2^-63 sum |terms|, and 2^-52 sum
+// |dx^_i xhat_i| for xhat being the exact value rounded to double.
+#include <cmath>
+#include <sstream>
+
+#include <rapidcheck.h>
+
+#include "allowance.h"
+#include "invariants.h"
+#include "property_table.h"
+#include "run_kernel.h"
+
+namespace normcheck::props {
+namespace {
+
+bool applies(const Kernel& kernel) { return invariant_applies(kernel) && kernel.op == Op::layernorm_bwd; }
+
+GenOptions nonconstant_rows(const Kernel& kernel) {
+  GenOptions opts = options_for(kernel);
+  opts.nonfinite = false;
+  opts.nonconstant = true;
+  return opts;
+}
+
+void gradient_orthogonality(const Kernel& kernel, const Problem& p) {
+  const auto dx = run_kernel(kernel, p).main;
+  const Allowances a = allowances(kernel, p);
+  const auto d = static_cast<long double>(p.cols);
+  for (int64_t r = 0; r < p.rows; ++r) {
+    long double sum = 0, sum_abs = 0, projection = 0, projection_abs = 0, allowed_sum = 0, allowed_projection = 0;
+    for (int64_t c = 0; c < p.cols; ++c) {
+      const auto i = static_cast<size_t>(r * p.cols + c);
+      RC_PRE(std::isfinite(a.xhat[i]) && std::isfinite(a.main[i]));
+      sum += dx[i];
+      sum_abs += std::fabs(dx[i]);
+      projection += static_cast<long double>(dx[i]) * a.xhat[i];
+      projection_abs += std::fabs(static_cast<long double>(dx[i]) * a.xhat[i]);
+      allowed_sum += a.main[i];
+      allowed_projection += a.main[i] * std::fabs(a.xhat[i]);
+    }
+    const long double rounding = d * 0x1p-63L;
+    const long double sum_tolerance = allowed_sum + rounding * sum_abs;
+    const long double projection_tolerance = allowed_projection + (rounding + 0x1p-52L) * projection_abs;
+    std::ostringstream os;
+    if (!(std::fabs(sum) <= sum_tolerance))
+      os << "row " << r << ": |sum dx| = " << static_cast<double>(std::fabs(sum)) << " > allowed "
+         << static_cast<double>(sum_tolerance);
+    else if (p.eps == 0 && !(std::fabs(projection) <= projection_tolerance))
+      os << "row " << r << ": |sum dx xhat| = " << static_cast<double>(std::fabs(projection))
+         << " > allowed " << static_cast<double>(projection_tolerance) << " (eps = 0)";
+    if (!os.str().empty()) RC_FAIL(os.str());
+  }
+}
+
+}  // namespace
+
+constinit const PropertyDef kGradientOrthogonality = {"gradient_orthogonality", applies, nonconstant_rows,
+                                                      gradient_orthogonality};
+
+}  // namespace normcheck::props

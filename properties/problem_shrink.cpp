@@ -1,0 +1,92 @@
+// Shrinking a problem toward the smallest one that still fails: one row, few
+// columns, no misalignment, no affine, simple floats.
+#include <numeric>
+
+#include "generators.h"
+
+namespace normcheck::props {
+namespace {
+
+Problem select_rows(const Problem& p, int64_t row) {
+  Problem q = p;
+  q.rows = 1;
+  const auto from = [&](const std::vector<float>& v) {
+    return v.empty() ? v
+                     : std::vector<float>(v.begin() + row * p.cols, v.begin() + (row + 1) * p.cols);
+  };
+  q.x = from(p.x);
+  q.dy = from(p.dy);
+  return q;
+}
+
+Problem select_columns(const Problem& p, const std::vector<int64_t>& kept) {
+  Problem q = p;
+  q.cols = static_cast<int64_t>(kept.size());
+  const auto per_row = [&](const std::vector<float>& v) {
+    std::vector<float> out;
+    if (v.empty()) return out;
+    out.reserve(static_cast<size_t>(p.rows * q.cols));
+    for (int64_t r = 0; r < p.rows; ++r)
+      for (int64_t c : kept) out.push_back(v[static_cast<size_t>(r * p.cols + c)]);
+    return out;
+  };
+  const auto per_column = [&](const std::vector<float>& v) {
+    std::vector<float> out;
+    if (v.empty()) return out;
+    for (int64_t c : kept) out.push_back(v[static_cast<size_t>(c)]);
+    return out;
+  };
+  q.x = per_row(p.x);
+  q.dy = per_row(p.dy);
+  q.gamma = per_column(p.gamma);
+  q.beta = per_column(p.beta);
+  return q;
+}
+
+// Shrinks of one array of the problem, element by element.
+rc::Seq<Problem> shrink_elements(const Problem& p, std::vector<float> Problem::*array) {
+  return rc::seq::map(rc::shrink::eachElement(p.*array, &shrink_float),
+                      [p, array](std::vector<float> shrunk) {
+                        Problem q = p;
+                        q.*array = std::move(shrunk);
+                        return q;
+                      });
+}
+
+}  // namespace
+
+rc::Seq<Problem> shrink_problem(const Problem& p) {
+  // Lazy: each candidate is built only when RapidCheck asks for it, so a
+  // 65536-column problem does not materialize its ~10^5 element shrinks.
+  rc::Seq<Problem> rows;
+  if (p.rows > 1)
+    rows = rc::seq::map(rc::seq::range<int64_t>(0, p.rows),
+                        [p](int64_t r) { return select_rows(p, r); });
+
+  std::vector<int64_t> all(static_cast<size_t>(p.cols));
+  std::iota(all.begin(), all.end(), 0);
+  auto columns = rc::seq::map(
+      rc::seq::filter(rc::shrink::removeChunks(all), [](const std::vector<int64_t>& kept) { return !kept.empty(); }),
+      [p](const std::vector<int64_t>& kept) { return select_columns(p, kept); });
+
+  std::vector<Problem> simpler;
+  if (p.misalign_floats != 0) {
+    simpler.push_back(p);
+    simpler.back().misalign_floats = 0;
+  }
+  if (!p.beta.empty()) {
+    simpler.push_back(p);
+    simpler.back().beta.clear();
+  }
+  if (!p.gamma.empty()) {
+    simpler.push_back(p);
+    simpler.back().gamma.clear();
+  }
+
+  return rc::seq::concat(std::move(rows), std::move(columns),
+                         rc::seq::fromContainer(std::move(simpler)),
+                         shrink_elements(p, &Problem::x), shrink_elements(p, &Problem::dy),
+                         shrink_elements(p, &Problem::gamma), shrink_elements(p, &Problem::beta));
+}
+
+}  // namespace normcheck::props

@@ -1,0 +1,25 @@
+#include "property_table.h"
+
+#include <vector>
+
+namespace normcheck::props {
+
+GenOptions options_for(const Kernel& kernel) {
+  GenOptions opts;
+  opts.op = kernel.op;
+  opts.range = kernel.range;
+  opts.nonfinite = kernel.range.handles_nonfinite;
+  return opts;
+}
+
+std::span<const PropertyDef> property_table() {
+  // Cheapest and most general first: the negative controls stop at the first
+  // property that catches a kernel.
+  static const std::vector<PropertyDef> table = {
+      kWithinBound,       kNonfinitePropagation, kShiftInvariance,        kScaleInvariance,
+      kNegationSymmetry,  kPermutationEquivariance, kNormalizedMoments,   kGradientOrthogonality,
+  };
+  return table;
+}
+
+}  // namespace normcheck::props

@@ -1,0 +1,40 @@
+// shift_invariance: LN(x + c) = LN(x) exactly (mu moves by c, x - mu does not),
+// for the forward y and the backward dx. x is put on a grid of spacing s and
+// c = m s with |m| <= 2^22, so x + c is exact in float (|x + c| < 2^24 s) and
+// the two exact results are equal. Tolerance: the sum of the kernel's bound
+// allowances on both inputs (invariants.h). Large m makes |mu|/sigma large on
+// the shifted side, which is where one-pass variance fails.
+#include <rapidcheck.h>
+
+#include "invariants.h"
+#include "property_table.h"
+#include "run_kernel.h"
+
+namespace normcheck::props {
+namespace {
+
+bool applies(const Kernel& kernel) {
+  return invariant_applies(kernel) && (kernel.op == Op::layernorm_fwd || kernel.op == Op::layernorm_bwd);
+}
+
+GenOptions finite_inputs(const Kernel& kernel) {
+  GenOptions opts = options_for(kernel);
+  opts.nonfinite = false;
+  return opts;
+}
+
+void shift_invariance(const Kernel& kernel, const Problem& p) {
+  const Grid g = on_grid(p, kernel.range);
+  const auto steps = *rc::gen::inRange<int64_t>(-(int64_t{1} << 22), (int64_t{1} << 22) + 1);
+  const auto c = static_cast<float>(static_cast<double>(steps) * g.spacing);  // exact
+  Problem shifted = g.problem;
+  for (auto& v : shifted.x) v += c;  // exact: multiples of s below 2^24 s
+  require_invariant(kernel, "K(x + c) vs K(x)", g.problem, shifted, run_kernel(kernel, g.problem).main);
+}
+
+}  // namespace
+
+constinit const PropertyDef kShiftInvariance = {"shift_invariance", applies, finite_inputs,
+                                                shift_invariance};
+
+}  // namespace normcheck::props
