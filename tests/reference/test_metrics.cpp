@@ -102,13 +102,13 @@ TEST(MetricsUlpError, AgreesWithUlpDistanceOnFloats) {
 
 TEST(MetricsNormwise, Rules) {
   const std::vector<float> c = {1, 2, 2};
-  const std::vector<double> e = {1, 2, 2.5};  // ||c - e|| = 0.5, ||e|| = sqrt(10.25)
-  EXPECT_DOUBLE_EQ(normwise_error(c, e), 0.5 / std::sqrt(10.25));
+  const std::vector<double> e = {1, 2, 2.5};  // ||c - e|| = 0.5, ||e|| = sqrt(1 + 4 + 6.25)
+  EXPECT_DOUBLE_EQ(normwise_error(c, e), 0.5 / std::sqrt(11.25));
   EXPECT_EQ(normwise_error(std::vector<float>{0, 0}, std::vector<double>{0, 0}), 0);  // 0/0
   EXPECT_EQ(normwise_error(std::vector<float>{1, 0}, std::vector<double>{0, 0}), kInfD);
   // NaN on both sides is agreement and skipped; on one side it is infinite error.
   EXPECT_DOUBLE_EQ(normwise_error(std::vector<float>{kNaN, 1, 2, 2}, std::vector<double>{NAN, 1, 2, 2.5}),
-                   0.5 / std::sqrt(10.25));
+                   0.5 / std::sqrt(11.25));
   EXPECT_EQ(normwise_error(std::vector<float>{kNaN, 1}, std::vector<double>{1, 1}), kInfD);
   EXPECT_EQ(normwise_error(std::vector<float>{1, 1}, std::vector<double>{NAN, 1}), kInfD);
   EXPECT_EQ(normwise_error(std::vector<float>{kInf, 1}, std::vector<double>{INFINITY, 1}), 0);
