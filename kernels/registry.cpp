@@ -18,6 +18,7 @@ extern const Kernel kRmsNormFwdScalar, kRmsNormBwdScalar;
 extern const Kernel kLayerNormBwdNaiveOnepass;  // control
 // ---- SIMD and threaded (kernels/simd/) ----
 extern const Kernel kLayerNormFwdHwy, kLayerNormFwdHwyBf16, kLayerNormFwdAccurate;
+extern const Kernel kLayerNormBwdHwy, kLayerNormBwdHwyBf16, kRmsNormFwdHwy, kRmsNormBwdHwy;
 // ---- third-party adapters (kernels/adapters/) ----
 #if NORMCHECK_HAVE_ONEDNN
 extern const Kernel kOnednnLayerNormFwd, kOnednnLayerNormBwd;
@@ -33,6 +34,7 @@ std::span<const Kernel> kernel_table() {
       kLayerNormBwdTwopass, kLayerNormBwdPytorchForm, kRmsNormFwdScalar, kRmsNormBwdScalar,
       // SIMD and threaded
       kLayerNormFwdHwy, kLayerNormFwdHwyBf16, kLayerNormFwdAccurate,
+      kLayerNormBwdHwy, kLayerNormBwdHwyBf16, kRmsNormFwdHwy, kRmsNormBwdHwy,
       // controls
       kLayerNormFwdNaiveOnepass,
       kLayerNormBwdNaiveOnepass,

@@ -17,7 +17,7 @@ inline constexpr int64_t kMinParallelElements = 1 << 15;
 
 // The backward sums dgamma/dbeta over blocks of this many rows (one partial
 // row per block), then adds the block partials in block order.
-inline constexpr int64_t kBwdRowsPerBlock = 64;
+inline constexpr int64_t kBwdRowsPerBlock = 32;
 
 inline constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

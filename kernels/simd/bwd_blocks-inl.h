@@ -1,0 +1,97 @@
+// How the backward kernels spread rows over the pool while keeping dgamma and
+// dbeta bit-identical for every thread count: rows go in fixed blocks of
+// kBwdRowsPerBlock, each block adds its rows' terms into its own partial row,
+// and the partials are added in block order (columns in parallel). A problem
+// of one block writes its sums straight into dgamma/dbeta, splitting long
+// rows into chunks (each chunk owns its columns of the partial row).
+#if defined(NORMCHECK_SIMD_BWD_BLOCKS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef NORMCHECK_SIMD_BWD_BLOCKS_INL_H_
+#undef NORMCHECK_SIMD_BWD_BLOCKS_INL_H_
+#else
+#define NORMCHECK_SIMD_BWD_BLOCKS_INL_H_
+#endif
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "hwy/highway.h"
+#include "simd/hwy_io-inl.h"
+#include "simd/row_driver.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace normcheck::simd::HWY_NAMESPACE {
+
+// row.template operator()<kSplit>(r, dgamma_part, dbeta_part) computes row r
+// and adds its terms into the partial rows (either may be null: not wanted).
+template <class Row>
+void BackwardInRowBlocks(int64_t rows, int64_t cols, float* dgamma, float* dbeta, const Row& row) {
+  const int64_t blocks = ceil_div(rows, kBwdRowsPerBlock);
+  const size_t width = static_cast<size_t>(cols);
+  std::vector<float> partials;
+  if (blocks > 1) {
+    partials.assign(2 * width * static_cast<size_t>(blocks), 0.0f);
+  } else {
+    if (dgamma) std::fill(dgamma, dgamma + cols, 0.0f);
+    if (dbeta) std::fill(dbeta, dbeta + cols, 0.0f);
+  }
+  const auto partial = [&](int64_t block, int which) {
+    return partials.data() + (2 * static_cast<size_t>(block) + which) * width;
+  };
+  const auto block_rows = [&]<bool kSplit>(int64_t block) {
+    float* dgamma_part = !dgamma ? nullptr : blocks == 1 ? dgamma : partial(block, 0);
+    float* dbeta_part = !dbeta ? nullptr : blocks == 1 ? dbeta : partial(block, 1);
+    const int64_t end = std::min(rows, (block + 1) * kBwdRowsPerBlock);
+    for (int64_t r = block * kBwdRowsPerBlock; r < end; ++r) {
+      row.template operator()<kSplit>(r, dgamma_part, dbeta_part);
+    }
+  };
+  const bool serial = thread_count() == 1 || rows * cols < kMinParallelElements;
+  if (serial) {
+    for (int64_t b = 0; b < blocks; ++b) block_rows.template operator()<false>(b);
+  } else if (blocks == 1) {
+    if (cols >= 2 * kChunk) {
+      block_rows.template operator()<true>(0);
+    } else {
+      block_rows.template operator()<false>(0);
+    }
+  } else {
+    parallel_for(blocks, [&](int64_t b) { block_rows.template operator()<false>(b); });
+  }
+  if (blocks == 1) return;
+
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const auto merge = [&](float* out, int which, size_t begin, size_t end) {
+    if (!out) return;
+    size_t i = begin;
+    for (; i + N <= end; i += N) {
+      auto sum = hn::LoadU(d, partial(0, which) + i);
+      for (int64_t b = 1; b < blocks; ++b) sum = hn::Add(sum, hn::LoadU(d, partial(b, which) + i));
+      hn::StoreU(sum, d, out + i);
+    }
+    for (; i < end; ++i) {  // the same additions, one column at a time
+      float sum = partial(0, which)[i];
+      for (int64_t b = 1; b < blocks; ++b) sum += partial(b, which)[i];
+      out[i] = sum;
+    }
+  };
+  constexpr int64_t kSlice = 1024;  // columns per merge task
+  const int64_t slices = ceil_div(cols, kSlice);
+  const auto merge_slice = [&](int64_t s) {
+    const size_t begin = static_cast<size_t>(s * kSlice);
+    const size_t end = std::min(width, begin + static_cast<size_t>(kSlice));
+    merge(dgamma, 0, begin, end);
+    merge(dbeta, 1, begin, end);
+  };
+  if (serial) {
+    for (int64_t s = 0; s < slices; ++s) merge_slice(s);
+  } else {
+    parallel_for(slices, merge_slice);
+  }
+}
+
+}  // namespace normcheck::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // NORMCHECK_SIMD_BWD_BLOCKS_INL_H_

@@ -1,0 +1,168 @@
+// rmsnorm_bwd.hwy: RMSNorm backward, float32, Highway SIMD dispatched at run
+// time, threaded over fixed row blocks (bwd_blocks-inl.h: dgamma bit-identical
+// for every thread count). With g = gamma dy and xhat = x rrms (saved rrms):
+//   pass 1  b = sum g_i xhat_i (4 accumulators); dy xhat into the dgamma partial
+//   pass 2  dx_i = rrms (g_i - xhat_i b/d)
+// A row whose sum is not finite gets an all-NaN dx.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "simd/rmsnorm_bwd_hwy.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "hwy/highway.h"
+#include "simd/bwd_blocks-inl.h"
+#include "simd/hwy_io-inl.h"
+#include "simd/row_driver.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace normcheck::simd::HWY_NAMESPACE {
+
+// One chunk of a row: pointers at its first column; gamma/dgamma_part nullable.
+struct RmsBwdChunk {
+  const float* dy;
+  const float* x;
+  const float* gamma;
+  float* dgamma_part;
+  float* dx;
+  size_t n;
+};
+
+float RmsBwdSumChunk(const RmsBwdChunk& c, float rrms) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const auto r = hn::Set(d, rrms), one = hn::Set(d, 1.0f);
+  auto b0 = hn::Zero(d), b1 = hn::Zero(d), b2 = hn::Zero(d), b3 = hn::Zero(d);
+  const auto step = [&](auto& b, size_t i, size_t count) {
+    const bool full = count == N;
+    const auto dy = full ? hn::LoadU(d, c.dy + i) : LoadAsFloatTail(d, c.dy + i, count);
+    const auto xhat = hn::Mul(full ? hn::LoadU(d, c.x + i) : LoadAsFloatTail(d, c.x + i, count), r);
+    const auto gamma =
+        !c.gamma ? one : (full ? hn::LoadU(d, c.gamma + i) : LoadAsFloatTail(d, c.gamma + i, count));
+    b = hn::MulAdd(hn::Mul(gamma, dy), xhat, b);  // padding: dy = 0, x = 0
+    if (c.dgamma_part) {
+      float* p = c.dgamma_part + i;
+      if (full) {
+        hn::StoreU(hn::MulAdd(dy, xhat, hn::LoadU(d, p)), d, p);
+      } else {
+        StoreFromFloatTail(d, hn::MulAdd(dy, xhat, LoadAsFloatTail(d, p, count)), p, count);
+      }
+    }
+  };
+  size_t i = 0;
+  for (; i + 4 * N <= c.n; i += 4 * N) {
+    step(b0, i, N);
+    step(b1, i + N, N);
+    step(b2, i + 2 * N, N);
+    step(b3, i + 3 * N, N);
+  }
+  for (; i + N <= c.n; i += N) step(b0, i, N);
+  if (i < c.n) step(b0, i, c.n - i);
+  return SumLanesPairwise(d, hn::Add(hn::Add(b0, b1), hn::Add(b2, b3)));
+}
+
+void RmsBwdDxChunk(const RmsBwdChunk& c, float rrms, float B) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const auto r = hn::Set(d, rrms), vb = hn::Set(d, B), one = hn::Set(d, 1.0f);
+  const auto dx_of = [&](size_t i, size_t count) {
+    const bool full = count == N;
+    const auto dy = full ? hn::LoadU(d, c.dy + i) : LoadAsFloatTail(d, c.dy + i, count);
+    const auto xhat = hn::Mul(full ? hn::LoadU(d, c.x + i) : LoadAsFloatTail(d, c.x + i, count), r);
+    const auto gamma =
+        !c.gamma ? one : (full ? hn::LoadU(d, c.gamma + i) : LoadAsFloatTail(d, c.gamma + i, count));
+    return hn::Mul(r, hn::NegMulAdd(xhat, vb, hn::Mul(gamma, dy)));
+  };
+  size_t i = 0;
+  for (; i + N <= c.n; i += N) hn::StoreU(dx_of(i, N), d, c.dx + i);
+  if (i < c.n) StoreFromFloatTail(d, dx_of(i, c.n - i), c.dx + i, c.n - i);
+}
+
+template <bool kSplit>
+void RmsBwdRow(const float* dy, const float* x, const float* gamma, float rrms, float* dx,
+               float* dgamma_part, int64_t cols) {
+  const int64_t chunks = ceil_div(cols, kChunk);
+  const auto chunk = [&](int64_t ch) {
+    const int64_t at = ch * kChunk;
+    return RmsBwdChunk{dy + at,
+                       x + at,
+                       gamma ? gamma + at : nullptr,
+                       dgamma_part ? dgamma_part + at : nullptr,
+                       dx + at,
+                       static_cast<size_t>(std::min(kChunk, cols - at))};
+  };
+  float sum = 0;
+  fold_chunks<kSplit>(
+      chunks, [&](int64_t ch) { return RmsBwdSumChunk(chunk(ch), rrms); },
+      [&](float part) { sum += part; });
+  const float B = std::isfinite(sum) ? sum / static_cast<float>(cols)
+                                     : std::numeric_limits<float>::quiet_NaN();
+  for_each_chunk<kSplit>(chunks, [&](int64_t ch) { RmsBwdDxChunk(chunk(ch), rrms, B); });
+}
+
+void RmsNormBwdHwy(const float* dy, const float* x, const float* gamma, const float* rrms,
+                   float* dx, float* dgamma, int64_t rows, int64_t cols) {
+  BackwardInRowBlocks(rows, cols, dgamma, nullptr,
+                      [&]<bool kSplit>(int64_t r, float* dgamma_part, float*) {
+                        RmsBwdRow<kSplit>(dy + r * cols, x + r * cols, gamma, rrms[r],
+                                          dx + r * cols, dgamma_part, cols);
+                      });
+}
+
+}  // namespace normcheck::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "normcheck/bounds.h"
+#include "normcheck/kernel.h"
+
+namespace normcheck {
+namespace simd {
+HWY_EXPORT(RmsNormBwdHwy);
+
+void rmsnorm_bwd_hwy(const float* dy, const float* x, const float* gamma, const float* rrms,
+                     float* dx, float* dgamma, int64_t rows, int64_t cols) {
+  if (rows <= 0 || cols <= 0) return;
+  HWY_DYNAMIC_DISPATCH(RmsNormBwdHwy)(dy, x, gamma, rrms, dx, dgamma, rows, cols);
+}
+
+// u = 2^-24, g(k) = gamma_k, n = summation_depth(d), m the dgamma depth (as
+// in layernorm_bwd.hwy). Saved rrms^ = r(1 + d), so xhat^ = fl(x rrms^) =
+// xhat(1 + th2) and g^ = fl(gamma dy) = g(1 + d): no absolute shift (no mean).
+//   B^ = fl(fl(sum g^ xhat^)/d) (products rounded at most once):
+//        |B^ - mean(g xhat)| <= g(n+5) mean|g xhat|.
+//   dx^ = fl(rrms^ fl(g^ - xhat^ B^)) (one rounding with FMA, two without):
+//        inner off by u|g| + g(2)|xhat||B| + |xhat||B^ - B|(1 + g(2)) + g(2) of
+//        |g| + |xhat| mean|g xhat|; the outer product and rrms^ add g(2):
+//   dx_g = g(5), dx_proj_rel = g(n+12).
+//   dgamma: terms dy xhat^ off by g(3), summed with depth m: g(m+3).
+Bound hwy_rmsnorm_bwd_bound(const RowCondition& c) {
+  constexpr double u = kUnitRoundoff;
+  const double n = static_cast<double>(summation_depth(c.d, kMinLanes));
+  const double m = static_cast<double>(std::min<int64_t>(c.rows, kBwdRowsPerBlock) +
+                                       ceil_div(c.rows, kBwdRowsPerBlock));
+  Bound b;
+  b.dx_g = gamma_n(5, u);
+  b.dx_proj_rel = gamma_n(n + 12, u);
+  b.dgamma_rel = gamma_n(m + 3, u);
+  b.underflow_abs = kUnderflowUnit;
+  return b;
+}
+}  // namespace simd
+
+extern const Kernel kRmsNormBwdHwy;
+constinit const Kernel kRmsNormBwdHwy{
+    .name = "rmsnorm_bwd.hwy",
+    .op = Op::rmsnorm_bwd,
+    .origin = Origin::ours,
+    .dtype = DType::f32,
+    .algorithm = "Highway SIMD (run-time dispatch): float sum of g*xhat, dx in a second pass; "
+                 "threaded over 32-row blocks, dgamma partials merged in block order",
+    .fn = &simd::rmsnorm_bwd_hwy,
+    .bound = &simd::hwy_rmsnorm_bwd_bound,
+};
+
+}  // namespace normcheck
+#endif  // HWY_ONCE
