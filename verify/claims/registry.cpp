@@ -20,7 +20,8 @@ ClaimResult check_j8_xavier_gain(const ClaimOptions&);
 std::span<const Claim> claim_table() {
   static const std::vector<Claim> table = {
       // ---- S*, A* ----
-      claims::kClaimS1, claims::kClaimS2, claims::kClaimS3, claims::kClaimA1, claims::kClaimA2, claims::kClaimA3,
+      claims::kClaimS1, claims::kClaimS2, claims::kClaimS3, claims::kClaimS4, claims::kClaimS5,
+      claims::kClaimA1, claims::kClaimA2, claims::kClaimA3,
       // ---- J* ----
       {"J1", "||dLN(z)/dz||_2 ~ sqrt(d)/||z||_2 (exact: 1/sqrt(sigma^2 + eps), d >= 3)",
        "seed 003 (Xiong et al., arXiv 2002.04745)", check_j1_layernorm_jacobian_norm},

@@ -8,6 +8,8 @@ set(NORMCHECK_CLAIMS_SEMANTICS_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/s1_normalized_shape.cpp
   ${CMAKE_CURRENT_LIST_DIR}/s2_std_plus_eps.cpp
   ${CMAKE_CURRENT_LIST_DIR}/s3_biased_variance.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/s4_forward_rewrite.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/s5_backward_formula.cpp
   ${CMAKE_CURRENT_LIST_DIR}/a1_layernorm_as_instancenorm.cpp
   ${CMAKE_CURRENT_LIST_DIR}/a2_layernorm_axes.cpp
   ${CMAKE_CURRENT_LIST_DIR}/a3_manual_vs_library.cpp
