@@ -15,6 +15,7 @@
 
 #include "normcheck/bounds.h"
 #include "normcheck/kernel.h"
+#include "element_count.h"
 #include "onednn_session.h"
 
 namespace normcheck {
@@ -120,11 +121,14 @@ void onednn_layernorm_bwd(const float* dy, const float* x, const float* gamma,
   onednn::stream().wait();
 }
 
-// A shape oneDNN cannot build a primitive for (none known for f32 in 2.6; the
-// check asks the library rather than assuming). The table's Shape does not say
-// whether dgamma/dbeta are wanted, so the fuller primitive is asked for.
+// A shape too large to address, or one oneDNN cannot build a primitive for
+// (none known for f32 in 2.6; the check asks the library rather than
+// assuming). The table's Shape does not say whether dgamma/dbeta are wanted,
+// so the fuller primitive is asked for.
 std::string onednn_bwd_declines(const Shape& shape) {
   if (shape.rows <= 0 || shape.cols <= 0) return {};  // a no-op, nothing to ask
+  if (std::string reason = adapters::element_count_declines(shape, "oneDNN"); !reason.empty())
+    return reason;
   return onednn::creation_failure(
       [&] { backward_desc(shape.rows, shape.cols, config_for(shape.has_gamma, true)); });
 }

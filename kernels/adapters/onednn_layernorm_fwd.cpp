@@ -11,6 +11,7 @@
 
 #include "normcheck/bounds.h"
 #include "normcheck/kernel.h"
+#include "element_count.h"
 #include "onednn_session.h"
 
 namespace normcheck {
@@ -99,10 +100,12 @@ void onednn_layernorm_fwd(const float* x, const float* gamma, const float* beta,
     for (int64_t i = 0; i < rows; ++i) rstd[i] = 1.0f / std::sqrt(variance[i] + eps);
 }
 
-// A shape oneDNN cannot build a primitive for (none known for f32 in 2.6; the
-// check asks the library rather than assuming).
+// A shape too large to address, or one oneDNN cannot build a primitive for
+// (none known for f32 in 2.6; the check asks the library rather than assuming).
 std::string onednn_fwd_declines(const Shape& shape) {
   if (shape.rows <= 0 || shape.cols <= 0) return {};  // a no-op, nothing to ask
+  if (std::string reason = adapters::element_count_declines(shape, "oneDNN"); !reason.empty())
+    return reason;
   return onednn::creation_failure([&] {
     forward_desc(shape.rows, shape.cols, 1e-5f, affine_flags(shape.has_gamma, shape.has_beta),
                  prop_kind::forward_training);

@@ -3,6 +3,7 @@
 // copy in); libtorch allocates dx, dgamma and dbeta, which are copied into the
 // caller's arrays. Threads: libtorch's default intra-op pool.
 #include <array>
+#include <string>
 #include <vector>
 
 #include <c10/core/InferenceMode.h>
@@ -10,6 +11,7 @@
 
 #include "normcheck/bounds.h"
 #include "normcheck/kernel.h"
+#include "element_count.h"
 #include "torch_tensors.h"
 
 namespace normcheck {
@@ -43,11 +45,15 @@ void torch_layernorm_bwd(const float* dy, const float* x, const float* gamma,
   if (dbeta) view(dbeta, {cols}).copy_(out_dbeta);
 }
 
+// libtorch takes every float shape whose size fits its int64 element count.
+std::string torch_bwd_declines(const Shape& shape) {
+  return adapters::element_count_declines(shape, "libtorch");
+}
+
 Bound torch_bwd_bound(const RowCondition& c) { return default_bound(Op::layernorm_bwd)(c); }
 
 }  // namespace
 
-// libtorch accepts every f32 shape; it declines nothing.
 extern const Kernel kTorchLayerNormBwd;
 constinit const Kernel kTorchLayerNormBwd{
     .name = "layernorm_bwd.torch",
@@ -59,6 +65,7 @@ constinit const Kernel kTorchLayerNormBwd{
                  "b = (db*mean - ds)*rstd^3/d, c = -b*mean - db*rstd/d; dgamma, dbeta column sums",
     .fn = &torch_layernorm_bwd,
     .bound = &torch_bwd_bound,
+    .declines = &torch_bwd_declines,
 };
 
 }  // namespace normcheck

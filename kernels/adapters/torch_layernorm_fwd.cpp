@@ -4,11 +4,14 @@
 // (its public API has no way to write into the caller's memory directly, so the
 // copy is part of what using libtorch costs). Threads: libtorch's default
 // intra-op pool (at::get_num_threads(), one per core), left as a user gets it.
+#include <string>
+
 #include <c10/core/InferenceMode.h>
 #include <ATen/ops/native_layer_norm.h>
 
 #include "normcheck/bounds.h"
 #include "normcheck/kernel.h"
+#include "element_count.h"
 #include "torch_tensors.h"
 
 namespace normcheck {
@@ -33,12 +36,17 @@ void torch_layernorm_fwd(const float* x, const float* gamma, const float* beta, 
   if (rstd) view(rstd, {rows}).copy_(out_rstd.reshape({rows}));
 }
 
+// libtorch takes every float shape whose size fits its int64 element count.
+std::string torch_fwd_declines(const Shape& shape) {
+  return adapters::element_count_declines(shape, "libtorch");
+}
+
 Bound torch_fwd_bound(const RowCondition& c) { return default_bound(Op::layernorm_fwd)(c); }
 
 }  // namespace
 
-// libtorch accepts every f32 shape; it declines nothing. Its moments are
-// Welford updates in float (no squares of x), so the full float range is in range.
+// Its moments are Welford updates in float (no squares of x), so the full
+// float range is in range.
 extern const Kernel kTorchLayerNormFwd;
 constinit const Kernel kTorchLayerNormFwd{
     .name = "layernorm_fwd.torch",
@@ -50,6 +58,7 @@ constinit const Kernel kTorchLayerNormFwd{
                  "y = (x*rstd - mean*rstd)*gamma + beta",
     .fn = &torch_layernorm_fwd,
     .bound = &torch_fwd_bound,
+    .declines = &torch_fwd_declines,
 };
 
 }  // namespace normcheck

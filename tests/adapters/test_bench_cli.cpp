@@ -1,0 +1,136 @@
+// `normcheck bench` end to end through the real binary, in --quick mode: the
+// JSON contract of design.md, every kernel of the table measured (or its
+// decline reported), the ratios computed from the figures they divide, and bad
+// usage giving exit 2 with a message. No speed is asserted: speed is measured
+// by the benchmark, never tested.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "normcheck/kernel.h"
+
+namespace normcheck {
+namespace {
+
+namespace fs = std::filesystem;
+
+// (The same runner as tests/cli/test_cli.cpp's; see the report on sharing it.)
+struct CommandRun {
+  int exit_code = -1;  // -1: killed by a signal (a crash)
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+CommandRun normcheck(const std::string& args) {
+  const fs::path dir = fs::temp_directory_path() / ("normcheck_bench_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string command = std::string(NORMCHECK_BINARY) + " " + args + " >" +
+                              (dir / "out").string() + " 2>" + (dir / "err").string();
+  const int status = std::system(command.c_str());
+  CommandRun run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = slurp(dir / "out");
+  run.err = slurp(dir / "err");
+  return run;
+}
+
+// One quick run shared by the tests below (it takes a few seconds).
+const nlohmann::json& quick_json() {
+  static const nlohmann::json document = [] {
+    const CommandRun run = normcheck("bench --quick --json");
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return nlohmann::json::parse(run.out);
+  }();
+  return document;
+}
+
+TEST(BenchCli, JsonHasTheContractFields) {
+  const auto& doc = quick_json();
+  ASSERT_TRUE(doc.contains("copy_gbps"));
+  EXPECT_GT(doc["copy_gbps"].get<double>(), 0);
+  ASSERT_TRUE(doc["results"].is_array());
+  ASSERT_FALSE(doc["results"].empty());
+  for (const auto& r : doc["results"]) {
+    for (const char* field : {"kernel", "op", "direction", "dtype"})
+      EXPECT_TRUE(r[field].is_string()) << field << " in " << r.dump();
+    for (const char* field : {"rows", "cols"}) EXPECT_TRUE(r[field].is_number_integer()) << field;
+    for (const char* field : {"gbps", "ratio_to_copy"}) EXPECT_TRUE(r[field].is_number()) << field;
+    EXPECT_TRUE(r.contains("ratio_to_onednn"));
+    EXPECT_TRUE(r["op"] == "layernorm" || r["op"] == "rmsnorm") << r.dump();
+    EXPECT_TRUE(r["direction"] == "fwd" || r["direction"] == "bwd") << r.dump();
+  }
+}
+
+// The bench iterates the table: every kernel is measured on every quick shape
+// or reported as declining it.
+TEST(BenchCli, MeasuresEveryKernelOfTheTable) {
+  const auto& doc = quick_json();
+  std::set<std::string> seen;
+  for (const auto& r : doc["results"]) seen.insert(r["kernel"].get<std::string>());
+  for (const auto& d : doc["declined"]) {
+    EXPECT_FALSE(d["reason"].get<std::string>().empty());
+    seen.insert(d["kernel"].get<std::string>());
+  }
+  for (const Kernel& k : kernel_table()) EXPECT_TRUE(seen.count(std::string(k.name))) << k.name;
+}
+
+// The ratios are the quotients of the figures printed beside them (to the
+// printed double's precision: relative 1e-12 is far above double rounding of
+// one division, 2^-53).
+TEST(BenchCli, RatiosDivideTheFiguresTheyStandFor) {
+  const auto& doc = quick_json();
+  const double copy = doc["copy_gbps"].get<double>();
+  for (const auto& r : doc["results"]) {
+    const double gbps = r["gbps"].get<double>();
+    EXPECT_NEAR(r["ratio_to_copy"].get<double>(), gbps / copy, 1e-12 * gbps / copy);
+    // The oneDNN peer: same op, direction, dtype and shape, named *.onednn.
+    const nlohmann::json* peer = nullptr;
+    for (const auto& o : doc["results"])
+      if (o["kernel"].get<std::string>().find(".onednn") != std::string::npos &&
+          o["op"] == r["op"] && o["direction"] == r["direction"] && o["dtype"] == r["dtype"] &&
+          o["rows"] == r["rows"] && o["cols"] == r["cols"])
+        peer = &o;
+    if (!peer) {
+      EXPECT_TRUE(r["ratio_to_onednn"].is_null()) << r.dump();
+      continue;
+    }
+    const double expected = gbps / (*peer)["gbps"].get<double>();
+    EXPECT_NEAR(r["ratio_to_onednn"].get<double>(), expected, 1e-12 * expected) << r.dump();
+  }
+}
+
+TEST(BenchCli, TextOutputIsATableWithTheCopyLimit) {
+  const CommandRun run = normcheck("bench --quick --shape 2x64 --repeats 1");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("GB/s"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("copy:"), std::string::npos) << run.out;
+}
+
+TEST(BenchCli, BadUsageExitsTwoWithAMessage) {
+  for (const char* args : {"bench --kernel no.such.kernel", "bench --seconds -1",
+                           "bench --shape 3by4", "bench --shape 0x8", "bench --repeats 0",
+                           "bench --no-such-flag"}) {
+    const CommandRun run = normcheck(args);
+    EXPECT_EQ(run.exit_code, 2) << args;
+    EXPECT_FALSE(run.err.empty()) << args;
+    EXPECT_TRUE(run.out.empty()) << args << ": " << run.out;
+  }
+}
+
+}  // namespace
+}  // namespace normcheck
