@@ -1,1 +1,572 @@
-// placeholder: replaced by its implementation
+// evaluate(): runs one kernel of the table on one problem, in guarded buffers,
+// and holds every output to the kernel's bound against the exact reference.
+//
+// What it checks, in this order of severity:
+//   - memory: each array sits in a 64-byte-aligned buffer at the problem's
+//     misalignment, between two guard zones filled with a canary; outputs are
+//     prefilled with a signalling-NaN sentinel that no arithmetic produces
+//     (a signalling NaN only arises by copying one). A changed guard is an
+//     out-of-bounds write, a surviving sentinel an unwritten output, a changed
+//     input byte a write to an input;
+//   - non-finite values (docs/semantics.md): where the reference is NaN the
+//     kernel must give NaN, where it is +-inf the same infinity, where it is
+//     finite a finite value. A row with sigma^2 + eps = 0 (r = +inf) is
+//     ill-posed: its exact y is 0 * inf but any rounding of the mean makes it
+//     finite, and every bound's coefficients are +inf there, so its row
+//     outputs are not checked. mean/rstd of rows with non-finite input are not
+//     checked either;
+//   - accuracy: |computed - exact| / allowance per element (0/0 = 0), the
+//     allowance being the Bound's formula (kernel.h) at the row's exact
+//     condition; an allowance of +inf (or 0 * inf) promises nothing.
+// The exact values are doubles (the reference's rounding to 53 bits), so a
+// ratio carries a relative uncertainty of ~2^-53 |exact| / allowance, far below
+// anything a worst-case bound is ever attained to.
+#include "normcheck/evaluate.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+#include "normcheck/bounds.h"
+#include "normcheck/metrics.h"
+#include "normcheck/reference.h"
+
+namespace normcheck {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// ---- 16-bit storage ----
+
+uint16_t bf16_from_float(float f) {
+  const uint32_t bits = std::bit_cast<uint32_t>(f);
+  if (std::isnan(f)) return static_cast<uint16_t>((bits >> 16) | 0x40);  // stays a (quiet) NaN
+  const uint32_t round_to_nearest_even = 0x7fff + ((bits >> 16) & 1);
+  return static_cast<uint16_t>((bits + round_to_nearest_even) >> 16);
+}
+
+float float_from_bf16(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
+
+uint16_t f16_from_float(float f) { return std::bit_cast<uint16_t>(static_cast<_Float16>(f)); }
+
+float float_from_f16(uint16_t h) { return static_cast<float>(std::bit_cast<_Float16>(h)); }
+
+uint16_t to_16(DType t, float f) { return t == DType::bf16 ? bf16_from_float(f) : f16_from_float(f); }
+
+float from_16(DType t, uint16_t h) { return t == DType::bf16 ? float_from_bf16(h) : float_from_f16(h); }
+
+// Position of a non-negative value on f16's ordinal line (consecutive f16
+// values are consecutive integers; 2^-24 is the subnormal spacing, each binade
+// above 2^-14 holds 1024 values; past 65504 the top binade's spacing goes on,
+// so +inf sits at 65536 like one more value).
+double f16_position(double a) {
+  if (a < 0x1p-14) return a / 0x1p-24;
+  const int e = std::min(std::ilogb(a), 15);
+  return 1024.0 * (e + 15) + (a / std::ldexp(1.0, e) - 1) * 1024.0;
+}
+
+// ULP distance in the kernel's dtype. bf16 shares float's exponent range, so
+// one bf16 ulp is exactly 2^16 float ulps everywhere, overflow included.
+double ulp_in(DType t, float computed, double exact) {
+  switch (t) {
+    case DType::f32: return ulp_error(computed, exact);
+    case DType::bf16: return ulp_error(computed, exact) / 0x1p16;
+    case DType::f16: break;
+  }
+  if (std::isnan(computed) || std::isnan(exact))
+    return std::isnan(computed) && std::isnan(exact) ? 0 : kInf;
+  if (std::isinf(exact)) return static_cast<double>(computed) == exact ? 0 : kInf;
+  auto signed_position = [](double v) {
+    const double p = std::isinf(v) ? f16_position(65536.0) : f16_position(std::fabs(v));
+    return std::signbit(v) ? -p : p;
+  };
+  return std::fabs(signed_position(computed) - signed_position(exact));
+}
+
+// ---- guarded buffers ----
+
+constexpr std::size_t kGuardBytes = 64;
+constexpr unsigned char kCanary = 0xc5;
+constexpr uint32_t kSentinel32 = 0x7fa5a5a5;  // signalling NaN (quiet bit 22 clear)
+constexpr uint16_t kSentinelBf16 = 0x7f85;    // signalling NaN (quiet bit 6 clear)
+constexpr uint16_t kSentinelF16 = 0x7d05;     // signalling NaN (quiet bit 9 clear)
+
+template <class T>
+class GuardedArray {
+ public:
+  // An array of n elements starting misalign_floats * 4 bytes past a 64-byte
+  // boundary, each element set to `fill`, guards canaried.
+  GuardedArray(std::size_t n, int misalign_floats, T fill) : n_(n) {
+    const std::size_t lead = kGuardBytes + 4 * static_cast<std::size_t>(misalign_floats);
+    storage_.assign(64 + lead + n * sizeof(T) + kGuardBytes, kCanary);
+    const auto address = reinterpret_cast<std::uintptr_t>(storage_.data());
+    begin_ = (64 - address % 64) % 64 + lead;
+    for (std::size_t i = 0; i < n; ++i) data()[i] = fill;
+  }
+  GuardedArray(const std::vector<T>& values, int misalign_floats)
+      : GuardedArray(values.size(), misalign_floats, T{}) {
+    std::copy(values.begin(), values.end(), data());
+  }
+  GuardedArray(const GuardedArray&) = delete;
+  GuardedArray& operator=(const GuardedArray&) = delete;
+
+  T* data() { return reinterpret_cast<T*>(storage_.data() + begin_); }
+  const T* data() const { return reinterpret_cast<const T*>(storage_.data() + begin_); }
+  std::size_t size() const { return n_; }
+  T operator[](std::size_t i) const { return data()[i]; }
+
+  bool guards_intact() const {
+    const auto is_canary = [](unsigned char b) { return b == kCanary; };
+    const auto data_end = storage_.begin() + static_cast<std::ptrdiff_t>(begin_ + n_ * sizeof(T));
+    return std::all_of(storage_.begin() + static_cast<std::ptrdiff_t>(begin_ - kGuardBytes),
+                       storage_.begin() + static_cast<std::ptrdiff_t>(begin_), is_canary) &&
+           std::all_of(data_end, data_end + kGuardBytes, is_canary);
+  }
+  // Byte-for-byte equal to `values` (NaN payloads included).
+  bool holds(const std::vector<T>& values) const {
+    return values.size() == n_ && std::memcmp(data(), values.data(), n_ * sizeof(T)) == 0;
+  }
+
+ private:
+  std::size_t n_;
+  std::size_t begin_ = 0;
+  std::vector<unsigned char> storage_;
+};
+
+using FloatArray = GuardedArray<float>;
+using HalfArray = GuardedArray<uint16_t>;
+
+float sentinel32() { return std::bit_cast<float>(kSentinel32); }
+
+// An output of the kernel as floats plus which elements still hold the sentinel.
+struct Readback {
+  std::vector<float> values;
+  bool unwritten = false;
+};
+
+Readback read(const FloatArray& a) {
+  Readback r;
+  r.values.resize(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    r.values[i] = a[i];
+    r.unwritten |= std::bit_cast<uint32_t>(a[i]) == kSentinel32;
+  }
+  return r;
+}
+
+Readback read(const HalfArray& a, DType t) {
+  const uint16_t sentinel = t == DType::bf16 ? kSentinelBf16 : kSentinelF16;
+  Readback r;
+  r.values.resize(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    r.values[i] = from_16(t, a[i]);
+    r.unwritten |= a[i] == sentinel;
+  }
+  return r;
+}
+
+// The inputs a 16-bit kernel sees (rounded) and what the reference is given
+// (the rounded values, widened); for f32 both are the problem's values.
+struct StoredInput {
+  std::vector<uint16_t> bits;
+  std::vector<float> widened;
+};
+
+StoredInput store(DType t, const std::vector<float>& values) {
+  StoredInput s;
+  if (t == DType::f32) {
+    s.widened = values;
+    return s;
+  }
+  s.bits.resize(values.size());
+  s.widened.resize(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    s.bits[i] = to_16(t, values[i]);
+    s.widened[i] = from_16(t, s.bits[i]);
+  }
+  return s;
+}
+
+// An optional input array (gamma, beta): nullptr when the problem has none.
+struct OptionalInput {
+  OptionalInput(const std::vector<float>& values, int misalign)
+      : array(values, misalign), present(!values.empty()) {}
+  float* pointer() { return present ? array.data() : nullptr; }
+  FloatArray array;
+  bool present;
+};
+
+// ---- the element checks ----
+
+class Tally {
+ public:
+  explicit Tally(Evaluation& ev) : ev_(ev) {}
+
+  void element(const char* output, int64_t row, int64_t col, float computed, double exact,
+               double allowed, bool main, DType dtype) {
+    if (main) ev_.max_ulp = std::max(ev_.max_ulp, ulp_in(dtype, computed, exact));
+    double ratio = 0;
+    if (std::isnan(exact)) {
+      if (!std::isnan(computed)) mismatch(ratio);
+    } else if (std::isinf(exact)) {
+      if (static_cast<double>(computed) != exact) mismatch(ratio);
+    } else if (std::isnan(allowed) || allowed == kInf) {
+      // the bound promises nothing for this element
+    } else if (std::isinf(computed) && std::fabs(exact) > std::numeric_limits<float>::max() &&
+               std::signbit(computed) == std::signbit(exact)) {
+      // an exact value beyond the float range, overflowed to the same infinity
+    } else if (!std::isfinite(computed)) {
+      mismatch(ratio);
+    } else {
+      const double error = std::fabs(static_cast<double>(computed) - exact);
+      ratio = error == 0 ? 0 : error / allowed;  // x / 0 = +inf
+    }
+    if (ratio > ev_.max_error_over_bound || ev_.worst.output.empty()) {
+      ev_.max_error_over_bound = ratio;
+      ev_.worst = {output, row, col, computed, exact, allowed};
+    }
+  }
+
+ private:
+  void mismatch(double& ratio) {
+    ev_.nonfinite_mismatch = true;
+    ratio = kInf;
+  }
+  Evaluation& ev_;
+};
+
+double at_or(const std::vector<float>& v, std::size_t i, double missing) {
+  return v.empty() ? missing : static_cast<double>(v[i]);
+}
+
+// The fn of the kernel's row as the type its op and dtype call for.
+template <class Fn>
+Fn function_of(const Kernel& k) {
+  const Fn* fn = std::get_if<Fn>(&k.fn);
+  if (!fn || !*fn)
+    throw std::logic_error("evaluate: kernel " + std::string(k.name) +
+                           ": its function does not have the type of its op and dtype");
+  return *fn;
+}
+
+void require(bool ok, const char* what) {
+  if (!ok) throw std::invalid_argument(std::string("evaluate: ") + what);
+}
+
+bool ill_posed(const RowStats& s) { return s.finite && std::isinf(s.r); }
+
+// The condition dgamma/dbeta bounds are taken at: kernel.h says rows set and
+// kappa, max_kappa the largest over the (finite, well-posed) rows.
+RowCondition column_condition(const std::vector<RowStats>& stats, int64_t rows) {
+  RowCondition c;
+  c.rows = rows;
+  for (const RowStats& s : stats) {
+    const RowCondition rc = row_condition(s);
+    c.d = rc.d;
+    if (!s.finite || ill_posed(s)) continue;
+    c.kappa = std::max(c.kappa, rc.kappa);
+    c.max_kappa = std::max(c.max_kappa, rc.max_kappa);
+    c.eps_share = std::max(c.eps_share, rc.eps_share);
+    c.r = std::max(c.r, rc.r);
+  }
+  return c;
+}
+
+// Shared end of every op: memory verdicts, normwise error of the main output
+// over the rows that are checked, pass.
+void finish(Evaluation& ev, const std::vector<float>& main_computed,
+            const std::vector<double>& main_exact, const std::vector<RowStats>& stats,
+            int64_t cols) {
+  std::vector<float> c;
+  std::vector<double> e;
+  for (std::size_t row = 0; row < stats.size(); ++row) {
+    if (ill_posed(stats[row])) continue;
+    const auto begin = static_cast<std::ptrdiff_t>(row * static_cast<std::size_t>(cols));
+    c.insert(c.end(), main_computed.begin() + begin, main_computed.begin() + begin + cols);
+    e.insert(e.end(), main_exact.begin() + begin, main_exact.begin() + begin + cols);
+  }
+  ev.normwise = normwise_error(c, e);
+  ev.pass = ev.max_error_over_bound <= 1 && !ev.nonfinite_mismatch && !ev.out_of_bounds_write &&
+            !ev.unwritten_output && !ev.wrote_input;
+}
+
+// ---- LayerNorm forward ----
+
+void evaluate_layernorm_fwd(const Kernel& k, const Problem& p, BoundFn bound, Evaluation& ev) {
+  const auto n = static_cast<std::size_t>(p.rows * p.cols);
+  const auto rows = static_cast<std::size_t>(p.rows);
+  const StoredInput x = store(k.dtype, p.x);
+  const LayerNormFwdReference ref =
+      reference_layernorm_fwd(x.widened, p.gamma, p.beta, p.rows, p.cols, p.eps);
+
+  OptionalInput gamma(p.gamma, p.misalign_floats), beta(p.beta, p.misalign_floats);
+  FloatArray mean(rows, p.misalign_floats, sentinel32());
+  FloatArray rstd(rows, p.misalign_floats, sentinel32());
+  Readback y;
+  bool memory_ok = true, inputs_kept = true;
+  if (k.dtype == DType::f32) {
+    FloatArray x_in(x.widened, p.misalign_floats);
+    FloatArray y_out(n, p.misalign_floats, sentinel32());
+    function_of<nc_layernorm_fwd_fn>(k)(x_in.data(), gamma.pointer(), beta.pointer(), y_out.data(),
+                                        mean.data(), rstd.data(), p.rows, p.cols, p.eps);
+    y = read(y_out);
+    memory_ok = x_in.guards_intact() && y_out.guards_intact();
+    inputs_kept = x_in.holds(x.widened);
+  } else {
+    HalfArray x_in(x.bits, p.misalign_floats);
+    HalfArray y_out(n, p.misalign_floats, k.dtype == DType::bf16 ? kSentinelBf16 : kSentinelF16);
+    function_of<LayerNormFwd16Fn>(k)(x_in.data(), gamma.pointer(), beta.pointer(), y_out.data(),
+                                     mean.data(), rstd.data(), p.rows, p.cols, p.eps);
+    y = read(y_out, k.dtype);
+    memory_ok = x_in.guards_intact() && y_out.guards_intact();
+    inputs_kept = x_in.holds(x.bits);
+  }
+  const Readback mean_out = read(mean), rstd_out = read(rstd);
+  ev.out_of_bounds_write = !memory_ok || !gamma.array.guards_intact() ||
+                           !beta.array.guards_intact() || !mean.guards_intact() ||
+                           !rstd.guards_intact();
+  ev.wrote_input = !inputs_kept || !gamma.array.holds(p.gamma) || !beta.array.holds(p.beta);
+  ev.unwritten_output = y.unwritten || mean_out.unwritten || rstd_out.unwritten;
+
+  Tally tally(ev);
+  for (int64_t row = 0; row < p.rows; ++row) {
+    const RowStats& s = ref.stats[static_cast<std::size_t>(row)];
+    const Bound b = bound(row_condition(s));
+    const auto r = static_cast<std::size_t>(row);
+    if (s.finite)
+      tally.element("mean", row, -1, mean_out.values[r], ref.mean.exact[r],
+                    b.mean_rel * s.mean_abs_x + b.underflow_abs, false, DType::f32);
+    if (ill_posed(s)) continue;
+    if (s.finite)
+      tally.element("rstd", row, -1, rstd_out.values[r], ref.rstd.exact[r],
+                    b.stat_rel * s.r + b.underflow_abs, false, DType::f32);
+    for (int64_t col = 0; col < p.cols; ++col) {
+      const auto i = static_cast<std::size_t>(row * p.cols + col);
+      const auto c = static_cast<std::size_t>(col);
+      const double allowed = y_allowance(b, at_or(p.gamma, c, 1), at_or(p.beta, c, 0),
+                                         ref.xhat.exact[i]);
+      tally.element("y", row, col, y.values[i], ref.y.exact[i], allowed, true, k.dtype);
+    }
+  }
+  finish(ev, y.values, ref.y.exact, ref.stats, p.cols);
+}
+
+// ---- LayerNorm backward ----
+
+void evaluate_layernorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Evaluation& ev) {
+  const auto n = static_cast<std::size_t>(p.rows * p.cols);
+  const auto rows = static_cast<std::size_t>(p.rows), cols = static_cast<std::size_t>(p.cols);
+  const StoredInput x = store(k.dtype, p.x), dy = store(k.dtype, p.dy);
+  const LayerNormBwdReference ref =
+      reference_layernorm_bwd(dy.widened, x.widened, p.gamma, p.rows, p.cols, p.eps);
+  // The saved statistics: the forward's mean and rstd correctly rounded.
+  const LayerNormFwdReference saved =
+      reference_layernorm_fwd(x.widened, {}, {}, p.rows, p.cols, p.eps);
+
+  OptionalInput gamma(p.gamma, p.misalign_floats);
+  FloatArray mean(saved.mean.rounded, p.misalign_floats), rstd(saved.rstd.rounded, p.misalign_floats);
+  FloatArray dgamma(cols, p.misalign_floats, sentinel32()), dbeta(cols, p.misalign_floats, sentinel32());
+  Readback dx;
+  bool memory_ok = true, inputs_kept = true;
+  if (k.dtype == DType::f32) {
+    FloatArray x_in(x.widened, p.misalign_floats), dy_in(dy.widened, p.misalign_floats);
+    FloatArray dx_out(n, p.misalign_floats, sentinel32());
+    function_of<nc_layernorm_bwd_fn>(k)(dy_in.data(), x_in.data(), gamma.pointer(), mean.data(),
+                                        rstd.data(), dx_out.data(), dgamma.data(), dbeta.data(),
+                                        p.rows, p.cols);
+    dx = read(dx_out);
+    memory_ok = x_in.guards_intact() && dy_in.guards_intact() && dx_out.guards_intact();
+    inputs_kept = x_in.holds(x.widened) && dy_in.holds(dy.widened);
+  } else {
+    HalfArray x_in(x.bits, p.misalign_floats), dy_in(dy.bits, p.misalign_floats);
+    HalfArray dx_out(n, p.misalign_floats, k.dtype == DType::bf16 ? kSentinelBf16 : kSentinelF16);
+    function_of<LayerNormBwd16Fn>(k)(dy_in.data(), x_in.data(), gamma.pointer(), mean.data(),
+                                     rstd.data(), dx_out.data(), dgamma.data(), dbeta.data(),
+                                     p.rows, p.cols);
+    dx = read(dx_out, k.dtype);
+    memory_ok = x_in.guards_intact() && dy_in.guards_intact() && dx_out.guards_intact();
+    inputs_kept = x_in.holds(x.bits) && dy_in.holds(dy.bits);
+  }
+  const Readback dgamma_out = read(dgamma), dbeta_out = read(dbeta);
+  ev.out_of_bounds_write = !memory_ok || !gamma.array.guards_intact() || !mean.guards_intact() ||
+                           !rstd.guards_intact() || !dgamma.guards_intact() ||
+                           !dbeta.guards_intact();
+  ev.wrote_input = !inputs_kept || !gamma.array.holds(p.gamma) ||
+                   !mean.holds(saved.mean.rounded) || !rstd.holds(saved.rstd.rounded);
+  ev.unwritten_output = dx.unwritten || dgamma_out.unwritten || dbeta_out.unwritten;
+
+  Tally tally(ev);
+  for (int64_t row = 0; row < p.rows; ++row) {
+    const auto r = static_cast<std::size_t>(row);
+    const RowStats& s = ref.stats[r];
+    if (ill_posed(s)) continue;
+    const Bound b = bound(row_condition(s));
+    for (int64_t col = 0; col < p.cols; ++col) {
+      const auto i = static_cast<std::size_t>(row * p.cols + col);
+      const double g = at_or(p.gamma, static_cast<std::size_t>(col), 1) * dy.widened[i];
+      const double allowed = dx_allowance(b, s.r, g, ref.xhat.exact[i], ref.mean_abs_g[r],
+                                          ref.mean_abs_g_xhat[r]);
+      tally.element("dx", row, col, dx.values[i], ref.dx.exact[i], allowed, true, k.dtype);
+    }
+  }
+  const Bound bc = bound(column_condition(ref.stats, p.rows));
+  for (std::size_t col = 0; col < cols; ++col) {
+    const auto c = static_cast<int64_t>(col);
+    tally.element("dgamma", -1, c, dgamma_out.values[col], ref.dgamma.exact[col],
+                  bc.dgamma_rel * ref.sum_abs_dy_xhat[col] + bc.dgamma_abs * ref.sum_abs_dy[col] +
+                      bc.underflow_abs,
+                  true, DType::f32);
+    tally.element("dbeta", -1, c, dbeta_out.values[col], ref.dbeta.exact[col],
+                  bc.dbeta_rel * ref.sum_abs_dy[col] + bc.underflow_abs, true, DType::f32);
+  }
+  finish(ev, dx.values, ref.dx.exact, ref.stats, p.cols);
+}
+
+// ---- RMSNorm forward ----
+
+void evaluate_rmsnorm_fwd(const Kernel& k, const Problem& p, BoundFn bound, Evaluation& ev) {
+  require(k.dtype == DType::f32, "RMSNorm kernels are float32 only");
+  const auto n = static_cast<std::size_t>(p.rows * p.cols);
+  const RmsNormFwdReference ref = reference_rmsnorm_fwd(p.x, p.gamma, p.rows, p.cols, p.eps);
+
+  OptionalInput gamma(p.gamma, p.misalign_floats);
+  FloatArray x_in(p.x, p.misalign_floats);
+  FloatArray y_out(n, p.misalign_floats, sentinel32());
+  FloatArray rrms(static_cast<std::size_t>(p.rows), p.misalign_floats, sentinel32());
+  function_of<nc_rmsnorm_fwd_fn>(k)(x_in.data(), gamma.pointer(), y_out.data(), rrms.data(),
+                                    p.rows, p.cols, p.eps);
+  const Readback y = read(y_out), rrms_out = read(rrms);
+  ev.out_of_bounds_write = !x_in.guards_intact() || !gamma.array.guards_intact() ||
+                           !y_out.guards_intact() || !rrms.guards_intact();
+  ev.wrote_input = !x_in.holds(p.x) || !gamma.array.holds(p.gamma);
+  ev.unwritten_output = y.unwritten || rrms_out.unwritten;
+
+  Tally tally(ev);
+  for (int64_t row = 0; row < p.rows; ++row) {
+    const auto r = static_cast<std::size_t>(row);
+    const RowStats& s = ref.stats[r];
+    if (ill_posed(s)) continue;
+    const Bound b = bound(row_condition(s));
+    if (s.finite)
+      tally.element("rrms", row, -1, rrms_out.values[r], ref.rrms.exact[r],
+                    b.stat_rel * s.r + b.underflow_abs, false, DType::f32);
+    for (int64_t col = 0; col < p.cols; ++col) {
+      const auto i = static_cast<std::size_t>(row * p.cols + col);
+      const double allowed =
+          y_allowance(b, at_or(p.gamma, static_cast<std::size_t>(col), 1), 0, ref.xhat.exact[i]);
+      tally.element("y", row, col, y.values[i], ref.y.exact[i], allowed, true, k.dtype);
+    }
+  }
+  finish(ev, y.values, ref.y.exact, ref.stats, p.cols);
+}
+
+// ---- RMSNorm backward ----
+
+void evaluate_rmsnorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Evaluation& ev) {
+  require(k.dtype == DType::f32, "RMSNorm kernels are float32 only");
+  const auto n = static_cast<std::size_t>(p.rows * p.cols);
+  const auto cols = static_cast<std::size_t>(p.cols);
+  const RmsNormBwdReference ref = reference_rmsnorm_bwd(p.dy, p.x, p.gamma, p.rows, p.cols, p.eps);
+  const RmsNormFwdReference saved = reference_rmsnorm_fwd(p.x, {}, p.rows, p.cols, p.eps);
+
+  OptionalInput gamma(p.gamma, p.misalign_floats);
+  FloatArray x_in(p.x, p.misalign_floats), dy_in(p.dy, p.misalign_floats);
+  FloatArray rrms(saved.rrms.rounded, p.misalign_floats);
+  FloatArray dx_out(n, p.misalign_floats, sentinel32());
+  FloatArray dgamma(cols, p.misalign_floats, sentinel32());
+  function_of<nc_rmsnorm_bwd_fn>(k)(dy_in.data(), x_in.data(), gamma.pointer(), rrms.data(),
+                                    dx_out.data(), dgamma.data(), p.rows, p.cols);
+  const Readback dx = read(dx_out), dgamma_out = read(dgamma);
+  ev.out_of_bounds_write = !x_in.guards_intact() || !dy_in.guards_intact() ||
+                           !gamma.array.guards_intact() || !rrms.guards_intact() ||
+                           !dx_out.guards_intact() || !dgamma.guards_intact();
+  ev.wrote_input = !x_in.holds(p.x) || !dy_in.holds(p.dy) || !gamma.array.holds(p.gamma) ||
+                   !rrms.holds(saved.rrms.rounded);
+  ev.unwritten_output = dx.unwritten || dgamma_out.unwritten;
+
+  Tally tally(ev);
+  for (int64_t row = 0; row < p.rows; ++row) {
+    const auto r = static_cast<std::size_t>(row);
+    const RowStats& s = ref.stats[r];
+    if (ill_posed(s)) continue;
+    const Bound b = bound(row_condition(s));
+    for (int64_t col = 0; col < p.cols; ++col) {
+      const auto i = static_cast<std::size_t>(row * p.cols + col);
+      const double g = at_or(p.gamma, static_cast<std::size_t>(col), 1) * p.dy[i];
+      const double allowed = dx_allowance(b, s.r, g, ref.xhat.exact[i], ref.mean_abs_g[r],
+                                          ref.mean_abs_g_xhat[r]);
+      tally.element("dx", row, col, dx.values[i], ref.dx.exact[i], allowed, true, k.dtype);
+    }
+  }
+  const Bound bc = bound(column_condition(ref.stats, p.rows));
+  for (std::size_t col = 0; col < cols; ++col)
+    tally.element("dgamma", -1, static_cast<int64_t>(col), dgamma_out.values[col],
+                  ref.dgamma.exact[col],
+                  bc.dgamma_rel * ref.sum_abs_dy_xhat[col] + bc.dgamma_abs * ref.sum_abs_dy[col] +
+                      bc.underflow_abs,
+                  true, DType::f32);
+  finish(ev, dx.values, ref.dx.exact, ref.stats, p.cols);
+}
+
+}  // namespace
+
+RowCondition row_condition(const RowStats& stats) {
+  RowCondition c = stats.condition;
+  c.rows = 1;
+  c.r = stats.r;
+  // eps r^2 is 0 * inf when sigma^2 + eps = 0; such rows are not checked, and
+  // a 0 share keeps the bound's arithmetic free of NaN for what is (the mean).
+  if (std::isnan(c.eps_share)) c.eps_share = 0;
+  return c;
+}
+
+double y_allowance(const Bound& b, double gamma, double beta, double xhat) {
+  const double g = std::fabs(gamma), h = std::fabs(xhat);
+  return g * (b.xhat_abs + b.xhat_rel * h) + b.affine_rel * (g * h + std::fabs(beta)) +
+         b.underflow_abs;
+}
+
+double dx_allowance(const Bound& b, double r, double g, double xhat, double mean_abs_g,
+                    double mean_abs_g_xhat) {
+  const double h = std::fabs(xhat);
+  return r * (b.dx_g * std::fabs(g) + (b.dx_mean_g + b.dx_xhat_mean_g * h) * mean_abs_g +
+              (b.dx_proj_abs + b.dx_proj_rel * h) * mean_abs_g_xhat) +
+         b.underflow_abs;
+}
+
+Evaluation evaluate(const Kernel& kernel, const Problem& problem,
+                    std::optional<BoundFn> bound_override) {
+  Evaluation ev;
+  ev.kernel = std::string(kernel.name);
+  ev.op = kernel.op;
+  const Problem& p = problem;
+  ev.declined = declines(kernel, Shape{p.rows, p.cols, !p.gamma.empty(), !p.beta.empty()});
+  if (!ev.declined.empty()) return ev;
+
+  const auto n = static_cast<std::size_t>(p.rows * p.cols);
+  require(p.rows >= 1 && p.cols >= 1, "a problem has rows >= 1 and cols >= 1");
+  require(p.misalign_floats >= 0 && p.misalign_floats < 16, "misalign_floats is in [0, 16)");
+  require(p.x.size() == n, "x must hold rows * cols values");
+  require(p.gamma.empty() || p.gamma.size() == static_cast<std::size_t>(p.cols),
+          "gamma must be empty or hold cols values");
+  require(p.beta.empty() || p.beta.size() == static_cast<std::size_t>(p.cols),
+          "beta must be empty or hold cols values");
+  const bool backward = kernel.op == Op::layernorm_bwd || kernel.op == Op::rmsnorm_bwd;
+  require(!backward || p.dy.size() == n, "dy must hold rows * cols values for a backward op");
+  require(p.eps >= 0, "eps must be >= 0");
+
+  BoundFn bound = bound_override.value_or(kernel.bound);
+  if (!bound) bound = default_bound(kernel.op);
+  switch (kernel.op) {
+    case Op::layernorm_fwd: evaluate_layernorm_fwd(kernel, p, bound, ev); break;
+    case Op::layernorm_bwd: evaluate_layernorm_bwd(kernel, p, bound, ev); break;
+    case Op::rmsnorm_fwd: evaluate_rmsnorm_fwd(kernel, p, bound, ev); break;
+    case Op::rmsnorm_bwd: evaluate_rmsnorm_bwd(kernel, p, bound, ev); break;
+  }
+  return ev;
+}
+
+}  // namespace normcheck

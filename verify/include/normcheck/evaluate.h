@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "normcheck/kernel.h"
+#include "normcheck/reference.h"
 
 namespace normcheck {
 
@@ -52,5 +53,17 @@ struct Evaluation {
 // that ask for a tolerance).
 Evaluation evaluate(const Kernel& kernel, const Problem& problem,
                     std::optional<BoundFn> bound_override = std::nullopt);
+
+// The pieces evaluate() uses, for suites that derive tolerances from a bound
+// (kernel.h states the formulas; each includes Bound::underflow_abs).
+// The condition a row's bound is taken at: the reference's, with rows = 1 and
+// r set; a row with sigma^2 + eps = 0 (r = +inf) is ill-posed and evaluate()
+// does not check its row outputs (y/dx and rstd/rrms) at all.
+RowCondition row_condition(const RowStats& stats);
+// gamma = 1 without gamma, beta = 0 without beta; xhat the exact normalized value.
+double y_allowance(const Bound& b, double gamma, double beta, double xhat);
+// g = gamma_i dy_i; the means are the reference's mean|g| and mean|g xhat| of the row.
+double dx_allowance(const Bound& b, double r, double g, double xhat, double mean_abs_g,
+                    double mean_abs_g_xhat);
 
 }  // namespace normcheck

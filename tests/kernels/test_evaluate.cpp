@@ -1,0 +1,203 @@
+// evaluate() catches each way a kernel can be wrong: deliberately bad kernels
+// defined here (one past the end, an element left unwritten, x modified, one
+// value just above its allowance) each fail for their reason, while a kernel
+// that returns the correctly rounded reference passes.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "fwd_test_rows.h"
+#include "normcheck/bounds.h"
+#include "normcheck/evaluate.h"
+#include "normcheck/kernel.h"
+#include "normcheck/reference.h"
+
+namespace normcheck {
+namespace {
+
+// What the test kernels return: the reference correctly rounded, with one y
+// element replaced when bad_index >= 0.
+struct Planted {
+  std::vector<float> y, mean, rstd;
+  std::size_t bad_index = SIZE_MAX;
+  float bad_value = 0;
+} planted;
+
+void plant(const Problem& p) {
+  const LayerNormFwdReference ref =
+      reference_layernorm_fwd(p.x, p.gamma, p.beta, p.rows, p.cols, p.eps);
+  planted = {ref.y.rounded, ref.mean.rounded, ref.rstd.rounded};
+}
+
+void write_planted(float* y, float* mean, float* rstd, int64_t rows, int64_t cols) {
+  for (std::size_t i = 0; i < static_cast<std::size_t>(rows * cols); ++i)
+    y[i] = i == planted.bad_index ? planted.bad_value : planted.y[i];
+  for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r) {
+    if (mean) mean[r] = planted.mean[r];
+    if (rstd) rstd[r] = planted.rstd[r];
+  }
+}
+
+void exact_kernel(const float*, const float*, const float*, float* y, float* mean, float* rstd,
+                  int64_t rows, int64_t cols, float) {
+  write_planted(y, mean, rstd, rows, cols);
+}
+
+void writes_one_past_the_end(const float*, const float*, const float*, float* y, float* mean,
+                             float* rstd, int64_t rows, int64_t cols, float) {
+  write_planted(y, mean, rstd, rows, cols);
+  y[rows * cols] = y[rows * cols - 1];
+}
+
+void leaves_one_unwritten(const float*, const float*, const float*, float* y, float* mean,
+                          float* rstd, int64_t rows, int64_t cols, float) {
+  std::vector<float> all(static_cast<std::size_t>(rows * cols));
+  write_planted(all.data(), mean, rstd, rows, cols);
+  std::copy(all.begin(), all.end() - 1, y);
+}
+
+void modifies_x(const float* x, const float*, const float*, float* y, float* mean, float* rstd,
+                int64_t rows, int64_t cols, float) {
+  write_planted(y, mean, rstd, rows, cols);
+  const_cast<float*>(x)[0] += 1.0f;
+}
+
+Kernel test_kernel(nc_layernorm_fwd_fn fn) {
+  return Kernel{.name = "test.layernorm_fwd", .op = Op::layernorm_fwd, .origin = Origin::ours,
+                .dtype = DType::f32, .algorithm = "test", .fn = fn,
+                .bound = &twopass_layernorm_fwd_bound};
+}
+
+Problem problem() {
+  std::mt19937_64 rng(test::fixed_seed(3));
+  Problem p = test::shifted_normal_rows(rng, 3, 64, 5.0f, 2.0f, 1e-5f);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (int j = 0; j < 64; ++j) {
+    p.gamma.push_back(1.0f + normal(rng));
+    p.beta.push_back(normal(rng));
+  }
+  p.misalign_floats = 1;
+  return p;
+}
+
+TEST(Evaluate, CorrectlyRoundedReferencePasses) {
+  const Problem p = problem();
+  plant(p);
+  const Evaluation ev = evaluate(test_kernel(&exact_kernel), p);
+  EXPECT_TRUE(ev.pass) << test::describe(ev);
+  EXPECT_LE(ev.max_ulp, 0.5);  // correctly rounded: at most half an ulp from the exact value
+  EXPECT_FALSE(ev.worst.output.empty());
+}
+
+TEST(Evaluate, CatchesAWriteOnePastTheEnd) {
+  const Problem p = problem();
+  plant(p);
+  const Evaluation ev = evaluate(test_kernel(&writes_one_past_the_end), p);
+  EXPECT_TRUE(ev.out_of_bounds_write);
+  EXPECT_FALSE(ev.pass);
+}
+
+TEST(Evaluate, CatchesAnUnwrittenElement) {
+  const Problem p = problem();
+  plant(p);
+  const Evaluation ev = evaluate(test_kernel(&leaves_one_unwritten), p);
+  EXPECT_TRUE(ev.unwritten_output);
+  EXPECT_FALSE(ev.out_of_bounds_write);
+  EXPECT_FALSE(ev.pass);
+}
+
+TEST(Evaluate, CatchesAWriteToTheInput) {
+  const Problem p = problem();
+  plant(p);
+  const Evaluation ev = evaluate(test_kernel(&modifies_x), p);
+  EXPECT_TRUE(ev.wrote_input);
+  EXPECT_FALSE(ev.pass);
+}
+
+// One y element moved to 1.2 (then 0.8) times its allowance from the exact
+// value: the first fails with a ratio just above 1 and names that element,
+// the second passes. The allowance is computed the way evaluate() documents
+// (twopass bound at the row's exact condition).
+TEST(Evaluate, ValueJustAboveTheBoundFailsJustBelowPasses) {
+  const Problem p = problem();
+  const LayerNormFwdReference ref =
+      reference_layernorm_fwd(p.x, p.gamma, p.beta, p.rows, p.cols, p.eps);
+  const std::size_t index = 64 + 17;  // row 1, col 17
+  const Bound b = twopass_layernorm_fwd_bound(row_condition(ref.stats[1]));
+  const double allowed = y_allowance(b, p.gamma[17], p.beta[17], ref.xhat.exact[index]);
+  const double exact = ref.y.exact[index];
+  // Rounding exact + 1.2 (0.8) allowances to float moves the ratio by at most
+  // spacing / allowance < 0.05 when the allowance spans 20 float spacings.
+  ASSERT_GT(allowed, 20 * std::fabs(std::nextafter(static_cast<float>(exact), INFINITY) - exact));
+
+  plant(p);
+  planted.bad_index = index;
+  planted.bad_value = static_cast<float>(exact + 1.2 * allowed);
+  const Evaluation above = evaluate(test_kernel(&exact_kernel), p);
+  EXPECT_FALSE(above.pass);
+  EXPECT_GT(above.max_error_over_bound, 1.0);
+  EXPECT_LT(above.max_error_over_bound, 1.3);
+  EXPECT_EQ(above.worst.output, "y");
+  EXPECT_EQ(above.worst.row, 1);
+  EXPECT_EQ(above.worst.col, 17);
+
+  planted.bad_value = static_cast<float>(exact - 0.8 * allowed);
+  const Evaluation below = evaluate(test_kernel(&exact_kernel), p);
+  EXPECT_TRUE(below.pass) << test::describe(below);
+  EXPECT_GT(below.max_error_over_bound, 0.7);
+}
+
+TEST(Evaluate, NaNWhereTheReferenceIsFiniteFails) {
+  const Problem p = problem();
+  plant(p);
+  planted.bad_index = 5;
+  planted.bad_value = NAN;
+  const Evaluation ev = evaluate(test_kernel(&exact_kernel), p);
+  EXPECT_TRUE(ev.nonfinite_mismatch);
+  EXPECT_FALSE(ev.pass);
+}
+
+// A bf16 kernel: two-pass in float on the widened input, y rounded to bf16.
+void twopass_bf16(const uint16_t* x, const float* gamma, const float* beta, uint16_t* y,
+                  float* mean, float* rstd, int64_t rows, int64_t cols, float eps) {
+  const auto fn = std::get<nc_layernorm_fwd_fn>(find_kernel("layernorm_fwd.twopass")->fn);
+  std::vector<float> wide(static_cast<std::size_t>(rows * cols)), out(wide.size());
+  for (std::size_t i = 0; i < wide.size(); ++i)
+    wide[i] = std::bit_cast<float>(static_cast<uint32_t>(x[i]) << 16);
+  fn(wide.data(), gamma, beta, out.data(), mean, rstd, rows, cols, eps);
+  for (std::size_t i = 0; i < out.size(); ++i) {  // round to nearest even
+    const uint32_t bits = std::bit_cast<uint32_t>(out[i]);
+    y[i] = static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+  }
+}
+
+// Its bound: two-pass's, then one rounding to bf16 (8 significant bits: unit
+// roundoff 2^-8; underflow 2^-134, half bf16's smallest subnormal):
+// |y16 - y| <= (1 + 2^-8) |y^ - y| + 2^-8 (|gamma xhat| + |beta|) + 2^-134.
+Bound twopass_bf16_bound(const RowCondition& c) {
+  Bound b = twopass_layernorm_fwd_bound(c);
+  b.xhat_abs *= 1 + 0x1p-8;
+  b.xhat_rel *= 1 + 0x1p-8;
+  b.affine_rel = b.affine_rel * (1 + 0x1p-8) + 0x1p-8;
+  b.underflow_abs = b.underflow_abs * (1 + 0x1p-8) + 0x1p-134;
+  return b;
+}
+
+TEST(Evaluate, Bf16KernelIsMeasuredInBf16Ulps) {
+  const Kernel k{.name = "test.layernorm_fwd_bf16", .op = Op::layernorm_fwd,
+                 .origin = Origin::ours, .dtype = DType::bf16, .algorithm = "test",
+                 .fn = &twopass_bf16, .bound = &twopass_bf16_bound};
+  const Evaluation ev = evaluate(k, problem());
+  EXPECT_TRUE(ev.pass) << test::describe(ev);
+  // Rounding to bf16 costs half a bf16 ulp; two-pass's own error is a few
+  // float ulps, i.e. far below another bf16 ulp.
+  EXPECT_LE(ev.max_ulp, 1.0);
+  EXPECT_GT(ev.max_ulp, 0.0);
+}
+
+}  // namespace
+}  // namespace normcheck
