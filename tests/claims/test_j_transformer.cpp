@@ -71,12 +71,12 @@ Mismatch compare(const nt::Stack& stack, const std::vector<nt::Layer>& grads,
   return out;
 }
 
-struct Setup {
+struct StackProblem {
   nt::Stack stack;
   nt::Matrix x, r;
 };
 
-Setup small_setup(bool causal, nt::Residual residual, uint64_t seed) {
+StackProblem small_setup(bool causal, nt::Residual residual, uint64_t seed) {
   nt::Shape shape;
   shape.layers = 2;
   shape.width = 16;
@@ -85,7 +85,7 @@ Setup small_setup(bool causal, nt::Residual residual, uint64_t seed) {
   shape.tokens = 6;
   shape.causal = causal;
   std::mt19937_64 rng = normcheck::claims_mc::seeded_rng(seed, 1);
-  Setup s{nt::init_stack(shape, residual, rng), nt::normalized_input(shape, rng), {}};
+  StackProblem s{nt::init_stack(shape, residual, rng), nt::normalized_input(shape, rng), {}};
   s.r = nt::normalized_input(shape, rng);
   s.r /= s.r.norm();
   return s;
@@ -97,7 +97,7 @@ TEST(JTransformer, BackwardMatchesCentralDifferences) {
   const uint64_t seed = test_seed();
   for (bool causal : {false, true}) {
     for (nt::Residual residual : {nt::Residual{1, 1}, nt::deepnorm_encoder(2)}) {
-      Setup s = small_setup(causal, residual, seed);
+      StackProblem s = small_setup(causal, residual, seed);
       const auto grads = nt::backward(s.stack, nt::forward_states(s.stack, s.x), s.r);
       std::mt19937_64 rng = normcheck::claims_mc::seeded_rng(seed, 2);
       const Mismatch m = compare(s.stack, grads, s.x, s.r, rng);
@@ -111,7 +111,7 @@ TEST(JTransformer, BackwardMatchesCentralDifferences) {
 // 1e-3 (a plausible bug: alpha dropped from one term) must fail the comparison.
 TEST(JTransformer, FiniteDifferenceCheckCatchesWrongAlpha) {
   const uint64_t seed = test_seed();
-  Setup s = small_setup(false, nt::deepnorm_encoder(2), seed);
+  StackProblem s = small_setup(false, nt::deepnorm_encoder(2), seed);
   nt::Stack wrong = s.stack;
   wrong.alpha *= 1 + 1e-3;
   const auto grads = nt::backward(wrong, nt::forward_states(wrong, s.x), s.r);

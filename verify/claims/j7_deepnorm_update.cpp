@@ -196,9 +196,12 @@ ClaimResult check_j7_deepnorm_update(const ClaimOptions& options) {
       "float64; xavier-normal gains beta (W^V, W^O, W1, W2) and 1 (W^Q, W^K). Loss L = <R, F> with "
       "||R||_F = 1 (so ||dL/dF|| = 1); one SGD step at eta = 1e-6 (first order) and 1e-3; %d seeds "
       "from seed %llu. DeepNorm's update per unit eta stays in [%.3g, %.3g] from N = 1 to %d "
-      "(eta = 1e-3: %.3g at N = %d), Post-LN's goes from %.3g to %.3g. ",
+      "(eta = 1e-3: %.3g at N = %d), Post-LN's goes from %.3g to %.3g, irregularly across seeds: "
+      "at N = %d one step of eta = 1e-6 already moves F by %.2g (||F||_F = 32), past the first-order "
+      "regime. ",
       kSeeds, static_cast<unsigned long long>(options.seed), deep_lo, deep_hi, ns[last],
-      deep_finite.y[last], ns[last], post.y[0], post.y[last]);
+      deep_finite.y[last], ns[last], post.y[0], post.y[last], ns[last],
+      post.y[last] * claims_deepnorm::kFirstOrderEta);
   result.explanation += fmt(
       "Theorem 4.2's right-hand side sum sqrt(v^2+w^2)/alpha ||dtheta_i|| is %.3g/eta at N = %d, "
       "x%.1f below the measured update: as an inequality it fails; its N-scaling is right. "

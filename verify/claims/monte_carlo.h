@@ -26,6 +26,14 @@ struct MeanInterval {
   double high() const { return mean + half_width; }
 };
 
+// The Monte Carlo decision: a prediction is consistent with the samples when it
+// is within 4 standard errors of their mean (a true prediction fails this with
+// probability 6e-5 per test, so a claim with several cases is not refuted by
+// chance; figures still print the 95% interval).
+inline bool consistent(const MeanInterval& interval, double predicted) {
+  return std::abs(interval.mean - predicted) <= 4 * interval.half_width / 1.96;
+}
+
 inline MeanInterval mean_interval(std::span<const double> values) {
   MeanInterval out;
   out.samples = values.size();
