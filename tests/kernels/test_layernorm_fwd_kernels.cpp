@@ -80,6 +80,19 @@ TEST(LayerNormFwdKernels, RandomRowsWithinBound) {
   }
 }
 
+// Rows far from 1 in scale, eps = 0 (so r ~ 1/scale): tiny rows reach gradual
+// underflow (the bounds' 2^-150 terms), large ones stay inside InputRange.
+TEST(LayerNormFwdKernels, ScaledRowsWithinBound) {
+  std::mt19937_64 rng(test::fixed_seed(5));
+  for (float scale : {1e-38f, 1e-30f, 1e-20f, 1e15f})
+    for (float eps : {0.0f, 1e-5f}) {
+      Problem p = test::shifted_normal_rows(rng, 3, 33, 0.0f, 1.0f, eps);
+      for (std::size_t i = 0; i < p.x.size(); ++i) p.x[i] = (p.x[i] + (i % 3 == 0 ? 4.0f : 0.0f)) * scale;
+      for (const Kernel* k : forward_kernels())
+        expect_pass(*k, p, "scale " + std::to_string(scale) + ", eps " + std::to_string(eps));
+    }
+}
+
 // eps > 0 with zero variance: xhat = 0 exactly, y = beta; no kernel may give NaN.
 TEST(LayerNormFwdKernels, ConstantRowsGiveNoNaN) {
   for (int64_t cols : {1, 3, 768}) {
