@@ -137,6 +137,8 @@ Bound onednn_bwd_bound(const RowCondition& c) { return default_bound(Op::layerno
 
 }  // namespace
 
+// oneDNN forms x - mean, which overflows for |x| near FLT_MAX; 2^124 is the
+// range the scalar backward kernels (kernels/scalar) declare for the same terms.
 extern const Kernel kOnednnLayerNormBwd;
 constinit const Kernel kOnednnLayerNormBwd{
     .name = "layernorm_bwd.onednn",
@@ -148,6 +150,7 @@ constinit const Kernel kOnednnLayerNormBwd{
                  "fed variance = 1/rstd^2 with eps = 0",
     .fn = &onednn_layernorm_bwd,
     .bound = &onednn_bwd_bound,
+    .range = {.max_abs_x = 0x1p124},
     .declines = &onednn_bwd_declines,
 };
 

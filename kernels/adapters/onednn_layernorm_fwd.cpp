@@ -116,9 +116,9 @@ Bound onednn_fwd_bound(const RowCondition& c) { return default_bound(Op::layerno
 
 }  // namespace
 
-// oneDNN sums (x - mean)^2 in float, so the sum overflows once |x| reaches
-// sqrt(FLT_MAX / d) / 2 (|x - mean| <= 2 max|x|, d squares); 0x1.fffffep+63 is
-// sqrt(FLT_MAX) rounded down. Beyond that no float two-pass algorithm works.
+// oneDNN sums (x - mean)^2 in float: d squares of |x - mean| <= 2 max|x| stay
+// below FLT_MAX while max|x| <= 2^63 / sqrt(d); 2^62 / sqrt(d), the range of
+// the scalar two-pass kernels, leaves room for the rounding of the sum.
 extern const Kernel kOnednnLayerNormFwd;
 constinit const Kernel kOnednnLayerNormFwd{
     .name = "layernorm_fwd.onednn",
@@ -129,7 +129,7 @@ constinit const Kernel kOnednnLayerNormFwd{
                  "float mean, then float variance of x - mean, y = (x - mean) * rstd * gamma + beta",
     .fn = &onednn_layernorm_fwd,
     .bound = &onednn_fwd_bound,
-    .range = {.max_abs_x = 0x1.fffffep+63 / 2, .sqrt_d_scaled = true},
+    .range = {.max_abs_x = 0x1p62, .sqrt_d_scaled = true},
     .declines = &onednn_fwd_declines,
 };
 

@@ -54,6 +54,8 @@ Bound torch_bwd_bound(const RowCondition& c) { return default_bound(Op::layernor
 
 }  // namespace
 
+// libtorch sums dy*gamma*x, which overflows for |x| near FLT_MAX; 2^124 is the
+// range the scalar backward kernels (kernels/scalar) declare for the same terms.
 extern const Kernel kTorchLayerNormBwd;
 constinit const Kernel kTorchLayerNormBwd{
     .name = "layernorm_bwd.torch",
@@ -65,6 +67,7 @@ constinit const Kernel kTorchLayerNormBwd{
                  "b = (db*mean - ds)*rstd^3/d, c = -b*mean - db*rstd/d; dgamma, dbeta column sums",
     .fn = &torch_layernorm_bwd,
     .bound = &torch_bwd_bound,
+    .range = {.max_abs_x = 0x1p124},
     .declines = &torch_bwd_declines,
 };
 

@@ -45,8 +45,9 @@ Bound torch_fwd_bound(const RowCondition& c) { return default_bound(Op::layernor
 
 }  // namespace
 
-// Its moments are Welford updates in float (no squares of x), so the full
-// float range is in range.
+// Its Welford moments multiply deviations from the running mean, so like a
+// two-pass sum of squares they stay finite while max|x| <= 2^62 / sqrt(d)
+// (the range of the scalar pytorch_form kernel, which reimplements them).
 extern const Kernel kTorchLayerNormFwd;
 constinit const Kernel kTorchLayerNormFwd{
     .name = "layernorm_fwd.torch",
@@ -58,6 +59,7 @@ constinit const Kernel kTorchLayerNormFwd{
                  "y = (x*rstd - mean*rstd)*gamma + beta",
     .fn = &torch_layernorm_fwd,
     .bound = &torch_fwd_bound,
+    .range = {.max_abs_x = 0x1p62, .sqrt_d_scaled = true},
     .declines = &torch_fwd_declines,
 };
 
