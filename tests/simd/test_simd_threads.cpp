@@ -1,0 +1,213 @@
+// The Highway kernels give the same bits for 1, 2, 3 and 4 threads (fixed
+// partition and merge order), on shapes that take each threading path: many
+// rows (row blocks, several backward partials to merge), a few long rows
+// (chunks split over the pool), one long row. Also the pool itself.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "../reference/test_seed.h"
+#include "simd/row_partition.h"
+#include "simd/thread_pool.h"
+#include "simd_test_support.h"
+
+namespace normcheck {
+namespace {
+
+// Restores the default thread count when a test ends.
+struct ThreadCountGuard {
+  int saved = simd::thread_count();
+  ~ThreadCountGuard() { simd::set_thread_count(saved); }
+};
+
+// Inputs of any op as floats (16-bit kernels get the top half of each float:
+// any bits will do for a determinism check).
+struct Inputs {
+  int64_t rows, cols;
+  std::vector<float> x, dy, gamma, beta, mean, rstd;
+};
+
+Inputs random_inputs(int64_t rows, int64_t cols, std::mt19937_64& rng) {
+  std::normal_distribution<float> normal;
+  Inputs in{rows, cols, {}, {}, {}, {}, {}, {}};
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    in.x.push_back(5 + normal(rng));
+    in.dy.push_back(normal(rng));
+  }
+  for (int64_t j = 0; j < cols; ++j) {
+    in.gamma.push_back(1 + normal(rng) / 4);
+    in.beta.push_back(normal(rng));
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    in.mean.push_back(5 + normal(rng) / 64);
+    in.rstd.push_back(1 + normal(rng) / 64);
+  }
+  return in;
+}
+
+std::vector<uint16_t> top_halves(const std::vector<float>& v) {
+  std::vector<uint16_t> out;
+  for (const float f : v) {
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    out.push_back(static_cast<uint16_t>(bits >> 16));
+  }
+  return out;
+}
+
+template <class T>
+void append_bytes(std::vector<unsigned char>& out, const std::vector<T>& v) {
+  const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+  out.insert(out.end(), p, p + v.size() * sizeof(T));
+}
+
+// Runs the kernel and returns every output's bytes, concatenated.
+std::vector<unsigned char> run(const Kernel& k, const Inputs& in) {
+  const int64_t rows = in.rows, cols = in.cols;
+  const auto n = static_cast<size_t>(rows * cols), w = static_cast<size_t>(cols),
+             h = static_cast<size_t>(rows);
+  std::vector<unsigned char> out;
+  std::visit(
+      [&](auto fn) {
+        using Fn = decltype(fn);
+        if constexpr (std::is_same_v<Fn, nc_layernorm_fwd_fn>) {
+          std::vector<float> y(n), mean(h), rstd(h);
+          fn(in.x.data(), in.gamma.data(), in.beta.data(), y.data(), mean.data(), rstd.data(), rows,
+             cols, 1e-5f);
+          append_bytes(out, y), append_bytes(out, mean), append_bytes(out, rstd);
+        } else if constexpr (std::is_same_v<Fn, nc_layernorm_bwd_fn>) {
+          std::vector<float> dx(n), dgamma(w), dbeta(w);
+          fn(in.dy.data(), in.x.data(), in.gamma.data(), in.mean.data(), in.rstd.data(), dx.data(),
+             dgamma.data(), dbeta.data(), rows, cols);
+          append_bytes(out, dx), append_bytes(out, dgamma), append_bytes(out, dbeta);
+        } else if constexpr (std::is_same_v<Fn, nc_rmsnorm_fwd_fn>) {
+          std::vector<float> y(n), rrms(h);
+          fn(in.x.data(), in.gamma.data(), y.data(), rrms.data(), rows, cols, 1e-5f);
+          append_bytes(out, y), append_bytes(out, rrms);
+        } else if constexpr (std::is_same_v<Fn, nc_rmsnorm_bwd_fn>) {
+          std::vector<float> dx(n), dgamma(w);
+          fn(in.dy.data(), in.x.data(), in.gamma.data(), in.rstd.data(), dx.data(), dgamma.data(),
+             rows, cols);
+          append_bytes(out, dx), append_bytes(out, dgamma);
+        } else if constexpr (std::is_same_v<Fn, LayerNormFwd16Fn>) {
+          std::vector<uint16_t> y(n);
+          std::vector<float> mean(h), rstd(h);
+          fn(top_halves(in.x).data(), in.gamma.data(), in.beta.data(), y.data(), mean.data(),
+             rstd.data(), rows, cols, 1e-5f);
+          append_bytes(out, y), append_bytes(out, mean), append_bytes(out, rstd);
+        } else {
+          static_assert(std::is_same_v<Fn, LayerNormBwd16Fn>);
+          std::vector<uint16_t> dx(n);
+          std::vector<float> dgamma(w), dbeta(w);
+          fn(top_halves(in.dy).data(), top_halves(in.x).data(), in.gamma.data(), in.mean.data(),
+             in.rstd.data(), dx.data(), dgamma.data(), dbeta.data(), rows, cols);
+          append_bytes(out, dx), append_bytes(out, dgamma), append_bytes(out, dbeta);
+        }
+      },
+      k.fn);
+  return out;
+}
+
+struct Shape {
+  int64_t rows, cols;
+};
+// Many rows (11 backward blocks of 32), a few rows each over two chunks, one
+// row over three chunks.
+constexpr Shape kShapes[] = {
+    {333, 301}, {3, 2 * simd::kChunk + 5}, {1, 3 * simd::kChunk - 7}};
+
+TEST(SimdThreads, BitIdenticalForOneToFourThreads) {
+  ThreadCountGuard guard;
+  std::mt19937_64 rng(test::test_seed());
+  for (const Shape& s : kShapes) {
+    const Inputs in = random_inputs(s.rows, s.cols, rng);
+    for (const Kernel* k : test::simd_kernels()) {
+      simd::set_thread_count(1);
+      const auto serial = run(*k, in);
+      for (const int threads : {2, 3, 4}) {
+        simd::set_thread_count(threads);
+        EXPECT_TRUE(run(*k, in) == serial)
+            << k->name << " " << s.rows << "x" << s.cols << ": " << threads
+            << " threads differ from 1";
+      }
+    }
+  }
+}
+
+// Negative control for the comparison above: a sum whose partials follow the
+// thread count (one partial per thread) does change with it, and the same
+// byte comparison sees the change.
+TEST(SimdThreads, ComparisonCatchesAThreadDependentSum) {
+  ThreadCountGuard guard;
+  // 2^24 then ones: added in sequence every 1 rounds away (2^24 + 1 ties to
+  // 2^24); summed in separate partials the ones survive.
+  std::vector<float> v(1000, 1.0f);
+  v[0] = 0x1p24f;
+  const auto sum_per_thread = [&] {
+    const int64_t parts = simd::thread_count();
+    std::vector<float> partial(static_cast<size_t>(parts), 0.0f);
+    simd::parallel_for(parts, [&](int64_t p) {
+      for (size_t i = v.size() * p / parts; i < v.size() * (p + 1) / parts; ++i) partial[p] += v[i];
+    });
+    float total = 0;
+    for (const float x : partial) total += x;
+    std::vector<unsigned char> bytes;
+    append_bytes(bytes, std::vector<float>{total});
+    return bytes;
+  };
+  simd::set_thread_count(1);
+  const auto one = sum_per_thread();
+  simd::set_thread_count(3);
+  EXPECT_FALSE(sum_per_thread() == one);
+}
+
+TEST(ThreadPool, RunsEveryTaskOnceAndNestsSerially) {
+  ThreadCountGuard guard;
+  for (const int threads : {1, 2, 4}) {
+    simd::set_thread_count(threads);
+    EXPECT_EQ(simd::thread_count(), threads);
+    std::vector<std::atomic<int>> runs(1000);
+    simd::parallel_for(1000, [&](int64_t i) {
+      runs[static_cast<size_t>(i)]++;
+      if (i == 7) {  // a parallel_for inside a task runs on that thread
+        std::atomic<int> inner{0};
+        simd::parallel_for(5, [&](int64_t) { inner++; });
+        EXPECT_EQ(inner.load(), 5);
+      }
+    });
+    for (const auto& r : runs) EXPECT_EQ(r.load(), 1);
+  }
+}
+
+TEST(SimdEdges, ZeroRowsOrColsIsANoOp) {
+  // Null everywhere: a kernel that touched any pointer would crash.
+  for (const Kernel* k : test::simd_kernels()) {
+    for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{0, 5}, {4, 0}, {0, 0}}) {
+      std::visit(
+          [&](auto fn) {
+            using Fn = decltype(fn);
+            if constexpr (std::is_same_v<Fn, nc_layernorm_fwd_fn> ||
+                          std::is_same_v<Fn, LayerNormFwd16Fn>) {
+              fn(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, rows, cols, 1e-5f);
+            } else if constexpr (std::is_same_v<Fn, nc_layernorm_bwd_fn> ||
+                                 std::is_same_v<Fn, LayerNormBwd16Fn>) {
+              fn(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, rows, cols);
+            } else if constexpr (std::is_same_v<Fn, nc_rmsnorm_fwd_fn>) {
+              fn(nullptr, nullptr, nullptr, nullptr, rows, cols, 1e-5f);
+            } else {
+              fn(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, rows, cols);
+            }
+          },
+          k->fn);
+    }
+  }
+  SUCCEED() << "no kernel dereferenced a pointer";
+}
+
+}  // namespace
+}  // namespace normcheck
