@@ -1,0 +1,79 @@
+// `normcheck claims` end to end through the real binary: --json parses and
+// carries every claim with a verdict and a figure, --only selects, an unknown
+// id exits 2 with a message.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+CliRun normcheck(const std::string& args) {
+  const fs::path dir = fs::temp_directory_path() / ("normcheck_claims_cli_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string command = std::string(NORMCHECK_BINARY) + " " + args + " >" + (dir / "out").string() + " 2>" +
+                              (dir / "err").string();
+  const int status = std::system(command.c_str());
+  CliRun run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = slurp(dir / "out");
+  run.err = slurp(dir / "err");
+  return run;
+}
+
+TEST(ClaimsCli, JsonOnlySemanticClaims) {
+  const CliRun run = normcheck("claims --json --only S1 --only S2 --only S3 --only S4 --only S5 --only A1 --only A2 --only A3 --seed 7");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto doc = nlohmann::json::parse(run.out);
+  EXPECT_EQ(doc.at("seed").get<uint64_t>(), 7u);
+  ASSERT_EQ(doc.at("claims").size(), 8u);
+  for (const auto& c : doc.at("claims")) {
+    EXPECT_NE(c.at("verdict").get<std::string>(), "UNCHECKED") << c.at("id");
+    EXPECT_FALSE(c.at("figure").get<std::string>().empty()) << c.at("id");
+    EXPECT_FALSE(c.at("source").get<std::string>().empty());
+    EXPECT_TRUE(c.at("series").is_array());
+  }
+  EXPECT_EQ(doc.at("claims")[0].at("id"), "S1");
+}
+
+TEST(ClaimsCli, TextOutputNamesTheClaim) {
+  const CliRun run = normcheck("claims --only A2");
+  ASSERT_EQ(run.exit_code, 0) << run.err;  // a REFUTED seed claim is a finding, not a failure
+  EXPECT_NE(run.out.find("A2  REFUTED"), std::string::npos) << run.out;
+}
+
+TEST(ClaimsCli, UnknownIdExitsTwo) {
+  const CliRun run = normcheck("claims --only S9");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("unknown claim id 'S9'"), std::string::npos) << run.err;
+  EXPECT_TRUE(run.out.empty()) << run.out;
+}
+
+TEST(ClaimsCli, BadSeedExitsTwo) {
+  const CliRun run = normcheck("claims --only S1 --seed banana");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("bad seed"), std::string::npos) << run.err;
+}
+
+}  // namespace
