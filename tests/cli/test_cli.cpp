@@ -17,13 +17,14 @@
 #include <nlohmann/json.hpp>
 
 #include "normcheck/kernel.h"
+#include "normcheck/row_file.h"
 
 namespace normcheck {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Run {
+struct Outcome {
   int exit_code = -1;  // -1: killed by a signal (a crash)
   std::string out, err;
 };
@@ -41,12 +42,12 @@ fs::path scratch_dir() {
   return dir;
 }
 
-Run normcheck(const std::string& args) {
+Outcome normcheck(const std::string& args) {
   const fs::path dir = scratch_dir();
   const std::string command = std::string(NORMCHECK_BINARY) + " " + args + " >" +
                               (dir / "out").string() + " 2>" + (dir / "err").string();
   const int status = std::system(command.c_str());
-  Run run;
+  Outcome run;
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   run.out = slurp(dir / "out");
   run.err = slurp(dir / "err");
@@ -62,11 +63,11 @@ fs::path write_file(const std::string& name, const std::string& content) {
 std::string example(const char* name) { return std::string(NORMCHECK_SOURCE_DIR) + "/examples/" + name; }
 
 TEST(Cli, ListNamesEveryKernelInTheTable) {
-  const Run text = normcheck("list");
+  const Outcome text = normcheck("list");
   ASSERT_EQ(text.exit_code, 0) << text.err;
   for (const Kernel& k : kernel_table()) EXPECT_NE(text.out.find(std::string(k.name)), std::string::npos) << k.name;
 
-  const Run json = normcheck("list --json");
+  const Outcome json = normcheck("list --json");
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const auto doc = nlohmann::json::parse(json.out);
   ASSERT_EQ(doc["kernels"].size(), kernel_table().size());
@@ -78,7 +79,7 @@ TEST(Cli, ListNamesEveryKernelInTheTable) {
 // The acceptance check: on x = 1e4 + N(0,1) the one-pass control breaks
 // its bound and the two-pass and Welford kernels hold theirs.
 TEST(Cli, CheckFlagsTheOnePassControlOnShiftedRows) {
-  const Run run = normcheck("check --json --input " + example("shifted_rows.txt"));
+  const Outcome run = normcheck("check --json --input " + example("shifted_rows.txt"));
   ASSERT_EQ(run.exit_code, 1) << run.err;  // 1: a finding
   const auto doc = nlohmann::json::parse(run.out);
   std::map<std::string, bool> pass;
@@ -97,7 +98,7 @@ TEST(Cli, CheckFlagsTheOnePassControlOnShiftedRows) {
 // lengths, hex-floats, overflowing squares, a constant row, d = 1 and 2).
 TEST(Cli, OurKernelsPassTheBasicExample) {
   for (const char* op : {"layernorm", "rmsnorm"}) {
-    const Run run = normcheck(std::string("check --json --op ") + op + " --input " + example("basic.txt"));
+    const Outcome run = normcheck(std::string("check --json --op ") + op + " --input " + example("basic.txt"));
     ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.err;
     const auto doc = nlohmann::json::parse(run.out);
     for (const auto& k : doc["kernels"]) {
@@ -109,12 +110,12 @@ TEST(Cli, OurKernelsPassTheBasicExample) {
 }
 
 TEST(Cli, KernelSelectionRunsOnlyTheNamedKernels) {
-  const Run run = normcheck("check --json --kernel layernorm_fwd.twopass --input " + example("basic.txt"));
+  const Outcome run = normcheck("check --json --kernel layernorm_fwd.twopass --input " + example("basic.txt"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto doc = nlohmann::json::parse(run.out);
   ASSERT_EQ(doc["kernels"].size(), 1u);
   EXPECT_EQ(doc["kernels"][0]["name"], "layernorm_fwd.twopass");
-  EXPECT_EQ(doc["kernels"][0]["rows"], 11);  // the 11 rows of basic.txt
+  EXPECT_EQ(doc["kernels"][0]["rows"], read_row_file(example("basic.txt")).size());
 }
 
 struct BadInput {
@@ -138,11 +139,11 @@ TEST(Cli, BadInputExitsTwoWithAMessage) {
       {"check --input " + basic + " --eps one", "--eps"},
       {"check --input " + basic + " --op batchnorm", "batchnorm"},
       {"check", "--input"},
-      {"frobnicate", "frobnicate"},
+      {"frobnicate", "subcommand"},
       {"", "subcommand"},
   };
   for (const BadInput& c : cases) {
-    const Run run = normcheck(c.args);
+    const Outcome run = normcheck(c.args);
     EXPECT_EQ(run.exit_code, 2) << c.args << "\n" << run.err;
     EXPECT_NE(run.err.find(c.message), std::string::npos) << c.args << "\nstderr: " << run.err;
     EXPECT_TRUE(run.out.empty() || c.args.empty()) << c.args << "\nstdout: " << run.out;
@@ -165,7 +166,7 @@ TEST(Cli, NoInputFileCrashesIt) {
       else content += std::string(tokens[rng() % std::size(tokens)]) + " ";
     }
     const fs::path file = write_file("random" + std::to_string(i) + ".txt", content);
-    const Run run = normcheck("check --input " + file.string());
+    const Outcome run = normcheck("check --input " + file.string());
     EXPECT_GE(run.exit_code, 0) << "crashed on " << file << "\n" << run.err;
     EXPECT_LE(run.exit_code, 2) << file;
   }
