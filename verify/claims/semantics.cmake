@@ -14,10 +14,9 @@ set(NORMCHECK_CLAIMS_SEMANTICS_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/a2_layernorm_axes.cpp
   ${CMAKE_CURRENT_LIST_DIR}/a3_manual_vs_library.cpp
   ${CMAKE_CURRENT_LIST_DIR}/a3_seed002_input.cpp)
-# A3 regenerates seed 002's input with libtorch when the build has it. This
-# fragment is read before normcheck_claims exists, so the link is deferred.
+# A3 regenerates seed 002's input with libtorch when the build has it (the link
+# is in CMakeLists.txt, once the library exists).
 if(NORMCHECK_WITH_TORCH)
   set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/a3_seed002_input.cpp
     PROPERTIES COMPILE_DEFINITIONS NORMCHECK_HAVE_TORCH=1)
-  cmake_language(DEFER CALL target_link_libraries normcheck_claims PRIVATE torch)
 endif()
