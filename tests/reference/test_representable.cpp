@@ -5,6 +5,7 @@
 // Constructions (mu = mean, deviations v_i = x_i - mu, eps = 0 unless stated):
 //  - pairs {m - a, m + a}: sigma = a, xhat = -+1, so y = beta -+ gamma, whose
 //    correct float rounding is the IEEE float sum (one correctly rounded op).
+//    (a = 19, 27: r = 1/a is not dyadic; see TiesRoundCorrectlyWhenRIsNotDyadic.)
 //  - one value m + c a and d - 1 values m - a c/(d - 1) with d - 1 = c^2
 //    (d = 5, 17, 65): sum v = 0 and mean v^2 = a^2 (c^2 + c^2/(d-1))/d = a^2,
 //    so xhat = {c, -1/c, ...}: dyadic.
@@ -39,7 +40,9 @@ struct Centre {
 
 // m +- a exact in float, from mid-range to squares beyond FLT_MAX and subnormals.
 const Centre kCentres[] = {
-    {1.0f, 0.5f},           {0.0f, 3.0f},           {0x1p20f, 1.0f},
+    {1.0f, 0.5f},           {0.0f, 3.0f},           {0.0f, 19.0f},
+    {4.0f, 27.0f},          {0.0f, 0x1.fffffep0f},
+    {0.0f, 0x1.8p-100f},    {0x1p20f, 1.0f},
     {-0x1p40f, 0x1.8p18f},  {0x1p100f, 0x1p77f},    {0x1p126f, 0x1p103f},
     {-0x1p127f, 0x1p104f},  {0x1p-130f, 0x1p-140f}, {0x1p-148f, 0x1p-149f},
 };
@@ -49,13 +52,18 @@ TEST(ReferenceRepresentable, SymmetricPairsGiveMinusPlusOne) {
   const float gammas[] = {1.0f, 3.0f, -0.375f, 0x1p-20f};
   const float betas[] = {0x1p24f, 0x1p24f, 1.0f, 0.0f};
   for (const auto [m, a] : kCentres) {
-    ASSERT_EQ(double{m - a}, double{m} - a);
-    ASSERT_EQ(double{m + a}, double{m} + a);
+    // m -+ a are floats iff their float difference is 2a and midpoint m (both
+    // exact in double for these exponent ranges).
+    ASSERT_EQ(double{m + a} - double{m - a}, 2 * double{a});
+    ASSERT_EQ((double{m + a} + double{m - a}) / 2, double{m});
+    // Each (gamma, beta) meets both signs: pair k is {m - a, m + a} with gammas[k], betas[k].
     const int64_t d = 8;
-    std::vector<float> x, gamma(gammas, gammas + 4), beta(betas, betas + 4);
-    gamma.insert(gamma.end(), gammas, gammas + 4);
-    beta.insert(beta.end(), betas, betas + 4);
-    for (int i = 0; i < d / 2; ++i) x.insert(x.end(), {m - a, m + a});
+    std::vector<float> x, gamma, beta;
+    for (int k = 0; k < d / 2; ++k) {
+      x.insert(x.end(), {m - a, m + a});
+      gamma.insert(gamma.end(), {gammas[k], gammas[k]});
+      beta.insert(beta.end(), {betas[k], betas[k]});
+    }
     SCOPED_TRACE(std::string("m = ") + std::to_string(m) + ", a = " + std::to_string(a));
 
     const auto plain = reference_layernorm_fwd(x, {}, {}, 1, d, 0.0f);
@@ -89,6 +97,20 @@ TEST(ReferenceRepresentable, OneLargeDeviationBalancedBySmallOnes) {
       EXPECT_EQ(ref.rstd.exact[0], 1.0 / a);
     }
   }
+}
+
+// xhat = {2, -1/2 x 4} from x = {2a, -a/2 x 4} with a = 19: r = 1/19 is not
+// dyadic, and 19 RN(1/19) < 1 at 256 bits, so a reference computing
+// (x - mu) * RN(r) gets xhat_1 a hair above -1/2 and rounds the subnormal tie
+// y_1 = -3/2 2^-149 to -2^-149. The exact answer is the tie, rounded to even:
+// -2^-148. (The reference divides by sqrt(var + eps) = 19, exactly.)
+TEST(ReferenceRepresentable, TiesRoundCorrectlyWhenRIsNotDyadic) {
+  const std::vector<float> x = {38, -9.5f, -9.5f, -9.5f, -9.5f};
+  const std::vector<float> gamma(5, 3 * 0x1p-149f);
+  const auto ref = reference_layernorm_fwd(x, gamma, {}, 1, 5, 0.0f);
+  EXPECT_TRUE(same_bits(ref.y.rounded[0], 6 * 0x1p-149f));
+  for (int i = 1; i < 5; ++i) EXPECT_TRUE(same_bits(ref.y.rounded[i], -0x1p-148f)) << i;
+  EXPECT_EQ(ref.xhat.exact[1], -0.5);
 }
 
 TEST(ReferenceRepresentable, EpsCompletingTheVarianceToOne) {
