@@ -3,13 +3,29 @@
 // (libtorch headers are heavy; nothing else should pull them in).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
+#include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/from_blob.h>
 
 namespace normcheck::torch_adapter {
+
+// libtorch 1.13's first parallel op sets its thread count to what it takes
+// for the number of physical cores, which on this 2-core VM is 1, and does so
+// with omp_set_num_threads, so oneDNN (same OpenMP runtime) drops to 1 thread
+// on that caller too. The adapters set one thread per core before their first
+// op, once: libtorch runs as oneDNN does, and oneDNN keeps its threads.
+inline void use_every_core() {
+  static const bool done = [] {
+    at::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    return true;
+  }();
+  (void)done;
+}
 
 // A float tensor of `sizes` over `data` (not owned, not copied). libtorch takes
 // a non-const pointer; the adapters never pass an input view to an op that

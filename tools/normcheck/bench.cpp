@@ -5,6 +5,7 @@
 // tools/bench/measure.h); docs/performance.md quotes them.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -89,6 +90,14 @@ BenchOptions options_from(const BenchArgs& args) {
   return options;
 }
 
+// The OpenMP settings oneDNN and libtorch run under: on a loaded machine their
+// small-shape latency depends on the wait policy by orders of magnitude
+// (docs/performance.md), so a figure is quoted with them.
+std::string openmp_setting(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "(unset)";
+}
+
 std::string shape_text(BenchShape shape) {
   return std::to_string(shape.rows) + "x" + std::to_string(shape.cols);
 }
@@ -127,6 +136,8 @@ nlohmann::json report_json(const BenchOptions& options, const BenchReport& repor
           {"repeats", options.repeats},
           {"min_sample_seconds", options.min_sample_seconds},
           {"affine_forward", options.affine_forward},
+          {"environment", {{"OMP_NUM_THREADS", openmp_setting("OMP_NUM_THREADS")},
+                           {"OMP_WAIT_POLICY", openmp_setting("OMP_WAIT_POLICY")}}},
           {"results", results},
           {"declined", declined}};
 }
@@ -148,6 +159,8 @@ void print_table(const BenchReport& report) {
               report.copy_gbps, report.copy_gbps_min, report.copy_gbps_max, report.copy_threads,
               report.copy_buffer_bytes >> 20);
   std::printf("bytes counted: forward 2 arrays (x, y), backward 3 (dy, x, dx), of the kernel's dtype\n");
+  std::printf("OpenMP (oneDNN, libtorch): OMP_NUM_THREADS=%s OMP_WAIT_POLICY=%s\n",
+              openmp_setting("OMP_NUM_THREADS").c_str(), openmp_setting("OMP_WAIT_POLICY").c_str());
   for (const auto& d : report.declined)
     std::printf("declined: %s on %s: %s\n", std::string(d.kernel->name).c_str(),
                 shape_text(d.shape).c_str(), d.reason.c_str());
