@@ -11,9 +11,13 @@
 #define NORMCHECK_SIMD_HWY_IO_INL_H_
 #endif
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
 
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -78,6 +82,28 @@ HWY_INLINE void StoreFromFloatTail(D d, hn::Vec<D> v, T* HWY_RESTRICT p, size_t 
   HWY_ALIGN T buffer[kMaxLanes];
   StoreFromFloat(d, v, buffer);
   std::memcpy(p, buffer, count * sizeof(T));
+}
+
+// Writes n outputs, value(i, count) giving the vector for elements [i, i +
+// count) (count < Lanes(d) only at the row's ends). With `stream`, float
+// outputs go around the cache (non-temporal stores, after a head that
+// reaches vector alignment) so a large output costs no read-for-ownership;
+// callers then end with hwy::FlushStream(). The values do not depend on it.
+template <class D, typename T, class ValueFn>
+HWY_INLINE void WriteRow(D d, T* HWY_RESTRICT y, size_t n, bool stream, const ValueFn& value) {
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    const size_t bytes = N * sizeof(float);
+    const auto address = reinterpret_cast<uintptr_t>(y);
+    if (stream && bytes >= 16 && address % sizeof(float) == 0) {
+      const size_t head = std::min(n, (bytes - address % bytes) % bytes / sizeof(float));
+      if (head) StoreFromFloatTail(d, value(0, head), y, head);
+      for (i = head; i + N <= n; i += N) hn::Stream(value(i, N), d, y + i);
+    }
+  }
+  for (; i + N <= n; i += N) StoreFromFloat(d, value(i, N), y + i);
+  if (i < n) StoreFromFloatTail(d, value(i, n - i), y + i, n - i);
 }
 
 // The sum of v's lanes by a fixed pairwise tree: ceil(log2 Lanes(d)) additions

@@ -112,30 +112,27 @@ DeviationSums AccurateDeviationChunk(const T* HWY_RESTRICT x, size_t n, double m
 template <typename T>
 void AccurateOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                          const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, size_t n, double m1,
-                         double c, double r) {
+                         double c, double r, bool stream) {
   const hn::ScalableTag<double> dd;
   const hn::Rebind<float, decltype(dd)> df;
   const size_t N = hn::Lanes(dd);
   const auto mean_hi = hn::Set(dd, m1), mean_lo = hn::Set(dd, c), scale = hn::Set(dd, r);
-  const auto xhat = [&](auto xv) {
-    return hn::Mul(hn::Sub(hn::Sub(hn::PromoteTo(dd, xv), mean_hi), mean_lo), scale);
+  const auto load = [&](const auto* p, size_t i, size_t count) {
+    return hn::PromoteTo(dd, count == N ? LoadAsFloat(df, p + i) : LoadAsFloatTail(df, p + i, count));
   };
-  const auto affine = [&](auto xh, size_t i, size_t count) {
-    if (!gamma && !beta) return xh;
-    const auto load = [&](const float* p, float absent) {
-      if (!p) return hn::Set(dd, absent);
-      return hn::PromoteTo(dd, count == N ? hn::LoadU(df, p + i) : LoadAsFloatTail(df, p + i, count));
-    };
-    return hn::MulAdd(load(gamma, 1.0f), xh, load(beta, 0.0f));
+  const auto xhat = [&](size_t i, size_t count) {
+    return hn::Mul(hn::Sub(hn::Sub(load(x, i, count), mean_hi), mean_lo), scale);
   };
-  size_t i = 0;
-  for (; i + N <= n; i += N) {
-    StoreFromFloat(df, hn::DemoteTo(df, affine(xhat(LoadAsFloat(df, x + i)), i, N)), y + i);
+  if (!gamma && !beta) {
+    WriteRow(df, y, n, stream, [&](size_t i, size_t count) { return hn::DemoteTo(df, xhat(i, count)); });
+    return;
   }
-  if (i < n) {
-    const auto v = affine(xhat(LoadAsFloatTail(df, x + i, n - i)), i, n - i);
-    StoreFromFloatTail(df, hn::DemoteTo(df, v), y + i, n - i);
-  }
+  const auto one = hn::Set(dd, 1.0), zero = hn::Zero(dd);
+  WriteRow(df, y, n, stream, [&](size_t i, size_t count) {
+    const auto g = gamma ? load(gamma, i, count) : one;
+    const auto b = beta ? load(beta, i, count) : zero;
+    return hn::DemoteTo(df, hn::MulAdd(g, xhat(i, count), b));
+  });
 }
 
 // One row (cols elements) of the accurate kernel; kSplit spreads its chunks
@@ -143,7 +140,7 @@ void AccurateOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamm
 template <bool kSplit, typename T>
 void AccurateRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                  const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, float* mean, float* rstd,
-                 int64_t cols, float eps) {
+                 int64_t cols, float eps, bool stream) {
   const int64_t chunks = ceil_div(cols, kChunk);
   const auto length = [&](int64_t ch) {
     return static_cast<size_t>(std::min(kChunk, cols - ch * kChunk));
@@ -160,7 +157,7 @@ void AccurateRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
     const double nan = std::numeric_limits<double>::quiet_NaN();
     for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
       AccurateOutputChunk(x + ch * kChunk, at(gamma, ch), at(beta, ch), y + ch * kChunk, length(ch),
-                          nan, 0, nan);
+                          nan, 0, nan, false);
     });
     if (mean) *mean = static_cast<float>(s1 / d);
     if (rstd) *rstd = std::numeric_limits<float>::quiet_NaN();
@@ -183,7 +180,8 @@ void AccurateRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
   const double r = 1.0 / std::sqrt(var + static_cast<double>(eps));
   for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
     AccurateOutputChunk(x + ch * kChunk, at(gamma, ch), at(beta, ch), y + ch * kChunk, length(ch),
-                        m1, c, r);
+                        m1, c, r, stream);
+    if (stream) hwy::FlushStream();
   });
   if (mean) *mean = static_cast<float>(m1 + c);
   if (rstd) *rstd = static_cast<float>(r);

@@ -15,9 +15,10 @@ namespace normcheck::simd::HWY_NAMESPACE {
 
 void LayerNormFwdAccurate(const float* x, const float* gamma, const float* beta, float* y,
                           float* mean, float* rstd, int64_t rows, int64_t cols, float eps) {
+  const bool stream = rows * cols * int64_t{sizeof(float)} >= kStreamOutputBytes;
   const auto row = [&]<bool kSplit>(int64_t r) {
     AccurateRow<kSplit>(x + r * cols, gamma, beta, y + r * cols, mean ? mean + r : nullptr,
-                        rstd ? rstd + r : nullptr, cols, eps);
+                        rstd ? rstd + r : nullptr, cols, eps, stream);
   };
   for_each_row(
       rows, cols, [&](int64_t r) { row.template operator()<false>(r); },

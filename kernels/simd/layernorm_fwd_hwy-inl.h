@@ -99,35 +99,23 @@ float FastSquaresChunk(const T* HWY_RESTRICT x, size_t n, float m) {
 template <typename T>
 void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                      const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, size_t n, float m,
-                     float r) {
+                     float r, bool stream) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   const auto mean = hn::Set(d, m), scale = hn::Set(d, r);
-  size_t i = 0;
+  const auto one = hn::Set(d, 1.0f), zero = hn::Zero(d);
+  const auto load = [&](const auto* p, size_t i, size_t count) {
+    return count == N ? LoadAsFloat(d, p + i) : LoadAsFloatTail(d, p + i, count);
+  };
   if (!gamma && !beta) {
-    for (; i + N <= n; i += N) {
-      StoreFromFloat(d, hn::Mul(hn::Sub(LoadAsFloat(d, x + i), mean), scale), y + i);
-    }
-    if (i < n) {
-      const auto v = hn::Mul(hn::Sub(LoadAsFloatTail(d, x + i, n - i), mean), scale);
-      StoreFromFloatTail(d, v, y + i, n - i);
-    }
+    WriteRow(d, y, n, stream,
+             [&](size_t i, size_t count) { return hn::Mul(hn::Sub(load(x, i, count), mean), scale); });
     return;
   }
-  const auto one = hn::Set(d, 1.0f), zero = hn::Zero(d);
-  for (; i + N <= n; i += N) {
-    const auto xhat = hn::Mul(hn::Sub(LoadAsFloat(d, x + i), mean), scale);
-    const auto g = gamma ? hn::LoadU(d, gamma + i) : one;
-    const auto b = beta ? hn::LoadU(d, beta + i) : zero;
-    StoreFromFloat(d, hn::MulAdd(g, xhat, b), y + i);
-  }
-  if (i < n) {
-    const size_t count = n - i;
-    const auto xhat = hn::Mul(hn::Sub(LoadAsFloatTail(d, x + i, count), mean), scale);
-    const auto g = gamma ? LoadAsFloatTail(d, gamma + i, count) : one;
-    const auto b = beta ? LoadAsFloatTail(d, beta + i, count) : zero;
-    StoreFromFloatTail(d, hn::MulAdd(g, xhat, b), y + i, count);
-  }
+  WriteRow(d, y, n, stream, [&](size_t i, size_t count) {
+    const auto xhat = hn::Mul(hn::Sub(load(x, i, count), mean), scale);
+    return hn::MulAdd(gamma ? load(gamma, i, count) : one, xhat, beta ? load(beta, i, count) : zero);
+  });
 }
 
 // One row of the fast kernel; kSplit spreads its chunks over the pool with the
@@ -135,7 +123,7 @@ void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
 template <bool kSplit, typename T>
 void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
              const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, float* mean, float* rstd,
-             int64_t cols, float eps) {
+             int64_t cols, float eps, bool stream) {
   const int64_t chunks = ceil_div(cols, kChunk);
   const auto length = [&](int64_t ch) {
     return static_cast<size_t>(std::min(kChunk, cols - ch * kChunk));
@@ -166,12 +154,14 @@ void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
   const bool trusted = std::isfinite(stats.sum) && std::isfinite(squares) &&
                        (constant || squares >= 0x1p-80f * d);
   if (!trusted) {
-    AccurateRow<kSplit>(x, gamma, beta, y, mean, rstd, cols, eps);
+    AccurateRow<kSplit>(x, gamma, beta, y, mean, rstd, cols, eps, stream);
     return;
   }
   const float r = 1.0f / std::sqrt(squares / d + eps);
   for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
-    FastOutputChunk(x + ch * kChunk, at(gamma, ch), at(beta, ch), y + ch * kChunk, length(ch), m, r);
+    FastOutputChunk(x + ch * kChunk, at(gamma, ch), at(beta, ch), y + ch * kChunk, length(ch), m, r,
+                    stream);
+    if (stream) hwy::FlushStream();
   });
   if (mean) *mean = m;
   if (rstd) *rstd = r;

@@ -17,9 +17,10 @@ void LayerNormFwdHwyBf16(const uint16_t* x_bits, const float* gamma, const float
                          float eps) {
   const auto* x = reinterpret_cast<const hwy::bfloat16_t*>(x_bits);
   auto* y = reinterpret_cast<hwy::bfloat16_t*>(y_bits);
+  const bool stream = rows * cols * int64_t{sizeof(uint16_t)} >= kStreamOutputBytes;
   const auto row = [&]<bool kSplit>(int64_t r) {
     FastRow<kSplit>(x + r * cols, gamma, beta, y + r * cols, mean ? mean + r : nullptr,
-                    rstd ? rstd + r : nullptr, cols, eps);
+                    rstd ? rstd + r : nullptr, cols, eps, stream);
   };
   for_each_row(
       rows, cols, [&](int64_t r) { row.template operator()<false>(r); },

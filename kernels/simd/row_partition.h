@@ -19,6 +19,11 @@ inline constexpr int64_t kMinParallelElements = 1 << 15;
 // row per block), then adds the block partials in block order.
 inline constexpr int64_t kBwdRowsPerBlock = 32;
 
+// Outputs of at least this many bytes are written with non-temporal stores:
+// they would not stay in a last-level cache anyway (32 MiB here), and
+// skipping the cache saves reading each output line before writing it.
+inline constexpr int64_t kStreamOutputBytes = int64_t{32} << 20;
+
 inline constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The most roundings any one element meets in our lane-parallel sum of n

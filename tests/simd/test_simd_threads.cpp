@@ -4,6 +4,7 @@
 // (chunks split over the pool), one long row. Also the pool itself.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <random>
@@ -181,6 +182,29 @@ TEST(ThreadPool, RunsEveryTaskOnceAndNestsSerially) {
       }
     });
     for (const auto& r : runs) EXPECT_EQ(r.load(), 1);
+  }
+}
+
+// Outputs of kStreamOutputBytes or more bypass the cache (non-temporal stores
+// after an aligning head): the values must be those of the same rows
+// computed in small calls, which store normally. y starts one float past
+// alignment so the head path runs too.
+TEST(SimdEdges, StreamedOutputEqualsCachedOutput) {
+  std::mt19937_64 rng(test::test_seed());
+  const int64_t cols = 4099, rows = simd::kStreamOutputBytes / (4 * cols) + 3;
+  const Inputs in = random_inputs(rows, cols, rng);
+  for (const char* name : {"layernorm_fwd.hwy", "layernorm_fwd.accurate"}) {
+    const auto fn = std::get<nc_layernorm_fwd_fn>(find_kernel(name)->fn);
+    std::vector<float> streamed(static_cast<size_t>(rows * cols) + 1), cached(streamed.size());
+    std::vector<float> mean(static_cast<size_t>(rows)), rstd(mean.size());
+    fn(in.x.data(), in.gamma.data(), in.beta.data(), streamed.data() + 1, mean.data(), rstd.data(),
+       rows, cols, 1e-5f);
+    for (int64_t r = 0; r < rows; r += 64) {
+      const int64_t count = std::min<int64_t>(64, rows - r);
+      fn(in.x.data() + r * cols, in.gamma.data(), in.beta.data(), cached.data() + 1 + r * cols,
+         mean.data() + r, rstd.data() + r, count, cols, 1e-5f);
+    }
+    EXPECT_TRUE(streamed == cached) << name;
   }
 }
 
