@@ -50,7 +50,7 @@ void BackwardInRowBlocks(int64_t rows, int64_t cols, float* dgamma, float* dbeta
   if (serial) {
     for (int64_t b = 0; b < blocks; ++b) block_rows.template operator()<false>(b);
   } else if (blocks == 1) {
-    if (cols >= 2 * kChunk) {
+    if (cols >= kSplitMinCols) {
       block_rows.template operator()<true>(0);
     } else {
       block_rows.template operator()<false>(0);

@@ -22,7 +22,7 @@ void for_each_row(int64_t rows, int64_t cols, const RowFn& row, const SplitRowFn
     for (int64_t r = 0; r < rows; ++r) row(r);
     return;
   }
-  if (rows < threads && cols >= 2 * kChunk) {
+  if (rows < threads && cols >= kSplitMinCols) {
     for (int64_t r = 0; r < rows; ++r) row_split(r);
     return;
   }

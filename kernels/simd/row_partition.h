@@ -7,9 +7,15 @@
 namespace normcheck::simd {
 
 // A row is summed in chunks of this many elements; the chunk sums are added
-// left to right. Threads split a long row at chunk boundaries, so one row gives
-// the same bits whether one thread or several work on it.
-inline constexpr int64_t kChunk = 16384;
+// left to right. Short chunks keep the summation depth (hence the bounds)
+// small: about kChunk/4 + d/kChunk instead of d/4 on a one-lane target.
+// Threads split a long row at chunk boundaries, so one row gives the same bits
+// whether one thread or several work on it.
+inline constexpr int64_t kChunk = 1024;
+
+// Rows at least this long are split over the pool when there are fewer rows
+// than threads (shorter ones cost less than waking the workers).
+inline constexpr int64_t kSplitMinCols = 32768;
 
 // Split rows across threads only from this much work (elements) on; below it
 // waking the workers costs more than it saves.

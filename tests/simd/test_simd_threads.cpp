@@ -117,10 +117,10 @@ std::vector<unsigned char> run(const Kernel& k, const Inputs& in) {
 struct Shape {
   int64_t rows, cols;
 };
-// Many rows (11 backward blocks of 32), a few rows each over two chunks, one
-// row over three chunks.
+// Many rows (11 backward blocks of 32), a few rows long enough to be split
+// into chunks over the pool, one such row.
 constexpr Shape kShapes[] = {
-    {333, 301}, {3, 2 * simd::kChunk + 5}, {1, 3 * simd::kChunk - 7}};
+    {333, 301}, {3, simd::kSplitMinCols + 5}, {1, simd::kSplitMinCols + 1500}};
 
 TEST(SimdThreads, BitIdenticalForOneToFourThreads) {
   ThreadCountGuard guard;
