@@ -14,7 +14,8 @@ namespace normcheck::props {
 void require_pass(const Evaluation& evaluation);
 
 // Fails the case unless |got_i - expected_i| <= tolerance_i for every i; a NaN
-// must meet a NaN and an infinity the same infinity.
+// must meet a NaN and an infinity the same infinity. A tolerance of +inf
+// or NaN checks nothing (the bound promises nothing there).
 void require_within(std::string_view what, const std::vector<float>& got,
                     const std::vector<float>& expected, const std::vector<double>& tolerance);
 

@@ -85,8 +85,8 @@ struct GenOptions {
 // so early cases are small and d = 65536 is reached only rarely, at the end.
 rc::Gen<Problem> gen_problem(const GenOptions& opts);
 
-// Shrinks: fewer rows, fewer columns (halves, then chunks), misalignment 0,
-// gamma/beta dropped or set to 1/0, then each float of x, dy, gamma, beta.
+// Shrinks: one row, fewer columns (one of k = 2, 4, .., 64 chunks), misalignment 0,
+// gamma/beta dropped, then (problems of <= 256 floats) each float of x, dy, gamma, beta.
 rc::Seq<Problem> shrink_problem(const Problem& problem);
 
 // What a generated problem contains, for RC_TAG: |mu|/sigma bucket, d bucket,

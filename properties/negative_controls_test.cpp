@@ -49,6 +49,17 @@ std::string control_name(const testing::TestParamInfo<const Kernel*>& info) {
   return name;
 }
 
+}  // namespace
+}  // namespace normcheck::props
+
+namespace normcheck {
+// gtest prints the parameter in failure lines.
+void PrintTo(const Kernel* kernel, std::ostream* os) { *os << kernel->name; }
+}  // namespace normcheck
+
+namespace normcheck::props {
+namespace {
+
 class NegativeControl : public testing::TestWithParam<const Kernel*> {};
 
 TEST_P(NegativeControl, CaughtAndShrunk) {

@@ -20,6 +20,9 @@ struct SuiteCase {
   const PropertyDef* property;
 };
 
+// gtest prints the parameter in failure lines.
+void PrintTo(const SuiteCase& c, std::ostream* os) { *os << c.kernel->name << " / " << c.property->name; }
+
 std::vector<SuiteCase> suite_cases() {
   std::vector<SuiteCase> cases;
   for (const Kernel& kernel : kernel_table())
