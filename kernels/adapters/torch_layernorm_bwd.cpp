@@ -1,8 +1,8 @@
 // libtorch's at::native_layer_norm_backward (CPU, float) as a row of the
 // kernel table. dy, x, gamma and the saved mean/rstd are viewed in place (no
 // copy in); libtorch allocates dx, dgamma and dbeta, which are copied into the
-// caller's arrays. Threads: one per core
-// (see use_every_core in torch_tensors.h).
+// caller's arrays. Threads: OpenMP's default
+// (see use_openmp_default_threads in torch_tensors.h).
 #include <array>
 #include <string>
 #include <vector>
@@ -24,7 +24,7 @@ void torch_layernorm_bwd(const float* dy, const float* x, const float* gamma,
                          const float* mean, const float* rstd, float* dx, float* dgamma,
                          float* dbeta, int64_t rows, int64_t cols) {
   if (rows <= 0 || cols <= 0) return;
-  torch_adapter::use_every_core();
+  torch_adapter::use_openmp_default_threads();
   c10::InferenceMode no_autograd;
   // libtorch shapes dgamma like the weight and dbeta like the bias, so it needs
   // both tensors whenever their gradient is asked for, even though the backward

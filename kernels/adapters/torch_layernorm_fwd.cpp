@@ -2,8 +2,9 @@
 // x, gamma and beta are viewed in place (from_blob, no copy in); libtorch
 // allocates its own y, mean and rstd, which are copied into the caller's arrays
 // (its public API has no way to write into the caller's memory directly, so the
-// copy is part of what using libtorch costs). Threads: one per core
-// (see use_every_core in torch_tensors.h for why not libtorch's default).
+// copy is part of what using libtorch costs). Threads: OpenMP's default
+// (see use_openmp_default_threads in torch_tensors.h for why not libtorch's
+// own default).
 #include <string>
 
 #include <c10/core/InferenceMode.h>
@@ -23,7 +24,7 @@ void torch_layernorm_fwd(const float* x, const float* gamma, const float* beta, 
                          float* mean, float* rstd, int64_t rows, int64_t cols, float eps) {
   if (rows <= 0 || cols <= 0) return;
   // No autograd bookkeeping: this is a plain forward evaluation.
-  torch_adapter::use_every_core();
+  torch_adapter::use_openmp_default_threads();
   c10::InferenceMode no_autograd;
   const c10::optional<at::Tensor> weight =
       gamma ? c10::optional<at::Tensor>(view(gamma, {cols})) : c10::nullopt;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -17,11 +18,15 @@ namespace normcheck::torch_adapter {
 // libtorch 1.13's first parallel op sets its thread count to what it takes
 // for the number of physical cores, which on this 2-core VM is 1, and does so
 // with omp_set_num_threads, so oneDNN (same OpenMP runtime) drops to 1 thread
-// on that caller too. The adapters set one thread per core before their first
-// op, once: libtorch runs as oneDNN does, and oneDNN keeps its threads.
-inline void use_every_core() {
+// on that caller too. Before their first op the adapters set the count OpenMP
+// itself would use (OMP_NUM_THREADS if set, else one per core), once: libtorch
+// runs as oneDNN does, and oneDNN keeps its threads.
+inline void use_openmp_default_threads() {
   static const bool done = [] {
-    at::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (const char* env = std::getenv("OMP_NUM_THREADS"); env && std::atoi(env) > 0)
+      threads = std::atoi(env);
+    at::set_num_threads(threads);
     return true;
   }();
   (void)done;
