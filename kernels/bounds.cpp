@@ -166,32 +166,208 @@ Bound bound_max(const Bound& a, const Bound& b) {
   return m;
 }
 
-// The default LayerNorm forward bound: what every correct two-pass float32
-// kernel with plain (any order) summation meets, whichever of the usual forms
-// it takes:
+// ---- The default bounds ----
+// What every correct two-pass float32 kernel meets, whichever of the usual
+// forms it takes (docs/accuracy.md, "The default bound" and "Who the default
+// bound admits"; tests/kernels/test_default_bound.cpp runs each form).
+
+// rstd (or rrms) from w^ = fl(var^ + eps) takes at most 7 "roundings" in any of
+// the admitted forms: fl(1/fl(sqrt(w^))) (2), a correctly rounded rsqrt (1),
+// sqrt then a division of x - mu^ (2), or an rsqrt estimate y0 = (1 + e0)/sqrt(w^)
+// with |e0| <= E = 1.5 2^-12 (x86 rsqrtps) refined by one Newton step
+// y1 = fl(y0 fl(3/2 - fl(fl(fl(w^/2) y0) y0))), w^/2 exact (w^ >= 2^-125):
+// with a = (w^/2) y0^2 = (1 + e0)^2 / 2 and the two products' 1 + theta_2,
+//   y1 sqrt(w^) = [(1 + e0)(3/2 - a) - (1 + e0) a theta_2](1 + theta_2')
+//               = [1 - 3 e0^2 / 2 - e0^3 / 2 - (1 + e0)^3 theta_2 / 2](1 + theta_2'),
+// so |y1 sqrt(w^) - 1| <= (1 + 3E^2/2 + E^3/2 + (1 + E)^3 gamma_2 / 2)(1 + gamma_2) - 1
+// = 6.38 u, within [(1 - u)^7, (1 - u)^-7] (3E^2/2 alone is 3.375 u: four
+// roundings, the count this bound used before, do not cover it).
+constexpr int kDefaultRstdRoundings = 7;
+
+// y of the gamma-folded scale/bias form: a = fl(r^ gamma), y^ = fl(fl(x a) + fl(beta - fl(mu^ a)))
+// (or fmas). With z = (x - mu^) r^ (shifted_and_scaled, no rounding of the
+// difference) and the products' and the shift's roundings e1, e2, e3:
+//   S = gamma z (1 + e_a) + beta + x a e1 + beta e3 - mu^ a (e2 + e3 + e2 e3) + eta1 - eta2 (1 + e3),
+//   |x a e1|     <= u (1+u)(1 + hi) |gamma| (|xhat| + kappa),
+//   |mu^ a (..)| <= (2u + u^2)(1+u)(1 + hi) |gamma| (kappa + Delta)      (|mu^| r <= kappa + Delta),
+//   |gamma z (1 + e_a) - gamma xhat| <= |gamma| ((1+u)(A + R |xhat|) + u |xhat|),
+// and y^ = S (1 + e4): |y^ - y| <= (1+u) |S - y| + u (|gamma xhat| + |beta|).
+// beta is rounded twice (e3, e4): affine_rel = (2 + u) u, where the other
+// forms have u. eta1, eta2 <= 2^-150 are the products' underflow; a itself
+// may underflow (|gamma| r^ < 2^-126), off by 2^-150 absolute, which costs
+// 2^-150 (|x| + |mu^|)(1+u)^2 <= 2^-150 (1+u)^3 (max|xhat| + 2 kappa + Delta) / r:
+// no multiple of |gamma|, so it goes into underflow_abs (also for the
+// (x - mu^) fl(r^ gamma) association).
+namespace {
+
+double folded_gamma_underflow(const MomentsError& m, const RowCondition& c) {
+  if (c.r <= 0) return 0;
+  const double d = static_cast<double>(c.d);
+  const double max_xhat = std::min(std::sqrt(std::max(d - 1, 0.0)), c.kappa + c.max_kappa);
+  return kUnderflowUnit * std::pow(1 + u, 3) * (max_xhat + 2 * c.kappa + m.mean_r) / c.r;
+}
+
+Bound folded_scale_bias_bound(const MomentsError& m, RelErr rstd, const RowCondition& c) {
+  const XhatError e = shifted_and_scaled(m.mean_r, rstd, 0);
+  const double scaled = (1 + u) * (1 + rstd.hi);
+  Bound b = affine_step(e, m, rstd);
+  b.xhat_abs = (1 + u) * ((1 + u) * e.abs + u * scaled * c.kappa +
+                          (2 * u + u * u) * scaled * (c.kappa + m.mean_r));
+  b.xhat_rel = (1 + u) * ((1 + u) * e.rel + u + u * scaled);
+  b.affine_rel = (2 + u) * u;
+  b.underflow_abs = std::max((1 + u) * (2 + u) * kUnderflowUnit, m.mean_underflow) +
+                    folded_gamma_underflow(m, c);
+  return b;
+}
+
+}  // namespace
+
+// The default LayerNorm forward bound, the element-wise max over these forms
+// on two-pass moments with any summation order (gamma_{d-1} covers every tree):
 //   - "/ d" as a division or as a product with fl(1/d): scale_roundings = 2;
-//   - r^ from w^ by fl(1/fl(sqrt)), a correctly rounded rsqrt, or sqrt then a
-//     division of (x - mu^) (one rounding fewer each), or an rsqrt estimate
-//     refined to within 2 ulp (relative error <= 4u): 4 roundings;
-//   - x - mu^ times r^ times gamma in either association, fma or not: one
-//     extra product;
-//   - blocked, pairwise or SIMD-lane summation: gamma_{d-1} covers every order;
-//   - the scale/bias form fl(x * r^ + fl(-mu^ * r^)) on two-pass moments, whose
-//     extra cancellation term u (|xhat| + 2 kappa) is small next to two-pass's
-//     own gamma_d kappa shift.
-// The bound is the element-wise max over those forms.
+//   - rstd in any of the forms of kDefaultRstdRoundings (7);
+//   - subtract then scale, xhat = fl(fl(x - mu^) r^), times gamma in either
+//     association ((x - mu^) fl(r^ gamma) too), fma or not: one extra product
+//     (plus folded_gamma_underflow for the folded association);
+//   - seed 004's scale/bias form fl(x r^ + fl(-mu^ r^)) * gamma + beta
+//     (scale_bias_bound: the cancellation adds u (|xhat| + 2 kappa));
+//   - the gamma-folded scale/bias form x a + (beta - mu^ a), a = r^ gamma
+//     (folded_scale_bias_bound: 3 u kappa, and beta rounded twice).
 Bound default_layernorm_fwd_bound(const RowCondition& c) {
   const MomentsError m = twopass_moments_error(c, 2);
-  const RelErr rstd = rstd_error(m.var_eps, 4, c);
-  return bound_max(subtract_then_scale_bound(m, rstd, 1), scale_bias_bound(m, rstd, c));
+  const RelErr rstd = rstd_error(m.var_eps, kDefaultRstdRoundings, c);
+  Bound subtract = subtract_then_scale_bound(m, rstd, 1);
+  subtract.underflow_abs += folded_gamma_underflow(m, c);
+  return bound_max(bound_max(subtract, scale_bias_bound(m, rstd, c)),
+                   folded_scale_bias_bound(m, rstd, c));
+}
+
+// The default LayerNorm backward bound: twopass_layernorm_bwd_bound's
+// derivation (kernels/scalar/layernorm_bwd_twopass.cpp, docs/accuracy_backward.md)
+// redone for every admitted form, with the saved m^ = fl(mu), r^ = fl(r):
+//   - xhat h_j, in pass 1, pass 2 or dgamma, stored or recomputed, in any of
+//       fl(fl(x - m^) r^)            = (xhat + e_m)(1 + theta_3),     |e_m| <= u kappa,
+//       fl(fl(x r^) + fl(-m^ r^))    = xhat (1 + theta_3) + F (1 + theta_2),
+//         F = e_m (1 + rho) + (mu r)(1 + rho) e1 - m^ r^ e2, |F| <= (3 + u) u kappa,
+//       fma(x, r^, fl(-m^ r^))       (F smaller),
+//     i.e. h_j = (xhat_j + E_j)(1 + theta_3) with a per-element
+//     |E_j| <= e = (3 + u) u kappa (1 + gamma_2)/(1 - gamma_3) + 2^-149 (1+u)/(1 - gamma_3)
+//     (the last term: both products of the scale/bias form may underflow).
+//     The twopass derivation only ever bounds |E| (sum_j g_j E_j / d <= e mean|g|),
+//     so a per-element shift changes nothing but e.
+//   - the row means mg, mp by division or by fl(1/d) (one rounding more), any
+//     summation order; mp = mean(g h) or fl(mean(g fl(x - m^)) r^), both
+//     (1/d) sum g_j (xhat_j + E_j)(1 + theta_{d+6});
+//   - dx from g_i, mg, h_i mp combined by two additions in any order (each
+//     term passes through at most two), r^ applied last or to each term first
+//     (r^ g - r^ mg - (r^ h) mp), fma or not:
+//       g term:  1 + rho + product + 2 additions       -> gamma_5
+//       G term:  (d + 2) + rho + product + 2           -> gamma_{d+6}
+//       P term:  3 (h_i) + (d + 6) (mp) + product h_i mp + rho + product + 2 -> gamma_{d+14}
+//     and the twopass algebra gives dx_proj_rel = gamma_{d+14},
+//     dx_xhat_mean_g = dx_proj_abs = e (1 + gamma_{d+14}), dx_mean_g = gamma_{d+6} + e^2 (1 + gamma_{d+14});
+//   - dgamma terms fl(dy h) or fl(fl(dy fl(x - m^)) r^): dy (xhat + E)(1 + theta_4),
+//     summed over rows in any order: gamma_{rows+3}, (1 + gamma_{rows+3}) e; dbeta gamma_{rows-1}.
+// Gradual underflow (c.r known), 2^-150 per product or quotient that lands
+// below 2^-126: the twopass count 1 + r (1 + g)(5 + H (2 + H)) (H = max|h|)
+// plus 3 for the products done on the dx scale when r^ comes first, plus
+// r^2 H (1 + g) when mp's products g (x - m^) underflow before r^ scales them;
+// fl(r^ h_i) underflowing costs 2^-150 |mp| <= 2^-150 (1 + g)(M_gx + e M_g),
+// i.e. 2^-150 (1 + g) / r on dx_proj_abs and e times that on dx_mean_g.
+// dgamma: per row the product and, for the unscaled form, dy (x - m^) times r.
+Bound default_layernorm_bwd_bound(const RowCondition& c) {
+  const double d = static_cast<double>(c.d);
+  const double rows = static_cast<double>(c.rows);
+  const double shift_cover = (1 + gamma_n(2)) / (1 - gamma_n(3));
+  const double e = (3 + u) * u * c.kappa * shift_cover + 0x1p-149 * (1 + u) / (1 - gamma_n(3));
+  const double g_long = gamma_n(d + 14);
+  const double g_rows = gamma_n(rows + 3);
+  const double max_xhat = std::min(std::sqrt(std::max(d - 1, 0.0)), c.kappa + c.max_kappa);
+  const double max_h = (max_xhat + e) * (1 + gamma_n(3));
+  const double r_first = c.r > 0 ? kUnderflowUnit * (1 + g_long) / c.r : 0;
+
+  Bound b;
+  b.dx_g = gamma_n(5);
+  b.dx_mean_g = gamma_n(d + 6) + e * e * (1 + g_long) + e * r_first;
+  b.dx_xhat_mean_g = e * (1 + g_long);
+  b.dx_proj_abs = e * (1 + g_long) + r_first;
+  b.dx_proj_rel = g_long;
+  b.dgamma_rel = g_rows;
+  b.dgamma_abs = (1 + g_rows) * e;
+  b.dbeta_rel = gamma_n(rows - 1);
+  const double dx_underflow =
+      kUnderflowUnit * (4 + c.r * (1 + g_long) * (5 + max_h * (2 + max_h) + c.r * max_h));
+  const double dgamma_underflow = kUnderflowUnit * rows * (1 + g_rows) * (1 + u) * (1 + c.r);
+  b.underflow_abs = std::max(dx_underflow, dgamma_underflow);
+  return b;
+}
+
+// The default RMSNorm forward bound: rmsnorm_fwd_bound's derivation
+// (kernels/scalar/rmsnorm_fwd.cpp) for every admitted form: the row scaled by
+// a power of two or not, "/ d" by division or fl(1/d), any summation order,
+// rrms in any of the kDefaultRstdRoundings forms, y = fl(fl(x r^) gamma),
+// fl(x fl(r^ gamma)) or fl(fl(x / fl(sqrt(q))) gamma).
+// q = fl(fl(sum fl(x_j^2)) / d + eps): every summand carries at most
+// 1 + (d - 1) + 2 + 1 = d + 3 factors and all are >= 0, so q/Q in
+// [(1-u)^(d+3), (1+u)^(d+3)]; rrms adds 7 roundings outside the root:
+//   |rrms^ sqrt(Q) - 1| <= S = gamma_{(d+3)/2 + 7} = gamma_{(d+17)/2}.
+// Underflow in q: scaled rows, tau = d 2^-147 (rmsnorm_fwd_bound); unscaled
+// rows, each square off by 2^-150 and the scale by 2^-150, so q is off by
+// 2^-149 (1 + gamma_{d+1}) against Q = 1/r^2: tau = 2^-149 (1 + gamma_{d+1}) r^2.
+// S' = S + tau (1 + S). y: xhat_rel = (1 + S')(1 + u)^2 - 1 (two products, or
+// the quotient and gamma), xhat_abs as rmsnorm_fwd_bound; fl(r^ gamma) may
+// underflow, off by 2^-150, costing 2^-150 (1 + u) |x| <= 2^-150 (1 + u) max_kappa / r.
+Bound default_rmsnorm_fwd_bound(const RowCondition& c) {
+  const double d = static_cast<double>(c.d);
+  const double s = gamma_n((d + 17) / 2);
+  const double tau = std::max(d * 0x1p-147, 0x1p-149 * (1 + gamma_n(d + 1)) * c.r * c.r);
+  const double s_total = s + tau * (1 + s);
+  Bound b;
+  b.stat_rel = s_total;
+  b.xhat_rel = (1 + s_total) * (1 + u) * (1 + u) - 1;
+  b.xhat_abs = (std::sqrt(d / (1 - 2 * u)) * (1 + s_total) * (1 + u) + 1) * kUnderflowUnit;
+  b.underflow_abs = kUnderflowUnit * (1 + (c.r > 0 ? (1 + u) * c.max_kappa / c.r : 0));
+  return b;
+}
+
+// The default RMSNorm backward bound: rmsnorm_bwd_bound's derivation
+// (kernels/scalar/rmsnorm_bwd.cpp) for every admitted form: mp = mean(g h) or
+// fl(mean(g x) r^), by division or fl(1/d) (d + 5 factors either way: g, the
+// product, d - 1 additions, 2 for the scale, and h's or the final product's 2),
+// dx = fl(r^ fl(g - fl(h mp))), fl(r^ g) - fl(fl(r^ h) mp) or an fma:
+//   g term gamma_4, P term 2 (h_i) + (d + 5) + product + rho + product + subtraction = gamma_{d+11};
+// dgamma terms fl(dy h) or fl(fl(dy x) r^): gamma_{rows+2}.
+// Underflow as in the LayerNorm default above (no mean, so h = x r^ underflows
+// once: the 2 (1 + g) 2^-150 of rmsnorm_bwd_bound on the scale terms).
+Bound default_rmsnorm_bwd_bound(const RowCondition& c) {
+  const double d = static_cast<double>(c.d);
+  const double rows = static_cast<double>(c.rows);
+  const double g_long = gamma_n(d + 11);
+  const double g_rows = gamma_n(rows + 2);
+  const double max_h = std::sqrt(d) * (1 + gamma_n(2)) + 1;
+  const double underflow_scale = 2 * (1 + g_long) * kUnderflowUnit;
+  const double r_first = c.r > 0 ? kUnderflowUnit * (1 + g_long) / c.r : 0;
+  Bound b;
+  b.dx_g = gamma_n(4);
+  b.dx_proj_rel = g_long;
+  b.dx_mean_g = underflow_scale;
+  b.dx_xhat_mean_g = underflow_scale;
+  b.dx_proj_abs = underflow_scale + r_first;
+  b.dgamma_rel = g_rows;
+  b.dgamma_abs = (1 + g_rows) * kUnderflowUnit;
+  const double dx_underflow =
+      kUnderflowUnit * (4 + c.r * (1 + g_long) * (2 + max_h * (2 + max_h) + c.r * max_h));
+  b.underflow_abs =
+      std::max(dx_underflow, kUnderflowUnit * rows * (1 + g_rows) * (1 + u) * (1 + c.r));
+  return b;
 }
 
 BoundFn default_bound(Op op) {
   switch (op) {
     case Op::layernorm_fwd: return &default_layernorm_fwd_bound;
-    case Op::layernorm_bwd: return &twopass_layernorm_bwd_bound;
-    case Op::rmsnorm_fwd: return &rmsnorm_fwd_bound;
-    case Op::rmsnorm_bwd: return &rmsnorm_bwd_bound;
+    case Op::layernorm_bwd: return &default_layernorm_bwd_bound;
+    case Op::rmsnorm_fwd: return &default_rmsnorm_fwd_bound;
+    case Op::rmsnorm_bwd: return &default_rmsnorm_bwd_bound;
   }
   return &default_layernorm_fwd_bound;
 }

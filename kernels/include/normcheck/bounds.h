@@ -28,8 +28,11 @@ inline double gamma_n(double n, double unit_roundoff) {
 // every correct two-pass float32 implementation with sequential summation meets.
 BoundFn default_bound(Op op);
 
-// default_bound(Op::layernorm_fwd), for rows that must name it at compile time.
+// default_bound(op), for rows that must name it at compile time.
 Bound default_layernorm_fwd_bound(const RowCondition& c);
+Bound default_layernorm_bwd_bound(const RowCondition& c);
+Bound default_rmsnorm_fwd_bound(const RowCondition& c);
+Bound default_rmsnorm_bwd_bound(const RowCondition& c);
 
 }  // namespace normcheck
 
