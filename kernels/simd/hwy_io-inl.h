@@ -27,6 +27,13 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Highest lane count of any target: sizes the tail buffers.
 inline constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
 
+// A vector's lanes in memory: what per-lane partial sums travel in through the
+// target-independent row_driver.h (a vector returned through code compiled
+// without the target's flags would change the calling convention).
+struct LaneSums {
+  HWY_ALIGN float lane[kMaxLanes];
+};
+
 template <class D>
 HWY_INLINE hn::Vec<D> LoadAsFloat(D d, const float* HWY_RESTRICT p) {
   return hn::LoadU(d, p);

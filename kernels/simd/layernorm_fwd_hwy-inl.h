@@ -1,7 +1,10 @@
 // The fast LayerNorm forward row, per target, for float32 or 16-bit storage
 // with float32 math: two passes over the row while it sits in L1 (sum, then
-// sum of squared deviations), a third writes y. Rows whose float statistics
-// overflow or underflow, and rows holding NaN or inf, take the accurate
+// sum of squared deviations), a third writes y. A constant row (spotted by
+// its tiny squares, then confirmed bit by bit) gets its value as the mean.
+// Chunks hand on their sums as vectors, added in chunk order; the lanes are
+// added once per row. Rows whose float statistics overflow or underflow,
+// and rows holding NaN or inf, take the accurate
 // float64 row instead (layernorm_fwd_accurate-inl.h), which meets a tighter
 // bound and the NaN semantics. The bound is derived in layernorm_fwd_hwy.cpp.
 #if defined(NORMCHECK_SIMD_LAYERNORM_FWD_HWY_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -14,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "hwy/highway.h"
@@ -24,53 +28,39 @@
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
-struct FastStats {
-  float sum = 0;
-  float min = std::numeric_limits<float>::infinity();
-  float max = -std::numeric_limits<float>::infinity();
-};
-
-// Pass 1 on a chunk: sum (4 accumulators), min and max (to spot constant rows,
-// whose mean must come out exact).
+// Pass 1 on a chunk: the sum (4 accumulators), per lane.
 template <typename T>
-FastStats FastStatsChunk(const T* HWY_RESTRICT x, size_t n) {
+LaneSums FastSumChunk(const T* HWY_RESTRICT x, size_t n) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-  auto lo = hn::Set(d, std::numeric_limits<float>::infinity());
-  auto hi = hn::Neg(lo);
-  const auto visit = [&](auto& acc, auto v) {
-    acc = hn::Add(acc, v);
-    lo = hn::Min(lo, v);
-    hi = hn::Max(hi, v);
-  };
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
-    visit(a0, LoadAsFloat(d, x + i));
-    visit(a1, LoadAsFloat(d, x + i + N));
-    visit(a2, LoadAsFloat(d, x + i + 2 * N));
-    visit(a3, LoadAsFloat(d, x + i + 3 * N));
+    a0 = hn::Add(a0, LoadAsFloat(d, x + i));
+    a1 = hn::Add(a1, LoadAsFloat(d, x + i + N));
+    a2 = hn::Add(a2, LoadAsFloat(d, x + i + 2 * N));
+    a3 = hn::Add(a3, LoadAsFloat(d, x + i + 3 * N));
   }
-  for (; i + N <= n; i += N) visit(a0, LoadAsFloat(d, x + i));
-  if (i < n) {
-    // Padding lanes repeat the first element so min/max see only row values.
-    const auto first = hn::Set(d, static_cast<float>(hn::GetLane(LoadAsFloatTail(d, x, 1))));
-    const auto mask = hn::FirstN(d, n - i);
-    const auto v = LoadAsFloatTail(d, x + i, n - i);
-    a0 = hn::Add(a0, v);
-    lo = hn::Min(lo, hn::IfThenElse(mask, v, first));
-    hi = hn::Max(hi, hn::IfThenElse(mask, v, first));
-  }
-  FastStats out;
-  out.sum = SumLanesPairwise(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)));
-  out.min = hn::GetLane(hn::MinOfLanes(d, lo));
-  out.max = hn::GetLane(hn::MaxOfLanes(d, hi));
+  for (; i + N <= n; i += N) a0 = hn::Add(a0, LoadAsFloat(d, x + i));
+  if (i < n) a0 = hn::Add(a0, LoadAsFloatTail(d, x + i, n - i));
+  LaneSums out;
+  hn::Store(hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)), d, out.lane);
   return out;
 }
 
-// Pass 2 on a chunk: sum of (x_i - m)^2 (4 accumulators, fused multiply-add).
+// Whether all n elements have the same bits (usually settled by the second).
 template <typename T>
-float FastSquaresChunk(const T* HWY_RESTRICT x, size_t n, float m) {
+bool AllSameBits(const T* HWY_RESTRICT x, int64_t n) {
+  for (int64_t i = 1; i < n; ++i) {
+    if (std::memcmp(x + i, x, sizeof(T)) != 0) return false;
+  }
+  return true;
+}
+
+// Pass 2 on a chunk: sum of (x_i - m)^2 (4 accumulators, fused multiply-add),
+// per lane.
+template <typename T>
+LaneSums FastSquaresChunk(const T* HWY_RESTRICT x, size_t n, float m) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   const auto mean = hn::Set(d, m);
@@ -92,7 +82,9 @@ float FastSquaresChunk(const T* HWY_RESTRICT x, size_t n, float m) {
                                       hn::Sub(LoadAsFloatTail(d, x + i, n - i), mean));
     a0 = hn::MulAdd(t, t, a0);
   }
-  return SumLanesPairwise(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)));
+  LaneSums out;
+  hn::Store(hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)), d, out.lane);
+  return out;
 }
 
 // Pass 3 on a chunk: y = gamma * ((x - m) * r) + beta; gamma/beta may be null.
@@ -129,29 +121,36 @@ void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
     return static_cast<size_t>(std::min(kChunk, cols - ch * kChunk));
   };
   const auto at = [](const float* p, int64_t ch) { return p ? p + ch * kChunk : nullptr; };
-  FastStats stats;
+  const hn::ScalableTag<float> df;
+  auto lanes = hn::Zero(df);
   fold_chunks<kSplit>(
-      chunks, [&](int64_t ch) { return FastStatsChunk(x + ch * kChunk, length(ch)); },
-      [&](const FastStats& part) {
-        stats.sum += part.sum;
-        stats.min = std::min(stats.min, part.min);
-        stats.max = std::max(stats.max, part.max);
-      });
+      chunks, [&](int64_t ch) { return FastSumChunk(x + ch * kChunk, length(ch)); },
+      [&](const LaneSums& part) { lanes = hn::Add(lanes, hn::Load(df, part.lane)); });
+  const float sum = SumLanesPairwise(df, lanes);
   const float d = static_cast<float>(cols);
-  // A constant row's mean is its value (the rounded sum / d need not be).
-  const bool constant = stats.min == stats.max && std::isfinite(stats.sum);
-  const float m = constant ? stats.min : stats.sum / d;
+  float m = sum / d;
   float squares = 0;
-  if (std::isfinite(stats.sum)) {
+  if (std::isfinite(sum)) {
+    lanes = hn::Zero(df);
     fold_chunks<kSplit>(
         chunks, [&](int64_t ch) { return FastSquaresChunk(x + ch * kChunk, length(ch), m); },
-        [&](float part) { squares += part; });
+        [&](const LaneSums& part) { lanes = hn::Add(lanes, hn::Load(df, part.lane)); });
+    squares = SumLanesPairwise(df, lanes);
+  }
+  // A constant row's mean must be its value (the rounded sum / d need not be,
+  // and would leave a spurious variance). Its squares are at most
+  // d (g(n+1) m)^2, far below this threshold; only then compare the bits.
+  bool constant = false;
+  if (std::isfinite(sum) && squares <= d * (0x1p-8f * m) * (0x1p-8f * m) && AllSameBits(x, cols)) {
+    constant = true;
+    m = hn::GetLane(LoadAsFloatTail(df, x, 1));
+    squares = 0;
   }
   // Float statistics are trusted when the sums stayed finite and the squares
   // did not come near underflow (>= 2^-80 d keeps the loss below 2^-70
   // relative); otherwise (NaN/inf in the row, overflow, underflow) the row is
   // recomputed in float64.
-  const bool trusted = std::isfinite(stats.sum) && std::isfinite(squares) &&
+  const bool trusted = std::isfinite(sum) && std::isfinite(squares) &&
                        (constant || squares >= 0x1p-80f * d);
   if (!trusted) {
     AccurateRow<kSplit>(x, gamma, beta, y, mean, rstd, cols, eps, stream);

@@ -40,7 +40,8 @@ inline constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b
 //   and the zero-padded tail: n/(4L) + 4 additions; 2 for the accumulators;
 //   log2(L) <= log2(16) = 4 for the lanes. With L >= min_lanes:
 //   depth(n) <= ceil(n / (4 min_lanes)) + 10.
-// Chunks of kChunk add ceil(n / kChunk) - 1 more (their left-to-right sum).
+// Chunks of kChunk add ceil(n / kChunk) more: their sums (scalars, or lane
+// vectors added before the lane tree) are added left to right.
 inline constexpr int64_t summation_depth(int64_t n, int64_t min_lanes) {
   const int64_t within = n < kChunk ? n : kChunk;
   return ceil_div(within, 4 * min_lanes) + 10 + ceil_div(n, kChunk);

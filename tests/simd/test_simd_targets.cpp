@@ -4,7 +4,9 @@
 // rows, rows longer than a chunk.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
+#include <vector>
 
 #include "../reference/test_seed.h"
 #include "simd/row_partition.h"
@@ -65,6 +67,51 @@ TEST(SimdTargets, LongRowsMeetTheBoundOnEveryTarget) {
       const Problem p = test::random_problem(*k, kLongRow.rows, kLongRow.cols, 10.0, true, 1, rng);
       const Evaluation e = evaluate(*k, p);
       EXPECT_TRUE(e.pass) << target << " long row: " << test::describe(e);
+    }
+  });
+}
+
+// The rows the fast kernels treat specially, on every target: constant rows
+// (eps 0: NaN; eps > 0: y = beta), d = 1, NaN and inf, and rows whose float
+// statistics overflow (1e30) or underflow (1e-30 with eps 0), which go to the
+// float64 row. Every Highway kernel must meet its bound and the NaN semantics.
+TEST(SimdTargets, SpecialRowsOnEveryTarget) {
+  struct Row {
+    const char* what;
+    std::vector<float> x;
+    float eps;
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<Row> rows = {
+      {"constant, eps 0", std::vector<float>(37, 0.1f), 0.0f},
+      {"constant, eps 1e-5", std::vector<float>(1031, -3.7f), 1e-5f},
+      {"zeros, eps 0", std::vector<float>(20, 0.0f), 0.0f},
+      {"d = 1", {42.0f}, 1e-5f},
+      {"NaN", {1, 2, std::numeric_limits<float>::quiet_NaN(), 4, 5}, 1e-5f},
+      {"+inf", {1, 2, inf, 4, 5, 6, 7, 8, 9}, 1e-5f},
+      {"+inf and -inf", {inf, -inf, 3}, 1e-5f},
+      {"squares overflow", {1e30f, -2e30f, 3e30f, 5e29f, -1e30f}, 1e-5f},
+      {"squares underflow, eps 0", {1e-30f, -2e-30f, 3e-30f, 5e-31f, -1e-30f}, 0.0f},
+  };
+  std::mt19937_64 rng(test::test_seed());
+  std::normal_distribution<double> normal;
+  test::for_each_target([&](const char* target) {
+    for (const Kernel* k : test::simd_kernels()) {
+      for (const Row& row : rows) {
+        Problem p;
+        p.rows = 1;
+        p.cols = static_cast<int64_t>(row.x.size());
+        p.x = row.x;
+        p.eps = row.eps;
+        if (k->op == Op::layernorm_bwd || k->op == Op::rmsnorm_bwd) {
+          for (size_t i = 0; i < row.x.size(); ++i) p.dy.push_back(static_cast<float>(normal(rng)));
+        }
+        if (k->op == Op::layernorm_fwd) {
+          for (size_t i = 0; i < row.x.size(); ++i) p.beta.push_back(static_cast<float>(normal(rng)));
+        }
+        const Evaluation e = evaluate(*k, p);
+        EXPECT_TRUE(e.pass) << target << " " << row.what << ": " << test::describe(e);
+      }
     }
   });
 }
