@@ -21,10 +21,8 @@ namespace {
 
 // Our backward kernels (include_all: controls and third-party ones too). The
 // accuracy tests hold only ours to their bounds: a third-party kernel breaking
-// the default bound is a finding that `normcheck check` and the report show
-// (libtorch's dgamma = sum dy*(rstd*x - rstd*mean) exceeded the two-pass dgamma
-// allowance 1.12x on a single centred row of d = 7, NORMCHECK_SEED=15), not a
-// defect of this repository.
+// the default bound is a finding that `normcheck check` and the report show,
+// not a defect of this repository.
 std::vector<const Kernel*> backward_kernels(bool include_all) {
   std::vector<const Kernel*> out;
   for (const Kernel& k : kernel_table())
