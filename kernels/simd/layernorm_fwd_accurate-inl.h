@@ -4,12 +4,17 @@
 // docs/accuracy_accurate.md and above accurate_layernorm_fwd_bound in
 // kernels/simd/layernorm_fwd_accurate.cpp.
 //
-//   pass A  s1 = sum x_i (float64, lane-parallel)        m1 = s1 / d
-//   pass B  t_i = x_i - m1 (float64; exact when x_i is within a factor 2 of m1)
-//           R = sum t_i compensated (TwoSum per lane, double-double merge)
-//           Q = sum t_i^2 (float64)
-//           c = R / d,  var = Q / d - c^2,  r = 1 / sqrt(var + eps)
-//   pass C  y_i = fl32(gamma_i * (((x_i - m1) - c) * r) + beta_i), in float64
+//   pass A  s = sum x_i (float64, lane-parallel)          m1 = s / d
+//   pass B  t_i = x_i - m1 (float64), fused:
+//           S1 = sum t_i,  S2 = sum t_i^2 (float64, lane-parallel)
+//           c = S1 / d,  var = S2 / d - c^2,  r = 1 / sqrt(var + eps)
+//   pass C  y_i = fl32(gamma_i * fma(x_i - m1, r, -c r) + beta_i), in float64
+//
+// m1 is already within about d 2^-53 |mean|, so c is tiny, the variance
+// about m1 loses nothing to cancellation, and c (a sum of deviations, not of
+// x) puts the mean within about d 2^-53 sigma: no compensated sum is needed.
+// The float<->double conversions are most of the cost (about 2 of the 3
+// conversions per element are in pass C), so there are no other passes.
 //
 // Also the fallback of the fast Highway kernels for rows whose float32
 // statistics overflow or underflow: float64 covers every float row.
@@ -31,20 +36,8 @@
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
-// A double-double running sum: hi + lo, with TwoSum's exact error of each
-// addition to hi accumulated in lo.
-struct CompensatedSum {
-  double hi = 0, lo = 0;
-  void add(double v) {
-    const double sum = hi + v;
-    const double v_part = sum - hi;
-    lo += (hi - (sum - v_part)) + (v - v_part);
-    hi = sum;
-  }
-};
-
 struct DeviationSums {
-  CompensatedSum sum;  // of t_i
+  double sum = 0;      // of t_i = x_i - m1
   double squares = 0;  // of t_i^2
 };
 
@@ -67,61 +60,57 @@ double AccurateSumChunk(const T* HWY_RESTRICT x, size_t n) {
   return SumLanesPairwise(dd, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)));
 }
 
-// Pass B on one chunk: compensated sum of t_i = x_i - m1 and plain sum of t_i^2.
+// Pass B on one chunk: the sums of t_i = x_i - m1 and of t_i^2, each with 4
+// accumulators (the summation order summation_depth assumes).
 template <typename T>
 DeviationSums AccurateDeviationChunk(const T* HWY_RESTRICT x, size_t n, double m1) {
   const hn::ScalableTag<double> dd;
   const hn::Rebind<float, decltype(dd)> df;
   const size_t N = hn::Lanes(dd);
   const auto mean = hn::Set(dd, m1);
-  auto s0 = hn::Zero(dd), c0 = hn::Zero(dd), q0 = hn::Zero(dd);
-  auto s1 = hn::Zero(dd), c1 = hn::Zero(dd), q1 = hn::Zero(dd);
-  const auto accumulate = [&](auto& s, auto& c, auto& q, auto t) {
-    const auto sum = hn::Add(s, t);
-    const auto t_part = hn::Sub(sum, s);
-    c = hn::Add(c, hn::Add(hn::Sub(s, hn::Sub(sum, t_part)), hn::Sub(t, t_part)));
-    s = sum;
-    q = hn::MulAdd(t, t, q);
-  };
+  auto s0 = hn::Zero(dd), s1 = hn::Zero(dd), s2 = hn::Zero(dd), s3 = hn::Zero(dd);
+  auto q0 = hn::Zero(dd), q1 = hn::Zero(dd), q2 = hn::Zero(dd), q3 = hn::Zero(dd);
+  const auto deviation = [&](size_t i) { return hn::Sub(hn::PromoteTo(dd, LoadAsFloat(df, x + i)), mean); };
   size_t i = 0;
-  for (; i + 2 * N <= n; i += 2 * N) {
-    accumulate(s0, c0, q0, hn::Sub(hn::PromoteTo(dd, LoadAsFloat(df, x + i)), mean));
-    accumulate(s1, c1, q1, hn::Sub(hn::PromoteTo(dd, LoadAsFloat(df, x + i + N)), mean));
+  for (; i + 4 * N <= n; i += 4 * N) {
+    const auto t0 = deviation(i), t1 = deviation(i + N), t2 = deviation(i + 2 * N),
+               t3 = deviation(i + 3 * N);
+    s0 = hn::Add(s0, t0), s1 = hn::Add(s1, t1), s2 = hn::Add(s2, t2), s3 = hn::Add(s3, t3);
+    q0 = hn::MulAdd(t0, t0, q0), q1 = hn::MulAdd(t1, t1, q1);
+    q2 = hn::MulAdd(t2, t2, q2), q3 = hn::MulAdd(t3, t3, q3);
   }
   for (; i + N <= n; i += N) {
-    accumulate(s0, c0, q0, hn::Sub(hn::PromoteTo(dd, LoadAsFloat(df, x + i)), mean));
+    const auto t = deviation(i);
+    s0 = hn::Add(s0, t), q0 = hn::MulAdd(t, t, q0);
   }
   if (i < n) {  // the padding lanes would contribute -m1: zero them
-    const auto t = hn::Sub(hn::PromoteTo(dd, LoadAsFloatTail(df, x + i, n - i)), mean);
-    accumulate(s1, c1, q1, hn::IfThenElseZero(hn::FirstN(dd, n - i), t));
+    const auto t = hn::IfThenElseZero(
+        hn::FirstN(dd, n - i), hn::Sub(hn::PromoteTo(dd, LoadAsFloatTail(df, x + i, n - i)), mean));
+    s0 = hn::Add(s0, t), q0 = hn::MulAdd(t, t, q0);
   }
-  HWY_ALIGN double lanes[4][kMaxLanes];
-  hn::Store(s0, dd, lanes[0]);
-  hn::Store(s1, dd, lanes[1]);
-  hn::Store(c0, dd, lanes[2]);
-  hn::Store(c1, dd, lanes[3]);
   DeviationSums out;
-  for (const auto& part : lanes) {
-    for (size_t lane = 0; lane < N; ++lane) out.sum.add(part[lane]);
-  }
-  out.squares = SumLanesPairwise(dd, hn::Add(q0, q1));
+  out.sum = SumLanesPairwise(dd, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3)));
+  out.squares = SumLanesPairwise(dd, hn::Add(hn::Add(q0, q1), hn::Add(q2, q3)));
   return out;
 }
 
-// Pass C on one chunk. gamma/beta may be null.
+// Pass C on one chunk: y = gamma * fma(x - m1, r, -c r) + beta, rounded once
+// to float; gamma/beta may be null. `prefetch` (may be null) is the next
+// row's chunk, fetched while this one computes.
 template <typename T>
 void AccurateOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                          const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, size_t n, double m1,
-                         double c, double r, bool stream) {
+                         double c, double r, bool stream, const T* prefetch) {
   const hn::ScalableTag<double> dd;
   const hn::Rebind<float, decltype(dd)> df;
   const size_t N = hn::Lanes(dd);
-  const auto mean_hi = hn::Set(dd, m1), mean_lo = hn::Set(dd, c), scale = hn::Set(dd, r);
+  const auto mean = hn::Set(dd, m1), shift = hn::Set(dd, -(c * r)), scale = hn::Set(dd, r);
   const auto load = [&](const auto* p, size_t i, size_t count) {
     return hn::PromoteTo(dd, count == N ? LoadAsFloat(df, p + i) : LoadAsFloatTail(df, p + i, count));
   };
   const auto xhat = [&](size_t i, size_t count) {
-    return hn::Mul(hn::Sub(hn::Sub(load(x, i, count), mean_hi), mean_lo), scale);
+    if (prefetch) hwy::Prefetch(prefetch + i);
+    return hn::MulAdd(hn::Sub(load(x, i, count), mean), scale, shift);
   };
   if (!gamma && !beta) {
     WriteRow(df, y, n, stream, [&](size_t i, size_t count) { return hn::DemoteTo(df, xhat(i, count)); });
@@ -136,53 +125,53 @@ void AccurateOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamm
 }
 
 // One row (cols elements) of the accurate kernel; kSplit spreads its chunks
-// over the pool with the same result. mean/rstd may be null.
+// over the pool with the same result. mean/rstd/next_row may be null;
+// next_row (the row computed after this one) is prefetched in pass C.
 template <bool kSplit, typename T>
 void AccurateRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                  const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, float* mean, float* rstd,
-                 int64_t cols, float eps, bool stream) {
+                 int64_t cols, float eps, bool stream, const T* next_row) {
   const int64_t chunks = ceil_div(cols, kChunk);
   const auto length = [&](int64_t ch) {
     return static_cast<size_t>(std::min(kChunk, cols - ch * kChunk));
   };
-  const auto at = [](const float* p, int64_t ch) { return p ? p + ch * kChunk : nullptr; };
-  double s1 = 0;
+  const auto at = [](const auto* p, int64_t ch) { return p ? p + ch * kChunk : nullptr; };
+  double s = 0;
   fold_chunks<kSplit>(
       chunks, [&](int64_t ch) { return AccurateSumChunk(x + ch * kChunk, length(ch)); },
-      [&](double part) { s1 += part; });
+      [&](double part) { s += part; });
   const double d = static_cast<double>(cols);
-  if (!std::isfinite(s1)) {
+  const auto output = [&](double m1, double c, double r) {
+    for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
+      AccurateOutputChunk(x + ch * kChunk, at(gamma, ch), at(beta, ch), y + ch * kChunk, length(ch),
+                          m1, c, r, stream, at(next_row, ch));
+      if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
+    });
+    if (!kSplit && stream) hwy::FlushStream();
+  };
+  if (!std::isfinite(s)) {
     // A finite float row cannot overflow a float64 sum, so the row holds NaN
     // or inf: mean in the extended reals, y and rstd NaN.
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
-      AccurateOutputChunk(x + ch * kChunk, at(gamma, ch), at(beta, ch), y + ch * kChunk, length(ch),
-                          nan, 0, nan, false);
-    });
-    if (mean) *mean = static_cast<float>(s1 / d);
+    output(nan, 0, nan);
+    if (mean) *mean = static_cast<float>(s / d);
     if (rstd) *rstd = std::numeric_limits<float>::quiet_NaN();
     return;
   }
-  const double m1 = s1 / d;
-  CompensatedSum deviation;
-  double squares = 0;
+  const double m1 = s / d;
+  DeviationSums sums;
   fold_chunks<kSplit>(
       chunks, [&](int64_t ch) { return AccurateDeviationChunk(x + ch * kChunk, length(ch), m1); },
       [&](const DeviationSums& part) {
-        deviation.add(part.sum.hi);
-        deviation.add(part.sum.lo);
-        squares += part.squares;
+        sums.sum += part.sum;
+        sums.squares += part.squares;
       });
-  const double c = (deviation.hi + deviation.lo) / d;
-  // Q/d >= c^2 in exact arithmetic (Cauchy-Schwarz); clamping a rounded
+  const double c = sums.sum / d;
+  // S2/d >= c^2 in exact arithmetic (Cauchy-Schwarz); clamping a rounded
   // negative only moves var toward the true value (>= 0).
-  const double var = std::max(0.0, squares / d - c * c);
+  const double var = std::max(0.0, sums.squares / d - c * c);
   const double r = 1.0 / std::sqrt(var + static_cast<double>(eps));
-  for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
-    AccurateOutputChunk(x + ch * kChunk, at(gamma, ch), at(beta, ch), y + ch * kChunk, length(ch),
-                        m1, c, r, stream);
-    if (stream) hwy::FlushStream();
-  });
+  output(m1, c, r);
   if (mean) *mean = static_cast<float>(m1 + c);
   if (rstd) *rstd = static_cast<float>(r);
 }

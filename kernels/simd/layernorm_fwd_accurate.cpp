@@ -18,7 +18,8 @@ void LayerNormFwdAccurate(const float* x, const float* gamma, const float* beta,
   const bool stream = rows * cols * int64_t{sizeof(float)} >= kStreamOutputBytes;
   const auto row = [&]<bool kSplit>(int64_t r) {
     AccurateRow<kSplit>(x + r * cols, gamma, beta, y + r * cols, mean ? mean + r : nullptr,
-                        rstd ? rstd + r : nullptr, cols, eps, stream);
+                        rstd ? rstd + r : nullptr, cols, eps, stream,
+                        !kSplit && r + 1 < rows ? x + (r + 1) * cols : nullptr);
   };
   for_each_row(
       rows, cols, [&](int64_t r) { row.template operator()<false>(r); },
@@ -48,53 +49,54 @@ void layernorm_fwd_accurate(const float* x, const float* gamma, const float* bet
 namespace {
 
 // The a-priori bound (docs/accuracy_accurate.md has the full argument). U =
-// 2^-53, u = 2^-24, gU(n) = gamma_n with U; depths from row_partition.h:
-// nA for the float64 sum of pass A, nB for pass B's sums (2 accumulators:
-// twice the depth of 4), nM for every addition of the compensated sum
-// (lanes, up to 34 merged values per chunk).
-//  1. m1 = s1/d: |m1 - mu| r <= (gU(nA) + U) kappa =: a1, and
-//     T = mean|x_i - m1| satisfies T r <= sigma r + a1 <= 1 + a1.
-//  2. t_i = (x_i - m1)(1 + d_i), |d_i| <= U (0 when x_i is within 2x of m1).
-//  3. The compensated sum R^ of the t_i: every TwoSum error is exact, only
-//     their plain sums round, so |R^ - sum t_i| <= 3 gU(nM)^2 sum|t_i|; with
-//     c = R^/d (two roundings) the mean m1 + c is off by
-//     e r <= (6U + 4 gU(nM)^2)(1 + a1) =: e_r.
-//  4. (x_i - m1) - c = (x_i - mu)(1 + U') + a_i with |a_i| r <= e_r + U a1
-//     =: A0 (the first subtraction's rounding hits |x_i - mu| + |mu - m1|).
-//  5. var^ = Q/d - c^2 against var: with D = mu - m1, D r <= a1,
-//     |var^ - var| r^2 <= gU(nB+6)((1 - eps_share) + 2 a1^2)
-//                          + (1 + U)(2 a1 e_r + e_r^2) =: b,
-//     plus U for + eps: b' = b + U (1 + b). r^ = 1/sqrt: two more roundings:
-//     |r^/r - 1| <= (1 - b')^-1/2 (1 + U)^2 - 1 =: rho.
-//  6. xhat64 = fl(((x - m1) - c) r^): |xhat64 - xhat| <= eta |xhat| + A0 (1 + eta),
-//     eta = (1 + U)^3 (1 + rho) - 1.
-//  7. y = fl32(fl64(gamma xhat64 + beta)): the float64 fma (or mul + add)
-//     costs gU(2) of |gamma xhat| + |beta|, the final rounding u of it, or
-//     2^-150 absolute if y is subnormal (half the subnormal spacing:
-//     underflow_abs; float64 itself never underflows here).
-// mean = fl32(fl64(m1 + c)): u + U + e/mean|x| with T <= 2.01 mean|x|;
-// rstd = fl32(r^): rho + u (1 + rho).
+// 2^-53, u = 2^-24, gU(k) = gamma_k with U; nA = nB = summation_depth(d)
+// (row_partition.h: 4 accumulators, pairwise lanes, chunks left to right) for
+// the float64 sums of pass A and pass B. D = mu - m1, W = mean|x_i - m1|.
+//  1. m1 = fl(fl(sum x)/d): |D| <= gU(nA + 1) mean|x|, so
+//     a1 := |D| r <= gU(nA + 1) kappa, and W r <= sigma r + a1 <= 1 + a1.
+//  2. t_i = fl(x_i - m1) = (x_i - m1)(1 + d_i), |d_i| <= U.
+//  3. S1 = sum t_i (1 + th_i), |th_i| <= gU(nB); sum (x_i - m1) = d D, so
+//     S1 = d D + E, |E| <= gU(nB + 1) d W; c = fl(S1/d):
+//     |c - D| r <= gU(nB + 1)(1 + a1)(1 + U) + U a1 =: e_r, |c| r <= a1 + e_r.
+//  4. S2 = sum t_i^2 (1 + th'), |th'| <= gU(nB + 1) (+1: a product without
+//     FMA); sum (x_i - m1)^2 = d (sigma^2 + D^2); q = fl(S2/d) is off
+//     sigma^2 + D^2 by gU(nB + 4). var^ = fl(q - fl(c^2)):
+//     |var^ - sigma^2| r^2 <= b := b0 + U((1 - eps_share) + b0), where
+//     b0 = gU(nB + 4)((1 - eps_share) + a1^2) + e_r (2 a1 + e_r) + U (a1 + e_r)^2
+//     (|D^2 - c^2| = |D - c| |D + c|). Clamping at 0 only moves var^ toward
+//     sigma^2 >= 0. + eps: b' = b + U (1 + b). r^ = fl(1/fl(sqrt)):
+//     |r^/r - 1| <= rho := (1 + U)^2 / sqrt(1 - b') - 1.
+//  5. v = fl(fl(t r^) - fl(c r^)) (an fma: the inner product exact):
+//     t r^ - c r^ = r^ [(x - mu)(1 + d_i) + (D - c) + D d_i], so
+//     |v - xhat| <= eta |xhat| + A with eta = (1 + rho)(1 + U)^3 - 1 and
+//     A = (1 + rho)(1 + U)(e_r + gU(2) a1 + U (a1 + e_r)).
+//  6. y = fl32(fl64(gamma v + beta)) (fma, or mul + add: gU(2)), the float
+//     rounding u, or 2^-150 absolute if y is subnormal (underflow_abs;
+//     float64 never underflows here): xhat_abs = A f, xhat_rel = eta f with
+//     f = (1 + gU(2))(1 + u), affine_rel = u + gU(2)(1 + u).
+// mean = fl32(fl64(m1 + c)): |m1 + c - mu| <= |c - D| <= (2.01 gU(nB + 1)(1 + U)
+// + U gU(nA + 1)) mean|x| =: e_m (W <= mean|x| + |m1| <= 2.01 mean|x|), then
+// U and u of the roundings; rstd = fl32(r^): rho + u (1 + rho).
 Bound accurate_layernorm_fwd_bound(const RowCondition& c) {
   constexpr double U = kUnitRoundoff64, u = kUnitRoundoff;
-  const double d = static_cast<double>(c.d);
   const double nA = static_cast<double>(simd::summation_depth(c.d, simd::kMinLanes));
-  const double nB = 2.0 * static_cast<double>(simd::summation_depth(c.d, simd::kMinLanes));
-  const double nM = nB + 34 * std::ceil(d / static_cast<double>(simd::kChunk));
-  const double gM = gamma_n(nM, U);
-  const double a1 = (gamma_n(nA, U) + U) * c.kappa;
-  const double e_r = (6 * U + 4 * gM * gM) * (1 + a1);
-  const double A0 = e_r + U * a1;
-  const double b = gamma_n(nB + 6, U) * ((1 - c.eps_share) + 2 * a1 * a1) +
-                   (1 + U) * (2 * a1 * e_r + e_r * e_r);
+  const double nB = nA;
+  const double a1 = gamma_n(nA + 1, U) * c.kappa;
+  const double e_r = gamma_n(nB + 1, U) * (1 + a1) * (1 + U) + U * a1;
+  const double b0 = gamma_n(nB + 4, U) * ((1 - c.eps_share) + a1 * a1) + e_r * (2 * a1 + e_r) +
+                    U * (a1 + e_r) * (a1 + e_r);
+  const double b = b0 + U * ((1 - c.eps_share) + b0);
   const double b1 = b + U * (1 + b);
   const double rho = b1 < 1 ? (1 + U) * (1 + U) / std::sqrt(1 - b1) - 1 : INFINITY;
-  const double eta = (1 + U) * (1 + U) * (1 + U) * (1 + rho) - 1;
+  const double eta = (1 + rho) * (1 + U) * (1 + U) * (1 + U) - 1;
+  const double A = (1 + rho) * (1 + U) * (e_r + gamma_n(2, U) * a1 + U * (a1 + e_r));
   const double final_rounding = (1 + gamma_n(2, U)) * (1 + u);
+  const double e_m = 2.01 * gamma_n(nB + 1, U) * (1 + U) + U * gamma_n(nA + 1, U);
   Bound bound;
-  bound.xhat_abs = A0 * (1 + eta) * final_rounding;
+  bound.xhat_abs = A * final_rounding;
   bound.xhat_rel = eta * final_rounding;
   bound.affine_rel = u + gamma_n(2, U) * (1 + u);
-  bound.mean_rel = u + U + 2.01 * (6 * U + 4 * gM * gM);
+  bound.mean_rel = u + (1 + u) * (e_m * (1 + U) + U);
   bound.stat_rel = rho + u * (1 + rho);
   bound.underflow_abs = kUnderflowUnit;
   return bound;
@@ -108,8 +110,8 @@ constinit const Kernel kLayerNormFwdAccurate{
     .op = Op::layernorm_fwd,
     .origin = Origin::ours,
     .dtype = DType::f32,
-    .algorithm = "Highway, float64 math: mean as m1 + c (compensated sum of x - m1), "
-                 "variance about m1, y rounded once to float; threaded",
+    .algorithm = "Highway, float64 math: mean as m1 + c (c = mean of x - m1), variance "
+                 "about m1 in the same pass, y = fma(x - m1, r, -c r) rounded once to float; threaded",
     .fn = &simd::layernorm_fwd_accurate,
     .bound = &accurate_layernorm_fwd_bound,
 };

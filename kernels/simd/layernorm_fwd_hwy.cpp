@@ -17,7 +17,8 @@ void LayerNormFwdHwy(const float* x, const float* gamma, const float* beta, floa
   const bool stream = rows * cols * int64_t{sizeof(float)} >= kStreamOutputBytes;
   const auto row = [&]<bool kSplit>(int64_t r) {
     FastRow<kSplit>(x + r * cols, gamma, beta, y + r * cols, mean ? mean + r : nullptr,
-                    rstd ? rstd + r : nullptr, cols, eps, stream);
+                    rstd ? rstd + r : nullptr, cols, eps, stream,
+                    !kSplit && r + 1 < rows ? x + (r + 1) * cols : nullptr);
   };
   for_each_row(
       rows, cols, [&](int64_t r) { row.template operator()<false>(r); },

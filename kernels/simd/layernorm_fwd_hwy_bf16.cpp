@@ -20,7 +20,8 @@ void LayerNormFwdHwyBf16(const uint16_t* x_bits, const float* gamma, const float
   const bool stream = rows * cols * int64_t{sizeof(uint16_t)} >= kStreamOutputBytes;
   const auto row = [&]<bool kSplit>(int64_t r) {
     FastRow<kSplit>(x + r * cols, gamma, beta, y + r * cols, mean ? mean + r : nullptr,
-                    rstd ? rstd + r : nullptr, cols, eps, stream);
+                    rstd ? rstd + r : nullptr, cols, eps, stream,
+                    !kSplit && r + 1 < rows ? x + (r + 1) * cols : nullptr);
   };
   for_each_row(
       rows, cols, [&](int64_t r) { row.template operator()<false>(r); },
