@@ -12,9 +12,10 @@
 //
 // m1 is already within about d 2^-53 |mean|, so c is tiny, the variance
 // about m1 loses nothing to cancellation, and c (a sum of deviations, not of
-// x) puts the mean within about d 2^-53 sigma: no compensated sum is needed.
-// The float<->double conversions are most of the cost (about 2 of the 3
-// conversions per element are in pass C), so there are no other passes.
+// x) puts the mean within about d 2^-53 sigma whatever |mean|/sigma: with a
+// plain sum (no TwoSum) y is within 1 ULP for |y| >= about 2^-19 (d 4096).
+// The float<->double conversions are most of the cost (4 per element: one
+// each in passes A and B, two in C), so there are no other passes.
 //
 // Also the fallback of the fast Highway kernels for rows whose float32
 // statistics overflow or underflow: float64 covers every float row.
