@@ -14,19 +14,25 @@
 
 namespace normcheck::props {
 
-// The exact normalized values xhat (rows x cols) and the allowance of each y
-// (forward) or dx (backward) element under kernel.bound; +inf on a row with
-// sigma^2 + eps = 0, which evaluate() does not check either.
+// The exact normalized values xhat and main outputs (y or dx) (rows x cols)
+// and the allowance of each y (forward) or dx (backward) element under
+// kernel.bound, decided as evaluate() decides it: +inf (nothing promised) on a
+// row evaluate() does not check (row_checked: ill-posed, or a backward row
+// whose saved statistic is not within u) and where a coefficient is +inf; 0 on
+// a row with non-finite x or dy, whose output must be NaN exactly.
 struct Allowances {
   std::vector<double> xhat;
+  std::vector<double> exact;
   std::vector<double> main;
 };
 
 Allowances allowances(const Kernel& kernel, const Problem& problem);
 
-// The bound promises something for every element of the row: every allowance
-// and xhat finite. Row-wise tolerances skip the other rows, as evaluate()
-// skips their elements.
+// The bound promises a finite value near the exact one for every element of
+// the row: every allowance, xhat and exact value finite, and every exact value
+// within the float range (beyond it a kernel may round to the infinity, which
+// evaluate() accepts). Row-wise tolerances that sum a row's outputs skip the
+// other rows.
 bool row_promised(const Allowances& allowances, int64_t row, int64_t cols);
 
 }  // namespace normcheck::props

@@ -8,16 +8,22 @@
 //     (a signalling NaN only arises by copying one). A changed guard is an
 //     out-of-bounds write, a surviving sentinel an unwritten output, a changed
 //     input byte a write to an input;
-//   - non-finite values (docs/semantics.md): where the reference is NaN the
-//     kernel must give NaN, where it is +-inf the same infinity, where it is
-//     finite a finite value. A row with sigma^2 + eps = 0 (r = +inf) is
-//     ill-posed: its exact y is 0 * inf but any rounding of the mean makes it
-//     finite, and every bound's coefficients are +inf there, so its row
-//     outputs are not checked. mean/rstd of rows with non-finite input are not
-//     checked either;
+//   - which rows: row_checked() (evaluate.h) says which rows' outputs are
+//     checked at all: not an ill-posed row (sigma^2 + eps = 0), nor a backward
+//     row whose saved statistic fl(r) is not within u of r. dgamma promises
+//     nothing when such a backward row is in the problem (its xhat enters every
+//     column). A row with non-finite input must give NaN (docs/semantics.md),
+//     whatever the bound; its mean/rstd are not checked;
+//   - promises: a +inf coefficient of the Bound promises nothing for that
+//     output (kernel.h); the allowance is +inf and nothing of the element is
+//     checked, its NaN/inf placement included;
+//   - non-finite values otherwise (docs/semantics.md): where the reference is
+//     NaN the kernel must give NaN, where it is +-inf the same infinity, where
+//     it is finite a finite value (or the same infinity when the exact value is
+//     beyond the float range);
 //   - accuracy: |computed - exact| / allowance per element (0/0 = 0), the
 //     allowance being the Bound's formula (kernel.h) at the row's exact
-//     condition; an allowance of +inf (or 0 * inf) promises nothing.
+//     condition.
 // The exact values are doubles (the reference's rounding to 53 bits), so a
 // ratio carries a relative uncertainty of ~2^-53 |exact| / allowance, far below
 // anything a worst-case bound is ever attained to.
@@ -27,6 +33,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
 
@@ -209,12 +216,14 @@ class Tally {
                double allowed, bool main, DType dtype) {
     if (main) ev_.max_ulp = std::max(ev_.max_ulp, ulp_in(dtype, computed, exact));
     double ratio = 0;
-    if (std::isnan(exact)) {
+    if (allowed == kInf) {
+      // the bound promises nothing for this element (evaluate.h)
+    } else if (std::isnan(exact)) {
       if (!std::isnan(computed)) mismatch(ratio);
     } else if (std::isinf(exact)) {
       if (static_cast<double>(computed) != exact) mismatch(ratio);
-    } else if (std::isnan(allowed) || allowed == kInf) {
-      // the bound promises nothing for this element
+    } else if (std::isnan(allowed)) {
+      // an infinite scale, which only a non-finite input makes (exact non-finite above)
     } else if (std::isinf(computed) && std::fabs(exact) > std::numeric_limits<float>::max() &&
                std::signbit(computed) == std::signbit(exact)) {
       // an exact value beyond the float range, overflowed to the same infinity
@@ -258,32 +267,79 @@ void require(bool ok, const char* what) {
 
 bool ill_posed(const RowStats& s) { return s.finite && std::isinf(s.r); }
 
+// fl(r) = r (1 + rho) with |rho| <= u exactly for r in [2^-126, 2^128 - 2^103)
+// (evaluate.h, row_checked). r is the exact value rounded to double; the
+// thresholds are doubles, so the rounding can only move r onto a threshold,
+// never across one.
+bool saved_statistic_within_u(const RowStats& s) { return s.r >= 0x1p-126 && s.r < 0x1p128 - 0x1p103; }
+
+// Every input of the row finite: x (RowStats::finite) and, backward, dy.
+bool row_inputs_finite(const RowStats& s, const std::vector<float>& dy, int64_t row, int64_t cols) {
+  if (!s.finite) return false;
+  for (int64_t c = 0; c < cols && !dy.empty(); ++c)
+    if (!std::isfinite(dy[static_cast<std::size_t>(row * cols + c)])) return false;
+  return true;
+}
+
+// The allowance of an output whose coefficients are `coefficients`: +inf when
+// one of them is +inf (promises nothing), else the formula's value, NaN where
+// a non-finite input makes a scale infinite (evaluate.h).
+double allowance_of(std::initializer_list<double> coefficients, double formula) {
+  for (double k : coefficients)
+    if (k == kInf) return kInf;
+  return std::isinf(formula) ? std::numeric_limits<double>::quiet_NaN() : formula;
+}
+
+double mean_allowance(const Bound& b, const RowStats& s) {
+  return allowance_of({b.mean_rel, b.underflow_abs}, b.mean_rel * s.mean_abs_x + b.underflow_abs);
+}
+
+double stat_allowance(const Bound& b, const RowStats& s) {
+  return allowance_of({b.stat_rel, b.underflow_abs}, b.stat_rel * s.r + b.underflow_abs);
+}
+
 // The condition dgamma/dbeta bounds are taken at: kernel.h says rows set and
-// kappa, max_kappa the largest over the (finite, well-posed) rows.
-RowCondition column_condition(const std::vector<RowStats>& stats, int64_t rows) {
+// kappa, max_kappa (and the other magnitudes) the largest over the rows that
+// are checked and have finite x (a row with non-finite x has a NaN xhat, which
+// makes every dgamma column NaN). A non-finite dy only makes its own column
+// non-finite; the dy magnitudes are over the finite values (reference.h).
+RowCondition column_condition(Op op, const std::vector<RowStats>& stats, int64_t rows) {
   RowCondition c;
   c.rows = rows;
   for (const RowStats& s : stats) {
     const RowCondition rc = row_condition(s);
     c.d = rc.d;
-    if (!s.finite || ill_posed(s)) continue;
+    if (!s.finite || !row_checked(op, s)) continue;
     c.kappa = std::max(c.kappa, rc.kappa);
     c.max_kappa = std::max(c.max_kappa, rc.max_kappa);
     c.eps_share = std::max(c.eps_share, rc.eps_share);
     c.r = std::max(c.r, rc.r);
+    c.max_abs_dy = std::max(c.max_abs_dy, rc.max_abs_dy);
+    c.max_abs_g = std::max(c.max_abs_g, rc.max_abs_g);
+    c.max_abs_gamma = std::max(c.max_abs_gamma, rc.max_abs_gamma);
   }
   return c;
 }
 
+// dgamma sums dy xhat over every row: a backward row whose saved statistic is
+// not within u (row_checked) puts NaN or garbage into every column, so the
+// bound promises nothing for dgamma then. (An ill-posed row's exact xhat is
+// NaN, so is the exact dgamma, and the kernel must give NaN.)
+bool dgamma_promised(const std::vector<RowStats>& stats) {
+  return std::all_of(stats.begin(), stats.end(), [](const RowStats& s) {
+    return !s.finite || ill_posed(s) || saved_statistic_within_u(s);
+  });
+}
+
 // Shared end of every op: memory verdicts, normwise error of the main output
 // over the rows that are checked, pass.
-void finish(Evaluation& ev, const std::vector<float>& main_computed,
+void finish(Evaluation& ev, Op op, const std::vector<float>& main_computed,
             const std::vector<double>& main_exact, const std::vector<RowStats>& stats,
             int64_t cols) {
   std::vector<float> c;
   std::vector<double> e;
   for (std::size_t row = 0; row < stats.size(); ++row) {
-    if (ill_posed(stats[row])) continue;
+    if (!row_checked(op, stats[row])) continue;
     const auto begin = static_cast<std::ptrdiff_t>(row * static_cast<std::size_t>(cols));
     c.insert(c.end(), main_computed.begin() + begin, main_computed.begin() + begin + cols);
     e.insert(e.end(), main_exact.begin() + begin, main_exact.begin() + begin + cols);
@@ -337,21 +393,23 @@ void evaluate_layernorm_fwd(const Kernel& k, const Problem& p, BoundFn bound, Ev
     const Bound b = bound(row_condition(s));
     const auto r = static_cast<std::size_t>(row);
     if (s.finite)
-      tally.element("mean", row, -1, mean_out.values[r], ref.mean.exact[r],
-                    b.mean_rel * s.mean_abs_x + b.underflow_abs, false, DType::f32);
-    if (ill_posed(s)) continue;
+      tally.element("mean", row, -1, mean_out.values[r], ref.mean.exact[r], mean_allowance(b, s),
+                    false, DType::f32);
+    if (!row_checked(Op::layernorm_fwd, s)) continue;
     if (s.finite)
-      tally.element("rstd", row, -1, rstd_out.values[r], ref.rstd.exact[r],
-                    b.stat_rel * s.r + b.underflow_abs, false, DType::f32);
+      tally.element("rstd", row, -1, rstd_out.values[r], ref.rstd.exact[r], stat_allowance(b, s),
+                    false, DType::f32);
     for (int64_t col = 0; col < p.cols; ++col) {
       const auto i = static_cast<std::size_t>(row * p.cols + col);
       const auto c = static_cast<std::size_t>(col);
-      const double allowed = y_allowance(b, at_or(p.gamma, c, 1), at_or(p.beta, c, 0),
-                                         ref.xhat.exact[i]);
+      // a row with non-finite x: y must be NaN, whatever the bound
+      const double allowed = s.finite ? y_allowance(b, at_or(p.gamma, c, 1), at_or(p.beta, c, 0),
+                                                    ref.xhat.exact[i])
+                                      : 0;
       tally.element("y", row, col, y.values[i], ref.y.exact[i], allowed, true, k.dtype);
     }
   }
-  finish(ev, y.values, ref.y.exact, ref.stats, p.cols);
+  finish(ev, Op::layernorm_fwd, y.values, ref.y.exact, ref.stats, p.cols);
 }
 
 // ---- LayerNorm backward ----
@@ -402,27 +460,36 @@ void evaluate_layernorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Ev
   for (int64_t row = 0; row < p.rows; ++row) {
     const auto r = static_cast<std::size_t>(row);
     const RowStats& s = ref.stats[r];
-    if (ill_posed(s)) continue;
+    if (!row_checked(Op::layernorm_bwd, s)) continue;
+    const bool inputs_finite = row_inputs_finite(s, dy.widened, row, p.cols);
     const Bound b = bound(row_condition(s));
     for (int64_t col = 0; col < p.cols; ++col) {
       const auto i = static_cast<std::size_t>(row * p.cols + col);
       const double g = at_or(p.gamma, static_cast<std::size_t>(col), 1) * dy.widened[i];
-      const double allowed = dx_allowance(b, s.r, g, ref.xhat.exact[i], ref.mean_abs_g[r],
-                                          ref.mean_abs_g_xhat[r]);
+      // a row with non-finite x or dy: dx must be NaN, whatever the bound
+      const double allowed = inputs_finite ? dx_allowance(b, s.r, g, ref.xhat.exact[i],
+                                                          ref.mean_abs_g[r], ref.mean_abs_g_xhat[r])
+                                           : 0;
       tally.element("dx", row, col, dx.values[i], ref.dx.exact[i], allowed, true, k.dtype);
     }
   }
-  const Bound bc = bound(column_condition(ref.stats, p.rows));
+  const Bound bc = bound(column_condition(Op::layernorm_bwd, ref.stats, p.rows));
+  const bool dgamma_checked = dgamma_promised(ref.stats);
   for (std::size_t col = 0; col < cols; ++col) {
     const auto c = static_cast<int64_t>(col);
-    tally.element("dgamma", -1, c, dgamma_out.values[col], ref.dgamma.exact[col],
-                  bc.dgamma_rel * ref.sum_abs_dy_xhat[col] + bc.dgamma_abs * ref.sum_abs_dy[col] +
-                      bc.underflow_abs,
+    const double dgamma_allowed =
+        dgamma_checked ? allowance_of({bc.dgamma_rel, bc.dgamma_abs, bc.underflow_abs},
+                                      bc.dgamma_rel * ref.sum_abs_dy_xhat[col] +
+                                          bc.dgamma_abs * ref.sum_abs_dy[col] + bc.underflow_abs)
+                       : kInf;
+    tally.element("dgamma", -1, c, dgamma_out.values[col], ref.dgamma.exact[col], dgamma_allowed,
                   true, DType::f32);
     tally.element("dbeta", -1, c, dbeta_out.values[col], ref.dbeta.exact[col],
-                  bc.dbeta_rel * ref.sum_abs_dy[col] + bc.underflow_abs, true, DType::f32);
+                  allowance_of({bc.dbeta_rel, bc.underflow_abs},
+                               bc.dbeta_rel * ref.sum_abs_dy[col] + bc.underflow_abs),
+                  true, DType::f32);
   }
-  finish(ev, dx.values, ref.dx.exact, ref.stats, p.cols);
+  finish(ev, Op::layernorm_bwd, dx.values, ref.dx.exact, ref.stats, p.cols);
 }
 
 // ---- RMSNorm forward ----
@@ -448,19 +515,22 @@ void evaluate_rmsnorm_fwd(const Kernel& k, const Problem& p, BoundFn bound, Eval
   for (int64_t row = 0; row < p.rows; ++row) {
     const auto r = static_cast<std::size_t>(row);
     const RowStats& s = ref.stats[r];
-    if (ill_posed(s)) continue;
+    if (!row_checked(Op::rmsnorm_fwd, s)) continue;
     const Bound b = bound(row_condition(s));
     if (s.finite)
-      tally.element("rrms", row, -1, rrms_out.values[r], ref.rrms.exact[r],
-                    b.stat_rel * s.r + b.underflow_abs, false, DType::f32);
+      tally.element("rrms", row, -1, rrms_out.values[r], ref.rrms.exact[r], stat_allowance(b, s),
+                    false, DType::f32);
     for (int64_t col = 0; col < p.cols; ++col) {
       const auto i = static_cast<std::size_t>(row * p.cols + col);
+      // a row with non-finite x: y must be NaN, whatever the bound
       const double allowed =
-          y_allowance(b, at_or(p.gamma, static_cast<std::size_t>(col), 1), 0, ref.xhat.exact[i]);
+          s.finite ? y_allowance(b, at_or(p.gamma, static_cast<std::size_t>(col), 1), 0,
+                                 ref.xhat.exact[i])
+                   : 0;
       tally.element("y", row, col, y.values[i], ref.y.exact[i], allowed, true, k.dtype);
     }
   }
-  finish(ev, y.values, ref.y.exact, ref.stats, p.cols);
+  finish(ev, Op::rmsnorm_fwd, y.values, ref.y.exact, ref.stats, p.cols);
 }
 
 // ---- RMSNorm backward ----
@@ -491,24 +561,31 @@ void evaluate_rmsnorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Eval
   for (int64_t row = 0; row < p.rows; ++row) {
     const auto r = static_cast<std::size_t>(row);
     const RowStats& s = ref.stats[r];
-    if (ill_posed(s)) continue;
+    if (!row_checked(Op::rmsnorm_bwd, s)) continue;
+    const bool inputs_finite = row_inputs_finite(s, p.dy, row, p.cols);
     const Bound b = bound(row_condition(s));
     for (int64_t col = 0; col < p.cols; ++col) {
       const auto i = static_cast<std::size_t>(row * p.cols + col);
       const double g = at_or(p.gamma, static_cast<std::size_t>(col), 1) * p.dy[i];
-      const double allowed = dx_allowance(b, s.r, g, ref.xhat.exact[i], ref.mean_abs_g[r],
-                                          ref.mean_abs_g_xhat[r]);
+      // a row with non-finite x or dy: dx must be NaN, whatever the bound
+      const double allowed = inputs_finite ? dx_allowance(b, s.r, g, ref.xhat.exact[i],
+                                                          ref.mean_abs_g[r], ref.mean_abs_g_xhat[r])
+                                           : 0;
       tally.element("dx", row, col, dx.values[i], ref.dx.exact[i], allowed, true, k.dtype);
     }
   }
-  const Bound bc = bound(column_condition(ref.stats, p.rows));
+  const Bound bc = bound(column_condition(Op::rmsnorm_bwd, ref.stats, p.rows));
+  const bool dgamma_checked = dgamma_promised(ref.stats);
   for (std::size_t col = 0; col < cols; ++col)
     tally.element("dgamma", -1, static_cast<int64_t>(col), dgamma_out.values[col],
                   ref.dgamma.exact[col],
-                  bc.dgamma_rel * ref.sum_abs_dy_xhat[col] + bc.dgamma_abs * ref.sum_abs_dy[col] +
-                      bc.underflow_abs,
+                  dgamma_checked
+                      ? allowance_of({bc.dgamma_rel, bc.dgamma_abs, bc.underflow_abs},
+                                     bc.dgamma_rel * ref.sum_abs_dy_xhat[col] +
+                                         bc.dgamma_abs * ref.sum_abs_dy[col] + bc.underflow_abs)
+                      : kInf,
                   true, DType::f32);
-  finish(ev, dx.values, ref.dx.exact, ref.stats, p.cols);
+  finish(ev, Op::rmsnorm_bwd, dx.values, ref.dx.exact, ref.stats, p.cols);
 }
 
 }  // namespace
@@ -523,18 +600,28 @@ RowCondition row_condition(const RowStats& stats) {
   return c;
 }
 
+bool row_checked(Op op, const RowStats& stats) {
+  if (!stats.finite) return true;
+  if (ill_posed(stats)) return false;
+  const bool backward = op == Op::layernorm_bwd || op == Op::rmsnorm_bwd;
+  return !backward || saved_statistic_within_u(stats);
+}
+
 double y_allowance(const Bound& b, double gamma, double beta, double xhat) {
   const double g = std::fabs(gamma), h = std::fabs(xhat);
-  return g * (b.xhat_abs + b.xhat_rel * h) + b.affine_rel * (g * h + std::fabs(beta)) +
-         b.underflow_abs;
+  return allowance_of({b.xhat_abs, b.xhat_rel, b.affine_rel, b.underflow_abs},
+                      g * (b.xhat_abs + b.xhat_rel * h) + b.affine_rel * (g * h + std::fabs(beta)) +
+                          b.underflow_abs);
 }
 
 double dx_allowance(const Bound& b, double r, double g, double xhat, double mean_abs_g,
                     double mean_abs_g_xhat) {
   const double h = std::fabs(xhat);
-  return r * (b.dx_g * std::fabs(g) + (b.dx_mean_g + b.dx_xhat_mean_g * h) * mean_abs_g +
-              (b.dx_proj_abs + b.dx_proj_rel * h) * mean_abs_g_xhat) +
-         b.underflow_abs;
+  return allowance_of({b.dx_g, b.dx_mean_g, b.dx_xhat_mean_g, b.dx_proj_abs, b.dx_proj_rel,
+                       b.underflow_abs},
+                      r * (b.dx_g * std::fabs(g) + (b.dx_mean_g + b.dx_xhat_mean_g * h) * mean_abs_g +
+                           (b.dx_proj_abs + b.dx_proj_rel * h) * mean_abs_g_xhat) +
+                          b.underflow_abs);
 }
 
 Evaluation evaluate(const Kernel& kernel, const Problem& problem,

@@ -2,6 +2,7 @@
 // mp::NormRow (verify/reference_row.cpp) and rounds what it computed.
 #include "normcheck/reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -142,6 +143,22 @@ void forward_rows(Out& out, ExactValues& r_out, ExactValues* mean_out, Norm norm
   }
 }
 
+// The backward magnitudes of RowCondition: max|dy|, max|gamma dy| (a product
+// of two floats is exact in double: 48 bits, |.| < 2^256) and max|gamma| (1
+// without gamma), each over the finite values: a non-finite dy or gamma makes
+// its dx row NaN and its column sum non-finite, which no magnitude bounds.
+void set_backward_maxima(RowCondition& c, std::span<const float> dy, std::span<const float> gamma) {
+  c.max_abs_dy = c.max_abs_g = 0;
+  c.max_abs_gamma = gamma.empty() ? 1 : 0;
+  for (std::size_t j = 0; j < dy.size(); ++j) {
+    const double gamma_j = gamma.empty() ? 1.0 : std::fabs(static_cast<double>(gamma[j]));
+    const double dy_j = std::fabs(static_cast<double>(dy[j]));
+    if (std::isfinite(dy_j)) c.max_abs_dy = std::max(c.max_abs_dy, dy_j);
+    if (std::isfinite(gamma_j)) c.max_abs_gamma = std::max(c.max_abs_gamma, gamma_j);
+    if (std::isfinite(dy_j * gamma_j)) c.max_abs_g = std::max(c.max_abs_g, dy_j * gamma_j);
+  }
+}
+
 // Fills dx, xhat, stats and the row scales of a backward reference, row by
 // row, and returns the column sums for dgamma/dbeta and their scales.
 template <class Out>
@@ -167,6 +184,7 @@ ColumnSums backward_rows(Out& out, Norm norm, std::span<const float> dy, std::sp
       put(out.xhat, base + j, row.xhat[j]);
     }
     out.stats[i] = stats_of(row, rows, sums.scratch);
+    set_backward_maxima(out.stats[i].condition, dy_row, gamma);
     out.mean_abs_g[i] = mp::round_to_double(row.mean_abs_g);
     out.mean_abs_g_xhat[i] = mp::round_to_double(row.mean_abs_g_xhat);
   }

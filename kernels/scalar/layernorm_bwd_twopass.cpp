@@ -13,9 +13,12 @@ namespace normcheck {
 // Error bound of this algorithm (docs/accuracy_backward.md has the long form).
 //
 // Exact gradient: dx_i = r (g_i - G - xhat_i P), G = mean(g), P = mean(g xhat),
-// with mu, r exact. The kernel gets m^ = fl(mu), r^ = fl(r): |m^ - mu| <= u|mu|
-// and r^ = r(1 + rho), |rho| <= u. Write e_m = (mu - m^) r, so
-// |e_m| <= u |mu| r <= u kappa =: e (|mu| <= mean|x|). Higham's model
+// with mu, r exact. The kernel gets m^ = fl(mu), r^ = fl(r):
+// |m^ - mu| <= u|mu| + 0x1p-150 (the second term when mu is subnormal, where
+// fl() is off by up to half the subnormal spacing) and r^ = r(1 + rho),
+// |rho| <= u (evaluate() checks only rows where that holds). Write
+// e_m = (mu - m^) r, so |e_m| <= u |mu| r + 0x1p-150 r <= u kappa + 0x1p-150 r =: e
+// (|mu| <= mean|x|; the 0x1p-150 r only when r is known). Higham's model
 // fl(a op b) = (a op b)(1 + delta), |delta| <= u = 0x1p-24, products of k
 // factors (1 + delta) written (1 + theta_k), |theta_k| <= gamma_k.
 //   h_j  = fl(fl(x_j - m^) r^)          = (xhat_j + e_m)(1 + theta_3)
@@ -53,7 +56,7 @@ Bound twopass_layernorm_bwd_bound(const RowCondition& c) {
   constexpr double tiny = 0x1p-150;
   const double d = static_cast<double>(c.d);
   const double rows = static_cast<double>(c.rows);
-  const double e = u * c.kappa;
+  const double e = u * c.kappa + tiny * c.r;
   const double g_long = gamma_n(d + 12);
   const double g_rows = gamma_n(rows + 3);
   const double max_xhat = std::min(std::sqrt(std::max(d - 1, 0.0)), c.kappa + c.max_kappa);

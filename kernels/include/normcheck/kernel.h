@@ -67,6 +67,12 @@ struct RowCondition {
   double eps_share = 0;   // eps * r^2 in [0, 1]: eps's share of sigma^2 + eps
   double r = 0;           // r itself: the row's absolute scale, which only the cost of
                           // gradual underflow depends on (0: not known, underflow ignored)
+  // Backward only (0 elsewhere, and 0 = not known): the magnitudes that decide
+  // whether a form's intermediates can overflow or underflow where the exact
+  // gradient does not (e.g. layernorm_bwd.pytorch_form's sum dy*gamma*x).
+  double max_abs_dy = 0;     // max_i |dy_i|
+  double max_abs_g = 0;      // max_i |gamma_i dy_i| (exact: a double holds the product)
+  double max_abs_gamma = 0;  // max_i |gamma_i| (1 without gamma)
 };
 
 // A bound on the error of every output, as coefficients the verifier turns into

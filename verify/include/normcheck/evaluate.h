@@ -57,9 +57,34 @@ Evaluation evaluate(const Kernel& kernel, const Problem& problem,
 // The pieces evaluate() uses, for suites that derive tolerances from a bound
 // (kernel.h states the formulas; each includes Bound::underflow_abs).
 // The condition a row's bound is taken at: the reference's, with rows = 1 and
-// r set; a row with sigma^2 + eps = 0 (r = +inf) is ill-posed and evaluate()
-// does not check its row outputs (y/dx and rstd/rrms) at all.
+// r set.
 RowCondition row_condition(const RowStats& stats);
+
+// Whether evaluate() checks the row outputs (y or dx, rstd or rrms) of a row
+// of a problem of `op` at all (docs/semantics.md, "What evaluate() promises").
+// It does not when
+//   - sigma^2 + eps = 0 (r = +inf): the row is ill-posed, its exact y is 0 * inf
+//     while any rounding of the mean makes a kernel's finite;
+//   - the op is a backward and the saved statistic fl(r) (rstd or rrms) may be
+//     off r by more than u = 2^-24 relative. Every backward bound takes
+//     fl(r) = r (1 + rho), |rho| <= u, which holds for r in [2^-126, 2^128 - 2^103):
+//     float's normal range, and above FLT_MAX up to the overflow threshold, where
+//     fl(r) = FLT_MAX is off by less than 2^103 / 2^128 = 2^-25. Outside it fl(r)
+//     is +inf (r >= 2^128 - 2^103: e.g. x = [0 0x1p-149], eps = 0, r = 2^150, and
+//     every kernel's dx is inf * 0 = NaN where the exact dx is 0) or subnormal or
+//     0 (r < 2^-126, sigma > 2^126): no kernel can do better from that statistic.
+//     The backward kernels' InputRange |x| <= 2^124 keeps r > 2^-126 (sigma <= 2^125,
+//     eps < 2^128), so inside their range only the first case occurs.
+// A row with a non-finite input is checked: its y or dx must be NaN.
+bool row_checked(Op op, const RowStats& stats);
+
+// kernel.h: a coefficient of +inf promises nothing for that output on that row.
+// The allowances below are +inf exactly then (never inf * 0 = NaN), and
+// evaluate() checks nothing of such an element: not its value, not whether it
+// is finite, not its NaN/inf placement (an intermediate that overflows can turn
+// an exact inf into NaN). Where every coefficient is finite, an exact NaN must
+// be met by NaN and an exact inf by the same inf; the allowance is NaN, not
+// +inf, where an input is non-finite and makes a scale infinite.
 // gamma = 1 without gamma, beta = 0 without beta; xhat the exact normalized value.
 double y_allowance(const Bound& b, double gamma, double beta, double xhat);
 // g = gamma_i dy_i; the means are the reference's mean|g| and mean|g xhat| of the row.
