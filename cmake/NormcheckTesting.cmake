@@ -14,3 +14,11 @@ function(normcheck_add_test)
     PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
     DISCOVERY_TIMEOUT 120)
 endfunction()
+
+# normcheck_uses_cli(<test target>): the test runs build/bin/normcheck end to end
+# through tests/support/normcheck_cli.h.
+function(normcheck_uses_cli target)
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
+  target_compile_definitions(${target} PRIVATE NORMCHECK_BINARY="$<TARGET_FILE:normcheck>")
+  add_dependencies(${target} normcheck)
+endfunction()

@@ -3,8 +3,6 @@
 // decline reported), the ratios computed from the figures they divide, and bad
 // usage giving exit 2 with a message. No speed is asserted: speed is measured
 // by the benchmark, never tested.
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -17,42 +15,21 @@
 #include <nlohmann/json.hpp>
 
 #include "normcheck/kernel.h"
+#include "normcheck_cli.h"
 
 namespace normcheck {
 namespace {
 
 namespace fs = std::filesystem;
 
-// (The same runner as tests/cli/test_cli.cpp's; see the report on sharing it.)
-struct CommandRun {
-  int exit_code = -1;  // -1: killed by a signal (a crash)
-  std::string out, err;
-};
+using test_support::CliRun;
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-CommandRun normcheck(const std::string& args) {
-  const fs::path dir = fs::temp_directory_path() / ("normcheck_bench_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const std::string command = std::string(NORMCHECK_BINARY) + " " + args + " >" +
-                              (dir / "out").string() + " 2>" + (dir / "err").string();
-  const int status = std::system(command.c_str());
-  CommandRun run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = slurp(dir / "out");
-  run.err = slurp(dir / "err");
-  return run;
-}
+CliRun normcheck(const std::string& args) { return test_support::run_normcheck(args); }
 
 // One quick run shared by the tests below (it takes a few seconds).
 const nlohmann::json& quick_json() {
   static const nlohmann::json document = [] {
-    const CommandRun run = normcheck("bench --quick --json");
+    const CliRun run = normcheck("bench --quick --json");
     EXPECT_EQ(run.exit_code, 0) << run.err;
     return nlohmann::json::parse(run.out);
   }();
@@ -115,7 +92,7 @@ TEST(BenchCli, RatiosDivideTheFiguresTheyStandFor) {
 }
 
 TEST(BenchCli, TextOutputIsATableWithTheCopyLimit) {
-  const CommandRun run = normcheck("bench --quick --shape 2x64 --repeats 1");
+  const CliRun run = normcheck("bench --quick --shape 2x64 --repeats 1");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("GB/s"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("copy:"), std::string::npos) << run.out;
@@ -125,7 +102,7 @@ TEST(BenchCli, BadUsageExitsTwoWithAMessage) {
   for (const char* args : {"bench --kernel no.such.kernel", "bench --seconds -1",
                            "bench --shape 3by4", "bench --shape 0x8", "bench --repeats 0",
                            "bench --no-such-flag"}) {
-    const CommandRun run = normcheck(args);
+    const CliRun run = normcheck(args);
     EXPECT_EQ(run.exit_code, 2) << args;
     EXPECT_FALSE(run.err.empty()) << args;
     EXPECT_TRUE(run.out.empty()) << args << ": " << run.out;

@@ -1,8 +1,6 @@
 // `normcheck claims` end to end through the real binary: --json parses and
 // carries every claim with a verdict and a figure, --only selects, an unknown
 // id exits 2 with a message.
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -12,35 +10,15 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include "normcheck_cli.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
+using normcheck::test_support::CliRun;
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-CliRun normcheck(const std::string& args) {
-  const fs::path dir = fs::temp_directory_path() / ("normcheck_claims_cli_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const std::string command = std::string(NORMCHECK_BINARY) + " " + args + " >" + (dir / "out").string() + " 2>" +
-                              (dir / "err").string();
-  const int status = std::system(command.c_str());
-  CliRun run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = slurp(dir / "out");
-  run.err = slurp(dir / "err");
-  return run;
-}
+CliRun normcheck(const std::string& args) { return normcheck::test_support::run_normcheck(args); }
 
 TEST(ClaimsCli, JsonOnlySemanticClaims) {
   const CliRun run = normcheck("claims --json --only S1 --only S2 --only S3 --only S4 --only S5 --only A1 --only A2 --only A3 --seed 7");

@@ -1,7 +1,6 @@
 // `normcheck list` and `normcheck check` end to end, through the real binary:
 // exit codes, the JSON contract of design.md, the control kernel flagged on
 // shifted rows, and bad input giving exit 2 with a message and never a crash.
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -18,41 +17,17 @@
 
 #include "normcheck/kernel.h"
 #include "normcheck/row_file.h"
+#include "normcheck_cli.h"
 
 namespace normcheck {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code = -1;  // -1: killed by a signal (a crash)
-  std::string out, err;
-};
+using test_support::CliRun;
+using test_support::scratch_dir;
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-fs::path scratch_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("normcheck_cli_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
-
-Outcome normcheck(const std::string& args) {
-  const fs::path dir = scratch_dir();
-  const std::string command = std::string(NORMCHECK_BINARY) + " " + args + " >" +
-                              (dir / "out").string() + " 2>" + (dir / "err").string();
-  const int status = std::system(command.c_str());
-  Outcome run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = slurp(dir / "out");
-  run.err = slurp(dir / "err");
-  return run;
-}
+CliRun normcheck(const std::string& args) { return test_support::run_normcheck(args); }
 
 fs::path write_file(const std::string& name, const std::string& content) {
   const fs::path path = scratch_dir() / name;
@@ -63,11 +38,11 @@ fs::path write_file(const std::string& name, const std::string& content) {
 std::string example(const char* name) { return std::string(NORMCHECK_SOURCE_DIR) + "/examples/" + name; }
 
 TEST(Cli, ListNamesEveryKernelInTheTable) {
-  const Outcome text = normcheck("list");
+  const CliRun text = normcheck("list");
   ASSERT_EQ(text.exit_code, 0) << text.err;
   for (const Kernel& k : kernel_table()) EXPECT_NE(text.out.find(std::string(k.name)), std::string::npos) << k.name;
 
-  const Outcome json = normcheck("list --json");
+  const CliRun json = normcheck("list --json");
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const auto doc = nlohmann::json::parse(json.out);
   ASSERT_EQ(doc["kernels"].size(), kernel_table().size());
@@ -79,7 +54,7 @@ TEST(Cli, ListNamesEveryKernelInTheTable) {
 // The acceptance check: on x = 1e4 + N(0,1) the one-pass control breaks
 // its bound and the two-pass and Welford kernels hold theirs.
 TEST(Cli, CheckFlagsTheOnePassControlOnShiftedRows) {
-  const Outcome run = normcheck("check --json --input " + example("shifted_rows.txt"));
+  const CliRun run = normcheck("check --json --input " + example("shifted_rows.txt"));
   ASSERT_EQ(run.exit_code, 1) << run.err;  // 1: a finding
   const auto doc = nlohmann::json::parse(run.out);
   std::map<std::string, bool> pass;
@@ -98,7 +73,7 @@ TEST(Cli, CheckFlagsTheOnePassControlOnShiftedRows) {
 // lengths, hex-floats, overflowing squares, a constant row, d = 1 and 2).
 TEST(Cli, OurKernelsPassTheBasicExample) {
   for (const char* op : {"layernorm", "rmsnorm"}) {
-    const Outcome run = normcheck(std::string("check --json --op ") + op + " --input " + example("basic.txt"));
+    const CliRun run = normcheck(std::string("check --json --op ") + op + " --input " + example("basic.txt"));
     ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.err;
     const auto doc = nlohmann::json::parse(run.out);
     for (const auto& k : doc["kernels"]) {
@@ -110,7 +85,7 @@ TEST(Cli, OurKernelsPassTheBasicExample) {
 }
 
 TEST(Cli, KernelSelectionRunsOnlyTheNamedKernels) {
-  const Outcome run = normcheck("check --json --kernel layernorm_fwd.twopass --input " + example("basic.txt"));
+  const CliRun run = normcheck("check --json --kernel layernorm_fwd.twopass --input " + example("basic.txt"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto doc = nlohmann::json::parse(run.out);
   ASSERT_EQ(doc["kernels"].size(), 1u);
@@ -143,7 +118,7 @@ TEST(Cli, BadInputExitsTwoWithAMessage) {
       {"", "subcommand"},
   };
   for (const BadInput& c : cases) {
-    const Outcome run = normcheck(c.args);
+    const CliRun run = normcheck(c.args);
     EXPECT_EQ(run.exit_code, 2) << c.args << "\n" << run.err;
     EXPECT_NE(run.err.find(c.message), std::string::npos) << c.args << "\nstderr: " << run.err;
     EXPECT_TRUE(run.out.empty() || c.args.empty()) << c.args << "\nstdout: " << run.out;
@@ -166,7 +141,7 @@ TEST(Cli, NoInputFileCrashesIt) {
       else content += std::string(tokens[rng() % std::size(tokens)]) + " ";
     }
     const fs::path file = write_file("random" + std::to_string(i) + ".txt", content);
-    const Outcome run = normcheck("check --input " + file.string());
+    const CliRun run = normcheck("check --input " + file.string());
     EXPECT_GE(run.exit_code, 0) << "crashed on " << file << "\n" << run.err;
     EXPECT_LE(run.exit_code, 2) << file;
   }
