@@ -14,15 +14,8 @@ namespace normcheck::simd::HWY_NAMESPACE {
 
 void LayerNormFwdHwy(const float* x, const float* gamma, const float* beta, float* y,
                      float* mean, float* rstd, int64_t rows, int64_t cols, float eps) {
-  const bool stream = rows * cols * int64_t{sizeof(float)} >= kStreamOutputBytes;
-  const auto row = [&]<bool kSplit>(int64_t r) {
-    FastRow<kSplit>(x + r * cols, gamma, beta, y + r * cols, mean ? mean + r : nullptr,
-                    rstd ? rstd + r : nullptr, cols, eps, stream,
-                    !kSplit && r + 1 < rows ? x + (r + 1) * cols : nullptr);
-  };
-  for_each_row(
-      rows, cols, [&](int64_t r) { row.template operator()<false>(r); },
-      [&](int64_t r) { row.template operator()<true>(r); });
+  for_each_layernorm_fwd_row([]<bool kSplit>(auto... row_args) { FastRow<kSplit>(row_args...); },
+                             x, gamma, beta, y, mean, rstd, rows, cols, eps);
 }
 
 }  // namespace normcheck::simd::HWY_NAMESPACE

@@ -15,17 +15,10 @@ namespace normcheck::simd::HWY_NAMESPACE {
 void LayerNormFwdHwyBf16(const uint16_t* x_bits, const float* gamma, const float* beta,
                          uint16_t* y_bits, float* mean, float* rstd, int64_t rows, int64_t cols,
                          float eps) {
-  const auto* x = reinterpret_cast<const hwy::bfloat16_t*>(x_bits);
-  auto* y = reinterpret_cast<hwy::bfloat16_t*>(y_bits);
-  const bool stream = rows * cols * int64_t{sizeof(uint16_t)} >= kStreamOutputBytes;
-  const auto row = [&]<bool kSplit>(int64_t r) {
-    FastRow<kSplit>(x + r * cols, gamma, beta, y + r * cols, mean ? mean + r : nullptr,
-                    rstd ? rstd + r : nullptr, cols, eps, stream,
-                    !kSplit && r + 1 < rows ? x + (r + 1) * cols : nullptr);
-  };
-  for_each_row(
-      rows, cols, [&](int64_t r) { row.template operator()<false>(r); },
-      [&](int64_t r) { row.template operator()<true>(r); });
+  for_each_layernorm_fwd_row([]<bool kSplit>(auto... row_args) { FastRow<kSplit>(row_args...); },
+                             reinterpret_cast<const hwy::bfloat16_t*>(x_bits), gamma, beta,
+                             reinterpret_cast<hwy::bfloat16_t*>(y_bits), mean, rstd, rows, cols,
+                             eps);
 }
 
 }  // namespace normcheck::simd::HWY_NAMESPACE

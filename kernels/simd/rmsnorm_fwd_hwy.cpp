@@ -85,12 +85,9 @@ void RmsRow(const float* x, const float* gamma, float* y, float* rrms, int64_t c
 
 void RmsNormFwdHwy(const float* x, const float* gamma, float* y, float* rrms, int64_t rows,
                    int64_t cols, float eps) {
-  const auto row = [&]<bool kSplit>(int64_t r) {
+  for_each_row(rows, cols, [&]<bool kSplit>(int64_t r) {
     RmsRow<kSplit>(x + r * cols, gamma, y + r * cols, rrms ? rrms + r : nullptr, cols, eps);
-  };
-  for_each_row(
-      rows, cols, [&](int64_t r) { row.template operator()<false>(r); },
-      [&](int64_t r) { row.template operator()<true>(r); });
+  });
 }
 
 }  // namespace normcheck::simd::HWY_NAMESPACE

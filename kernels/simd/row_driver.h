@@ -13,24 +13,44 @@
 
 namespace normcheck::simd {
 
-// row(r) computes row r serially; row_split(r) computes it with its chunks
-// spread over the pool (bit-identical to row(r)).
-template <class RowFn, class SplitRowFn>
-void for_each_row(int64_t rows, int64_t cols, const RowFn& row, const SplitRowFn& row_split) {
+// row.template operator()<kSplit>(r) computes row r: serially with kSplit
+// false, with its chunks spread over the pool with kSplit true (bit-identical).
+template <class RowFn>
+void for_each_row(int64_t rows, int64_t cols, const RowFn& row) {
   const int64_t threads = thread_count();
   if (threads == 1 || rows * cols < kMinParallelElements) {
-    for (int64_t r = 0; r < rows; ++r) row(r);
+    for (int64_t r = 0; r < rows; ++r) row.template operator()<false>(r);
     return;
   }
   if (rows < threads && cols >= kSplitMinCols) {
-    for (int64_t r = 0; r < rows; ++r) row_split(r);
+    for (int64_t r = 0; r < rows; ++r) row.template operator()<true>(r);
     return;
   }
   // Several blocks per thread balance rows of unequal cost (fallback rows).
   const int64_t blocks = std::min(rows, 8 * threads);
   parallel_for(blocks, [&](int64_t b) {
     const int64_t begin = rows * b / blocks, end = rows * (b + 1) / blocks;
-    for (int64_t r = begin; r < end; ++r) row(r);
+    for (int64_t r = begin; r < end; ++r) row.template operator()<false>(r);
+  });
+}
+
+// The LayerNorm forward kernels' row loop, for every row algorithm (FastRow,
+// AccurateRow) and storage type T: calls
+//   row_fn.template operator()<kSplit>(x_row, gamma, beta, y_row, mean_slot,
+//                                      rstd_slot, cols, eps, stream, next_row)
+// where mean_slot/rstd_slot are null when mean/rstd are, `stream` asks for
+// non-temporal stores (outputs too large to stay cached), and next_row (null
+// for a split row and for the last row) is prefetched while the row is written.
+template <typename T, class RowFn>
+void for_each_layernorm_fwd_row(const RowFn& row_fn, const T* x, const float* gamma,
+                                const float* beta, T* y, float* mean, float* rstd, int64_t rows,
+                                int64_t cols, float eps) {
+  const bool stream = rows * cols * int64_t{sizeof(T)} >= kStreamOutputBytes;
+  for_each_row(rows, cols, [&]<bool kSplit>(int64_t r) {
+    row_fn.template operator()<kSplit>(x + r * cols, gamma, beta, y + r * cols,
+                                       mean ? mean + r : nullptr, rstd ? rstd + r : nullptr, cols,
+                                       eps, stream,
+                                       !kSplit && r + 1 < rows ? x + (r + 1) * cols : nullptr);
   });
 }
 
