@@ -132,10 +132,10 @@ void BwdRow(const T* dy, const T* x, const float* gamma, float mean, float rstd,
             float* dgamma_part, float* dbeta_part, int64_t cols) {
   const int64_t chunks = ceil_div(cols, kChunk);
   const auto chunk = [&](int64_t ch) {
-    const int64_t at = ch * kChunk;
-    const auto shift = [&](auto* p) { return p ? p + at : nullptr; };
-    return BwdChunk<T>{dy + at,          x + at,          shift(gamma), shift(dgamma_part),
-                       shift(dbeta_part), dx + at,        static_cast<size_t>(std::min(kChunk, cols - at))};
+    return BwdChunk<T>{chunk_start(dy, ch),         chunk_start(x, ch),
+                       chunk_start(gamma, ch),      chunk_start(dgamma_part, ch),
+                       chunk_start(dbeta_part, ch), chunk_start(dx, ch),
+                       chunk_length(cols, ch)};
   };
   BwdSums sums;
   fold_chunks<kSplit>(

@@ -133,19 +133,17 @@ void AccurateRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                  const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, float* mean, float* rstd,
                  int64_t cols, float eps, bool stream, const T* next_row) {
   const int64_t chunks = ceil_div(cols, kChunk);
-  const auto length = [&](int64_t ch) {
-    return static_cast<size_t>(std::min(kChunk, cols - ch * kChunk));
-  };
-  const auto at = [](const auto* p, int64_t ch) { return p ? p + ch * kChunk : nullptr; };
   double s = 0;
   fold_chunks<kSplit>(
-      chunks, [&](int64_t ch) { return AccurateSumChunk(x + ch * kChunk, length(ch)); },
+      chunks,
+      [&](int64_t ch) { return AccurateSumChunk(x + ch * kChunk, chunk_length(cols, ch)); },
       [&](double part) { s += part; });
   const double d = static_cast<double>(cols);
   const auto output = [&](double m1, double c, double r) {
     for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
-      AccurateOutputChunk(x + ch * kChunk, at(gamma, ch), at(beta, ch), y + ch * kChunk, length(ch),
-                          m1, c, r, stream, at(next_row, ch));
+      AccurateOutputChunk(x + ch * kChunk, chunk_start(gamma, ch), chunk_start(beta, ch),
+                          y + ch * kChunk, chunk_length(cols, ch), m1, c, r, stream,
+                          chunk_start(next_row, ch));
       if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
     });
     if (!kSplit && stream) hwy::FlushStream();
@@ -162,7 +160,10 @@ void AccurateRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
   const double m1 = s / d;
   DeviationSums sums;
   fold_chunks<kSplit>(
-      chunks, [&](int64_t ch) { return AccurateDeviationChunk(x + ch * kChunk, length(ch), m1); },
+      chunks,
+      [&](int64_t ch) {
+        return AccurateDeviationChunk(x + ch * kChunk, chunk_length(cols, ch), m1);
+      },
       [&](const DeviationSums& part) {
         sums.sum += part.sum;
         sums.squares += part.squares;

@@ -124,14 +124,10 @@ void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
              const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, float* mean, float* rstd,
              int64_t cols, float eps, bool stream, const T* next_row) {
   const int64_t chunks = ceil_div(cols, kChunk);
-  const auto length = [&](int64_t ch) {
-    return static_cast<size_t>(std::min(kChunk, cols - ch * kChunk));
-  };
-  const auto at = [](const auto* p, int64_t ch) { return p ? p + ch * kChunk : nullptr; };
   const hn::ScalableTag<float> df;
   auto lanes = hn::Zero(df);
   fold_chunks<kSplit>(
-      chunks, [&](int64_t ch) { return FastSumChunk(x + ch * kChunk, length(ch)); },
+      chunks, [&](int64_t ch) { return FastSumChunk(x + ch * kChunk, chunk_length(cols, ch)); },
       [&](const LaneSums& part) { lanes = hn::Add(lanes, hn::Load(df, part.lane)); });
   const float sum = SumLanesPairwise(df, lanes);
   const float d = static_cast<float>(cols);
@@ -140,7 +136,8 @@ void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
   if (std::isfinite(sum)) {
     lanes = hn::Zero(df);
     fold_chunks<kSplit>(
-        chunks, [&](int64_t ch) { return FastSquaresChunk(x + ch * kChunk, length(ch), m); },
+        chunks,
+        [&](int64_t ch) { return FastSquaresChunk(x + ch * kChunk, chunk_length(cols, ch), m); },
         [&](const LaneSums& part) { lanes = hn::Add(lanes, hn::Load(df, part.lane)); });
     squares = SumLanesPairwise(df, lanes);
   }
@@ -165,8 +162,9 @@ void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
   }
   const float r = 1.0f / std::sqrt(squares / d + eps);
   for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
-    FastOutputChunk(x + ch * kChunk, at(gamma, ch), at(beta, ch), y + ch * kChunk, length(ch), m, r,
-                    stream, at(next_row, ch));
+    FastOutputChunk(x + ch * kChunk, chunk_start(gamma, ch), chunk_start(beta, ch),
+                    y + ch * kChunk, chunk_length(cols, ch), m, r, stream,
+                    chunk_start(next_row, ch));
     // Non-temporal stores must be fenced before another thread reads y: once
     // per row (a fence per chunk cost 30% of a memory-bound call), or per
     // chunk when chunks are tasks that may end on different threads.

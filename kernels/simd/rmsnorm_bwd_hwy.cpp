@@ -85,13 +85,9 @@ void RmsBwdRow(const float* dy, const float* x, const float* gamma, float rrms, 
                float* dgamma_part, int64_t cols) {
   const int64_t chunks = ceil_div(cols, kChunk);
   const auto chunk = [&](int64_t ch) {
-    const int64_t at = ch * kChunk;
-    return RmsBwdChunk{dy + at,
-                       x + at,
-                       gamma ? gamma + at : nullptr,
-                       dgamma_part ? dgamma_part + at : nullptr,
-                       dx + at,
-                       static_cast<size_t>(std::min(kChunk, cols - at))};
+    return RmsBwdChunk{chunk_start(dy, ch),    chunk_start(x, ch),
+                       chunk_start(gamma, ch), chunk_start(dgamma_part, ch),
+                       chunk_start(dx, ch),    chunk_length(cols, ch)};
   };
   float sum = 0;
   fold_chunks<kSplit>(

@@ -64,12 +64,9 @@ void RmsOutputChunk(const float* HWY_RESTRICT x, const float* HWY_RESTRICT gamma
 template <bool kSplit>
 void RmsRow(const float* x, const float* gamma, float* y, float* rrms, int64_t cols, float eps) {
   const int64_t chunks = ceil_div(cols, kChunk);
-  const auto length = [&](int64_t ch) {
-    return static_cast<size_t>(std::min(kChunk, cols - ch * kChunk));
-  };
   double squares = 0;
   fold_chunks<kSplit>(
-      chunks, [&](int64_t ch) { return RmsSquaresChunk(x + ch * kChunk, length(ch)); },
+      chunks, [&](int64_t ch) { return RmsSquaresChunk(x + ch * kChunk, chunk_length(cols, ch)); },
       [&](double part) { squares += part; });
   // Finite floats cannot overflow the float64 sum: a non-finite one means NaN
   // or inf in the row, whose y and rrms are NaN.
@@ -77,8 +74,8 @@ void RmsRow(const float* x, const float* gamma, float* y, float* rrms, int64_t c
                        ? 1.0 / std::sqrt(squares / static_cast<double>(cols) + eps)
                        : std::numeric_limits<double>::quiet_NaN();
   for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
-    RmsOutputChunk(x + ch * kChunk, gamma ? gamma + ch * kChunk : nullptr, y + ch * kChunk,
-                   length(ch), r);
+    RmsOutputChunk(x + ch * kChunk, chunk_start(gamma, ch), y + ch * kChunk,
+                   chunk_length(cols, ch), r);
   });
   if (rrms) *rrms = static_cast<float>(r);
 }

@@ -2,6 +2,8 @@
 // the thread count), and the summation depth that cut implies for the bounds.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 namespace normcheck::simd {
@@ -31,6 +33,19 @@ inline constexpr int64_t kBwdRowsPerBlock = 32;
 inline constexpr int64_t kStreamOutputBytes = int64_t{32} << 20;
 
 inline constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// How many elements chunk ch of a row of cols elements holds (the last one
+// may be short).
+inline constexpr size_t chunk_length(int64_t cols, int64_t ch) {
+  return static_cast<size_t>(std::min(kChunk, cols - ch * kChunk));
+}
+
+// Where chunk ch starts in the row operand p; null stays null (gamma, beta,
+// the statistics and the partial rows are optional).
+template <typename T>
+constexpr T* chunk_start(T* p, int64_t ch) {
+  return p ? p + ch * kChunk : nullptr;
+}
 
 // The most roundings any one element meets in our lane-parallel sum of n
 // elements (kernels/simd/*-inl.h: `lanes` lanes times 4 accumulators, the
