@@ -6,6 +6,7 @@
 
 #include "normcheck/bounds.h"
 #include "normcheck/kernel.h"
+#include "forward_rows.h"
 
 namespace normcheck {
 
@@ -57,11 +58,7 @@ void naive_onepass_fwd(const float* x, const float* gamma, const float* beta, fl
     const float mu = sum / d;
     const float variance = std::max(sum_squares / d - mu * mu, 0.0f);
     const float r = 1.0f / std::sqrt(variance + eps);
-    for (int64_t i = 0; i < cols; ++i) {
-      const float xhat = (xr[i] - mu) * r;
-      const float scaled = gamma ? gamma[i] * xhat : xhat;
-      yr[i] = beta ? scaled + beta[i] : scaled;
-    }
+    scalar::write_normalized_row(xr, gamma, beta, yr, cols, mu, r);
     if (mean) mean[row] = mu;
     if (rstd) rstd[row] = r;
   }

@@ -4,6 +4,7 @@
 
 #include "normcheck/bounds.h"
 #include "normcheck/kernel.h"
+#include "forward_rows.h"
 
 namespace normcheck {
 
@@ -44,11 +45,7 @@ void twopass_fwd(const float* x, const float* gamma, const float* beta, float* y
       squares += centered * centered;
     }
     const float r = 1.0f / std::sqrt(squares / d + eps);
-    for (int64_t i = 0; i < cols; ++i) {
-      const float xhat = (xr[i] - mu) * r;
-      const float scaled = gamma ? gamma[i] * xhat : xhat;
-      yr[i] = beta ? scaled + beta[i] : scaled;
-    }
+    scalar::write_normalized_row(xr, gamma, beta, yr, cols, mu, r);
     if (mean) mean[row] = mu;
     if (rstd) rstd[row] = r;
   }

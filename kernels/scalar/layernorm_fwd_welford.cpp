@@ -5,6 +5,7 @@
 
 #include "normcheck/bounds.h"
 #include "normcheck/kernel.h"
+#include "forward_rows.h"
 #include "welford_cascade.h"
 
 namespace normcheck {
@@ -128,11 +129,7 @@ void welford_fwd(const float* x, const float* gamma, const float* beta, float* y
     float* yr = y + row * cols;
     const scalar::FloatMoments m = scalar::welford_moments(xr, cols);
     const float r = 1.0f / std::sqrt(m.m2 / m.n + eps);
-    for (int64_t i = 0; i < cols; ++i) {
-      const float xhat = (xr[i] - m.mean) * r;
-      const float scaled = gamma ? gamma[i] * xhat : xhat;
-      yr[i] = beta ? scaled + beta[i] : scaled;
-    }
+    scalar::write_normalized_row(xr, gamma, beta, yr, cols, m.mean, r);
     if (mean) mean[row] = m.mean;
     if (rstd) rstd[row] = r;
   }
