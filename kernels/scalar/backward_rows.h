@@ -18,6 +18,14 @@ inline void fill_nan(float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = std::numeric_limits<float>::quiet_NaN();
 }
 
+// Gives a row with a NaN or an infinity in x or dy its all-NaN dx and says
+// so; the kernel then skips that row's dx pass.
+inline bool nan_dx_for_nonfinite_row(const float* xr, const float* dyr, float* dxr, int64_t cols) {
+  if (all_finite(xr, cols) && all_finite(dyr, cols)) return false;
+  fill_nan(dxr, cols);
+  return true;
+}
+
 // Zeroes a column sum (dgamma, dbeta) that the rows then add to in row order:
 // the fixed sequential order the bounds' gamma_rows terms assume.
 inline void zero_if_wanted(float* column_sum, int64_t cols) {

@@ -32,10 +32,7 @@ void layernorm_bwd_naive_onepass(const float* dy, const float* x, const float* g
       if (dgamma) dgamma[j] += dyr[j] * ((xr[j] - m) * a);
       if (dbeta) dbeta[j] += dyr[j];
     }
-    if (!scalar::all_finite(xr, cols) || !scalar::all_finite(dyr, cols)) {
-      scalar::fill_nan(dxr, cols);
-      continue;
-    }
+    if (scalar::nan_dx_for_nonfinite_row(xr, dyr, dxr, cols)) continue;
     const float mean_g = sum_g / d;
     const float mean_g_xhat = a * (sum_g_x / d - m * mean_g);
     for (int64_t j = 0; j < cols; ++j) {

@@ -167,10 +167,7 @@ void layernorm_bwd_pytorch_form(const float* dy, const float* x, const float* ga
       if (dgamma) dgamma[j] += dyr[j] * (a * xr[j] + bias);
       if (dbeta) dbeta[j] += dyr[j];
     }
-    if (!scalar::all_finite(xr, cols) || !scalar::all_finite(dyr, cols)) {
-      scalar::fill_nan(dxr, cols);
-      continue;
-    }
+    if (scalar::nan_dx_for_nonfinite_row(xr, dyr, dxr, cols)) continue;
     const float b = (db * m - ds) * a * a * a * scale;
     const float c = -b * m - db * a * scale;
     for (int64_t j = 0; j < cols; ++j) {

@@ -68,10 +68,7 @@ void rmsnorm_bwd_scalar(const float* dy, const float* x, const float* gamma, con
       sum_g_xhat += g * xhat;
       if (dgamma) dgamma[j] += dyr[j] * xhat;
     }
-    if (!scalar::all_finite(xr, cols) || !scalar::all_finite(dyr, cols)) {
-      scalar::fill_nan(dxr, cols);
-      continue;
-    }
+    if (scalar::nan_dx_for_nonfinite_row(xr, dyr, dxr, cols)) continue;
     const float mean_g_xhat = sum_g_xhat / d;
     for (int64_t j = 0; j < cols; ++j) {
       const float xhat = xr[j] * a;
