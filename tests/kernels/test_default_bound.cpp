@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "broken_kernels.h"
-#include "fwd_test_rows.h"
+#include "kernel_test_rows.h"
 #include "normcheck/bounds.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "fwd_test_rows.h"
+#include "kernel_test_rows.h"
 #include "normcheck/bounds.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"

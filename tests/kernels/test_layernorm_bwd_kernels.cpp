@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "../reference/test_seed.h"
 #include "allowance.h"
+#include "kernel_test_rows.h"
 #include "normcheck/bounds.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
@@ -32,31 +32,6 @@ std::vector<const Kernel*> backward_kernels(bool include_all) {
   return out;
 }
 
-// x = offset + N(0, 1), dy = dy_mean + dy_spread N(0, 1), gamma = N(1, 0.5) (when wanted).
-Problem random_problem(std::mt19937_64& rng, int64_t rows, int64_t cols, bool with_gamma,
-                       float offset, float eps, float dy_mean = 0.0f, float dy_spread = 1.0f) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  Problem p;
-  p.rows = rows;
-  p.cols = cols;
-  p.eps = eps;
-  for (int64_t i = 0; i < rows * cols; ++i) p.x.push_back(offset + normal(rng));
-  for (int64_t i = 0; i < rows * cols; ++i) p.dy.push_back(dy_mean + dy_spread * normal(rng));
-  if (with_gamma)
-    for (int64_t j = 0; j < cols; ++j) p.gamma.push_back(1.0f + 0.5f * normal(rng));
-  return p;
-}
-
-void expect_within_bound(const Kernel& k, const Problem& p, const std::string& what) {
-  const Evaluation ev = evaluate(k, p);
-  EXPECT_TRUE(ev.declined.empty()) << k.name << " declined " << what << ": " << ev.declined;
-  EXPECT_TRUE(ev.pass) << k.name << " on " << what << ": error/bound "
-                       << ev.max_error_over_bound << " at " << ev.worst.output << "["
-                       << ev.worst.row << "," << ev.worst.col << "] computed "
-                       << ev.worst.computed << " exact " << ev.worst.exact << " allowed "
-                       << ev.worst.allowed << (ev.nonfinite_mismatch ? " (NaN/inf mismatch)" : "");
-}
-
 TEST(LayerNormBwdKernels, TableHasTheScalarBackwardKernels) {
   EXPECT_NE(find_kernel("layernorm_bwd.twopass"), nullptr);
   EXPECT_NE(find_kernel("layernorm_bwd.pytorch_form"), nullptr);
@@ -69,10 +44,10 @@ TEST(LayerNormBwdKernels, RandomRowsWithinBound) {
     for (int64_t cols : {1, 2, 3, 7, 768})
       for (int64_t rows : {1, 4})
         for (bool with_gamma : {false, true}) {
-          const Problem p = random_problem(rng, rows, cols, with_gamma, 0.0f, 1e-5f);
-          expect_within_bound(*k, p,
-                              "random rows=" + std::to_string(rows) + " d=" +
-                                  std::to_string(cols) + (with_gamma ? " gamma" : " no gamma"));
+          const Problem p = test::random_problem(rng, rows, cols, with_gamma, 0.0f, 1.0f, 1e-5f);
+          const std::string what = "random rows=" + std::to_string(rows) + " d=" +
+                                   std::to_string(cols) + (with_gamma ? " gamma" : " no gamma");
+          test::expect_within_bound(*k, p, what);
         }
 }
 
@@ -81,7 +56,7 @@ TEST(LayerNormBwdKernels, ConstantRowsWithEpsGiveNoNaN) {
   std::mt19937_64 rng(test::test_seed());
   for (const Kernel* k : backward_kernels(true))
     for (int64_t cols : {1, 2, 7, 768}) {
-      Problem p = random_problem(rng, 3, cols, true, 0.0f, 1e-5f);
+      Problem p = test::random_problem(rng, 3, cols, true, 0.0f, 1.0f, 1e-5f);
       for (int64_t r = 0; r < p.rows; ++r)
         for (int64_t j = 0; j < cols; ++j) p.x[r * cols + j] = 3.25f * static_cast<float>(r + 1);
       const Evaluation ev = evaluate(*k, p);
@@ -106,7 +81,7 @@ TEST(LayerNormBwdKernels, ShiftedRowsPytorchFormErrorGrowsWithinItsBound) {
   std::vector<double> pytorch_normwise;
   for (float offset : {0.0f, 1e2f, 1e4f}) {
     std::mt19937_64 rng(seed);  // the same N(0,1) draws at every offset
-    const Problem p = random_problem(rng, 4, 768, true, offset, 1e-5f, 1.0f, 0.1f);
+    const Problem p = test::random_problem(rng, 4, 768, true, offset, 1.0f, 1e-5f, 1.0f, 0.1f);
     const Evaluation ev_pf = evaluate(*pytorch_form, p);
     const Evaluation ev_tp = evaluate(*twopass, p);
     const Evaluation ev_ctl = evaluate(*control, p);
@@ -171,7 +146,7 @@ void bwd_with_d_minus_1(const float* dy, const float* x, const float* gamma, con
 
 TEST(LayerNormBwdKernels, BrokenBackwardIsCaught) {
   std::mt19937_64 rng(test::test_seed());
-  const Problem p = random_problem(rng, 2, 64, true, 0.0f, 1e-5f);
+  const Problem p = test::random_problem(rng, 2, 64, true, 0.0f, 1.0f, 1e-5f);
   for (auto fn : {&bwd_without_mean_g, &bwd_with_d_minus_1}) {
     const Kernel broken{.name = "test.broken_bwd",
                         .op = Op::layernorm_bwd,
@@ -199,7 +174,7 @@ TEST(LayerNormBwdKernels, GradientIsOrthogonalToOnesAndXhat) {
     const auto fn = std::get<nc_layernorm_bwd_fn>(k->fn);
     for (int64_t cols : {3, 7, 768}) {
       const int64_t rows = 2;
-      const Problem p = random_problem(rng, rows, cols, false, 0.0f, 0.0f);
+      const Problem p = test::random_problem(rng, rows, cols, false, 0.0f, 1.0f, 0.0f);
       const LayerNormFwdReference fwd = reference_layernorm_fwd(p.x, {}, {}, rows, cols, 0.0f);
       const props::Allowances allowed = props::allowances(*k, p);
       std::vector<float> dx(rows * cols);

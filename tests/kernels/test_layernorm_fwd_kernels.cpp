@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "fwd_test_rows.h"
+#include "kernel_test_rows.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
 

@@ -9,7 +9,7 @@
 #include <iostream>
 #include <random>
 
-#include "fwd_test_rows.h"
+#include "kernel_test_rows.h"
 #include "normcheck/bounds.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"

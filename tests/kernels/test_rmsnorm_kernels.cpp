@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "../reference/test_seed.h"
+#include "kernel_test_rows.h"
 #include "normcheck/bounds.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
@@ -23,38 +23,12 @@ std::vector<const Kernel*> kernels_of(Op op) {
   return out;
 }
 
-// x = scale * N(0, 1) (clamped to the kernel's declared range), dy = N(0, 1),
-// gamma = N(1, 0.5) when wanted.
-Problem random_problem(std::mt19937_64& rng, int64_t rows, int64_t cols, bool with_gamma,
-                       float scale, float eps) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  Problem p;
-  p.rows = rows;
-  p.cols = cols;
-  p.eps = eps;
-  for (int64_t i = 0; i < rows * cols; ++i) p.x.push_back(scale * normal(rng));
-  for (int64_t i = 0; i < rows * cols; ++i) p.dy.push_back(normal(rng));
-  if (with_gamma)
-    for (int64_t j = 0; j < cols; ++j) p.gamma.push_back(1.0f + 0.5f * normal(rng));
-  return p;
-}
-
 bool in_range(const Kernel& k, const Problem& p) {
   double limit = k.range.max_abs_x;
   if (k.range.sqrt_d_scaled) limit /= std::sqrt(static_cast<double>(p.cols));
   for (float v : p.x)
     if (std::fabs(v) > limit) return false;
   return true;
-}
-
-void expect_within_bound(const Kernel& k, const Problem& p, const std::string& what) {
-  const Evaluation ev = evaluate(k, p);
-  EXPECT_TRUE(ev.declined.empty()) << k.name << " declined " << what << ": " << ev.declined;
-  EXPECT_TRUE(ev.pass) << k.name << " on " << what << ": error/bound "
-                       << ev.max_error_over_bound << " at " << ev.worst.output << "["
-                       << ev.worst.row << "," << ev.worst.col << "] computed "
-                       << ev.worst.computed << " exact " << ev.worst.exact << " allowed "
-                       << ev.worst.allowed << (ev.nonfinite_mismatch ? " (NaN/inf mismatch)" : "");
 }
 
 TEST(RmsNormKernels, TableHasTheScalarKernels) {
@@ -69,10 +43,10 @@ TEST(RmsNormKernels, RandomRowsWithinBound) {
       for (int64_t cols : {1, 2, 3, 7, 768})
         for (int64_t rows : {1, 4})
           for (bool with_gamma : {false, true}) {
-            const Problem p = random_problem(rng, rows, cols, with_gamma, 1.0f, 1e-5f);
-            expect_within_bound(*k, p,
-                                "random rows=" + std::to_string(rows) + " d=" +
-                                    std::to_string(cols) + (with_gamma ? " gamma" : " no gamma"));
+            const Problem p = test::random_problem(rng, rows, cols, with_gamma, 0.0f, 1.0f, 1e-5f);
+            const std::string what = "random rows=" + std::to_string(rows) + " d=" +
+                                     std::to_string(cols) + (with_gamma ? " gamma" : " no gamma");
+            test::expect_within_bound(*k, p, what);
           }
 }
 
@@ -82,7 +56,7 @@ TEST(RmsNormKernels, ZeroRowsWithEpsGiveNoNaN) {
   for (Op op : {Op::rmsnorm_fwd, Op::rmsnorm_bwd})
     for (const Kernel* k : kernels_of(op))
       for (int64_t cols : {1, 7, 768}) {
-        Problem p = random_problem(rng, 2, cols, true, 1.0f, 1e-5f);
+        Problem p = test::random_problem(rng, 2, cols, true, 0.0f, 1.0f, 1e-5f);
         std::fill(p.x.begin(), p.x.end(), 0.0f);
         const Evaluation ev = evaluate(*k, p);
         EXPECT_FALSE(ev.nonfinite_mismatch) << k->name << " d=" << cols;
@@ -102,9 +76,10 @@ TEST(RmsNormKernels, ExtremeScalesWithinBoundOrOutsideDeclaredRange) {
       for (float scale : op == Op::rmsnorm_fwd ? std::vector<float>{1e30f, 1e-30f, 1e37f, 1e-40f}
                                                : std::vector<float>{1e30f, 1e-30f, 1e36f})
         for (int64_t cols : {2, 768}) {
-          const Problem p = random_problem(rng, 2, cols, true, scale, 0.0f);
+          const Problem p = test::random_problem(rng, 2, cols, true, 0.0f, scale, 0.0f);
           if (!in_range(*k, p)) continue;
-          expect_within_bound(*k, p, "scale " + std::to_string(scale) + " d=" + std::to_string(cols));
+          test::expect_within_bound(
+              *k, p, "scale " + std::to_string(scale) + " d=" + std::to_string(cols));
         }
 }
 
@@ -119,7 +94,7 @@ TEST(RmsNormKernels, ScalarForwardHandlesTheFullRange) {
   p.cols = 4;
   p.eps = 1e-5f;
   p.x = {FLT_MAX, -FLT_MAX, 0x1p-149f, 1.0f};
-  expect_within_bound(*k, p, "row with +-FLT_MAX");
+  test::expect_within_bound(*k, p, "row with +-FLT_MAX");
 }
 
 // Deliberately broken RMSNorm kernels, each caught by evaluate under the
@@ -164,7 +139,7 @@ void fwd_without_eps(const float* x, const float* gamma, float* y, float* rrms, 
 
 TEST(RmsNormKernels, BrokenKernelsAreCaught) {
   std::mt19937_64 rng(test::test_seed());
-  const Problem p = random_problem(rng, 2, 64, true, 1.0f, 1e-5f);
+  const Problem p = test::random_problem(rng, 2, 64, true, 0.0f, 1.0f, 1e-5f);
   for (auto fn : {&bwd_no_projection, &bwd_d_minus_1}) {
     const Kernel broken{.name = "test.broken_rms_bwd",
                         .op = Op::rmsnorm_bwd,
@@ -179,7 +154,7 @@ TEST(RmsNormKernels, BrokenKernelsAreCaught) {
   }
   // Forgetting eps matters once eps is not negligible: x ~ 1e-3 with eps = 1e-5
   // gives mean(x^2) ~ 1e-6, so rrms is off by ~ a factor sqrt(11).
-  Problem small = random_problem(rng, 2, 64, true, 1e-3f, 1e-5f);
+  Problem small = test::random_problem(rng, 2, 64, true, 0.0f, 1e-3f, 1e-5f);
   const Kernel broken_fwd{.name = "test.rms_fwd_without_eps",
                           .op = Op::rmsnorm_fwd,
                           .origin = Origin::control,

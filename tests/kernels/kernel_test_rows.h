@@ -1,28 +1,19 @@
-// Rows and helpers shared by the LayerNorm forward kernel tests.
+// Rows and helpers shared by the kernel tests of tests/kernels (LayerNorm
+// forward and backward, RMSNorm).
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdlib>
-#include <iostream>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "../reference/test_seed.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
 
 namespace normcheck::test {
-
-// The seed of a randomized test: NORMCHECK_SEED when set, else `fixed`;
-// printed so that a failure replays with NORMCHECK_SEED=<seed> ctest -R <test>.
-inline uint64_t fixed_seed(uint64_t fixed) {
-  uint64_t seed = fixed;
-  if (const char* env = std::getenv("NORMCHECK_SEED"); env && *env) seed = std::stoull(env);
-  std::cout << "NORMCHECK_SEED=" << seed << "\n";
-  return seed;
-}
 
 // Every LayerNorm forward kernel of the table that normcheck vouches for
 // (Origin::ours: scalar, SIMD, threaded). Controls fail by design; whether a
@@ -44,6 +35,13 @@ inline std::vector<const Kernel*> third_party_forward_kernels() {
   return out;
 }
 
+// Appends n values mean + spread * N(0, 1). One `normal` serves a whole
+// problem: the distribution keeps the second value of each pair it draws.
+inline void append_normal(std::vector<float>& out, int64_t n, float mean, float spread,
+                          std::normal_distribution<float>& normal, std::mt19937_64& rng) {
+  for (int64_t i = 0; i < n; ++i) out.push_back(mean + spread * normal(rng));
+}
+
 // rows x cols of offset + spread * N(0, 1).
 inline Problem shifted_normal_rows(std::mt19937_64& rng, int64_t rows, int64_t cols, float offset,
                                    float spread, float eps) {
@@ -52,7 +50,23 @@ inline Problem shifted_normal_rows(std::mt19937_64& rng, int64_t rows, int64_t c
   p.rows = rows;
   p.cols = cols;
   p.eps = eps;
-  for (int64_t i = 0; i < rows * cols; ++i) p.x.push_back(offset + spread * normal(rng));
+  append_normal(p.x, rows * cols, offset, spread, normal, rng);
+  return p;
+}
+
+// A problem for either op of a norm: x = offset + spread N(0, 1), dy = dy_mean +
+// dy_spread N(0, 1) (a forward kernel ignores it), gamma = N(1, 0.5) when wanted.
+inline Problem random_problem(std::mt19937_64& rng, int64_t rows, int64_t cols, bool with_gamma,
+                              float offset, float spread, float eps, float dy_mean = 0.0f,
+                              float dy_spread = 1.0f) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  Problem p;
+  p.rows = rows;
+  p.cols = cols;
+  p.eps = eps;
+  append_normal(p.x, rows * cols, offset, spread, normal, rng);
+  append_normal(p.dy, rows * cols, dy_mean, dy_spread, normal, rng);
+  if (with_gamma) append_normal(p.gamma, cols, 1.0f, 0.5f, normal, rng);
   return p;
 }
 
@@ -68,6 +82,13 @@ inline std::string describe(const Evaluation& ev) {
   if (ev.wrote_input) s += " (wrote input)";
   if (!ev.declined.empty()) s += " (declined: " + ev.declined + ")";
   return s;
+}
+
+// The kernel must run the problem (not decline it) and meet its bound.
+inline void expect_within_bound(const Kernel& k, const Problem& p, const std::string& what) {
+  const Evaluation ev = evaluate(k, p);
+  EXPECT_TRUE(ev.declined.empty()) << k.name << " declined " << what << ": " << ev.declined;
+  EXPECT_TRUE(ev.pass) << k.name << " on " << what << ": " << describe(ev);
 }
 
 inline void expect_pass(const Kernel& k, const Problem& p, const std::string& what) {
