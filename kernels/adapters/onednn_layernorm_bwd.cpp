@@ -10,7 +10,6 @@
 // larger rstd (eps below 2^-126 on a constant row) loses bits in the subnormal
 // variance, and beyond 2^74.5 the variance underflows to 0 and rstd becomes inf.
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "normcheck/bounds.h"
@@ -63,20 +62,14 @@ struct Backward {
 
 Backward create_backward(int64_t rows, int64_t cols, const Config& config) {
   const auto pd = backward_desc(rows, cols, config);
-  const auto& engine = onednn::engine();
   const auto data = onednn::matrix_desc(rows, cols);
   const auto stats = onednn::vector_desc(rows);
   const auto params = onednn::vector_desc(cols);
-  return {layer_normalization_backward(pd),
-          dnnl::memory(data, engine, DNNL_MEMORY_NONE),
-          dnnl::memory(data, engine, DNNL_MEMORY_NONE),
-          dnnl::memory(stats, engine, DNNL_MEMORY_NONE),
-          dnnl::memory(stats, engine, DNNL_MEMORY_NONE),
-          dnnl::memory(params, engine, DNNL_MEMORY_NONE),
-          dnnl::memory(params, engine, DNNL_MEMORY_NONE),
-          dnnl::memory(data, engine, DNNL_MEMORY_NONE),
-          dnnl::memory(params, engine, DNNL_MEMORY_NONE),
-          dnnl::memory(params, engine, DNNL_MEMORY_NONE)};
+  return {layer_normalization_backward(pd), onednn::unbound_memory(data),
+          onednn::unbound_memory(data),     onednn::unbound_memory(stats),
+          onednn::unbound_memory(stats),    onednn::unbound_memory(params),
+          onednn::unbound_memory(params),   onednn::unbound_memory(data),
+          onednn::unbound_memory(params),   onednn::unbound_memory(params)};
 }
 
 void onednn_layernorm_bwd(const float* dy, const float* x, const float* gamma,
@@ -95,27 +88,22 @@ void onednn_layernorm_bwd(const float* dy, const float* x, const float* gamma,
   for (int64_t i = 0; i < rows; ++i)
     variance[i] = static_cast<float>(1.0 / (static_cast<double>(rstd[i]) * rstd[i]));
 
-  b.src.set_data_handle(const_cast<float*>(x));
-  b.diff_dst.set_data_handle(const_cast<float*>(dy));
-  b.mean.set_data_handle(const_cast<float*>(mean));
-  b.variance.set_data_handle(variance);
-  b.diff_src.set_data_handle(dx);
-  std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, b.src},       {DNNL_ARG_DIFF_DST, b.diff_dst},
-      {DNNL_ARG_MEAN, b.mean},     {DNNL_ARG_VARIANCE, b.variance},
-      {DNNL_ARG_DIFF_SRC, b.diff_src}};
+  onednn::Args args;
+  onednn::bind_argument(args, DNNL_ARG_SRC, b.src, x);
+  onednn::bind_argument(args, DNNL_ARG_DIFF_DST, b.diff_dst, dy);
+  onednn::bind_argument(args, DNNL_ARG_MEAN, b.mean, mean);
+  onednn::bind_argument(args, DNNL_ARG_VARIANCE, b.variance, variance);
+  onednn::bind_argument(args, DNNL_ARG_DIFF_SRC, b.diff_src, dx);
   if (config.flags != normalization_flags::none) {
     // Without gamma, dgamma is the gradient of a scale of ones.
-    b.scale.set_data_handle(const_cast<float*>(gamma ? gamma : onednn::ones(cols)));
-    args.emplace(DNNL_ARG_SCALE, b.scale);
+    onednn::bind_argument(args, DNNL_ARG_SCALE, b.scale, gamma ? gamma : onednn::ones(cols));
   }
   if (wants_param_grads) {
-    b.shift.set_data_handle(const_cast<float*>(onednn::zeros(cols)));
-    args.emplace(DNNL_ARG_SHIFT, b.shift);
-    b.diff_scale.set_data_handle(dgamma ? dgamma : onednn::scratch(dgamma_scratch, cols));
-    b.diff_shift.set_data_handle(dbeta ? dbeta : onednn::scratch(dbeta_scratch, cols));
-    args.emplace(DNNL_ARG_DIFF_SCALE, b.diff_scale);
-    args.emplace(DNNL_ARG_DIFF_SHIFT, b.diff_shift);
+    onednn::bind_argument(args, DNNL_ARG_SHIFT, b.shift, onednn::zeros(cols));
+    onednn::bind_argument(args, DNNL_ARG_DIFF_SCALE, b.diff_scale,
+                          dgamma ? dgamma : onednn::scratch(dgamma_scratch, cols));
+    onednn::bind_argument(args, DNNL_ARG_DIFF_SHIFT, b.diff_shift,
+                          dbeta ? dbeta : onednn::scratch(dbeta_scratch, cols));
   }
   b.primitive.execute(onednn::stream(), args);
   onednn::stream().wait();

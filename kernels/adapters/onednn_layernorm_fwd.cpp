@@ -6,7 +6,6 @@
 // expression oneDNN evaluates internally.
 #include <cmath>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "normcheck/bounds.h"
@@ -48,17 +47,13 @@ struct Forward {
 Forward create_forward(int64_t rows, int64_t cols, float eps, normalization_flags flags,
                        prop_kind prop) {
   const auto pd = forward_desc(rows, cols, eps, flags, prop);
-  const auto& engine = onednn::engine();
   const auto data = onednn::matrix_desc(rows, cols);
   const auto stats = onednn::vector_desc(rows);
   const auto params = onednn::vector_desc(cols);
-  return {layer_normalization_forward(pd),
-          dnnl::memory(data, engine, DNNL_MEMORY_NONE),
-          dnnl::memory(data, engine, DNNL_MEMORY_NONE),
-          dnnl::memory(stats, engine, DNNL_MEMORY_NONE),
-          dnnl::memory(stats, engine, DNNL_MEMORY_NONE),
-          dnnl::memory(params, engine, DNNL_MEMORY_NONE),
-          dnnl::memory(params, engine, DNNL_MEMORY_NONE)};
+  return {layer_normalization_forward(pd),  onednn::unbound_memory(data),
+          onednn::unbound_memory(data),     onednn::unbound_memory(stats),
+          onednn::unbound_memory(stats),    onednn::unbound_memory(params),
+          onednn::unbound_memory(params)};
 }
 
 void onednn_layernorm_fwd(const float* x, const float* gamma, const float* beta, float* y,
@@ -74,25 +69,18 @@ void onednn_layernorm_fwd(const float* x, const float* gamma, const float* beta,
                                  static_cast<int>(prop)};
   Forward& f = cache.get(key, [&] { return create_forward(rows, cols, eps, flags, prop); });
 
-  f.src.set_data_handle(const_cast<float*>(x));
-  f.dst.set_data_handle(y);
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, f.src}, {DNNL_ARG_DST, f.dst}};
-  if (gamma) {
-    f.scale.set_data_handle(const_cast<float*>(gamma));
-    args.emplace(DNNL_ARG_SCALE, f.scale);
-  }
-  if (beta) {
-    f.shift.set_data_handle(const_cast<float*>(beta));
-    args.emplace(DNNL_ARG_SHIFT, f.shift);
-  }
+  onednn::Args args;
+  onednn::bind_argument(args, DNNL_ARG_SRC, f.src, x);
+  onednn::bind_argument(args, DNNL_ARG_DST, f.dst, y);
+  if (gamma) onednn::bind_argument(args, DNNL_ARG_SCALE, f.scale, gamma);
+  if (beta) onednn::bind_argument(args, DNNL_ARG_SHIFT, f.shift, beta);
   thread_local std::vector<float> mean_scratch, variance_scratch;
   float* variance = nullptr;
   if (want_stats) {
     variance = rstd ? rstd : onednn::scratch(variance_scratch, rows);
-    f.mean.set_data_handle(mean ? mean : onednn::scratch(mean_scratch, rows));
-    f.variance.set_data_handle(variance);
-    args.emplace(DNNL_ARG_MEAN, f.mean);
-    args.emplace(DNNL_ARG_VARIANCE, f.variance);
+    onednn::bind_argument(args, DNNL_ARG_MEAN, f.mean,
+                          mean ? mean : onednn::scratch(mean_scratch, rows));
+    onednn::bind_argument(args, DNNL_ARG_VARIANCE, f.variance, variance);
   }
   f.primitive.execute(onednn::stream(), args);
   onednn::stream().wait();

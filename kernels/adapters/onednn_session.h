@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,22 @@ inline dnnl::memory::desc matrix_desc(int64_t rows, int64_t cols) {
 }
 inline dnnl::memory::desc vector_desc(int64_t n) {
   return {{n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a};
+}
+
+// A memory object of this layout without storage of its own: a cached
+// primitive's memory objects are pointed at the caller's buffers per call.
+inline dnnl::memory unbound_memory(const dnnl::memory::desc& desc) {
+  return dnnl::memory(desc, engine(), DNNL_MEMORY_NONE);
+}
+
+// The arguments of one primitive execution.
+using Args = std::unordered_map<int, dnnl::memory>;
+
+// Points `memory` at `data` and passes it as argument `arg`. oneDNN takes a
+// non-const handle for inputs too; it does not write them.
+inline void bind_argument(Args& args, int arg, dnnl::memory& memory, const float* data) {
+  memory.set_data_handle(const_cast<float*>(data));
+  args.emplace(arg, memory);
 }
 
 // A key describing one primitive configuration; equal keys reuse the primitive.
