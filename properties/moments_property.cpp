@@ -23,8 +23,7 @@ namespace {
 bool applies(const Kernel& kernel) { return invariant_applies(kernel) && kernel.op == Op::layernorm_fwd; }
 
 GenOptions standardized(const Kernel& kernel) {
-  GenOptions opts = options_for(kernel);
-  opts.nonfinite = false;
+  GenOptions opts = finite_options_for(kernel);
   opts.eps = 0.0f;
   opts.affine = false;
   opts.nonconstant = true;

@@ -14,12 +14,6 @@
 namespace normcheck::props {
 namespace {
 
-GenOptions finite_inputs(const Kernel& kernel) {
-  GenOptions opts = options_for(kernel);
-  opts.nonfinite = false;
-  return opts;
-}
-
 void negation_symmetry(const Kernel& kernel, const Problem& p) {
   Problem negated = p;
   for (auto& v : negated.x) v = -v;
@@ -33,7 +27,7 @@ void negation_symmetry(const Kernel& kernel, const Problem& p) {
 
 }  // namespace
 
-constinit const PropertyDef kNegationSymmetry = {"negation_symmetry", invariant_applies, finite_inputs,
-                                                 negation_symmetry};
+constinit const PropertyDef kNegationSymmetry = {"negation_symmetry", invariant_applies,
+                                                 finite_options_for, negation_symmetry};
 
 }  // namespace normcheck::props

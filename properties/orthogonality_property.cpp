@@ -25,8 +25,7 @@ namespace {
 bool applies(const Kernel& kernel) { return invariant_applies(kernel) && kernel.op == Op::layernorm_bwd; }
 
 GenOptions nonconstant_rows(const Kernel& kernel) {
-  GenOptions opts = options_for(kernel);
-  opts.nonfinite = false;
+  GenOptions opts = finite_options_for(kernel);
   opts.nonconstant = true;
   return opts;
 }

@@ -16,12 +16,6 @@
 namespace normcheck::props {
 namespace {
 
-GenOptions finite_inputs(const Kernel& kernel) {
-  GenOptions opts = options_for(kernel);
-  opts.nonfinite = false;
-  return opts;
-}
-
 void permutation_equivariance(const Kernel& kernel, const Problem& p) {
   std::vector<size_t> columns(static_cast<size_t>(p.cols));
   std::iota(columns.begin(), columns.end(), size_t{0});
@@ -48,7 +42,7 @@ void permutation_equivariance(const Kernel& kernel, const Problem& p) {
 
 }  // namespace
 
-constinit const PropertyDef kPermutationEquivariance = {"permutation_equivariance", invariant_applies,
-                                                        finite_inputs, permutation_equivariance};
+constinit const PropertyDef kPermutationEquivariance = {
+    "permutation_equivariance", invariant_applies, finite_options_for, permutation_equivariance};
 
 }  // namespace normcheck::props

@@ -12,6 +12,12 @@ GenOptions options_for(const Kernel& kernel) {
   return opts;
 }
 
+GenOptions finite_options_for(const Kernel& kernel) {
+  GenOptions opts = options_for(kernel);
+  opts.nonfinite = false;
+  return opts;
+}
+
 std::span<const PropertyDef> property_table() {
   // Cheapest and most general first: the negative controls stop at the first
   // property that catches a kernel.

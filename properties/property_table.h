@@ -25,6 +25,10 @@ std::span<const PropertyDef> property_table();
 // the kernel handles them.
 GenOptions options_for(const Kernel& kernel);
 
+// options_for without non-finite inputs: the properties that compare values
+// (invariants, moments, orthogonality), which a NaN row would leave nothing to compare.
+GenOptions finite_options_for(const Kernel& kernel);
+
 // The properties, one file each (properties/*_property.cpp).
 extern const PropertyDef kWithinBound;
 extern const PropertyDef kNonfinitePropagation;

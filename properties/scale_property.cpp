@@ -22,8 +22,7 @@ bool applies(const Kernel& kernel) {
 }
 
 GenOptions eps_zero(const Kernel& kernel) {
-  GenOptions opts = options_for(kernel);
-  opts.nonfinite = false;
+  GenOptions opts = finite_options_for(kernel);
   opts.eps = 0.0f;
   return opts;
 }

@@ -17,12 +17,6 @@ bool applies(const Kernel& kernel) {
   return invariant_applies(kernel) && (kernel.op == Op::layernorm_fwd || kernel.op == Op::layernorm_bwd);
 }
 
-GenOptions finite_inputs(const Kernel& kernel) {
-  GenOptions opts = options_for(kernel);
-  opts.nonfinite = false;
-  return opts;
-}
-
 void shift_invariance(const Kernel& kernel, const Problem& p) {
   const Grid g = on_grid(p, kernel.range);
   const auto steps = *rc::gen::inRange<int64_t>(-(int64_t{1} << 22), (int64_t{1} << 22) + 1);
@@ -34,7 +28,7 @@ void shift_invariance(const Kernel& kernel, const Problem& p) {
 
 }  // namespace
 
-constinit const PropertyDef kShiftInvariance = {"shift_invariance", applies, finite_inputs,
+constinit const PropertyDef kShiftInvariance = {"shift_invariance", applies, finite_options_for,
                                                 shift_invariance};
 
 }  // namespace normcheck::props
