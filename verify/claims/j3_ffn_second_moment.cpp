@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "claim_format.h"
+#include "ffn_weights.h"
 #include "j_controls.h"
 #include "normcheck/claims.h"
 
@@ -23,10 +24,8 @@ claims_mc::MeanInterval ffn_second_moment(double alpha, double v, double w, int 
   for (int k = 0; k < samples; ++k) {
     Eigen::RowVectorXd x(d);
     for (int i = 0; i < d; ++i) x(i) = normal(rng);
-    Eigen::MatrixXd wm(d, m), vm(m, d);
-    for (Eigen::Index i = 0; i < wm.size(); ++i) wm.data()[i] = normal(rng) * w * std::sqrt(2.0 / d);
-    for (Eigen::Index i = 0; i < vm.size(); ++i) vm.data()[i] = normal(rng) * v / std::sqrt(m);
-    const Eigen::RowVectorXd z = alpha * x + (x * wm).cwiseMax(0.0) * vm;
+    const FfnWeights f = draw_ffn_weights(v, w, d, m, normal, rng);
+    const Eigen::RowVectorXd z = alpha * x + (x * f.w).cwiseMax(0.0) * f.v;
     values.push_back(z.squaredNorm() / d);
   }
   return claims_mc::mean_interval(values);

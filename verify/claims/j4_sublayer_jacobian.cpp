@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "claim_format.h"
+#include "ffn_weights.h"
 #include "j_controls.h"
 #include "normcheck/claims.h"
 
@@ -16,18 +17,16 @@ namespace normcheck {
 namespace claims_jacobian {
 namespace {
 
-struct FfnDraw {
+// One sample of J3's setting: x ~ N(0, I), drawn before the weights.
+struct FfnDraw : FfnWeights {
   Eigen::RowVectorXd x;
-  Eigen::MatrixXd w, v;
 };
 
 FfnDraw draw(double vscale, double wscale, int d, int m, std::mt19937_64& rng) {
   std::normal_distribution<double> normal(0.0, 1.0);
-  FfnDraw f{Eigen::RowVectorXd(d), Eigen::MatrixXd(d, m), Eigen::MatrixXd(m, d)};
-  for (int i = 0; i < d; ++i) f.x(i) = normal(rng);
-  for (Eigen::Index i = 0; i < f.w.size(); ++i) f.w.data()[i] = normal(rng) * wscale * std::sqrt(2.0 / d);
-  for (Eigen::Index i = 0; i < f.v.size(); ++i) f.v.data()[i] = normal(rng) * vscale / std::sqrt(m);
-  return f;
+  Eigen::RowVectorXd x(d);
+  for (int i = 0; i < d; ++i) x(i) = normal(rng);
+  return {draw_ffn_weights(vscale, wscale, d, m, normal, rng), x};
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "claim_format.h"
+#include "ffn_weights.h"
 #include "j_controls.h"
 #include "normcheck/claims.h"
 
@@ -40,13 +41,11 @@ double ffn_product_gain(double alpha, double v, double w, int k, int d, int m, i
     x *= std::sqrt(d / x.squaredNorm());
     const double start = t.norm();
     for (int layer = 0; layer < k; ++layer) {
-      Eigen::MatrixXd wm(d, m), vm(m, d);
-      for (Eigen::Index i = 0; i < wm.size(); ++i) wm.data()[i] = normal(rng) * w * std::sqrt(2.0 / d);
-      for (Eigen::Index i = 0; i < vm.size(); ++i) vm.data()[i] = normal(rng) * v / std::sqrt(m);
-      const Eigen::RowVectorXd h = x * wm;
+      const FfnWeights f = draw_ffn_weights(v, w, d, m, normal, rng);
+      const Eigen::RowVectorXd h = x * f.w;
       const Eigen::RowVectorXd active = (h.array() > 0.0).cast<double>().matrix();
-      const Eigen::RowVectorXd z = alpha * x + h.cwiseMax(0.0) * vm;
-      const Eigen::RowVectorXd tz = alpha * t + (t * wm).cwiseProduct(active) * vm;
+      const Eigen::RowVectorXd z = alpha * x + h.cwiseMax(0.0) * f.v;
+      const Eigen::RowVectorXd tz = alpha * t + (t * f.w).cwiseProduct(active) * f.v;
       const Eigen::RowVectorXd centred = z.array() - z.mean();
       const double r = 1 / std::sqrt(centred.squaredNorm() / d + 1e-5);
       x = centred * r;
