@@ -91,6 +91,24 @@ HWY_INLINE void StoreFromFloatTail(D d, hn::Vec<D> v, T* HWY_RESTRICT p, size_t 
   std::memcpy(p, buffer, count * sizeof(T));
 }
 
+// The `count` (<= Lanes(d)) elements at p: a whole vector, or a row's tail
+// with the lanes from count on zero.
+template <class D, typename T>
+HWY_INLINE hn::Vec<D> LoadAsFloatN(D d, const T* HWY_RESTRICT p, size_t count) {
+  return count == hn::Lanes(d) ? LoadAsFloat(d, p) : LoadAsFloatTail(d, p, count);
+}
+
+// p[0, count) = update(p[0, count)) for count <= Lanes(d) floats: how a row
+// adds its terms into a dgamma/dbeta partial row.
+template <class D, class Update>
+HWY_INLINE void UpdateFloatsN(D d, float* HWY_RESTRICT p, size_t count, const Update& update) {
+  if (count == hn::Lanes(d)) {
+    hn::StoreU(update(hn::LoadU(d, p)), d, p);
+  } else {
+    StoreFromFloatTail(d, update(LoadAsFloatTail(d, p, count)), p, count);
+  }
+}
+
 // Writes n outputs, value(i, count) giving the vector for elements [i, i +
 // count) (count < Lanes(d) only at the row's ends). With `stream`, float
 // outputs go around the cache (non-temporal stores, after a head that

@@ -53,30 +53,19 @@ BwdSums BwdSumsChunk(const BwdChunk<T>& c, float mean, float rstd) {
   // One vector at column i (count valid lanes; the others are zero in dy, so
   // they add nothing: 0 * xhat is 0 for the finite padding x = 0).
   const auto step = [&](auto& a, auto& b, size_t i, size_t count) {
-    const bool full = count == N;
-    const auto dy = full ? LoadAsFloat(d, c.dy + i) : LoadAsFloatTail(d, c.dy + i, count);
-    const auto x = full ? LoadAsFloat(d, c.x + i) : LoadAsFloatTail(d, c.x + i, count);
-    const auto gamma =
-        !c.gamma ? one : (full ? hn::LoadU(d, c.gamma + i) : LoadAsFloatTail(d, c.gamma + i, count));
+    const auto dy = LoadAsFloatN(d, c.dy + i, count);
+    const auto x = LoadAsFloatN(d, c.x + i, count);
+    const auto gamma = c.gamma ? LoadAsFloatN(d, c.gamma + i, count) : one;
     const auto xhat = hn::IfThenElseZero(hn::FirstN(d, count), hn::Mul(hn::Sub(x, m), r));
     const auto g = hn::Mul(gamma, dy);
     a = hn::Add(a, g);
     b = hn::MulAdd(g, xhat, b);
     if (c.dgamma_part) {
-      float* p = c.dgamma_part + i;
-      if (full) {
-        hn::StoreU(hn::MulAdd(dy, xhat, hn::LoadU(d, p)), d, p);
-      } else {
-        StoreFromFloatTail(d, hn::MulAdd(dy, xhat, LoadAsFloatTail(d, p, count)), p, count);
-      }
+      UpdateFloatsN(d, c.dgamma_part + i, count,
+                    [&](auto sum) { return hn::MulAdd(dy, xhat, sum); });
     }
     if (c.dbeta_part) {
-      float* p = c.dbeta_part + i;
-      if (full) {
-        hn::StoreU(hn::Add(hn::LoadU(d, p), dy), d, p);
-      } else {
-        StoreFromFloatTail(d, hn::Add(LoadAsFloatTail(d, p, count), dy), p, count);
-      }
+      UpdateFloatsN(d, c.dbeta_part + i, count, [&](auto sum) { return hn::Add(sum, dy); });
     }
   };
   size_t i = 0;
@@ -102,11 +91,9 @@ void BwdDxChunk(const BwdChunk<T>& c, float mean, float rstd, float A, float B) 
   const auto m = hn::Set(d, mean), r = hn::Set(d, rstd), one = hn::Set(d, 1.0f);
   const auto va = hn::Set(d, A), vb = hn::Set(d, B);
   const auto dx_of = [&](size_t i, size_t count) {
-    const bool full = count == N;
-    const auto dy = full ? LoadAsFloat(d, c.dy + i) : LoadAsFloatTail(d, c.dy + i, count);
-    const auto x = full ? LoadAsFloat(d, c.x + i) : LoadAsFloatTail(d, c.x + i, count);
-    const auto gamma =
-        !c.gamma ? one : (full ? hn::LoadU(d, c.gamma + i) : LoadAsFloatTail(d, c.gamma + i, count));
+    const auto dy = LoadAsFloatN(d, c.dy + i, count);
+    const auto x = LoadAsFloatN(d, c.x + i, count);
+    const auto gamma = c.gamma ? LoadAsFloatN(d, c.gamma + i, count) : one;
     const auto xhat = hn::Mul(hn::Sub(x, m), r);
     return hn::Mul(r, hn::Sub(hn::Mul(gamma, dy), hn::MulAdd(xhat, vb, va)));
   };

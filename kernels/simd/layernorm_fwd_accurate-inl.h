@@ -104,10 +104,9 @@ void AccurateOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamm
                          double c, double r, bool stream, const T* prefetch) {
   const hn::ScalableTag<double> dd;
   const hn::Rebind<float, decltype(dd)> df;
-  const size_t N = hn::Lanes(dd);
   const auto mean = hn::Set(dd, m1), shift = hn::Set(dd, -(c * r)), scale = hn::Set(dd, r);
   const auto load = [&](const auto* p, size_t i, size_t count) {
-    return hn::PromoteTo(dd, count == N ? LoadAsFloat(df, p + i) : LoadAsFloatTail(df, p + i, count));
+    return hn::PromoteTo(dd, LoadAsFloatN(df, p + i, count));
   };
   const auto xhat = [&](size_t i, size_t count) {
     if (prefetch) hwy::Prefetch(prefetch + i);

@@ -96,23 +96,19 @@ void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                      const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, size_t n, float m,
                      float r, bool stream, const T* prefetch) {
   const hn::ScalableTag<float> d;
-  const size_t N = hn::Lanes(d);
   const auto mean = hn::Set(d, m), scale = hn::Set(d, r);
   const auto one = hn::Set(d, 1.0f), zero = hn::Zero(d);
-  const auto load = [&](const auto* p, size_t i, size_t count) {
-    return count == N ? LoadAsFloat(d, p + i) : LoadAsFloatTail(d, p + i, count);
-  };
   const auto xhat = [&](size_t i, size_t count) {
     if (prefetch) hwy::Prefetch(prefetch + i);
-    return hn::Mul(hn::Sub(load(x, i, count), mean), scale);
+    return hn::Mul(hn::Sub(LoadAsFloatN(d, x + i, count), mean), scale);
   };
   if (!gamma && !beta) {
     WriteRow(d, y, n, stream, xhat);
     return;
   }
   WriteRow(d, y, n, stream, [&](size_t i, size_t count) {
-    return hn::MulAdd(gamma ? load(gamma, i, count) : one, xhat(i, count),
-                      beta ? load(beta, i, count) : zero);
+    return hn::MulAdd(gamma ? LoadAsFloatN(d, gamma + i, count) : one, xhat(i, count),
+                      beta ? LoadAsFloatN(d, beta + i, count) : zero);
   });
 }
 

@@ -36,19 +36,13 @@ float RmsBwdSumChunk(const RmsBwdChunk& c, float rrms) {
   const auto r = hn::Set(d, rrms), one = hn::Set(d, 1.0f);
   auto b0 = hn::Zero(d), b1 = hn::Zero(d), b2 = hn::Zero(d), b3 = hn::Zero(d);
   const auto step = [&](auto& b, size_t i, size_t count) {
-    const bool full = count == N;
-    const auto dy = full ? hn::LoadU(d, c.dy + i) : LoadAsFloatTail(d, c.dy + i, count);
-    const auto xhat = hn::Mul(full ? hn::LoadU(d, c.x + i) : LoadAsFloatTail(d, c.x + i, count), r);
-    const auto gamma =
-        !c.gamma ? one : (full ? hn::LoadU(d, c.gamma + i) : LoadAsFloatTail(d, c.gamma + i, count));
+    const auto dy = LoadAsFloatN(d, c.dy + i, count);
+    const auto xhat = hn::Mul(LoadAsFloatN(d, c.x + i, count), r);
+    const auto gamma = c.gamma ? LoadAsFloatN(d, c.gamma + i, count) : one;
     b = hn::MulAdd(hn::Mul(gamma, dy), xhat, b);  // padding: dy = 0, x = 0
     if (c.dgamma_part) {
-      float* p = c.dgamma_part + i;
-      if (full) {
-        hn::StoreU(hn::MulAdd(dy, xhat, hn::LoadU(d, p)), d, p);
-      } else {
-        StoreFromFloatTail(d, hn::MulAdd(dy, xhat, LoadAsFloatTail(d, p, count)), p, count);
-      }
+      UpdateFloatsN(d, c.dgamma_part + i, count,
+                    [&](auto sum) { return hn::MulAdd(dy, xhat, sum); });
     }
   };
   size_t i = 0;
@@ -68,11 +62,9 @@ void RmsBwdDxChunk(const RmsBwdChunk& c, float rrms, float B) {
   const size_t N = hn::Lanes(d);
   const auto r = hn::Set(d, rrms), vb = hn::Set(d, B), one = hn::Set(d, 1.0f);
   const auto dx_of = [&](size_t i, size_t count) {
-    const bool full = count == N;
-    const auto dy = full ? hn::LoadU(d, c.dy + i) : LoadAsFloatTail(d, c.dy + i, count);
-    const auto xhat = hn::Mul(full ? hn::LoadU(d, c.x + i) : LoadAsFloatTail(d, c.x + i, count), r);
-    const auto gamma =
-        !c.gamma ? one : (full ? hn::LoadU(d, c.gamma + i) : LoadAsFloatTail(d, c.gamma + i, count));
+    const auto dy = LoadAsFloatN(d, c.dy + i, count);
+    const auto xhat = hn::Mul(LoadAsFloatN(d, c.x + i, count), r);
+    const auto gamma = c.gamma ? LoadAsFloatN(d, c.gamma + i, count) : one;
     return hn::Mul(r, hn::NegMulAdd(xhat, vb, hn::Mul(gamma, dy)));
   };
   size_t i = 0;

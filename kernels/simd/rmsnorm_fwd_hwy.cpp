@@ -47,13 +47,8 @@ void RmsOutputChunk(const float* HWY_RESTRICT x, const float* HWY_RESTRICT gamma
   const size_t N = hn::Lanes(dd);
   const auto scale = hn::Set(dd, r);
   const auto out = [&](size_t i, size_t count) {
-    const bool full = count == N;
-    auto v = hn::Mul(hn::PromoteTo(dd, full ? hn::LoadU(df, x + i) : LoadAsFloatTail(df, x + i, count)),
-                     scale);
-    if (gamma) {
-      v = hn::Mul(v, hn::PromoteTo(dd, full ? hn::LoadU(df, gamma + i)
-                                            : LoadAsFloatTail(df, gamma + i, count)));
-    }
+    auto v = hn::Mul(hn::PromoteTo(dd, LoadAsFloatN(df, x + i, count)), scale);
+    if (gamma) v = hn::Mul(v, hn::PromoteTo(dd, LoadAsFloatN(df, gamma + i, count)));
     return hn::DemoteTo(df, v);
   };
   size_t i = 0;
