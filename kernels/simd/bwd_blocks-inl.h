@@ -22,6 +22,20 @@
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
+// What one chunk of a backward row reads and writes. Pointers are at the
+// chunk's first column; gamma, dgamma_part, dbeta_part may be null
+// (RMSNorm has no dbeta).
+template <typename T>
+struct BwdChunk {
+  const T* dy;
+  const T* x;
+  const float* gamma;
+  float* dgamma_part;
+  float* dbeta_part;
+  T* dx;
+  size_t n;
+};
+
 // row.template operator()<kSplit>(r, dgamma_part, dbeta_part) computes row r
 // and adds its terms into the partial rows (either may be null: not wanted).
 template <class Row>

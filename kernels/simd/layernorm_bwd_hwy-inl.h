@@ -30,19 +30,6 @@ struct BwdSums {
   float g = 0, g_xhat = 0;
 };
 
-// What one chunk of a backward row reads and writes. Pointers are at the
-// chunk's first column; gamma, dgamma_part, dbeta_part may be null.
-template <typename T>
-struct BwdChunk {
-  const T* dy;
-  const T* x;
-  const float* gamma;
-  float* dgamma_part;
-  float* dbeta_part;
-  T* dx;
-  size_t n;
-};
-
 template <typename T>
 BwdSums BwdSumsChunk(const BwdChunk<T>& c, float mean, float rstd) {
   const hn::ScalableTag<float> d;

@@ -20,17 +20,7 @@
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
-// One chunk of a row: pointers at its first column; gamma/dgamma_part nullable.
-struct RmsBwdChunk {
-  const float* dy;
-  const float* x;
-  const float* gamma;
-  float* dgamma_part;
-  float* dx;
-  size_t n;
-};
-
-float RmsBwdSumChunk(const RmsBwdChunk& c, float rrms) {
+float RmsBwdSumChunk(const BwdChunk<float>& c, float rrms) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   const auto r = hn::Set(d, rrms), one = hn::Set(d, 1.0f);
@@ -57,7 +47,7 @@ float RmsBwdSumChunk(const RmsBwdChunk& c, float rrms) {
   return SumLanesPairwise(d, hn::Add(hn::Add(b0, b1), hn::Add(b2, b3)));
 }
 
-void RmsBwdDxChunk(const RmsBwdChunk& c, float rrms, float B) {
+void RmsBwdDxChunk(const BwdChunk<float>& c, float rrms, float B) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   const auto r = hn::Set(d, rrms), vb = hn::Set(d, B), one = hn::Set(d, 1.0f);
@@ -77,9 +67,10 @@ void RmsBwdRow(const float* dy, const float* x, const float* gamma, float rrms, 
                float* dgamma_part, int64_t cols) {
   const int64_t chunks = ceil_div(cols, kChunk);
   const auto chunk = [&](int64_t ch) {
-    return RmsBwdChunk{chunk_start(dy, ch),    chunk_start(x, ch),
-                       chunk_start(gamma, ch), chunk_start(dgamma_part, ch),
-                       chunk_start(dx, ch),    chunk_length(cols, ch)};
+    return BwdChunk<float>{chunk_start(dy, ch),    chunk_start(x, ch),
+                           chunk_start(gamma, ch), chunk_start(dgamma_part, ch),
+                           nullptr,                chunk_start(dx, ch),
+                           chunk_length(cols, ch)};
   };
   float sum = 0;
   fold_chunks<kSplit>(
