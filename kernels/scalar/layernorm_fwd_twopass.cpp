@@ -36,15 +36,8 @@ void twopass_fwd(const float* x, const float* gamma, const float* beta, float* y
   for (int64_t row = 0; row < rows; ++row) {
     const float* xr = x + row * cols;
     float* yr = y + row * cols;
-    float sum = 0.0f;
-    for (int64_t i = 0; i < cols; ++i) sum += xr[i];
-    const float mu = sum / d;
-    float squares = 0.0f;
-    for (int64_t i = 0; i < cols; ++i) {
-      const float centered = xr[i] - mu;
-      squares += centered * centered;
-    }
-    const float r = 1.0f / std::sqrt(squares / d + eps);
+    const float mu = scalar::row_mean(xr, cols);
+    const float r = 1.0f / std::sqrt(scalar::centred_squares(xr, cols, mu) / d + eps);
     scalar::write_normalized_row(xr, gamma, beta, yr, cols, mu, r);
     if (mean) mean[row] = mu;
     if (rstd) rstd[row] = r;

@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "broken_kernels.h"
-#include "forward_helpers.h"
 #include "normcheck/bounds.h"
+#include "scalar/forward_rows.h"
 
 namespace normcheck::broken {
 namespace {
@@ -17,8 +17,9 @@ void layernorm_mean_skips_tail(const float* x, const float* gamma, const float* 
     float sum = 0;
     for (int64_t c = 0; c < cols - cols % 8; ++c) sum += row[c];
     const float mu = sum / static_cast<float>(cols);
-    const float rs = 1.0f / std::sqrt(centred_squares(row, cols, mu) / static_cast<float>(cols) + eps);
-    write_normalized(row, gamma, beta, y + r * cols, cols, mu, rs);
+    const float rs =
+        1.0f / std::sqrt(scalar::centred_squares(row, cols, mu) / static_cast<float>(cols) + eps);
+    scalar::write_normalized_row(row, gamma, beta, y + r * cols, cols, mu, rs);
     if (mean) mean[r] = mu;
     if (rstd) rstd[r] = rs;
   }

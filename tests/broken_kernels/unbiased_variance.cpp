@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "broken_kernels.h"
-#include "forward_helpers.h"
 #include "normcheck/bounds.h"
+#include "scalar/forward_rows.h"
 
 namespace normcheck::broken {
 namespace {
@@ -14,10 +14,10 @@ void layernorm_unbiased(const float* x, const float* gamma, const float* beta, f
                         float* rstd, int64_t rows, int64_t cols, float eps) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* row = x + r * cols;
-    const float mu = row_mean(row, cols);
-    const float variance = centred_squares(row, cols, mu) / static_cast<float>(cols - 1);
+    const float mu = scalar::row_mean(row, cols);
+    const float variance = scalar::centred_squares(row, cols, mu) / static_cast<float>(cols - 1);
     const float rs = 1.0f / std::sqrt(variance + eps);
-    write_normalized(row, gamma, beta, y + r * cols, cols, mu, rs);
+    scalar::write_normalized_row(row, gamma, beta, y + r * cols, cols, mu, rs);
     if (mean) mean[r] = mu;
     if (rstd) rstd[r] = rs;
   }
