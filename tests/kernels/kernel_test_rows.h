@@ -42,10 +42,9 @@ inline void append_normal(std::vector<float>& out, int64_t n, float mean, float 
   for (int64_t i = 0; i < n; ++i) out.push_back(mean + spread * normal(rng));
 }
 
-// rows x cols of offset + spread * N(0, 1).
-inline Problem shifted_normal_rows(std::mt19937_64& rng, int64_t rows, int64_t cols, float offset,
-                                   float spread, float eps) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
+// rows x cols of x = offset + spread * N(0, 1), drawn from `normal`.
+inline Problem normal_rows(std::normal_distribution<float>& normal, std::mt19937_64& rng,
+                           int64_t rows, int64_t cols, float offset, float spread, float eps) {
   Problem p;
   p.rows = rows;
   p.cols = cols;
@@ -54,17 +53,20 @@ inline Problem shifted_normal_rows(std::mt19937_64& rng, int64_t rows, int64_t c
   return p;
 }
 
+// rows x cols of offset + spread * N(0, 1).
+inline Problem shifted_normal_rows(std::mt19937_64& rng, int64_t rows, int64_t cols, float offset,
+                                   float spread, float eps) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  return normal_rows(normal, rng, rows, cols, offset, spread, eps);
+}
+
 // A problem for either op of a norm: x = offset + spread N(0, 1), dy = dy_mean +
 // dy_spread N(0, 1) (a forward kernel ignores it), gamma = N(1, 0.5) when wanted.
 inline Problem random_problem(std::mt19937_64& rng, int64_t rows, int64_t cols, bool with_gamma,
                               float offset, float spread, float eps, float dy_mean = 0.0f,
                               float dy_spread = 1.0f) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  Problem p;
-  p.rows = rows;
-  p.cols = cols;
-  p.eps = eps;
-  append_normal(p.x, rows * cols, offset, spread, normal, rng);
+  Problem p = normal_rows(normal, rng, rows, cols, offset, spread, eps);
   append_normal(p.dy, rows * cols, dy_mean, dy_spread, normal, rng);
   if (with_gamma) append_normal(p.gamma, cols, 1.0f, 0.5f, normal, rng);
   return p;
