@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "../reference/test_seed.h"
+#include "../support/describe_evaluation.h"
 #include "normcheck/bounds.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
@@ -29,16 +30,6 @@ std::vector<const Kernel*> adapters() {
   for (const Kernel& k : kernel_table())
     if (k.origin == Origin::third_party) out.push_back(&k);
   return out;
-}
-
-std::string describe(const Evaluation& ev) {
-  return "error/bound " + std::to_string(ev.max_error_over_bound) + " at " + ev.worst.output +
-         "[" + std::to_string(ev.worst.row) + "," + std::to_string(ev.worst.col) +
-         "] computed " + std::to_string(ev.worst.computed) + " exact " +
-         std::to_string(ev.worst.exact) + (ev.nonfinite_mismatch ? " (NaN/inf mismatch)" : "") +
-         (ev.out_of_bounds_write ? " (wrote out of bounds)" : "") +
-         (ev.unwritten_output ? " (left an output unwritten)" : "") +
-         (ev.wrote_input ? " (wrote an input)" : "");
 }
 
 // Well conditioned: row r is shifted by r / (2 rows) (so rows differ and a
@@ -98,7 +89,7 @@ TEST_P(AdapterTest, AgreesWithTheExactReferenceOnWellConditionedRows) {
                                  (gamma ? " gamma" : "") + (beta ? " beta" : "") +
                                  (misalign ? " misaligned" : "");
         EXPECT_TRUE(ev.declined.empty()) << k.name << " declined " << what << ": " << ev.declined;
-        EXPECT_TRUE(ev.pass) << k.name << " on " << what << ": " << describe(ev);
+        EXPECT_TRUE(ev.pass) << k.name << " on " << what << ": " << test::describe(ev);
       }
 }
 

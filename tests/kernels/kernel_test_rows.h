@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../reference/test_seed.h"
+#include "../support/describe_evaluation.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
 
@@ -70,20 +71,6 @@ inline Problem random_problem(std::mt19937_64& rng, int64_t rows, int64_t cols, 
   append_normal(p.dy, rows * cols, dy_mean, dy_spread, normal, rng);
   if (with_gamma) append_normal(p.gamma, cols, 1.0f, 0.5f, normal, rng);
   return p;
-}
-
-inline std::string describe(const Evaluation& ev) {
-  std::string s = ev.kernel + ": error/bound " + std::to_string(ev.max_error_over_bound) +
-                  ", max ulp " + std::to_string(ev.max_ulp) + ", worst " + ev.worst.output + "[" +
-                  std::to_string(ev.worst.row) + "," + std::to_string(ev.worst.col) +
-                  "] computed " + std::to_string(ev.worst.computed) + " exact " +
-                  std::to_string(ev.worst.exact) + " allowed " + std::to_string(ev.worst.allowed);
-  if (ev.nonfinite_mismatch) s += " (NaN/inf mismatch)";
-  if (ev.out_of_bounds_write) s += " (out-of-bounds write)";
-  if (ev.unwritten_output) s += " (unwritten output)";
-  if (ev.wrote_input) s += " (wrote input)";
-  if (!ev.declined.empty()) s += " (declined: " + ev.declined + ")";
-  return s;
 }
 
 // The kernel must run the problem (not decline it) and meet its bound.

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../support/describe_evaluation.h"
 #include "hwy/targets.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
@@ -66,16 +67,6 @@ inline Problem random_problem(const Kernel& k, int64_t rows, int64_t cols, doubl
     }
   }
   return p;
-}
-
-inline std::string describe(const Evaluation& e) {
-  return e.kernel + ": max_ulp " + std::to_string(e.max_ulp) + ", max error/bound " +
-         std::to_string(e.max_error_over_bound) + ", worst " + e.worst.output + " row " +
-         std::to_string(e.worst.row) + " col " + std::to_string(e.worst.col) + " computed " +
-         std::to_string(e.worst.computed) + " exact " + std::to_string(e.worst.exact) +
-         " allowed " + std::to_string(e.worst.allowed) + (e.nonfinite_mismatch ? " NONFINITE" : "") +
-         (e.out_of_bounds_write ? " OOB" : "") + (e.unwritten_output ? " UNWRITTEN" : "") +
-         (e.wrote_input ? " WROTE_INPUT" : "") + (e.declined.empty() ? "" : " declined: " + e.declined);
 }
 
 }  // namespace normcheck::test
