@@ -19,14 +19,24 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 // ---- control kernels: a LayerNorm in each candidate form, two-pass in double
 // then rounded (so the form, not float error, decides the classification) ----
+
+// A row's mean and sum of squared deviations, two-pass in double.
+struct DoubleMoments {
+  double mean, squares;
+};
+DoubleMoments double_moments(const float* xr, int64_t cols) {
+  double mu = 0, ss = 0;
+  for (int64_t i = 0; i < cols; ++i) mu += xr[i];
+  mu /= cols;
+  for (int64_t i = 0; i < cols; ++i) ss += (xr[i] - mu) * (xr[i] - mu);
+  return {mu, ss};
+}
+
 template <bool StdPlusEps, int Correction>
 void form_kernel(const float* x, const float*, const float*, float* y, float* mean, float* rstd, int64_t rows,
                  int64_t cols, float eps) {
   for (int64_t r = 0; r < rows; ++r) {
-    double mu = 0, ss = 0;
-    for (int64_t i = 0; i < cols; ++i) mu += x[r * cols + i];
-    mu /= cols;
-    for (int64_t i = 0; i < cols; ++i) ss += (x[r * cols + i] - mu) * (x[r * cols + i] - mu);
+    const auto [mu, ss] = double_moments(x + r * cols, cols);
     const double var = ss / (cols - Correction);
     const double den = StdPlusEps ? std::sqrt(var) + eps : std::sqrt(var + eps);
     for (int64_t i = 0; i < cols; ++i) y[r * cols + i] = static_cast<float>((x[r * cols + i] - mu) / den);
@@ -40,10 +50,7 @@ template <bool Rewrite>
 void order_kernel(const float* x, const float*, const float*, float* y, float* mean, float* rstd, int64_t rows,
                   int64_t cols, float eps) {
   for (int64_t r = 0; r < rows; ++r) {
-    double mu = 0, ss = 0;
-    for (int64_t i = 0; i < cols; ++i) mu += x[r * cols + i];
-    mu /= cols;
-    for (int64_t i = 0; i < cols; ++i) ss += (x[r * cols + i] - mu) * (x[r * cols + i] - mu);
+    const auto [mu, ss] = double_moments(x + r * cols, cols);
     const float m = static_cast<float>(mu), s = static_cast<float>(1 / std::sqrt(ss / cols + eps));
     const float bias = -m * s;
     for (int64_t i = 0; i < cols; ++i) {
