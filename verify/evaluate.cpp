@@ -13,14 +13,17 @@
 //     row whose saved statistic fl(r) is not within u of r. dgamma promises
 //     nothing when such a backward row is in the problem (its xhat enters every
 //     column). A row with non-finite input must give NaN (docs/semantics.md),
-//     whatever the bound; its mean/rstd are not checked;
+//     whatever the bound; its mean/rstd are not checked. An infinite dy_j on an
+//     xhat_j within the bound's own error of 0 (e.g. x_j = fl(mu) != mu) leaves
+//     the sign of the exact +-inf dgamma_j undetermined: that column promises
+//     nothing;
 //   - promises: a +inf coefficient of the Bound promises nothing for that
 //     output (kernel.h); the allowance is +inf and nothing of the element is
 //     checked, its NaN/inf placement included;
 //   - non-finite values otherwise (docs/semantics.md): where the reference is
 //     NaN the kernel must give NaN, where it is +-inf the same infinity, where
-//     it is finite a finite value (or the same infinity when the exact value is
-//     beyond the float range);
+//     it is finite a finite value, or an infinity on a side where exact +-
+//     allowance reaches beyond FLT_MAX (bounds are derived without overflow);
 //   - accuracy: |computed - exact| / allowance per element (0/0 = 0), the
 //     allowance being the Bound's formula (kernel.h) at the row's exact
 //     condition.
@@ -134,7 +137,8 @@ class GuardedArray {
   }
   // Byte-for-byte equal to `values` (NaN payloads included).
   bool holds(const std::vector<T>& values) const {
-    return values.size() == n_ && std::memcmp(data(), values.data(), n_ * sizeof(T)) == 0;
+    // memcmp's pointers must be valid even for 0 bytes, and an empty vector's data() may be null.
+    return values.size() == n_ && (n_ == 0 || std::memcmp(data(), values.data(), n_ * sizeof(T)) == 0);
   }
 
  private:
@@ -224,9 +228,13 @@ class Tally {
       if (static_cast<double>(computed) != exact) mismatch(ratio);
     } else if (std::isnan(allowed)) {
       // an infinite scale, which only a non-finite input makes (exact non-finite above)
-    } else if (std::isinf(computed) && std::fabs(exact) > std::numeric_limits<float>::max() &&
-               std::signbit(computed) == std::signbit(exact)) {
-      // an exact value beyond the float range, overflowed to the same infinity
+    } else if (std::isinf(computed)) {
+      // The bound is derived without overflow: a computation within the
+      // allowance of the exact value may go beyond FLT_MAX on the side where
+      // exact +- allowance does, and round to that infinity (allowance 0: an
+      // exact value beyond the float range).
+      constexpr double float_max = std::numeric_limits<float>::max();
+      if (!(computed > 0 ? exact + allowed > float_max : exact - allowed < -float_max)) mismatch(ratio);
     } else if (!std::isfinite(computed)) {
       mismatch(ratio);
     } else {
@@ -331,6 +339,27 @@ bool dgamma_promised(const std::vector<RowStats>& stats) {
   });
 }
 
+// dgamma_j = sum_rows dy_j xhat_j in the extended reals: an infinite dy_j
+// gives +-inf by the sign of xhat_j. The kernel's xhat_j is within
+// dgamma_rel |xhat_j| + dgamma_abs of the exact one (the dgamma bound per unit
+// of |dy|); where |xhat_j| is no larger than that, the bound does not fix its
+// sign and inf * xhat^_j may be +inf, -inf or NaN (e.g. x_j = fl(mu) != mu:
+// every kernel sees x_j - mean^ = 0). Such a column promises nothing.
+std::vector<bool> columns_with_unsigned_infinity(const Bound& bc, const std::vector<RowStats>& stats,
+                                                 const std::vector<double>& xhat,
+                                                 const std::vector<float>& dy, int64_t cols) {
+  std::vector<bool> unsigned_inf(static_cast<std::size_t>(cols), false);
+  for (std::size_t row = 0; row < stats.size(); ++row) {
+    if (!stats[row].finite) continue;
+    for (std::size_t col = 0; col < unsigned_inf.size(); ++col) {
+      const std::size_t i = row * unsigned_inf.size() + col;
+      const double h = std::fabs(xhat[i]);
+      if (std::isinf(dy[i]) && !(h > bc.dgamma_rel * h + bc.dgamma_abs)) unsigned_inf[col] = true;
+    }
+  }
+  return unsigned_inf;
+}
+
 // Shared end of every op: memory verdicts, normwise error of the main output
 // over the rows that are checked, pass.
 void finish(Evaluation& ev, Op op, const std::vector<float>& main_computed,
@@ -416,7 +445,7 @@ void evaluate_layernorm_fwd(const Kernel& k, const Problem& p, BoundFn bound, Ev
 
 void evaluate_layernorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Evaluation& ev) {
   const auto n = static_cast<std::size_t>(p.rows * p.cols);
-  const auto rows = static_cast<std::size_t>(p.rows), cols = static_cast<std::size_t>(p.cols);
+  const auto cols = static_cast<std::size_t>(p.cols);
   const StoredInput x = store(k.dtype, p.x), dy = store(k.dtype, p.dy);
   const LayerNormBwdReference ref =
       reference_layernorm_bwd(dy.widened, x.widened, p.gamma, p.rows, p.cols, p.eps);
@@ -475,13 +504,16 @@ void evaluate_layernorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Ev
   }
   const Bound bc = bound(column_condition(Op::layernorm_bwd, ref.stats, p.rows));
   const bool dgamma_checked = dgamma_promised(ref.stats);
+  const std::vector<bool> unsigned_inf =
+      columns_with_unsigned_infinity(bc, ref.stats, ref.xhat.exact, dy.widened, p.cols);
   for (std::size_t col = 0; col < cols; ++col) {
     const auto c = static_cast<int64_t>(col);
     const double dgamma_allowed =
-        dgamma_checked ? allowance_of({bc.dgamma_rel, bc.dgamma_abs, bc.underflow_abs},
-                                      bc.dgamma_rel * ref.sum_abs_dy_xhat[col] +
-                                          bc.dgamma_abs * ref.sum_abs_dy[col] + bc.underflow_abs)
-                       : kInf;
+        dgamma_checked && !unsigned_inf[col]
+            ? allowance_of({bc.dgamma_rel, bc.dgamma_abs, bc.underflow_abs},
+                           bc.dgamma_rel * ref.sum_abs_dy_xhat[col] +
+                               bc.dgamma_abs * ref.sum_abs_dy[col] + bc.underflow_abs)
+            : kInf;
     tally.element("dgamma", -1, c, dgamma_out.values[col], ref.dgamma.exact[col], dgamma_allowed,
                   true, DType::f32);
     tally.element("dbeta", -1, c, dbeta_out.values[col], ref.dbeta.exact[col],
@@ -576,10 +608,12 @@ void evaluate_rmsnorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Eval
   }
   const Bound bc = bound(column_condition(Op::rmsnorm_bwd, ref.stats, p.rows));
   const bool dgamma_checked = dgamma_promised(ref.stats);
+  const std::vector<bool> unsigned_inf =
+      columns_with_unsigned_infinity(bc, ref.stats, ref.xhat.exact, p.dy, p.cols);
   for (std::size_t col = 0; col < cols; ++col)
     tally.element("dgamma", -1, static_cast<int64_t>(col), dgamma_out.values[col],
                   ref.dgamma.exact[col],
-                  dgamma_checked
+                  dgamma_checked && !unsigned_inf[col]
                       ? allowance_of({bc.dgamma_rel, bc.dgamma_abs, bc.underflow_abs},
                                      bc.dgamma_rel * ref.sum_abs_dy_xhat[col] +
                                          bc.dgamma_abs * ref.sum_abs_dy[col] + bc.underflow_abs)
