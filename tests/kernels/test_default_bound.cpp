@@ -139,6 +139,18 @@ void layernorm_fwd_variant(const float* x, const float* gamma, const float* beta
 
 // ---------------------------------------------------------------- LayerNorm backward
 
+// out[j] = the sum over the rows of terms[row * cols + j], in `order` (dgamma,
+// dbeta); nothing when out is null (not wanted).
+void column_sums(const std::vector<float>& terms, int64_t rows, int64_t cols, Sum order, float* out) {
+  if (!out) return;
+  std::vector<float> column(static_cast<size_t>(rows));
+  for (int64_t j = 0; j < cols; ++j) {
+    for (int64_t row = 0; row < rows; ++row)
+      column[static_cast<size_t>(row)] = terms[static_cast<size_t>(row * cols + j)];
+    out[j] = sum_of(column.data(), rows, order);
+  }
+}
+
 enum class Xhat {
   subtract_then_scale,  // fl(fl(x - m) * r)
   scale_bias,           // fl(fl(x * r) + fl(-m * r))
@@ -212,15 +224,8 @@ void layernorm_bwd_variant(const float* dy, const float* x, const float* gamma, 
       dx[row * cols + j] = out;
     }
   }
-  std::vector<float> column(static_cast<size_t>(rows));
-  for (int64_t j = 0; j < cols; ++j) {
-    for (int64_t row = 0; row < rows; ++row)
-      column[static_cast<size_t>(row)] = dgamma_terms[static_cast<size_t>(row * cols + j)];
-    if (dgamma) dgamma[j] = sum_of(column.data(), rows, F.column_sum);
-    for (int64_t row = 0; row < rows; ++row)
-      column[static_cast<size_t>(row)] = dbeta_terms[static_cast<size_t>(row * cols + j)];
-    if (dbeta) dbeta[j] = sum_of(column.data(), rows, F.column_sum);
-  }
+  column_sums(dgamma_terms, rows, cols, F.column_sum, dgamma);
+  column_sums(dbeta_terms, rows, cols, F.column_sum, dbeta);
 }
 
 // ---------------------------------------------------------------- RMSNorm
@@ -307,12 +312,7 @@ void rmsnorm_bwd_variant(const float* dy, const float* x, const float* gamma, co
       dx[row * cols + j] = out;
     }
   }
-  std::vector<float> column(static_cast<size_t>(rows));
-  for (int64_t j = 0; j < cols; ++j) {
-    for (int64_t row = 0; row < rows; ++row)
-      column[static_cast<size_t>(row)] = dgamma_terms[static_cast<size_t>(row * cols + j)];
-    if (dgamma) dgamma[j] = sum_of(column.data(), rows, F.column_sum);
-  }
+  column_sums(dgamma_terms, rows, cols, F.column_sum, dgamma);
 }
 
 // ---------------------------------------------------------------- the variants
