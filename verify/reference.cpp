@@ -1,5 +1,6 @@
 // The four exact references of reference.h: each walks the rows through one
-// mp::NormRow (verify/reference_row.cpp) and rounds what it computed.
+// mp::NormRow (verify/reference_row.cpp), which hands back correctly rounded
+// outputs; the dgamma/dbeta column sums are decided here the same way.
 #include "normcheck/reference.h"
 
 #include <algorithm>
@@ -16,9 +17,11 @@ using mp::Norm;
 using mp::NormRow;
 using mp::raw;
 using mp::Real;
+using mp::Roundings;
 
-// Below 64 bits a float-input product (48 bits) would no longer be exact and
-// the "one rounding to float" promise would fail; the default is 256.
+// precision_bits is the first working precision of the Ziv loop; the results
+// do not depend on it (docs/semantics.md). Below 64 bits nearly every output
+// would need a second attempt.
 constexpr unsigned kMinPrecisionBits = 64;
 constexpr unsigned kMaxPrecisionBits = 1u << 16;
 
@@ -45,73 +48,137 @@ void require_len(const char* fn, const char* name, std::span<const float> v, std
 
 ExactValues sized(std::size_t n) { return {std::vector<double>(n), std::vector<float>(n)}; }
 
-void put(ExactValues& out, std::size_t i, const Real& v) {
-  out.exact[i] = mp::round_to_double(v);
-  out.rounded[i] = mp::round_to_float(v);
+void put(ExactValues& out, std::size_t i, Roundings v) {
+  out.exact[i] = v.d;
+  out.rounded[i] = v.f;
 }
 
-// a * b rounded to double, through `scratch` (the product of two rounded
-// doubles could differ in the last bit; this does not).
-double product(Real& scratch, const Real& a, const Real& b) {
-  mpfr_mul(raw(scratch), raw(a), raw(b), MPFR_RNDN);
-  return mp::round_to_double(scratch);
-}
-
-RowStats stats_of(const NormRow& row, int64_t rows, Real& scratch) {
+// kappa and max_kappa are scales of the bounds: products of two correctly
+// rounded doubles (relative error below 2^-51) are accurate enough.
+RowStats stats_of(const NormRow& row, int64_t rows) {
   RowStats s;
-  s.mean = mp::round_to_double(row.mean);
-  s.variance = mp::round_to_double(row.variance);
-  s.r = mp::round_to_double(row.r);
-  s.mean_abs_x = mp::round_to_double(row.mean_abs_x);
+  s.mean = row.mean.d;
+  s.variance = row.variance;
+  s.r = row.r.d;
+  s.mean_abs_x = row.mean_abs_x;
   s.finite = row.finite;
   s.condition.d = row.d();
   s.condition.rows = rows;
-  s.condition.kappa = product(scratch, row.mean_abs_x, row.r);
-  s.condition.max_kappa = product(scratch, row.max_abs_x, row.r);
-  s.condition.eps_share = mp::round_to_double(row.eps_share);
+  s.condition.kappa = row.mean_abs_x * row.r.d;
+  s.condition.max_kappa = row.max_abs_x * row.r.d;
+  s.condition.eps_share = row.eps_share;
   return s;
 }
 
-std::vector<Real> zeros(std::size_t n, unsigned bits) {
-  Real zero = mp::make_real(bits);
-  mpfr_set_zero(raw(zero), 1);
-  return std::vector<Real>(n, zero);
-}
-
-std::vector<double> rounded_to_double(const std::vector<Real>& v) {
-  std::vector<double> out(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) out[i] = mp::round_to_double(v[i]);
-  return out;
-}
-
-// Column sums over the rows of a backward problem, in the extended reals.
+// The column sums of a backward problem, in the extended reals:
+//   dbeta_j = sum dy_ij exactly (exact_add), rounded once;
+//   dgamma_j = sum dy_ij xhat_ij = sum (dy_ij D_ij) c_i: each term is an exact
+//     product times the row's c (relative error 2u, u = 2^-p) rounded once,
+//     so within 3.01u of the term (later passes: signed_sqrt_ratio, 1.51u,
+//     exact when the term is dyadic); a p-bit sum adds at most u |partial sum|
+//     <= u A per term, with A >= sum |term~| summed upwards, and
+//     |term| <= 2 |term~|: the error is at most (8 + rows) u A
+//     <= 2^(EXP(A) + ceil(log2(rows + 8)) - p), and 0 when no term and no
+//     addition rounded (a sum of dyadic terms, e.g. xhat = +-1 for d = 2,
+//     can be a tie). Columns the decider cannot round are summed again over
+//     all rows at twice the precision.
 struct ColumnSums {
   std::vector<Real> dy_xhat, abs_dy_xhat, dy, abs_dy;
-  Real scratch;
+  std::vector<char> pending;  // dgamma columns not yet decided
+  std::vector<char> exact;    // pending columns whose sum has not rounded in this pass
+  Real term, product, scaled, sum, sq, sq_d;
+  mp::RoundingDecider decider;
 
   ColumnSums(int64_t cols, unsigned bits)
-      : dy_xhat(zeros(cols, bits)),
-        abs_dy_xhat(zeros(cols, bits)),
-        dy(zeros(cols, bits)),
-        abs_dy(zeros(cols, bits)),
-        scratch(mp::make_real(bits)) {}
-
-  void add(std::span<const float> dy_row, const NormRow& row) {
-    for (std::size_t j = 0; j < dy_row.size(); ++j) {
-      mpfr_mul_d(raw(scratch), raw(row.xhat[j]), dy_row[j], MPFR_RNDN);
-      mpfr_add(raw(dy_xhat[j]), raw(dy_xhat[j]), raw(scratch), MPFR_RNDN);
-      mpfr_abs(raw(scratch), raw(scratch), MPFR_RNDN);
-      mpfr_add(raw(abs_dy_xhat[j]), raw(abs_dy_xhat[j]), raw(scratch), MPFR_RNDN);
-      mpfr_add_d(raw(dy[j]), raw(dy[j]), dy_row[j], MPFR_RNDN);
-      mpfr_add_d(raw(abs_dy[j]), raw(abs_dy[j]), std::fabs(static_cast<double>(dy_row[j])),
-                 MPFR_RNDN);
+      : dy_xhat(cols, mp::make_real(bits)),
+        abs_dy_xhat(cols, mp::make_real(bits)),
+        dy(cols, mp::make_real(64)),
+        abs_dy(cols, mp::make_real(bits)),
+        pending(cols, 1),
+        exact(cols, 1),
+        term(mp::make_real(24)),
+        product(mp::make_real(64)),
+        scaled(mp::make_real(bits)),
+        sum(mp::make_real(64)),
+        sq(mp::make_real(64)),
+        sq_d(mp::make_real(64)) {
+    start(bits);
+    for (std::size_t j = 0; j < dy.size(); ++j) {
+      mpfr_set_zero(raw(dy[j]), 1);
+      mpfr_set_zero(raw(abs_dy[j]), 1);
     }
+  }
+
+  // Resets the pending dgamma sums for a pass at `bits`.
+  void start(unsigned bits) {
+    for (std::size_t j = 0; j < dy_xhat.size(); ++j) {
+      if (!pending[j]) continue;
+      exact[j] = 1;
+      mpfr_set_prec(raw(dy_xhat[j]), bits);
+      mpfr_set_prec(raw(abs_dy_xhat[j]), bits);
+      mpfr_set_zero(raw(dy_xhat[j]), 1);
+      mpfr_set_zero(raw(abs_dy_xhat[j]), 1);
+    }
+  }
+
+  // The first pass also sums dy (exactly) and |dy| (a scale).
+  void add(std::span<const float> dy_row, NormRow& row, unsigned bits, bool first_pass) {
+    bool c_exact;
+    const Real& c = row.c_at(bits, c_exact);
+    mpfr_set_prec(raw(scaled), bits);
+    for (std::size_t j = 0; j < dy_row.size(); ++j) {
+      mpfr_set_flt(raw(term), dy_row[j], MPFR_RNDN);
+      if (first_pass) {
+        mp::exact_add(sum, dy[j], term);
+        mpfr_swap(raw(sum), raw(dy[j]));
+        mpfr_add_d(raw(abs_dy[j]), raw(abs_dy[j]), std::fabs(double{dy_row[j]}), MPFR_RNDN);
+      }
+      if (!pending[j]) continue;
+      mp::exact_mul(product, term, row.dev[j]);  // inf x 0 = NaN, as agreed
+      const bool term_exact =
+          first_pass ? mpfr_mul(raw(scaled), raw(product), raw(c), MPFR_RNDN) == 0 && c_exact
+                     : mp::signed_sqrt_ratio(scaled, product, static_cast<long>(dy_row.size()),
+                                             row.norm_sq, sq, sq_d);
+      const bool sum_exact = mpfr_add(raw(dy_xhat[j]), raw(dy_xhat[j]), raw(scaled), MPFR_RNDN) == 0;
+      exact[j] = exact[j] && term_exact && sum_exact;
+      mpfr_abs(raw(scaled), raw(scaled), MPFR_RNDN);
+      mpfr_add(raw(abs_dy_xhat[j]), raw(abs_dy_xhat[j]), raw(scaled), MPFR_RNDU);
+    }
+  }
+
+  // Decides the pending dgamma columns summed at `bits` over `rows` rows;
+  // true when all are decided.
+  bool decide(ExactValues& dgamma, int64_t rows, unsigned bits) {
+    bool open = false;
+    const long log_terms = std::ilogb(static_cast<double>(rows + 8)) + 1;
+    for (std::size_t j = 0; j < dy_xhat.size(); ++j) {
+      if (!pending[j]) continue;
+      mp::ErrorBound error;
+      if (!exact[j] && mpfr_regular_p(raw(abs_dy_xhat[j])))
+        error = {false, mpfr_get_exp(raw(abs_dy_xhat[j])) + log_terms - static_cast<long>(bits)};
+      Roundings v;
+      pending[j] = !decider.decide(dy_xhat[j], error, v);
+      if (pending[j]) open = true;
+      else put(dgamma, j, v);
+    }
+    return !open;
   }
 };
 
-ExactValues rounded_values(const std::vector<Real>& v) {
+std::vector<double> rounded_to_double(const std::vector<Real>& v) {
+  std::vector<double> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = mpfr_get_d(raw(v[i]), MPFR_RNDN);
+  return out;
+}
+
+ExactValues exact_values(const std::vector<Real>& v) {
   ExactValues out = sized(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) put(out, i, v[i]);
+  Roundings r;
+  mp::RoundingDecider decider;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    decider.decide(v[i], {}, r);
+    put(out, i, r);
+  }
   return out;
 }
 
@@ -129,7 +196,6 @@ void forward_rows(Out& out, ExactValues& r_out, ExactValues* mean_out, Norm norm
   if (mean_out) *mean_out = sized(rows);
   out.stats.resize(rows);
   NormRow row(norm, precision_bits);
-  Real scratch = mp::make_real(precision_bits);
   for (int64_t i = 0; i < rows; ++i) {
     const std::size_t base = static_cast<std::size_t>(i) * cols;
     row.forward(x.subspan(base, cols), gamma, beta, eps);
@@ -139,7 +205,7 @@ void forward_rows(Out& out, ExactValues& r_out, ExactValues* mean_out, Norm norm
     }
     put(r_out, i, row.r);
     if (mean_out) put(*mean_out, i, row.mean);
-    out.stats[i] = stats_of(row, 1, scratch);
+    out.stats[i] = stats_of(row, 1);
   }
 }
 
@@ -159,12 +225,13 @@ void set_backward_maxima(RowCondition& c, std::span<const float> dy, std::span<c
   }
 }
 
-// Fills dx, xhat, stats and the row scales of a backward reference, row by
-// row, and returns the column sums for dgamma/dbeta and their scales.
+// Fills dx, xhat, stats, the row scales and dgamma of a backward reference,
+// row by row, and returns the column sums for dbeta and the column scales.
 template <class Out>
 ColumnSums backward_rows(Out& out, Norm norm, std::span<const float> dy, std::span<const float> x,
                          std::span<const float> gamma, int64_t rows, int64_t cols, float eps,
                          unsigned precision_bits) {
+  out.dgamma = sized(cols);
   const std::size_t n = static_cast<std::size_t>(rows) * cols;
   out.dx = sized(n);
   out.xhat = sized(n);
@@ -178,15 +245,27 @@ ColumnSums backward_rows(Out& out, Norm norm, std::span<const float> dy, std::sp
     const auto dy_row = dy.subspan(base, cols);
     row.forward(x.subspan(base, cols), {}, {}, eps, /*with_y=*/false);
     row.backward(dy_row, gamma);
-    sums.add(dy_row, row);
+    sums.add(dy_row, row, precision_bits, /*first_pass=*/true);
     for (int64_t j = 0; j < cols; ++j) {
       put(out.dx, base + j, row.dx[j]);
       put(out.xhat, base + j, row.xhat[j]);
     }
-    out.stats[i] = stats_of(row, rows, sums.scratch);
+    out.stats[i] = stats_of(row, rows);
     set_backward_maxima(out.stats[i].condition, dy_row, gamma);
-    out.mean_abs_g[i] = mp::round_to_double(row.mean_abs_g);
-    out.mean_abs_g_xhat[i] = mp::round_to_double(row.mean_abs_g_xhat);
+    out.mean_abs_g[i] = row.mean_abs_g;
+    out.mean_abs_g_xhat[i] = row.mean_abs_g_xhat;
+  }
+  out.sum_abs_dy_xhat = rounded_to_double(sums.abs_dy_xhat);  // scales: first pass
+  for (unsigned bits = precision_bits; !sums.decide(out.dgamma, rows, bits);) {
+    bits *= 2;
+    if (bits > mp::kZivCapBits)
+      throw std::runtime_error("normcheck reference: a dgamma rounding stayed undecided");
+    sums.start(bits);
+    for (int64_t i = 0; i < rows; ++i) {
+      const std::size_t base = static_cast<std::size_t>(i) * cols;
+      row.prepare(x.subspan(base, cols), eps);
+      sums.add(dy.subspan(base, cols), row, bits, /*first_pass=*/false);
+    }
   }
   return sums;
 }
@@ -218,9 +297,7 @@ LayerNormBwdReference reference_layernorm_bwd(std::span<const float> dy, std::sp
   LayerNormBwdReference out;
   const ColumnSums sums =
       backward_rows(out, Norm::layer, dy, x, gamma, rows, cols, eps, precision_bits);
-  out.dgamma = rounded_values(sums.dy_xhat);
-  out.dbeta = rounded_values(sums.dy);
-  out.sum_abs_dy_xhat = rounded_to_double(sums.abs_dy_xhat);
+  out.dbeta = exact_values(sums.dy);
   out.sum_abs_dy = rounded_to_double(sums.abs_dy);
   return out;
 }
@@ -248,8 +325,6 @@ RmsNormBwdReference reference_rmsnorm_bwd(std::span<const float> dy, std::span<c
   RmsNormBwdReference out;
   const ColumnSums sums =
       backward_rows(out, Norm::rms, dy, x, gamma, rows, cols, eps, precision_bits);
-  out.dgamma = rounded_values(sums.dy_xhat);
-  out.sum_abs_dy_xhat = rounded_to_double(sums.abs_dy_xhat);
   out.sum_abs_dy = rounded_to_double(sums.abs_dy);
   return out;
 }

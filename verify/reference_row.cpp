@@ -1,11 +1,15 @@
-// One row of the exact LayerNorm / RMSNorm reference at the working precision
-// (see reference_mp.h). Every operation is one correctly rounded MPFR call on
-// exact float inputs, so each carries a relative error of at most 2^-p; the
-// tests in tests/reference show the accumulated error is far below 2^-100.
+// One row of the exact LayerNorm / RMSNorm reference (see reference_mp.h):
+// exact dyadic numerators, then a Ziv loop over the few rounded operations
+// that turn them into outputs. docs/semantics.md derives the identities and
+// the error bounds used below.
 #include "reference_mp.h"
 
+#include <algorithm>
+#include <bit>
+#include <climits>
 #include <cmath>
-#include <cstdlib>
+#include <stdexcept>
+#include <string>
 
 namespace normcheck::mp {
 namespace {
@@ -16,6 +20,67 @@ bool all_finite(std::span<const float> v) {
   return true;
 }
 
+// An operation on exact operands whose result the destination's precision
+// holds must not round; a rounding here would silently break every output.
+void require_exact(int ternary) {
+  if (ternary != 0) throw std::logic_error("normcheck reference: an exact operation rounded");
+}
+
+// A non-zero finite MPFR value is a multiple of 2^low_bit(v).
+mpfr_exp_t low_bit(mpfr_srcptr v) { return mpfr_get_exp(v) - mpfr_min_prec(v); }
+
+mpfr_prec_t at_least_min(long bits) { return std::max<long>(bits, MPFR_PREC_MIN); }
+
+// a +- b is a multiple of 2^min(low bits) below 2^(max exponent + 1).
+void exact_sum(Real& dst, const Real& a, const Real& b, bool subtract) {
+  mpfr_srcptr x = raw(a), y = raw(b);
+  long bits = 1;
+  if (mpfr_regular_p(x) && mpfr_regular_p(y))
+    bits = std::max(mpfr_get_exp(x), mpfr_get_exp(y)) + 1 - std::min(low_bit(x), low_bit(y));
+  else if (mpfr_regular_p(x))
+    bits = mpfr_min_prec(x);
+  else if (mpfr_regular_p(y))
+    bits = mpfr_min_prec(y);
+  mpfr_set_prec(raw(dst), at_least_min(bits));
+  require_exact(subtract ? mpfr_sub(raw(dst), x, y, MPFR_RNDN) : mpfr_add(raw(dst), x, y, MPFR_RNDN));
+}
+
+// The smallest L with d <= 2^L: a sum of d terms below 2^e stays below 2^(e + L).
+long log2_ceil(int64_t d) { return d <= 1 ? 0 : 64 - std::countl_zero(static_cast<uint64_t>(d - 1)); }
+
+// An exact numerator over an exact denominator, rounded once to double (the
+// statistics are far inside the normal double range).
+double quotient_to_double(Real& scratch, const Real& num, const Real& den) {
+  mpfr_set_prec(raw(scratch), 53);
+  mpfr_div(raw(scratch), raw(num), raw(den), MPFR_RNDN);
+  return mpfr_get_d(raw(scratch), MPFR_RNDN);
+}
+
+// |v - real| <= 2^(EXP(v) + slack - p) for an approximation v at precision p
+// derived by the caller; exact when no operation of its chain rounded. A
+// zero or non-finite v of these chains (a product or quotient of an exact
+// numerator with rounded factors; MPFR neither underflows nor overflows
+// here) is exact: a zero numerator, or IEEE special values.
+ErrorBound within(const Real& v, bool exact, int slack, unsigned p) {
+  if (exact || !mpfr_regular_p(raw(v))) return {};
+  return {false, mpfr_get_exp(raw(v)) + slack - static_cast<mpfr_exp_t>(p)};
+}
+
+// Bound of a sum of two errors: 2^a + 2^b <= 2^(max(a, b) + 1).
+ErrorBound plus(ErrorBound a, ErrorBound b) {
+  if (a.exact) return b;
+  if (b.exact) return a;
+  return {false, std::max(a.exp, b.exp) + 1};
+}
+
+bool same_bits(float a, float b) { return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b); }
+bool same_bits(double a, double b) { return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b); }
+
+[[noreturn]] void undecided() {
+  throw std::runtime_error("normcheck reference: a rounding stayed undecided at " +
+                           std::to_string(kZivCapBits) + " bits");
+}
+
 }  // namespace
 
 Real make_real(unsigned bits) {
@@ -24,148 +89,348 @@ Real make_real(unsigned bits) {
   return v;
 }
 
-// mpfr_get_flt rounds once, from the full-precision value, to the float format
-// including its subnormal range, and returns +-inf past the rounding boundary
-// above FLT_MAX (tests/reference check the tie and subnormal cases).
-float round_to_float(const Real& v) { return mpfr_get_flt(raw(v), MPFR_RNDN); }
-double round_to_double(const Real& v) { return mpfr_get_d(raw(v), MPFR_RNDN); }
+void exact_add(Real& dst, const Real& a, const Real& b) { exact_sum(dst, a, b, false); }
+void exact_sub(Real& dst, const Real& a, const Real& b) { exact_sum(dst, a, b, true); }
 
-NormRow::NormRow(Norm norm, unsigned precision_bits)
-    : mean(make_real(precision_bits)),
-      variance(make_real(precision_bits)),
-      r(make_real(precision_bits)),
-      mean_abs_x(make_real(precision_bits)),
-      max_abs_x(make_real(precision_bits)),
-      eps_share(make_real(precision_bits)),
-      mean_g(make_real(precision_bits)),
-      mean_g_xhat(make_real(precision_bits)),
-      mean_abs_g(make_real(precision_bits)),
-      mean_abs_g_xhat(make_real(precision_bits)),
+void exact_mul(Real& dst, const Real& a, const Real& b) {
+  mpfr_set_prec(raw(dst), mpfr_get_prec(raw(a)) + mpfr_get_prec(raw(b)));
+  require_exact(mpfr_mul(raw(dst), raw(a), raw(b), MPFR_RNDN));
+}
+
+bool signed_sqrt_ratio(Real& dst, const Real& a, long d, const Real& den, Real& sq, Real& sq_d) {
+  exact_mul(sq, a, a);
+  mpfr_set_prec(raw(sq_d), mpfr_get_prec(raw(sq)) + 64);
+  require_exact(mpfr_mul_si(raw(sq_d), raw(sq), d, MPFR_RNDN));
+  const int t1 = mpfr_div(raw(dst), raw(sq_d), raw(den), MPFR_RNDN);  // 0/0 = NaN, as agreed
+  const int t2 = mpfr_sqrt(raw(dst), raw(dst), MPFR_RNDN);
+  if (mpfr_signbit(raw(a))) mpfr_neg(raw(dst), raw(dst), MPFR_RNDN);
+  return t1 == 0 && t2 == 0;
+}
+
+// mpfr_get_flt rounds once, to the float format including its subnormal
+// range, and returns +-inf past the rounding boundary above FLT_MAX.
+bool RoundingDecider::decide(const Real& v, ErrorBound error, Roundings& out) {
+  if (error.exact || !mpfr_number_p(raw(v))) {
+    out = {mpfr_get_flt(raw(v), MPFR_RNDN), mpfr_get_d(raw(v), MPFR_RNDN)};
+    return true;
+  }
+  const mpfr_prec_t p = mpfr_get_prec(raw(v));
+  mpfr_set_prec(raw(lo_), p);
+  mpfr_set_prec(raw(hi_), p);
+  mpfr_set_ui_2exp(raw(step_), 1, error.exp, MPFR_RNDN);
+  mpfr_sub(raw(lo_), raw(v), raw(step_), MPFR_RNDD);  // outward: [lo, hi] holds the real
+  mpfr_add(raw(hi_), raw(v), raw(step_), MPFR_RNDU);
+  const float f = mpfr_get_flt(raw(lo_), MPFR_RNDN);
+  if (!same_bits(f, mpfr_get_flt(raw(hi_), MPFR_RNDN))) return false;
+  const double d = mpfr_get_d(raw(lo_), MPFR_RNDN);
+  if (!same_bits(d, mpfr_get_d(raw(hi_), MPFR_RNDN))) return false;
+  out = {f, d};
+  return true;
+}
+
+NormRow::NormRow(Norm norm, unsigned start_bits)
+    : sum_x(make_real(64)),
+      norm_sq(make_real(64)),
+      sum_g(make_real(64)),
+      sum_g_dev(make_real(64)),
       norm_(norm),
-      bits_(precision_bits),
-      tmp_(make_real(precision_bits)),
-      tmp2_(make_real(precision_bits)),
-      eps_(make_real(precision_bits)),
-      sd_(make_real(precision_bits)) {}
+      start_bits_(start_bits),
+      k_(make_real(64)),
+      kkd_(make_real(192)),  // k^2 d < 2^189 for d < 2^63: exact
+      eps_kkd_(make_real(24 + 192)),
+      sum_abs_x_(make_real(64)),
+      c_(make_real(start_bits)),
+      t_(make_real(start_bits)),
+      work_(make_real(start_bits)),
+      work2_(make_real(start_bits)),
+      k_g_(make_real(64)),
+      a_(make_real(64)),
+      b_(make_real(64)),
+      e_(make_real(64)),
+      k_G_(make_real(64)),
+      n3_(make_real(64)) {}
 
 void NormRow::resize(int64_t d) {
   d_ = d;
-  if (static_cast<int64_t>(xhat.size()) >= d) return;
-  const Real proto = make_real(bits_);  // copies keep its precision
-  xhat.resize(d, proto);
-  y.resize(d, proto);
-  dx.resize(d, proto);
-  g_.resize(d, proto);
+  if (static_cast<int64_t>(dev.size()) >= d) return;
+  const Real proto = make_real(64);
+  dev.resize(d, proto);
+  dx_num.resize(d, proto);
+  xhat.resize(d);
+  y.resize(d);
+  dx.resize(d);
+}
+
+void NormRow::prepare(std::span<const float> x, float eps) {
+  const int64_t d = static_cast<int64_t>(x.size());
+  resize(d);
+  finite = all_finite(x);
+  c_bits_ = 0;
+  const long k = norm_ == Norm::layer ? static_cast<long>(d) : 1;
+  require_exact(mpfr_set_si(raw(k_), k, MPFR_RNDN));
+  require_exact(mpfr_set_si(raw(kkd_), k, MPFR_RNDN));
+  require_exact(mpfr_mul_si(raw(kkd_), raw(kkd_), k, MPFR_RNDN));
+  require_exact(mpfr_mul_si(raw(kkd_), raw(kkd_), static_cast<long>(d), MPFR_RNDN));
+  require_exact(mpfr_set_flt(raw(eps_kkd_), eps, MPFR_RNDN));
+  require_exact(mpfr_mul(raw(eps_kkd_), raw(eps_kkd_), raw(kkd_), MPFR_RNDN));
+
+  // Every finite x is a multiple of 2^(e - 24) below 2^e (frexp's e; a
+  // subnormal is a multiple of 2^-149, a coarser grid): emax and low bound
+  // the exponents of the whole row.
+  long emax = LONG_MIN, low = LONG_MAX;
+  double max_abs = 0;  // a float is exact in double; NaN wins, as in the sums
+  for (float f : x) {
+    const double xi = f;
+    if (std::isnan(xi) || std::fabs(xi) > max_abs) max_abs = std::fabs(xi);
+    if (!std::isfinite(xi) || xi == 0) continue;
+    int e;
+    std::frexp(xi, &e);
+    emax = std::max<long>(emax, e);
+    low = std::min<long>(low, e - 24);
+  }
+  if (emax == LONG_MIN) emax = low = 0;  // all zero (or non-finite)
+  max_abs_x = max_abs;
+  const long L = log2_ceil(d);
+
+  // S and sum |x|: multiples of 2^low below 2^(emax + L). Sums in the
+  // extended reals: inf + -inf and NaN give NaN, as the mean must.
+  mpfr_set_prec(raw(sum_x), at_least_min(emax + L - low + 2));
+  mpfr_set_prec(raw(sum_abs_x_), at_least_min(emax + L - low + 2));
+  mpfr_set_zero(raw(sum_x), 1);
+  mpfr_set_zero(raw(sum_abs_x_), 1);
+  for (float f : x) {
+    require_exact(mpfr_add_d(raw(sum_x), raw(sum_x), f, MPFR_RNDN));
+    require_exact(mpfr_add_d(raw(sum_abs_x_), raw(sum_abs_x_), std::fabs(double{f}), MPFR_RNDN));
+  }
+  Real& scratch = work_;
+  mpfr_set_prec(raw(scratch), 53);
+  mpfr_div_si(raw(scratch), raw(sum_abs_x_), static_cast<long>(d), MPFR_RNDN);
+  mean_abs_x = mpfr_get_d(raw(scratch), MPFR_RNDN);  // one rounding of the exact sum
+
+  if (!finite) {  // docs/semantics.md: y, xhat and r of a non-finite row are NaN
+    for (int64_t i = 0; i < d; ++i) mpfr_set_nan(raw(dev[i]));
+    mpfr_set_nan(raw(norm_sq));
+    variance = eps_share = std::nan("");
+    dev_exp_max_ = dev_low_ = 0;
+    return;
+  }
+
+  // D_i = d x_i - S: multiples of 2^low below 2^(emax + L + 1). RMSNorm: x_i.
+  dev_exp_max_ = norm_ == Norm::layer ? emax + L + 1 : emax;
+  dev_low_ = low;
+  for (int64_t i = 0; i < d; ++i) {
+    mpfr_set_prec(raw(dev[i]), at_least_min(dev_exp_max_ - low + 2));
+    require_exact(mpfr_set_flt(raw(dev[i]), x[i], MPFR_RNDN));
+    if (norm_ == Norm::rms) continue;
+    require_exact(mpfr_mul_si(raw(dev[i]), raw(dev[i]), k, MPFR_RNDN));
+    require_exact(mpfr_sub(raw(dev[i]), raw(dev[i]), raw(sum_x), MPFR_RNDN));
+  }
+  // sum D_i^2: multiples of 2^(2 low) below 2^(2 dev_exp_max + L).
+  mpfr_set_prec(raw(norm_sq), at_least_min(2 * dev_exp_max_ + L - 2 * low + 2));
+  mpfr_set_zero(raw(norm_sq), 1);
+  for (int64_t i = 0; i < d; ++i)
+    require_exact(mpfr_fma(raw(norm_sq), raw(dev[i]), raw(dev[i]), raw(norm_sq), MPFR_RNDN));
+  variance = quotient_to_double(scratch, norm_sq, kkd_);  // sum D^2 / (k^2 d)
+  exact_add(work2_, norm_sq, eps_kkd_);                   // N = sum D^2 + eps k^2 d
+  mpfr_swap(raw(norm_sq), raw(work2_));
+  eps_share = quotient_to_double(scratch, eps_kkd_, norm_sq);  // 0/0 = NaN, as eps r^2 is
+}
+
+// c = sqrt(RN(d / N)) (1 + a2): relative error (1 + u)^(1/2) (1 + u) - 1 <= 2u,
+// u = 2^-bits. N = 0 gives d/0 = +inf and c = +inf exactly.
+const Real& NormRow::c_at(unsigned bits, bool& exact) {
+  if (c_bits_ != bits) {
+    mpfr_set_prec(raw(c_), bits);
+    mpfr_set_prec(raw(t_), bits);
+    if (!finite) {
+      mpfr_set_nan(raw(c_));
+      c_exact_ = true;
+    } else {
+      const int t1 = mpfr_si_div(raw(t_), static_cast<long>(d_), raw(norm_sq), MPFR_RNDN);
+      const int t2 = mpfr_sqrt(raw(c_), raw(t_), MPFR_RNDN);
+      c_exact_ = t1 == 0 && t2 == 0;
+    }
+    c_bits_ = bits;
+  }
+  exact = c_exact_;
+  return c_;
 }
 
 void NormRow::forward(std::span<const float> x, std::span<const float> gamma,
                       std::span<const float> beta, float eps, bool with_y) {
-  const int64_t d = static_cast<int64_t>(x.size());
-  resize(d);
-  finite = all_finite(x);
-  mpfr_set_flt(raw(eps_), eps, MPFR_RNDN);
+  prepare(x, eps);
+  decide_forward(gamma, beta, with_y);
+}
 
-  // Sums in the extended reals: inf + -inf and NaN give NaN, as the mean must.
-  mpfr_set_zero(raw(mean), 1);
-  mpfr_set_zero(raw(mean_abs_x), 1);
-  double max_abs = 0;  // a float is exact in double; NaN wins, as in the sums
-  for (int64_t i = 0; i < d; ++i) {
-    const double xi = x[i];  // float -> double is exact
-    mpfr_add_d(raw(mean), raw(mean), xi, MPFR_RNDN);
-    mpfr_add_d(raw(mean_abs_x), raw(mean_abs_x), std::fabs(xi), MPFR_RNDN);
-    if (std::isnan(xi) || std::fabs(xi) > max_abs) max_abs = std::fabs(xi);
-  }
-  mpfr_set_d(raw(max_abs_x), max_abs, MPFR_RNDN);
-  mpfr_div_si(raw(mean), raw(mean), static_cast<long>(d), MPFR_RNDN);
-  mpfr_div_si(raw(mean_abs_x), raw(mean_abs_x), static_cast<long>(d), MPFR_RNDN);
-
-  if (!finite) {  // docs/semantics.md: y, xhat and r of a non-finite row are NaN
-    mpfr_set_nan(raw(variance));
-    mpfr_set_nan(raw(r));
-    mpfr_set_nan(raw(eps_share));
+// The outputs at working precision p, u = 2^-p, each kept once decided:
+//   mean = RN(S/d): error <= 2^(EXP - p - 1).
+//   r = RN(rec_sqrt(RN(N/(k^2 d)))): relative (1 - u)^(-1/2) (1 + u) - 1 <= 2u
+//     of r, so <= 4u |r~| < 2^(EXP + 2 - p).
+//   xhat, first attempt: RN(D c), relative (1 + 2u)(1 + u) - 1 <= 3.01u of
+//     xhat, so < 2^(EXP + 3 - p) (a zero is exact: D = 0). Later attempts:
+//     signed_sqrt_ratio(D, d, N), 1.51u, exact whenever xhat is dyadic (c
+//     need not be: x = {38, -9.5 x 4} has c = 1/95, xhat_1 = -1/2).
+//   y = RN(gamma xhat~ + beta): |gamma| 2^(EXP(xhat~) + 3 - p) from xhat, plus
+//     2^(EXP(y~) - p) when the fma rounded.
+// An output whose chain rounded nowhere is exact, which is how exact ties
+// (dyadic outputs) are recognised: then D, c and all quotients are dyadic and
+// exact once p holds them.
+void NormRow::decide_forward(std::span<const float> gamma, std::span<const float> beta,
+                             bool with_y) {
+  const int64_t d = d_;
+  pending_.assign(2 * d, 1);
+  if (!with_y) std::fill(pending_.begin() + d, pending_.end(), 0);
+  bool mean_pending = true, r_pending = true;
+  for (unsigned p = start_bits_;; p *= 2) {
+    if (p > kZivCapBits) undecided();
+    bits_used = p;
+    bool open = false;
+    mpfr_set_prec(raw(work_), p);
+    mpfr_set_prec(raw(work2_), p);
+    if (mean_pending) {
+      const int t = mpfr_div_si(raw(work_), raw(sum_x), static_cast<long>(d), MPFR_RNDN);
+      mean_pending = !decider_.decide(work_, within(work_, t == 0, 0, p), mean);
+      open |= mean_pending;
+    }
+    if (r_pending) {
+      if (!finite) {
+        mpfr_set_nan(raw(work_));
+        r_pending = !decider_.decide(work_, {}, r);
+      } else {
+        const int t1 = mpfr_div(raw(work2_), raw(norm_sq), raw(kkd_), MPFR_RNDN);
+        const int t2 = mpfr_rec_sqrt(raw(work_), raw(work2_), MPFR_RNDN);
+        r_pending = !decider_.decide(work_, within(work_, t1 == 0 && t2 == 0, 2, p), r);
+      }
+      open |= r_pending;
+    }
+    bool c_exact;
+    const Real& c = c_at(p, c_exact);
     for (int64_t i = 0; i < d; ++i) {
-      mpfr_set_nan(raw(xhat[i]));
-      mpfr_set_nan(raw(y[i]));
+      if (!pending_[i] && !pending_[d + i]) continue;
+      const bool exact =
+          p == start_bits_
+              ? mpfr_mul(raw(work_), raw(dev[i]), raw(c), MPFR_RNDN) == 0 && c_exact  // 0 x inf = NaN
+              : signed_sqrt_ratio(work_, dev[i], static_cast<long>(d), norm_sq, b_, e_);
+      const ErrorBound xhat_error = within(work_, exact, 3, p);
+      if (pending_[i]) open |= (pending_[i] = !decider_.decide(work_, xhat_error, xhat[i]));
+      if (!pending_[d + i]) continue;
+      // y = gamma xhat + beta in one rounding; IEEE rules for non-finite gamma/beta.
+      const double g = gamma.empty() ? 1.0 : gamma[i];
+      int ty;
+      if (beta.empty()) {
+        ty = mpfr_mul_d(raw(work2_), raw(work_), g, MPFR_RNDN);
+      } else {
+        mpfr_set_prec(raw(t_), 24);  // c_ keeps its value; t_ is free after c_at
+        mpfr_set_flt(raw(t_), beta[i], MPFR_RNDN);
+        ty = mpfr_fma(raw(work2_), raw(work_), raw(a_from_double(g)), raw(t_), MPFR_RNDN);
+      }
+      ErrorBound y_error = within(work2_, ty == 0, 0, p);
+      if (!xhat_error.exact && g != 0 && std::isfinite(g)) {
+        int eg;
+        std::frexp(g, &eg);
+        y_error = plus(y_error, {false, xhat_error.exp + eg});
+      }
+      open |= (pending_[d + i] = !decider_.decide(work2_, y_error, y[i]));
     }
-    return;
-  }
-
-  // Two passes: the deviations from the (2^-p-accurate) mean, then their
-  // squares. The first-order effect of the mean's error on sum (x - c)^2
-  // vanishes at c = mean, so the variance keeps full relative precision.
-  mpfr_set_zero(raw(variance), 1);
-  for (int64_t i = 0; i < d; ++i) {
-    if (norm_ == Norm::layer)
-      mpfr_d_sub(raw(xhat[i]), x[i], raw(mean), MPFR_RNDN);
-    else
-      mpfr_set_flt(raw(xhat[i]), x[i], MPFR_RNDN);
-    mpfr_fma(raw(variance), raw(xhat[i]), raw(xhat[i]), raw(variance), MPFR_RNDN);
-  }
-  mpfr_div_si(raw(variance), raw(variance), static_cast<long>(d), MPFR_RNDN);
-
-  mpfr_add(raw(tmp_), raw(variance), raw(eps_), MPFR_RNDN);
-  mpfr_rec_sqrt(raw(r), raw(tmp_), MPFR_RNDN);  // 1/sqrt(+0) = +inf: eps = 0, constant row
-  mpfr_sqrt(raw(sd_), raw(tmp_), MPFR_RNDN);
-  mpfr_div(raw(eps_share), raw(eps_), raw(tmp_), MPFR_RNDN);
-
-  // xhat = (x - mean) / sqrt(variance + eps) rather than times r: when the
-  // exact output is a dyadic rational (the only case in which it can be a
-  // float or a rounding tie) the mean, the deviations and sqrt(variance + eps)
-  // are dyadic too and every step is exact, so ties round correctly.
-  for (int64_t i = 0; i < d; ++i) {
-    mpfr_div(raw(xhat[i]), raw(xhat[i]), raw(sd_), MPFR_RNDN);  // 0 / 0 = NaN, as agreed
-    if (!with_y) continue;
-    // y = gamma xhat + beta in one rounding; IEEE rules for non-finite gamma/beta.
-    if (!gamma.empty() && !beta.empty()) {
-      mpfr_set_flt(raw(tmp_), gamma[i], MPFR_RNDN);
-      mpfr_set_flt(raw(tmp2_), beta[i], MPFR_RNDN);
-      mpfr_fma(raw(y[i]), raw(tmp_), raw(xhat[i]), raw(tmp2_), MPFR_RNDN);
-    } else if (!gamma.empty()) {
-      mpfr_mul_d(raw(y[i]), raw(xhat[i]), gamma[i], MPFR_RNDN);
-    } else if (!beta.empty()) {
-      mpfr_add_d(raw(y[i]), raw(xhat[i]), beta[i], MPFR_RNDN);
-    } else {
-      mpfr_set(raw(y[i]), raw(xhat[i]), MPFR_RNDN);
-    }
+    if (!open) return;
   }
 }
 
+const Real& NormRow::a_from_double(double v) {
+  mpfr_set_prec(raw(a_), 53);
+  mpfr_set_d(raw(a_), v, MPFR_RNDN);
+  return a_;
+}
+
+// g_i = gamma_i dy_i is exact in double (48 bits). Sg and G are exact sums
+// (precisions from the exponents, as in prepare()); M_i is exact by
+// construction (exact_*). dx_i, first attempt: RN(M_i RN(c / N)), relative
+// (1 + 2u)(1 + u)(1 + u) - 1 <= 4.01u of dx, so < 2^(EXP + 3 - p); later
+// attempts: signed_sqrt_ratio(M_i, d, N^3), exact whenever dx is dyadic.
 void NormRow::backward(std::span<const float> dy, std::span<const float> gamma) {
   const int64_t d = d_;
   dy_finite = all_finite(dy);
-  mpfr_set_zero(raw(mean_g), 1);
-  mpfr_set_zero(raw(mean_g_xhat), 1);
-  mpfr_set_zero(raw(mean_abs_g), 1);
-  mpfr_set_zero(raw(mean_abs_g_xhat), 1);
+  long egmax = LONG_MIN, glow = LONG_MAX;
+  auto g_at = [&](int64_t i) {
+    return gamma.empty() ? double{dy[i]} : double{gamma[i]} * double{dy[i]};
+  };
   for (int64_t i = 0; i < d; ++i) {
-    mpfr_set_flt(raw(g_[i]), dy[i], MPFR_RNDN);
-    if (!gamma.empty()) mpfr_mul_d(raw(g_[i]), raw(g_[i]), gamma[i], MPFR_RNDN);  // exact: 48 bits
-    mpfr_add(raw(mean_g), raw(mean_g), raw(g_[i]), MPFR_RNDN);
-    mpfr_fma(raw(mean_g_xhat), raw(g_[i]), raw(xhat[i]), raw(mean_g_xhat), MPFR_RNDN);
-    mpfr_abs(raw(tmp_), raw(g_[i]), MPFR_RNDN);
-    mpfr_add(raw(mean_abs_g), raw(mean_abs_g), raw(tmp_), MPFR_RNDN);
-    mpfr_mul(raw(tmp_), raw(tmp_), raw(xhat[i]), MPFR_RNDN);
-    mpfr_abs(raw(tmp_), raw(tmp_), MPFR_RNDN);
-    mpfr_add(raw(mean_abs_g_xhat), raw(mean_abs_g_xhat), raw(tmp_), MPFR_RNDN);
+    const double g = g_at(i);
+    if (!std::isfinite(g) || g == 0) continue;
+    int e;
+    std::frexp(g, &e);
+    egmax = std::max<long>(egmax, e);
+    glow = std::min<long>(glow, e - 48);
   }
-  mpfr_div_si(raw(mean_g), raw(mean_g), static_cast<long>(d), MPFR_RNDN);
-  mpfr_div_si(raw(mean_g_xhat), raw(mean_g_xhat), static_cast<long>(d), MPFR_RNDN);
-  mpfr_div_si(raw(mean_abs_g), raw(mean_abs_g), static_cast<long>(d), MPFR_RNDN);
-  mpfr_div_si(raw(mean_abs_g_xhat), raw(mean_abs_g_xhat), static_cast<long>(d), MPFR_RNDN);
+  if (egmax == LONG_MIN) egmax = glow = 0;
+  const long L = log2_ceil(d);
+  mpfr_set_prec(raw(sum_g), at_least_min(egmax + L - glow + 2));
+  mpfr_set_prec(raw(sum_g_dev),
+                at_least_min(egmax + dev_exp_max_ + L - (glow + dev_low_) + 2));
+  mpfr_set_zero(raw(sum_g), 1);
+  mpfr_set_zero(raw(sum_g_dev), 1);
+  // The scales mean|g| and mean|g xhat| (= c sum|g D| / d), at start_bits.
+  mpfr_set_prec(raw(work_), start_bits_);
+  mpfr_set_prec(raw(work2_), start_bits_);
+  mpfr_set_zero(raw(work_), 1);
+  mpfr_set_zero(raw(work2_), 1);
+  for (int64_t i = 0; i < d; ++i) {
+    const Real& g = a_from_double(g_at(i));
+    require_exact(mpfr_add(raw(sum_g), raw(sum_g), raw(g), MPFR_RNDN));
+    require_exact(mpfr_fma(raw(sum_g_dev), raw(g), raw(dev[i]), raw(sum_g_dev), MPFR_RNDN));
+    mpfr_add_d(raw(work_), raw(work_), std::fabs(g_at(i)), MPFR_RNDN);
+    mpfr_mul(raw(b_), raw(g), raw(dev[i]), MPFR_RNDN);
+    mpfr_abs(raw(b_), raw(b_), MPFR_RNDN);
+    mpfr_add(raw(work2_), raw(work2_), raw(b_), MPFR_RNDN);
+  }
+  mean_abs_g = mpfr_get_d(raw(work_), MPFR_RNDN) / static_cast<double>(d);
+  bool c_exact;
+  mpfr_mul(raw(work2_), raw(work2_), raw(c_at(start_bits_, c_exact)), MPFR_RNDN);
+  mpfr_div_si(raw(work2_), raw(work2_), static_cast<long>(d), MPFR_RNDN);
+  mean_abs_g_xhat = mpfr_get_d(raw(work2_), MPFR_RNDN);
 
   if (!finite || !dy_finite) {  // docs/semantics.md: the whole dx row is NaN
-    for (int64_t i = 0; i < d; ++i) mpfr_set_nan(raw(dx[i]));
+    for (int64_t i = 0; i < d; ++i) dx[i] = {NAN, NAN};
+    bits_used = start_bits_;
     return;
   }
-  // LayerNorm: dx = r (g - mean(g) - xhat mean(g xhat)); RMSNorm drops mean(g).
-  mpfr_neg(raw(tmp2_), raw(mean_g_xhat), MPFR_RNDN);
+  // M_i = (k g_i - [LayerNorm] Sg) N - k D_i G, exactly.
+  exact_mul(k_G_, k_, sum_g_dev);
   for (int64_t i = 0; i < d; ++i) {
+    exact_mul(k_g_, k_, a_from_double(g_at(i)));
     if (norm_ == Norm::layer)
-      mpfr_sub(raw(tmp_), raw(g_[i]), raw(mean_g), MPFR_RNDN);
+      exact_sub(e_, k_g_, sum_g);
     else
-      mpfr_set(raw(tmp_), raw(g_[i]), MPFR_RNDN);
-    mpfr_fma(raw(dx[i]), raw(xhat[i]), raw(tmp2_), raw(tmp_), MPFR_RNDN);
-    mpfr_div(raw(dx[i]), raw(dx[i]), raw(sd_), MPFR_RNDN);  // times r; exact when dyadic
+      mpfr_swap(raw(e_), raw(k_g_));
+    exact_mul(b_, e_, norm_sq);
+    exact_mul(e_, dev[i], k_G_);
+    exact_sub(dx_num[i], b_, e_);
+  }
+  pending_.assign(d, 1);
+  for (unsigned p = start_bits_;; p *= 2) {
+    if (p > kZivCapBits) undecided();
+    bits_used = p;
+    bool c_exact_p;
+    const Real& c = c_at(p, c_exact_p);
+    mpfr_set_prec(raw(work_), p);
+    mpfr_set_prec(raw(work2_), p);
+    const bool first = p == start_bits_;
+    bool w_exact = false;
+    if (first) {
+      w_exact = mpfr_div(raw(work2_), raw(c), raw(norm_sq), MPFR_RNDN) == 0 && c_exact_p;
+    } else if (p == 2 * start_bits_) {
+      exact_mul(b_, norm_sq, norm_sq);
+      exact_mul(n3_, b_, norm_sq);
+    }
+    bool open = false;
+    for (int64_t i = 0; i < d; ++i) {
+      if (!pending_[i]) continue;
+      const bool exact =
+          first ? mpfr_mul(raw(work_), raw(dx_num[i]), raw(work2_), MPFR_RNDN) == 0 && w_exact  // 0 x inf = NaN
+                : signed_sqrt_ratio(work_, dx_num[i], static_cast<long>(d), n3_, b_, e_);
+      open |= (pending_[i] = !decider_.decide(work_, within(work_, exact, 3, p), dx[i]));
+    }
+    if (!open) return;
   }
 }
 

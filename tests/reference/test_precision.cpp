@@ -1,13 +1,15 @@
-// Recomputing the reference at twice the precision changes nothing at float
-// resolution: every float-rounded output is bit-identical, and the unrounded
-// values agree to 2^-100 relative to the scale each output's error bound is
-// measured against (far below float's 2^-24; a 256-bit computation is expected
-// to agree to ~2^-240).
+// The reference's outputs do not depend on its starting working precision:
+// NormRow and the public API started at 64, 256 and 1024 bits give
+// bit-identical floats and doubles for every output (mean, r, xhat, y, dx,
+// dgamma, dbeta, and the double statistics), on the test rows and on rows
+// next to rounding midpoints. Each start decides its roundings from its own
+// error bounds (the Ziv loop), so a bound that is too small shows up as a
+// difference here (and as a wrong rounding in test_correct_rounding.cpp).
 //
-// How this test fails: a reference whose error is not negligible (too little
-// working precision, a lossy intermediate) differs from its 2x-precision
-// recomputation. The negative control runs the same comparator on a 64-bit
-// computation and requires it to object on an ill-conditioned row.
+// How this test fails: an error bound that undercounts lets a low start
+// decide a rounding the higher start decides differently. The negative
+// controls show that the decider refuses an interval around a midpoint, and
+// that the midpoint rows really need more than the starting precision.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -28,60 +30,26 @@ namespace {
 using mp::Norm;
 using mp::raw;
 using mp::Real;
+using mp::Roundings;
 
-constexpr double kAgreement = 0x1p-100;
+constexpr unsigned kStarts[] = {64, kDefaultPrecisionBits, 1024};
 
-bool same_float(float a, float b) {
-  return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b) || (std::isnan(a) && std::isnan(b));
+bool same_bits(double a, double b) { return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b); }
+bool same(Roundings a, Roundings b) {
+  return std::bit_cast<uint32_t>(a.f) == std::bit_cast<uint32_t>(b.f) && same_bits(a.d, b.d);
 }
 
-// |a - b| <= kAgreement * scale, with NaN and infinities required to match
-// exactly, and the float roundings bit-identical.
-std::optional<std::string> differs(const std::string& what, const Real& a, const Real& b,
-                                   double scale) {
-  const float fa = mp::round_to_float(a), fb = mp::round_to_float(b);
-  if (!same_float(fa, fb))
-    return what + ": float roundings differ (" + std::to_string(fa) + " vs " + std::to_string(fb) + ")";
-  if (mpfr_nan_p(raw(a)) || mpfr_nan_p(raw(b)) || mpfr_inf_p(raw(a)) || mpfr_inf_p(raw(b))) {
-    if (mpfr_nan_p(raw(a)) && mpfr_nan_p(raw(b))) return std::nullopt;
-    if (mpfr_inf_p(raw(a)) && mpfr_inf_p(raw(b)) && mpfr_sgn(raw(a)) == mpfr_sgn(raw(b)))
-      return std::nullopt;
-    return what + ": non-finite in one only";
-  }
-  Real diff = mp::make_real(1024);
-  mpfr_sub(raw(diff), raw(a), raw(b), MPFR_RNDN);  // nearby values: exact in 1024 bits
-  const double d = std::fabs(mp::round_to_double(diff));
-  if (d <= kAgreement * scale) return std::nullopt;
-  return what + ": differs by " + std::to_string(d) + " at scale " + std::to_string(scale);
-}
-
-double to_d(const Real& v) { return mp::round_to_double(v); }
-
-// First disagreement between two evaluations of the same row, each value
-// compared at the scale of its error bound (kernel.h's Bound): mean against
-// mean|x|, r and variance against themselves, xhat against max(|xhat|, 1) (xhat is
-// O(1) and the bound carries an absolute term), y against |gamma xhat| + |beta|,
-// dx against r (|g| + mean|g| + |xhat| mean|g xhat|).
-std::optional<std::string> first_difference(const mp::NormRow& a, const mp::NormRow& b,
-                                            std::span<const float> gamma,
-                                            std::span<const float> beta,
-                                            std::span<const float> dy) {
-  const double mean_abs = to_d(b.mean_abs_x);
-  if (auto m = differs("mean", a.mean, b.mean, mean_abs)) return m;
-  if (auto m = differs("variance", a.variance, b.variance, std::fabs(to_d(b.variance)))) return m;
-  if (auto m = differs("r", a.r, b.r, std::fabs(to_d(b.r)))) return m;
+// First disagreement between two evaluations of the same row.
+std::optional<std::string> first_difference(const mp::NormRow& a, const mp::NormRow& b) {
+  if (!same(a.mean, b.mean)) return "mean";
+  if (!same(a.r, b.r)) return "r";
+  if (!same_bits(a.variance, b.variance) || !same_bits(a.eps_share, b.eps_share))
+    return "variance or eps_share";
   for (int64_t i = 0; i < b.d(); ++i) {
-    const double xhat = std::fabs(to_d(b.xhat[i]));
-    const std::string at = std::string("[") + std::to_string(i) + "]";
-    if (auto m = differs("xhat" + at, a.xhat[i], b.xhat[i], std::max(xhat, 1.0))) return m;
-    const double g = gamma.empty() ? 1 : std::fabs(gamma[i]);
-    const double bias = beta.empty() ? 0 : std::fabs(beta[i]);
-    if (auto m = differs("y" + at, a.y[i], b.y[i], g * xhat + bias)) return m;
-    if (dy.empty()) continue;
-    const double gi = std::fabs(double{dy[i]} * g);
-    const double dx_scale = std::fabs(to_d(b.r)) * (gi + to_d(b.mean_abs_g) +
-                                                     xhat * to_d(b.mean_abs_g_xhat));
-    if (auto m = differs("dx" + at, a.dx[i], b.dx[i], dx_scale)) return m;
+    const std::string at = "[" + std::to_string(i) + "]";
+    if (!same(a.xhat[i], b.xhat[i])) return "xhat" + at;
+    if (!same(a.y[i], b.y[i])) return "y" + at;
+    if (!same(a.dx[i], b.dx[i])) return "dx" + at;
   }
   return std::nullopt;
 }
@@ -95,27 +63,27 @@ std::vector<float> random_vector(std::mt19937_64& rng, std::size_t n) {
 
 class ReferencePrecision : public ::testing::TestWithParam<Norm> {};
 
-TEST_P(ReferencePrecision, DoublingThePrecisionChangesNothing) {
+TEST_P(ReferencePrecision, TheStartingPrecisionChangesNothing) {
   std::mt19937_64 rng(test::test_seed());
   const Norm norm = GetParam();
-  mp::NormRow base(norm, kDefaultPrecisionBits), twice(norm, 2 * kDefaultPrecisionBits);
-  int compared = 0;
-  for (const auto& [name, x] : test::test_rows(rng)) {
+  std::vector<test::RowWithEps> rows = test::near_midpoint_rows(rng);
+  for (const auto& [name, x] : test::test_rows(rng))
+    for (float eps : {0.0f, 1e-5f, 1.0f}) rows.push_back({name, x, eps});
+  for (const auto& [name, x, eps] : rows) {
     const auto gamma = random_vector(rng, x.size()), beta = random_vector(rng, x.size());
     const auto dy = random_vector(rng, x.size());
-    const std::span<const float> no_beta;
-    for (float eps : {0.0f, 1e-5f, 1.0f}) {
-      const auto b = norm == Norm::layer ? std::span<const float>(beta) : no_beta;
-      base.forward(x, gamma, b, eps);
-      twice.forward(x, gamma, b, eps);
-      base.backward(dy, gamma);
-      twice.backward(dy, gamma);
-      const auto diff = first_difference(base, twice, gamma, b, dy);
-      EXPECT_FALSE(diff) << name << ", eps " << eps << ": " << *diff;
-      ++compared;
+    const auto b = norm == Norm::layer ? std::span<const float>(beta) : std::span<const float>();
+    std::vector<mp::NormRow> evaluations;
+    for (unsigned start : kStarts) {
+      evaluations.emplace_back(norm, start);
+      evaluations.back().forward(x, gamma, b, eps);
+      evaluations.back().backward(dy, gamma);
+    }
+    for (std::size_t k = 1; k < evaluations.size(); ++k) {
+      const auto diff = first_difference(evaluations[0], evaluations[k]);
+      EXPECT_FALSE(diff) << name << ", eps " << eps << ", start " << kStarts[k] << ": " << *diff;
     }
   }
-  EXPECT_GT(compared, 40);
 }
 
 INSTANTIATE_TEST_SUITE_P(Norms, ReferencePrecision, ::testing::Values(Norm::layer, Norm::rms),
@@ -123,44 +91,73 @@ INSTANTIATE_TEST_SUITE_P(Norms, ReferencePrecision, ::testing::Values(Norm::laye
                            return info.param == Norm::layer ? "LayerNorm" : "RMSNorm";
                          });
 
-// The column sums (dgamma, dbeta) go through the public API: their rounded
-// floats must be identical and their double roundings equal (a 2^-240
-// difference moves a double only if it straddles a rounding boundary).
-TEST(ReferencePrecision, ColumnSumsUnchangedAtTwicePrecision) {
+bool same_values(const ExactValues& a, const ExactValues& b) {
+  for (std::size_t j = 0; j < a.exact.size(); ++j)
+    if (!same(Roundings{a.rounded[j], a.exact[j]}, Roundings{b.rounded[j], b.exact[j]})) return false;
+  return true;
+}
+
+// The column sums (dgamma, dbeta) through the public API, over rows with
+// |mean|/sigma ~ 1e4, the sanitizer CI's subnormal row and its negation
+// (d = 20).
+TEST(ReferencePrecision, ColumnSumsUnchangedByTheStartingPrecision) {
   std::mt19937_64 rng(test::test_seed());
-  const int64_t rows = 6, cols = 9;
-  std::vector<float> x, dy;
-  for (int64_t i = 0; i < rows; ++i) {
-    const double offset = i % 2 ? 1e4 : 0;  // two rows with |mean|/sigma ~ 1e4
+  const auto midpoint_rows = test::near_midpoint_rows(rng);
+  const auto& subnormal = midpoint_rows[1].x;
+  const int64_t cols = static_cast<int64_t>(subnormal.size()), rows = 6;
+  std::vector<float> x;
+  for (int64_t i = 0; i < 4; ++i) {
+    const double offset = i % 2 ? 1e4 : 0;
     for (float v : random_vector(rng, cols)) x.push_back(static_cast<float>(v + offset));
   }
-  dy = random_vector(rng, rows * cols);
+  x.insert(x.end(), subnormal.begin(), subnormal.end());
+  for (float v : subnormal) x.push_back(-v);
+  const auto dy = random_vector(rng, rows * cols);
   const auto gamma = random_vector(rng, cols);
-  const auto a = reference_layernorm_bwd(dy, x, gamma, rows, cols, 1e-5f);
-  const auto b = reference_layernorm_bwd(dy, x, gamma, rows, cols, 1e-5f, 2 * kDefaultPrecisionBits);
-  const auto ra = reference_rmsnorm_bwd(dy, x, gamma, rows, cols, 1e-5f);
-  const auto rb = reference_rmsnorm_bwd(dy, x, gamma, rows, cols, 1e-5f, 2 * kDefaultPrecisionBits);
-  for (int64_t j = 0; j < cols; ++j) {
-    EXPECT_TRUE(same_float(a.dgamma.rounded[j], b.dgamma.rounded[j])) << j;
-    EXPECT_TRUE(same_float(a.dbeta.rounded[j], b.dbeta.rounded[j])) << j;
-    EXPECT_TRUE(same_float(ra.dgamma.rounded[j], rb.dgamma.rounded[j])) << j;
-    EXPECT_EQ(a.dgamma.exact[j], b.dgamma.exact[j]) << j;
-    EXPECT_EQ(a.dbeta.exact[j], b.dbeta.exact[j]) << j;
-    EXPECT_EQ(ra.dgamma.exact[j], rb.dgamma.exact[j]) << j;
+  for (float eps : {1e-5f, 1.0f}) {
+    const auto a = reference_layernorm_bwd(dy, x, gamma, rows, cols, eps, kStarts[0]);
+    const auto ra = reference_rmsnorm_bwd(dy, x, gamma, rows, cols, eps, kStarts[0]);
+    for (unsigned start : kStarts) {
+      const auto b = reference_layernorm_bwd(dy, x, gamma, rows, cols, eps, start);
+      const auto rb = reference_rmsnorm_bwd(dy, x, gamma, rows, cols, eps, start);
+      EXPECT_TRUE(same_values(a.dgamma, b.dgamma)) << "LayerNorm dgamma, eps " << eps << ", start " << start;
+      EXPECT_TRUE(same_values(a.dbeta, b.dbeta)) << "LayerNorm dbeta, eps " << eps << ", start " << start;
+      EXPECT_TRUE(same_values(ra.dgamma, rb.dgamma)) << "RMSNorm dgamma, eps " << eps << ", start " << start;
+    }
   }
 }
 
-// Negative control: a 64-bit computation of an ill-conditioned row (|mean|/sigma
-// ~ 2^20, so the mean's 2^-64 error is 2^-44 of sigma) is caught by the same
-// comparator against 512 bits.
-TEST(ReferencePrecisionNegative, CatchesA64BitReference) {
-  std::vector<float> x;
-  for (int i = 0; i < 33; ++i) x.push_back(0x1p20f + static_cast<float>(i % 5) - 2.0f);
-  x.push_back(0x1p-3f);  // a small element breaks exact sums at 64 bits
-  mp::NormRow low(Norm::layer, 64), high(Norm::layer, 512);
-  low.forward(x, {}, {}, 1e-5f);
-  high.forward(x, {}, {}, 1e-5f);
-  EXPECT_TRUE(first_difference(low, high, {}, {}, {}).has_value());
+// Negative control: the decider refuses an approximation whose error
+// interval holds the midpoint 3 2^-150 (between 2^-149 and 2^-148), decides
+// it once the interval excludes it, and rounds the exact tie to even.
+TEST(ReferencePrecisionNegative, DeciderRefusesAStraddledMidpoint) {
+  mp::RoundingDecider decider;
+  Roundings out;
+  Real v = mp::make_real(512);
+  mpfr_set_d(raw(v), 3 * 0x1p-150, MPFR_RNDN);
+  EXPECT_FALSE(decider.decide(v, {false, -400}, out));
+  ASSERT_TRUE(decider.decide(v, {}, out));  // exact: the tie, to even
+  EXPECT_EQ(out.f, 0x1p-148f);
+  mpfr_sub_d(raw(v), raw(v), 0x1p-420, MPFR_RNDN);  // just below the tie
+  EXPECT_FALSE(decider.decide(v, {false, -400}, out));
+  ASSERT_TRUE(decider.decide(v, {false, -440}, out));
+  EXPECT_EQ(out.f, 0x1p-149f);
+  EXPECT_EQ(out.d, 3 * 0x1p-150);  // the double holds 3 2^-150 - 2^-420 as the midpoint's neighbour
+}
+
+// The midpoint rows need the loop: their first attempt at 256 bits cannot
+// decide, which is how the old fixed-precision reference went wrong on the
+// sanitizer CI's row.
+TEST(ReferencePrecisionNegative, MidpointRowsNeedMoreThanTheStartingPrecision) {
+  std::mt19937_64 rng(0);
+  const auto rows = test::near_midpoint_rows(rng);
+  for (std::size_t k : {0, 1}) {
+    for (unsigned start : {kDefaultPrecisionBits}) {  // one start; a list keeps the message
+      mp::NormRow row(Norm::layer, start);
+      row.forward(rows[k].x, {}, {}, rows[k].eps, false);
+      EXPECT_GT(row.bits_used, start) << rows[k].name;
+    }
+  }
 }
 
 }  // namespace

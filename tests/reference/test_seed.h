@@ -1,12 +1,13 @@
-// The seed of a randomized reference test: NORMCHECK_SEED when set, otherwise
-// a fresh one. Printed either way so that a failure can be replayed with
+// The seed of a randomized test: NORMCHECK_SEED when set, otherwise a fixed
+// default, so that CI runs the same cases every time and a failure is a
+// change in the code, not a fresh draw. Printed either way; other seeds are
+// explored with
 //   NORMCHECK_SEED=<seed> ctest -R <test>
 #pragma once
 
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
-#include <random>
 #include <string>
 
 namespace normcheck::test {
@@ -23,15 +24,14 @@ uint64_t seed_from_env_or(const MakeSeed& make_seed) {
   return seed;
 }
 
-inline uint64_t test_seed() {
-  return seed_from_env_or(
-      [] { return (uint64_t{std::random_device{}()} << 32) | std::random_device{}(); });
-}
-
 // For a test that replays the same rows on every run unless asked otherwise:
 // NORMCHECK_SEED when set, otherwise `fixed`.
 inline uint64_t fixed_seed(uint64_t fixed) {
   return seed_from_env_or([fixed] { return fixed; });
 }
+
+inline constexpr uint64_t kDefaultTestSeed = 20240601;
+
+inline uint64_t test_seed() { return fixed_seed(kDefaultTestSeed); }
 
 }  // namespace normcheck::test
