@@ -96,7 +96,8 @@ bool row_promised(const Allowances& a, int64_t row, int64_t cols) {
   constexpr double kFloatMax = std::numeric_limits<float>::max();
   for (int64_t c = 0; c < cols; ++c) {
     const auto i = static_cast<size_t>(row * cols + c);
-    if (!std::isfinite(a.main[i]) || !std::isfinite(a.xhat[i]) || !(std::fabs(a.exact[i]) <= kFloatMax))
+    if (!std::isfinite(a.main[i]) || !std::isfinite(a.xhat[i]) ||
+        !(std::fabs(a.exact[i]) + a.main[i] <= kFloatMax))
       return false;
   }
   return true;

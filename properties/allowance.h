@@ -29,8 +29,8 @@ struct Allowances {
 Allowances allowances(const Kernel& kernel, const Problem& problem);
 
 // The bound promises a finite value near the exact one for every element of
-// the row: every allowance, xhat and exact value finite, and every exact value
-// within the float range (beyond it a kernel may round to the infinity, which
+// the row: every allowance and xhat finite, and |exact| + allowance within the
+// float range (beyond it a kernel may overflow to an infinity, which
 // evaluate() accepts). Row-wise tolerances that sum a row's outputs skip the
 // other rows.
 bool row_promised(const Allowances& allowances, int64_t row, int64_t cols);

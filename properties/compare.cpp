@@ -33,17 +33,20 @@ void require_within(std::string_view what, const std::vector<float>& got,
     if (tolerance[i] == std::numeric_limits<double>::infinity()) continue;
     const float a = got[i], b = expected[i];
     const double t = tolerance[i];
-    // Each is within its allowance of the same exact value E, or the infinity
-    // of E's sign when |E| > FLT_MAX (evaluate() accepts that); so an infinity
-    // can meet a finite v of its sign only if |v| + t reaches FLT_MAX.
-    const auto overflowed_pair = [&](float inf, float v) {
-      return std::isinf(inf) && std::isfinite(v) && std::signbit(inf) == std::signbit(v) &&
-             std::fabs(static_cast<double>(v)) + t >= kFloatMax;
+    // Each is within its allowance of the same exact value E, or an infinity
+    // on a side where E +- its allowance leaves the float range (evaluate()
+    // admits that: bounds are derived without overflow). With only the sum t
+    // of the two allowances: +inf meets a finite v when v + t > FLT_MAX, -inf
+    // when v - t < -FLT_MAX, and the other infinity when t > 2 FLT_MAX.
+    const auto meets_infinity = [&](float inf, float v) {
+      if (std::isinf(v)) return v == inf || t > 2 * kFloatMax;
+      return inf > 0 ? v + t > kFloatMax : v - t < -kFloatMax;
     };
     // A NaN tolerance comes from a non-finite input (an infinite scale): only
     // NaN/inf placement is checked there.
-    const bool ok = (std::isnan(a) && std::isnan(b)) || (std::isinf(a) && a == b) ||
-                    overflowed_pair(a, b) || overflowed_pair(b, a) ||
+    const bool ok = (std::isnan(a) && std::isnan(b)) ||
+                    (std::isinf(a) && !std::isnan(b) && !std::isnan(t) && meets_infinity(a, b)) ||
+                    (std::isinf(b) && std::isfinite(a) && !std::isnan(t) && meets_infinity(b, a)) ||
                     (std::isfinite(a) && std::isfinite(b) &&
                      (std::isnan(t) || std::fabs(static_cast<double>(a) - static_cast<double>(b)) <= t));
     if (!ok) {

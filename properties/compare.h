@@ -14,9 +14,9 @@ namespace normcheck::props {
 void require_pass(const Evaluation& evaluation);
 
 // Fails the case unless |got_i - expected_i| <= tolerance_i for every i; a NaN
-// must meet a NaN and an infinity the same infinity, or a finite value of its
-// sign within the tolerance of FLT_MAX (both may round an exact value beyond
-// the float range). A tolerance of +inf checks nothing (the bound promises
+// must meet a NaN, and an infinity the same infinity or a value from which
+// the tolerance reaches beyond FLT_MAX on the infinity's side (evaluate()
+// admits an overflow where exact +- allowance leaves the float range). A tolerance of +inf checks nothing (the bound promises
 // nothing there, evaluate.h); a NaN tolerance (a non-finite input) checks
 // only the NaN/inf placement.
 void require_within(std::string_view what, const std::vector<float>& got,

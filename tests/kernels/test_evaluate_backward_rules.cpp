@@ -4,6 +4,9 @@
 //     (r outside [2^-126, 2^128 - 2^103)) is not checked, nor is dgamma then;
 //   - a +inf coefficient promises nothing for its output, NaN/inf placement included;
 //   - a row with a non-finite input must give NaN whatever the bound;
+//   - an infinite dy_j on an xhat_j within the bound's error of 0 (e.g.
+//     x_j == fl(mu) != mu): the sign of dgamma_j is not promised;
+//   - an infinity is admitted where exact +- allowance leaves the float range;
 // and layernorm_bwd.pytorch_form's bound promises nothing exactly on rows where
 // the kernel's intermediates really overflow. Each rule comes with a control:
 // what the rule does not excuse is still caught.
@@ -113,6 +116,13 @@ void twopass_zero_dx(const float* dy, const float* x, const float* gamma, const 
   for (int64_t i = 0; i < rows * cols; ++i) dx[i] = 0.0f;
 }
 
+void twopass_nan_dx(const float* dy, const float* x, const float* gamma, const float* mean,
+                    const float* rstd, float* dx, float* dgamma, float* dbeta, int64_t rows,
+                    int64_t cols) {
+  layernorm_bwd("layernorm_bwd.twopass")(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols);
+  dx[0] = std::numeric_limits<float>::quiet_NaN();
+}
+
 Bound twopass_no_dgamma_promise(const RowCondition& c) {
   Bound b = twopass_layernorm_bwd_bound(c);
   b.dgamma_rel = kInf;
@@ -159,6 +169,47 @@ bool all_finite(const std::vector<float>& v) {
   for (float f : v)
     if (!std::isfinite(f)) return false;
   return true;
+}
+
+// twopass with dgamma's signs flipped.
+void twopass_negated_dgamma(const float* dy, const float* x, const float* gamma, const float* mean,
+                            const float* rstd, float* dx, float* dgamma, float* dbeta, int64_t rows,
+                            int64_t cols) {
+  layernorm_bwd("layernorm_bwd.twopass")(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols);
+  for (int64_t j = 0; j < cols; ++j) dgamma[j] = -dgamma[j];
+}
+
+TEST(BackwardRules, InfiniteDyOnAnXhatOfUnknownSignPromisesNothing) {
+  // mu = 1 + 2^-25, fl(mu) = 1 = x_0: the exact xhat_0 = -2^-25 r < 0 and
+  // dgamma_0 = -inf, but every kernel sees x_0 - mean^ = 0 and computes
+  // inf * 0 = NaN (|xhat_0| is below the bound's u kappa). xhat_3 = 3 2^-25 r
+  // is far from 0: dgamma_3 = +inf is held.
+  const Problem p = backward_problem({1.0f, 1.0f, 1.0f, std::nextafter(1.0f, 2.0f)},
+                                     {INFINITY, 0.0f, 0.0f, INFINITY}, {}, 1e-5f);
+  for (const char* name : {"layernorm_bwd.twopass", "layernorm_bwd.pytorch_form"}) {
+    const Evaluation ev = evaluate(*find_kernel(name), p);
+    EXPECT_TRUE(ev.pass) << name << ": " << describe(ev);
+  }
+  const Evaluation bad = evaluate(test_kernel(&twopass_negated_dgamma, &twopass_layernorm_bwd_bound), p);
+  EXPECT_FALSE(bad.pass);
+  EXPECT_EQ(bad.worst.output, "dgamma");
+  EXPECT_EQ(bad.worst.col, 3);
+}
+
+// The exact dx is ~2^-104, but the saved mean's rounding is 0.7 in xhat units
+// (u kappa ~ 1) and r ~ 2^103, so the bound allows 2^131: a computation within
+// it may overflow, and twopass's does (r^ times an inner value ~ 2^28). The
+// allowance reaching beyond FLT_MAX admits the infinity; NaN is still caught.
+TEST(BackwardRules, InfinityAdmittedWhereTheAllowanceLeavesTheFloatRange) {
+  const float a = 0x1.29efb8p-79f;
+  const Problem p = backward_problem({a, a, std::nextafter(a, 1.0f)}, {0.0f, 0.0f, 0x1p12f},
+                                     {0.0f, 0.0f, 0x1p16f}, 0.0f);
+  ASSERT_TRUE(std::isinf(run(layernorm_bwd("layernorm_bwd.twopass"), p).dx[0]));
+  const Evaluation ev = evaluate(*find_kernel("layernorm_bwd.twopass"), p);
+  EXPECT_TRUE(ev.pass) << describe(ev);
+  const Evaluation nan = evaluate(test_kernel(&twopass_nan_dx, &twopass_layernorm_bwd_bound), p);
+  EXPECT_FALSE(nan.pass);
+  EXPECT_TRUE(nan.nonfinite_mismatch);
 }
 
 Bound pytorch_bound_of(const Problem& p) {
