@@ -270,11 +270,15 @@ void NormRow::forward(std::span<const float> x, std::span<const float> gamma,
 //     xhat, so < 2^(EXP + 3 - p) (a zero is exact: D = 0). Later attempts:
 //     signed_sqrt_ratio(D, d, N), 1.51u, exact whenever xhat is dyadic (c
 //     need not be: x = {38, -9.5 x 4} has c = 1/95, xhat_1 = -1/2).
-//   y = RN(gamma xhat~ + beta): |gamma| 2^(EXP(xhat~) + 3 - p) from xhat, plus
-//     2^(EXP(y~) - p) when the fma rounded.
+//   y, first attempt: RN(gamma xhat~ + beta), |gamma| 2^(EXP(xhat~) + 3 - p)
+//     from xhat, plus 2^(EXP(y~) - p) when the fma rounded. Later attempts:
+//     gamma xhat = signed_sqrt_ratio(gamma D, d, N) (< 2^(EXP + 3 - p)) plus
+//     beta, exact whenever y is dyadic: then gamma xhat is, though xhat need
+//     not be (xhat = 1/7 with gamma = 7 m 2^e).
 // An output whose chain rounded nowhere is exact, which is how exact ties
-// (dyadic outputs) are recognised: then D, c and all quotients are dyadic and
-// exact once p holds them.
+// (dyadic outputs) are recognised: every later attempt takes the square root
+// of the output's own square, a^2 d / N with a = D, gamma D, M, which is a
+// dyadic square whenever the output is dyadic, and is exact once p holds it.
 void NormRow::decide_forward(std::span<const float> gamma, std::span<const float> beta,
                              bool with_y) {
   const int64_t d = d_;
@@ -314,21 +318,32 @@ void NormRow::decide_forward(std::span<const float> gamma, std::span<const float
       const ErrorBound xhat_error = within(work_, exact, 3, p);
       if (pending_[i]) open |= (pending_[i] = !decider_.decide(work_, xhat_error, xhat[i]));
       if (!pending_[d + i]) continue;
-      // y = gamma xhat + beta in one rounding; IEEE rules for non-finite gamma/beta.
+      // IEEE rules for non-finite gamma/beta throughout.
       const double g = gamma.empty() ? 1.0 : gamma[i];
-      int ty;
-      if (beta.empty()) {
-        ty = mpfr_mul_d(raw(work2_), raw(work_), g, MPFR_RNDN);
-      } else {
-        mpfr_set_prec(raw(t_), 24);  // c_ keeps its value; t_ is free after c_at
-        mpfr_set_flt(raw(t_), beta[i], MPFR_RNDN);
-        ty = mpfr_fma(raw(work2_), raw(work_), raw(a_from_double(g)), raw(t_), MPFR_RNDN);
-      }
-      ErrorBound y_error = within(work2_, ty == 0, 0, p);
-      if (!xhat_error.exact && g != 0 && std::isfinite(g)) {
-        int eg;
-        std::frexp(g, &eg);
-        y_error = plus(y_error, {false, xhat_error.exp + eg});
+      ErrorBound y_error;
+      if (p == start_bits_) {  // y = RN(gamma xhat~ + beta)
+        int ty;
+        if (beta.empty()) {
+          ty = mpfr_mul_d(raw(work2_), raw(work_), g, MPFR_RNDN);
+        } else {
+          mpfr_set_prec(raw(t_), 24);  // c_ keeps its value; t_ is free after c_at
+          mpfr_set_flt(raw(t_), beta[i], MPFR_RNDN);
+          ty = mpfr_fma(raw(work2_), raw(work_), raw(a_from_double(g)), raw(t_), MPFR_RNDN);
+        }
+        y_error = within(work2_, ty == 0, 0, p);
+        if (!xhat_error.exact && g != 0 && std::isfinite(g)) {
+          int eg;
+          std::frexp(g, &eg);
+          y_error = plus(y_error, {false, xhat_error.exp + eg});
+        }
+      } else {  // y = RN(signed_sqrt_ratio(gamma D, d, N) + beta)
+        exact_mul(k_g_, a_from_double(g), dev[i]);
+        const bool gx_exact = signed_sqrt_ratio(work2_, k_g_, static_cast<long>(d), norm_sq, b_, e_);
+        y_error = within(work2_, gx_exact, 3, p);
+        if (!beta.empty()) {
+          const int ty = mpfr_add_d(raw(work2_), raw(work2_), beta[i], MPFR_RNDN);
+          y_error = plus(y_error, within(work2_, ty == 0, 0, p));
+        }
       }
       open |= (pending_[d + i] = !decider_.decide(work2_, y_error, y[i]));
     }

@@ -98,6 +98,27 @@ TEST(ReferenceCorrectRounding, SubnormalRowWithEpsOne) {
   }
 }
 
+// N/d = (7 m 2^e)^2 here, so xhat_3 is a multiple of 1/7, and gamma_3 =
+// 0x1.30e59cp-1 (7 x 2854532 x 2^-25) makes gamma_3 xhat_3 + beta_3 dyadic:
+// the loop must compute gamma xhat, not xhat, exactly to decide y_3
+// (found by NORMCHECK_SEED=26851448561060, "1e30 + ulps", eps 0).
+TEST(ReferenceCorrectRounding, DyadicYFromANonDyadicXhat) {
+  const std::vector<float> x = {
+      0x1.93e58ep+99f, 0x1.93e586p+99f, 0x1.93e58ep+99f, 0x1.93e594p+99f, 0x1.93e58ep+99f,
+      0x1.93e59ap+99f, 0x1.93e594p+99f, 0x1.93e59ap+99f, 0x1.93e594p+99f, 0x1.93e594p+99f,
+      0x1.93e58ep+99f, 0x1.93e594p+99f, 0x1.93e594p+99f, 0x1.93e586p+99f, 0x1.93e594p+99f,
+      0x1.93e586p+99f, 0x1.93e594p+99f, 0x1.93e594p+99f, 0x1.93e59ap+99f, 0x1.93e59ap+99f,
+      0x1.93e594p+99f, 0x1.93e5ap+99f, 0x1.93e58ep+99f, 0x1.93e5ap+99f};
+  std::vector<float> gamma(x.size(), 1.0f), beta(x.size(), 0.0f);
+  gamma[3] = 0x1.30e59cp-1f;
+  beta[3] = 0x1.f6369ap-2f;
+  const int64_t d = static_cast<int64_t>(x.size());
+  const auto fwd = reference_layernorm_fwd(x, gamma, beta, 1, d, 0.0f);
+  const ExactRow row(x, 0.0f, true);
+  EXPECT_TRUE(rounds_to(row.y(3, gamma[3], beta[3]), fwd.y.rounded[3]));
+  EXPECT_TRUE(rounds_to(row.y(3, gamma[3], beta[3]), fwd.y.exact[3]));
+}
+
 TEST(ReferenceCorrectRounding, TestRows) {
   std::mt19937_64 rng(test::test_seed());
   for (const auto& [name, x] : test::test_rows(rng))
