@@ -81,9 +81,10 @@ RowStats stats_of(const NormRow& row, int64_t rows) {
 //     <= 2^(EXP(A) + ceil(log2(rows + 8)) - p), and 0 when no term and no
 //     addition rounded (a sum of dyadic terms, e.g. xhat = +-1 for d = 2,
 //     can be a tie). Columns the decider cannot round are summed again over
-//     all rows at twice the precision.
+//     all rows at twice the precision, rows with equal N grouped (group_*).
 struct ColumnSums {
   std::vector<Real> dy_xhat, abs_dy_xhat, dy, abs_dy;
+  std::vector<Real> group;  // exact sum of dy D over a group of rows
   std::vector<char> pending;  // dgamma columns not yet decided
   std::vector<char> exact;    // pending columns whose sum has not rounded in this pass
   Real term, product, scaled, sum, sq, sq_d;
@@ -94,6 +95,7 @@ struct ColumnSums {
         abs_dy_xhat(cols, mp::make_real(bits)),
         dy(cols, mp::make_real(64)),
         abs_dy(cols, mp::make_real(bits)),
+        group(cols, mp::make_real(64)),
         pending(cols, 1),
         exact(cols, 1),
         term(mp::make_real(24)),
@@ -121,29 +123,53 @@ struct ColumnSums {
     }
   }
 
-  // The first pass also sums dy (exactly) and |dy| (a scale).
-  void add(std::span<const float> dy_row, NormRow& row, unsigned bits, bool first_pass) {
+  // The first pass, row by row; it also sums dy (exactly) and |dy| (a scale).
+  void add(std::span<const float> dy_row, NormRow& row, unsigned bits) {
     bool c_exact;
     const Real& c = row.c_at(bits, c_exact);
     mpfr_set_prec(raw(scaled), bits);
     for (std::size_t j = 0; j < dy_row.size(); ++j) {
       mpfr_set_flt(raw(term), dy_row[j], MPFR_RNDN);
-      if (first_pass) {
-        mp::exact_add(sum, dy[j], term);
-        mpfr_swap(raw(sum), raw(dy[j]));
-        mpfr_add_d(raw(abs_dy[j]), raw(abs_dy[j]), std::fabs(double{dy_row[j]}), MPFR_RNDN);
-      }
-      if (!pending[j]) continue;
+      mp::exact_add(sum, dy[j], term);
+      mpfr_swap(raw(sum), raw(dy[j]));
+      mpfr_add_d(raw(abs_dy[j]), raw(abs_dy[j]), std::fabs(double{dy_row[j]}), MPFR_RNDN);
       mp::exact_mul(product, term, row.dev[j]);  // inf x 0 = NaN, as agreed
-      const bool term_exact =
-          first_pass ? mpfr_mul(raw(scaled), raw(product), raw(c), MPFR_RNDN) == 0 && c_exact
-                     : mp::signed_sqrt_ratio(scaled, product, static_cast<long>(dy_row.size()),
-                                             row.norm_sq, sq, sq_d);
-      const bool sum_exact = mpfr_add(raw(dy_xhat[j]), raw(dy_xhat[j]), raw(scaled), MPFR_RNDN) == 0;
-      exact[j] = exact[j] && term_exact && sum_exact;
-      mpfr_abs(raw(scaled), raw(scaled), MPFR_RNDN);
-      mpfr_add(raw(abs_dy_xhat[j]), raw(abs_dy_xhat[j]), raw(scaled), MPFR_RNDU);
+      accumulate(j, mpfr_mul(raw(scaled), raw(product), raw(c), MPFR_RNDN) == 0 && c_exact);
     }
+  }
+
+  // Later passes, a group of rows with the same exact N (so the same c) at a
+  // time: sum dy D over the group exactly, then one term
+  // signed_sqrt_ratio(sum, d, N) per column. Terms that cancel within a group
+  // (identical rows, opposite dy) cancel exactly.
+  void group_start() {
+    for (std::size_t j = 0; j < group.size(); ++j)
+      if (pending[j]) mpfr_set_zero(raw(group[j]), 1);
+  }
+  void group_add(std::span<const float> dy_row, const NormRow& row) {
+    for (std::size_t j = 0; j < dy_row.size(); ++j) {
+      if (!pending[j]) continue;
+      mpfr_set_flt(raw(term), dy_row[j], MPFR_RNDN);
+      mp::exact_mul(product, term, row.dev[j]);
+      mp::exact_add(sum, group[j], product);
+      mpfr_swap(raw(sum), raw(group[j]));
+    }
+  }
+  void group_end(const NormRow& row, unsigned bits) {
+    mpfr_set_prec(raw(scaled), bits);
+    for (std::size_t j = 0; j < group.size(); ++j) {
+      if (!pending[j]) continue;
+      accumulate(j, mp::signed_sqrt_ratio(scaled, group[j], static_cast<long>(group.size()),
+                                          row.norm_sq, sq, sq_d));
+    }
+  }
+
+  // Adds `scaled` (the term of column j) to the column's sums.
+  void accumulate(std::size_t j, bool term_exact) {
+    const bool sum_exact = mpfr_add(raw(dy_xhat[j]), raw(dy_xhat[j]), raw(scaled), MPFR_RNDN) == 0;
+    exact[j] = exact[j] && term_exact && sum_exact;
+    mpfr_abs(raw(scaled), raw(scaled), MPFR_RNDN);
+    mpfr_add(raw(abs_dy_xhat[j]), raw(abs_dy_xhat[j]), raw(scaled), MPFR_RNDU);
   }
 
   // Decides the pending dgamma columns summed at `bits` over `rows` rows;
@@ -245,7 +271,7 @@ ColumnSums backward_rows(Out& out, Norm norm, std::span<const float> dy, std::sp
     const auto dy_row = dy.subspan(base, cols);
     row.forward(x.subspan(base, cols), {}, {}, eps, /*with_y=*/false);
     row.backward(dy_row, gamma);
-    sums.add(dy_row, row, precision_bits, /*first_pass=*/true);
+    sums.add(dy_row, row, precision_bits);
     for (int64_t j = 0; j < cols; ++j) {
       put(out.dx, base + j, row.dx[j]);
       put(out.xhat, base + j, row.xhat[j]);
@@ -256,16 +282,43 @@ ColumnSums backward_rows(Out& out, Norm norm, std::span<const float> dy, std::sp
     out.mean_abs_g_xhat[i] = row.mean_abs_g_xhat;
   }
   out.sum_abs_dy_xhat = rounded_to_double(sums.abs_dy_xhat);  // scales: first pass
-  for (unsigned bits = precision_bits; !sums.decide(out.dgamma, rows, bits);) {
-    bits *= 2;
+  if (sums.decide(out.dgamma, rows, precision_bits)) return sums;
+  // Rows ordered by their exact N, so that equal ones form groups (NaN: last, alone).
+  std::vector<Real> norms;
+  for (int64_t i = 0; i < rows; ++i) {
+    row.prepare(x.subspan(static_cast<std::size_t>(i) * cols, cols), eps);
+    norms.push_back(row.norm_sq);  // a copy keeps the precision: exact
+  }
+  auto less = [&](int64_t a, int64_t b) {
+    if (mpfr_nan_p(raw(norms[a])) || mpfr_nan_p(raw(norms[b])))
+      return !mpfr_nan_p(raw(norms[a])) && mpfr_nan_p(raw(norms[b]));
+    return mpfr_less_p(raw(norms[a]), raw(norms[b])) != 0;
+  };
+  std::vector<int64_t> order(rows);
+  for (int64_t i = 0; i < rows; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), less);
+  for (unsigned bits = 2 * precision_bits;; bits *= 2) {
     if (bits > mp::kZivCapBits)
       throw std::runtime_error("normcheck reference: a dgamma rounding stayed undecided");
     sums.start(bits);
-    for (int64_t i = 0; i < rows; ++i) {
-      const std::size_t base = static_cast<std::size_t>(i) * cols;
-      row.prepare(x.subspan(base, cols), eps);
-      sums.add(dy.subspan(base, cols), row, bits, /*first_pass=*/false);
+    for (std::size_t g = 0; g < order.size();) {
+      sums.group_start();
+      std::size_t end = g;
+      for (; end < order.size() && mpfr_equal_p(raw(norms[order[g]]), raw(norms[order[end]])); ++end) {
+        const std::size_t base = static_cast<std::size_t>(order[end]) * cols;
+        row.prepare(x.subspan(base, cols), eps);
+        sums.group_add(dy.subspan(base, cols), row);
+      }
+      end = std::max(end, g + 1);  // a NaN N equals nothing, itself included
+      if (end == g + 1 && mpfr_nan_p(raw(norms[order[g]]))) {
+        const std::size_t base = static_cast<std::size_t>(order[g]) * cols;
+        row.prepare(x.subspan(base, cols), eps);
+        sums.group_add(dy.subspan(base, cols), row);
+      }
+      sums.group_end(row, bits);
+      g = end;
     }
+    if (sums.decide(out.dgamma, rows, bits)) break;
   }
   return sums;
 }

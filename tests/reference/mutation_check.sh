@@ -21,8 +21,7 @@ mutants=(
   "projection_sign|test_reference_mp|ReferenceBackward|exact_sub(dx_num[i], b_, e_);|exact_add(dx_num[i], b_, e_);"
   "dx_without_mean_g|test_reference_mp|ReferenceBackward.MatchesFiniteDifferencesOfTheForward/LayerNorm|exact_sub(e_, k_g_, sum_g);|{ mpfr_set_prec(raw(e_), mpfr_get_prec(raw(k_g_))); mpfr_set(raw(e_), raw(k_g_), MPFR_RNDN); }"
   "first_attempt_trusted|test_reference_mp|SubnormalRowWithEpsOne|if (error.exact |if (true "
-  "error_bound_too_small|test_reference_mp|ReferenceCorrectRounding.RowsNextToMidpoints|return {false, mpfr_get_exp(raw(v)) + slack - static_cast<mpfr_exp_t>(p)};|return {false, mpfr_get_exp(raw(v)) + slack - 2 * static_cast<mpfr_exp_t>(p)};"
-  "ties_through_c|test_reference|TiesRoundCorrectlyWhenRIsNotDyadic|          p == start_bits_|          true"
+  "y_from_xhat|test_reference_mp|DyadicYFromANonDyadicXhat|if (p == start_bits_) {  // y = RN(gamma xhat~ + beta)|if (true) {"
 )
 
 status=0

@@ -119,6 +119,22 @@ TEST(ReferenceCorrectRounding, DyadicYFromANonDyadicXhat) {
   EXPECT_TRUE(rounds_to(row.y(3, gamma[3], beta[3]), fwd.y.exact[3]));
 }
 
+// dgamma sums irrational terms over rows; identical rows with opposite dy
+// cancel to exactly 0, which the loop can only decide by grouping rows with
+// equal N and summing their exact numerators (reference.cpp, ColumnSums).
+TEST(ReferenceCorrectRounding, IdenticalRowsWithOppositeDyGiveZeroDgamma) {
+  const std::vector<float> x = {1, 2, 4, 1, 2, 4, 1, 2, 4};
+  const std::vector<float> dy = {0.5f, 1, -3, -0.5f, -1, 3, 0, 0, 0};
+  const auto ln = reference_layernorm_bwd(dy, x, {}, 3, 3, 1e-5f);
+  const auto rms = reference_rmsnorm_bwd(dy, x, {}, 3, 3, 1e-5f);
+  for (int j = 0; j < 3; ++j) {
+    EXPECT_TRUE(rounds_to(SqrtForm{0, 1, 0}, ln.dgamma.rounded[j])) << j;
+    EXPECT_TRUE(rounds_to(SqrtForm{0, 1, 0}, ln.dgamma.exact[j])) << j;
+    EXPECT_TRUE(rounds_to(SqrtForm{0, 1, 0}, rms.dgamma.rounded[j])) << j;
+    EXPECT_EQ(ln.dbeta.exact[j], 0.0) << j;
+  }
+}
+
 TEST(ReferenceCorrectRounding, TestRows) {
   std::mt19937_64 rng(test::test_seed());
   for (const auto& [name, x] : test::test_rows(rng))
