@@ -1,14 +1,13 @@
-// Exact references: the result of each op on the given float inputs, computed
-// with Boost.Multiprecision (MPFR backend) at `precision_bits` (default 256)
-// and then rounded. No Boost type appears here, so including this header is
-// cheap; the multiprecision code is instantiated in verify/reference.cpp only.
+// Exact references: the result of each op on the given float inputs, from
+// exact numerators (MPFR) and a Ziv loop that starts at `precision_bits`
+// (default 256) and doubles it until each rounding is proven. The results do
+// not depend on `precision_bits`. No Boost type appears here, so including
+// this header is cheap; the multiprecision code is in verify/reference*.cpp.
 //
-// Every value is returned twice:
-//   exact   - the exact result rounded to nearest double. 53 bits is far more
-//             than a float error metric needs (docs/semantics.md shows the
-//             reference's own error is below 2^-100 relative).
+// Every value is returned twice (docs/semantics.md):
+//   exact   - the exact result correctly rounded to nearest-even double.
 //   rounded - the exact result correctly rounded to float (round to nearest
-//             even, straight from the multiprecision value: no double rounding).
+//             even, subnormals, +-inf past the overflow boundary).
 // Semantics for NaN/inf inputs, constant rows, d = 1 and eps = 0 are in
 // docs/semantics.md; in short the reference evaluates the definition in the
 // extended reals and gives NaN where it is 0/0 or inf - inf.
