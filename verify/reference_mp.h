@@ -72,6 +72,14 @@ struct ErrorBound {
 class RoundingDecider {
  public:
   bool decide(const Real& v, ErrorBound error, Roundings& out);
+  // For the dgamma column sums only, once the Ziv loop reaches its cap: the
+  // interval around v is then below 2^-65000 relative, and the one way it can
+  // still straddle a rounding boundary is an exact midpoint formed by terms
+  // that are not dyadic (dy xhat with xhat = m/3, say). The value is taken to
+  // be that midpoint and rounded to even. This is an assumption, not a proof
+  // (a sum of square roots that close to a midpoint without being on it is
+  // not excluded by an argument here); docs/semantics.md says so.
+  Roundings as_midpoint(const Real& v, ErrorBound error);
 
  private:
   Real lo_ = make_real(64), hi_ = make_real(64), step_ = make_real(2);

@@ -121,11 +121,36 @@ bool RoundingDecider::decide(const Real& v, ErrorBound error, Roundings& out) {
   mpfr_sub(raw(lo_), raw(v), raw(step_), MPFR_RNDD);  // outward: [lo, hi] holds the real
   mpfr_add(raw(hi_), raw(v), raw(step_), MPFR_RNDU);
   const float f = mpfr_get_flt(raw(lo_), MPFR_RNDN);
-  if (!same_bits(f, mpfr_get_flt(raw(hi_), MPFR_RNDN))) return false;
+  const float f_hi = mpfr_get_flt(raw(hi_), MPFR_RNDN);
   const double d = mpfr_get_d(raw(lo_), MPFR_RNDN);
-  if (!same_bits(d, mpfr_get_d(raw(hi_), MPFR_RNDN))) return false;
+  const double d_hi = mpfr_get_d(raw(hi_), MPFR_RNDN);
+  // An interval around zero rounds to -0 at one end and +0 at the other: both
+  // are the same zero to every metric (+0 == -0), so it is decided; the sign
+  // is v's (an exactly zero sum is +0, as IEEE gives it).
+  if (f == 0 && f_hi == 0 && d == 0 && d_hi == 0) {
+    out = {std::copysign(0.0f, static_cast<float>(mpfr_sgn(raw(v)))),
+           std::copysign(0.0, static_cast<double>(mpfr_sgn(raw(v))))};
+    return true;
+  }
+  if (!same_bits(f, f_hi) || !same_bits(d, d_hi)) return false;
   out = {f, d};
   return true;
+}
+
+namespace {
+// Of two adjacent values, the one with an even last bit (round half to even).
+template <class Float, class Bits>
+Float even_of(Float a, Float b) {
+  if (a == b) return a;
+  return (std::bit_cast<Bits>(a) & 1) == 0 ? a : b;
+}
+}  // namespace
+
+Roundings RoundingDecider::as_midpoint(const Real& v, ErrorBound error) {
+  Roundings decided;
+  if (decide(v, error, decided)) return decided;
+  return {even_of<float, uint32_t>(mpfr_get_flt(raw(lo_), MPFR_RNDN), mpfr_get_flt(raw(hi_), MPFR_RNDN)),
+          even_of<double, uint64_t>(mpfr_get_d(raw(lo_), MPFR_RNDN), mpfr_get_d(raw(hi_), MPFR_RNDN))};
 }
 
 NormRow::NormRow(Norm norm, unsigned start_bits)
