@@ -23,6 +23,7 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 #include <algorithm>
+#include <cmath>
 
 #include "normcheck/bounds.h"
 #include "normcheck/kernel.h"
@@ -60,24 +61,36 @@ void layernorm_bwd_hwy(const float* dy, const float* x, const float* gamma, cons
 //        g(4)|dy xhat| + (1 + g(1)) e|dy|, then summed with depth m:
 //        dgamma_rel = g(m+4), dgamma_abs = e (1 + g(m+1)).
 //   dbeta: dbeta_rel = g(m).
-//   A product that underflows in the last step adds 2^-150 (underflow_abs).
+// A subnormal saved mean is off by up to 2^-150 more (|mean^ - mu| <= u|mu| +
+// 2^-150), so e also carries 2^-150 r. Gradual underflow: the operation counts
+// are those of twopass_layernorm_bwd_bound (kernels/scalar/layernorm_bwd_twopass.cpp,
+// derivation there) with G in place of gamma_{d+12}: each product or quotient
+// below 2^-126 is off by up to 2^-150 absolute, giving 2 (1 + G) 2^-150 on the
+// scale terms, 2^-150 (1 + r (1 + G)(5 + H (2 + H))) on dx (H the largest
+// |xhat^|) and 2^-150 rows (1 + g(m+4)) on dgamma.
 Bound hwy_layernorm_bwd_bound(const RowCondition& c) {
   constexpr double u = kUnitRoundoff;
+  constexpr double tiny = 0x1p-150;
+  const double d = static_cast<double>(c.d);
   const double n = static_cast<double>(summation_depth(c.d, kMinLanes));
   const double m = static_cast<double>(std::min<int64_t>(c.rows, kBwdRowsPerBlock) +
                                        ceil_div(c.rows, kBwdRowsPerBlock));
-  const double e = (1 + gamma_n(3, u)) * u * c.kappa;
+  const double e = (1 + gamma_n(3, u)) * (u * c.kappa + tiny * c.r);
   const double G = gamma_n(n + 16, u);
+  const double max_xhat = std::min(std::sqrt(std::max(d - 1, 0.0)), c.kappa + c.max_kappa);
+  const double max_h = (max_xhat + e) * (1 + gamma_n(3, u));
+  const double underflow_scale = 2 * (1 + G) * tiny;
   Bound b;
   b.dx_g = gamma_n(5, u);
-  b.dx_mean_g = G + 2 * e * e;
-  b.dx_xhat_mean_g = e * (1 + G) * (1 + G);
-  b.dx_proj_abs = e * (1 + G) * (1 + G);
+  b.dx_mean_g = G + 2 * e * e + e * underflow_scale;
+  b.dx_xhat_mean_g = e * (1 + G) * (1 + G) + underflow_scale;
+  b.dx_proj_abs = e * (1 + G) * (1 + G) + underflow_scale;
   b.dx_proj_rel = G;
   b.dgamma_rel = gamma_n(m + 4, u);
-  b.dgamma_abs = e * (1 + gamma_n(m + 1, u));
+  b.dgamma_abs = (e + tiny) * (1 + gamma_n(m + 1, u));
   b.dbeta_rel = gamma_n(m, u);
-  b.underflow_abs = kUnderflowUnit;
+  b.underflow_abs = std::max(tiny * (1 + c.r * (1 + G) * (5 + max_h * (2 + max_h))),
+                             tiny * static_cast<double>(c.rows) * (1 + gamma_n(m + 4, u)));
   return b;
 }
 }  // namespace simd
@@ -92,6 +105,9 @@ constinit const Kernel kLayerNormBwdHwy{
                  "pass; threaded over 32-row blocks, dgamma/dbeta partials merged in block order",
     .fn = &simd::layernorm_bwd_hwy,
     .bound = &simd::hwy_layernorm_bwd_bound,
+    // As the scalar backward: the saved rstd stays a normal float (r > 2^-126)
+    // and x - mean cannot overflow.
+    .range = {.max_abs_x = 0x1p124},
 };
 
 }  // namespace normcheck

@@ -117,16 +117,30 @@ void rmsnorm_bwd_hwy(const float* dy, const float* x, const float* gamma, const 
 //        |g| + |xhat| mean|g xhat|; the outer product and rrms^ add g(2):
 //   dx_g = g(5), dx_proj_rel = g(n+12).
 //   dgamma: terms dy xhat^ off by g(3), summed with depth m: g(m+3).
+// Gradual underflow: the operation counts of rmsnorm_bwd_bound
+// (kernels/scalar/rmsnorm_bwd.cpp, derivation there) with G = g(n+12) in place
+// of gamma_{d+10}: 2 (1 + G) 2^-150 on the scale terms, 2^-150 (1 + r (1 + G)
+// (2 + H (2 + H))) on dx with H = sqrt(d)(1 + g(2)) + 1, 2^-150 rows (1 + g(m+3))
+// on dgamma.
 Bound hwy_rmsnorm_bwd_bound(const RowCondition& c) {
   constexpr double u = kUnitRoundoff;
+  constexpr double tiny = 0x1p-150;
   const double n = static_cast<double>(summation_depth(c.d, kMinLanes));
   const double m = static_cast<double>(std::min<int64_t>(c.rows, kBwdRowsPerBlock) +
                                        ceil_div(c.rows, kBwdRowsPerBlock));
+  const double G = gamma_n(n + 12, u);
+  const double max_h = std::sqrt(static_cast<double>(c.d)) * (1 + gamma_n(2, u)) + 1;
+  const double underflow_scale = 2 * (1 + G) * tiny;
   Bound b;
   b.dx_g = gamma_n(5, u);
-  b.dx_proj_rel = gamma_n(n + 12, u);
+  b.dx_proj_rel = G;
+  b.dx_mean_g = underflow_scale;
+  b.dx_xhat_mean_g = underflow_scale;
+  b.dx_proj_abs = underflow_scale;
   b.dgamma_rel = gamma_n(m + 3, u);
-  b.underflow_abs = kUnderflowUnit;
+  b.dgamma_abs = (1 + gamma_n(m + 3, u)) * tiny;
+  b.underflow_abs = std::max(tiny * (1 + c.r * (1 + G) * (2 + max_h * (2 + max_h))),
+                             tiny * static_cast<double>(c.rows) * (1 + gamma_n(m + 3, u)));
   return b;
 }
 }  // namespace simd
@@ -141,6 +155,7 @@ constinit const Kernel kRmsNormBwdHwy{
                  "threaded over 32-row blocks, dgamma partials merged in block order",
     .fn = &simd::rmsnorm_bwd_hwy,
     .bound = &simd::hwy_rmsnorm_bwd_bound,
+    .range = {.max_abs_x = 0x1p124},  // as rmsnorm_bwd.scalar: the saved rrms stays normal
 };
 
 }  // namespace normcheck
