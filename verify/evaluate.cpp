@@ -443,6 +443,29 @@ void evaluate_layernorm_fwd(const Kernel& k, const Problem& p, BoundFn bound, Ev
 
 // ---- LayerNorm backward ----
 
+// Every dx of the checked rows against its allowance: LayerNorm and RMSNorm
+// backward alike (`dy` as the kernel saw it, widened from 16 bits if need be).
+template <class Reference>
+void tally_dx(Tally& tally, Op op, const Reference& ref, const Problem& p, const std::vector<float>& dy,
+              const std::vector<float>& dx, BoundFn bound, DType dtype) {
+  for (int64_t row = 0; row < p.rows; ++row) {
+    const auto r = static_cast<std::size_t>(row);
+    const RowStats& s = ref.stats[r];
+    if (!row_checked(op, s)) continue;
+    const bool inputs_finite = row_inputs_finite(s, dy, row, p.cols);
+    const Bound b = bound(row_condition(s));
+    for (int64_t col = 0; col < p.cols; ++col) {
+      const auto i = static_cast<std::size_t>(row * p.cols + col);
+      const double g = at_or(p.gamma, static_cast<std::size_t>(col), 1) * dy[i];
+      // a row with non-finite x or dy: dx must be NaN, whatever the bound
+      const double allowed = inputs_finite ? dx_allowance(b, s.r, g, ref.xhat.exact[i],
+                                                          ref.mean_abs_g[r], ref.mean_abs_g_xhat[r])
+                                           : 0;
+      tally.element("dx", row, col, dx[i], ref.dx.exact[i], allowed, true, dtype);
+    }
+  }
+}
+
 void evaluate_layernorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Evaluation& ev) {
   const auto n = static_cast<std::size_t>(p.rows * p.cols);
   const auto cols = static_cast<std::size_t>(p.cols);
@@ -486,22 +509,7 @@ void evaluate_layernorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Ev
   ev.unwritten_output = dx.unwritten || dgamma_out.unwritten || dbeta_out.unwritten;
 
   Tally tally(ev);
-  for (int64_t row = 0; row < p.rows; ++row) {
-    const auto r = static_cast<std::size_t>(row);
-    const RowStats& s = ref.stats[r];
-    if (!row_checked(Op::layernorm_bwd, s)) continue;
-    const bool inputs_finite = row_inputs_finite(s, dy.widened, row, p.cols);
-    const Bound b = bound(row_condition(s));
-    for (int64_t col = 0; col < p.cols; ++col) {
-      const auto i = static_cast<std::size_t>(row * p.cols + col);
-      const double g = at_or(p.gamma, static_cast<std::size_t>(col), 1) * dy.widened[i];
-      // a row with non-finite x or dy: dx must be NaN, whatever the bound
-      const double allowed = inputs_finite ? dx_allowance(b, s.r, g, ref.xhat.exact[i],
-                                                          ref.mean_abs_g[r], ref.mean_abs_g_xhat[r])
-                                           : 0;
-      tally.element("dx", row, col, dx.values[i], ref.dx.exact[i], allowed, true, k.dtype);
-    }
-  }
+  tally_dx(tally, Op::layernorm_bwd, ref, p, dy.widened, dx.values, bound, k.dtype);
   const Bound bc = bound(column_condition(Op::layernorm_bwd, ref.stats, p.rows));
   const bool dgamma_checked = dgamma_promised(ref.stats);
   const std::vector<bool> unsigned_inf =
@@ -590,22 +598,7 @@ void evaluate_rmsnorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Eval
   ev.unwritten_output = dx.unwritten || dgamma_out.unwritten;
 
   Tally tally(ev);
-  for (int64_t row = 0; row < p.rows; ++row) {
-    const auto r = static_cast<std::size_t>(row);
-    const RowStats& s = ref.stats[r];
-    if (!row_checked(Op::rmsnorm_bwd, s)) continue;
-    const bool inputs_finite = row_inputs_finite(s, p.dy, row, p.cols);
-    const Bound b = bound(row_condition(s));
-    for (int64_t col = 0; col < p.cols; ++col) {
-      const auto i = static_cast<std::size_t>(row * p.cols + col);
-      const double g = at_or(p.gamma, static_cast<std::size_t>(col), 1) * p.dy[i];
-      // a row with non-finite x or dy: dx must be NaN, whatever the bound
-      const double allowed = inputs_finite ? dx_allowance(b, s.r, g, ref.xhat.exact[i],
-                                                          ref.mean_abs_g[r], ref.mean_abs_g_xhat[r])
-                                           : 0;
-      tally.element("dx", row, col, dx.values[i], ref.dx.exact[i], allowed, true, k.dtype);
-    }
-  }
+  tally_dx(tally, Op::rmsnorm_bwd, ref, p, p.dy, dx.values, bound, k.dtype);
   const Bound bc = bound(column_condition(Op::rmsnorm_bwd, ref.stats, p.rows));
   const bool dgamma_checked = dgamma_promised(ref.stats);
   const std::vector<bool> unsigned_inf =
