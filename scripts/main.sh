@@ -8,12 +8,17 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" --target normcheck
 normcheck=build/bin/normcheck
 
+# Exit 1 from check is a finding, not a failure of the job: the one-pass
+# controls are expected to break their bounds, and third-party kernels may.
+# Only exit 2 (bad usage or input) fails the job.
+run_check() {
+  local status=0
+  "$normcheck" check --input "$1" || status=$?
+  [ "$status" -le 1 ] || exit "$status"
+}
+
 "$normcheck" list
 echo
-"$normcheck" check --input examples/basic.txt
+run_check examples/basic.txt
 echo
-# Exit 1 here is a finding, not a failure of the job: the one-pass control
-# kernel is expected to break its bound on these shifted rows.
-status=0
-"$normcheck" check --input examples/shifted_rows.txt || status=$?
-[ "$status" -le 1 ] || exit "$status"
+run_check examples/shifted_rows.txt

@@ -35,9 +35,11 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <string>
 #include <stdexcept>
 
 #include "normcheck/bounds.h"
@@ -651,6 +653,29 @@ double dx_allowance(const Bound& b, double r, double g, double xhat, double mean
                           b.underflow_abs);
 }
 
+// Why `p` lies outside the input range `k` declares (kernel.h InputRange), or
+// an empty string when it lies inside.
+std::string outside_declared_range(const Kernel& k, const Problem& p) {
+  const double limit = k.range.sqrt_d_scaled ? k.range.max_abs_x / std::sqrt(static_cast<double>(p.cols))
+                                             : k.range.max_abs_x;
+  const bool backward = k.op == Op::layernorm_bwd || k.op == Op::rmsnorm_bwd;
+  if (!k.range.handles_nonfinite) {
+    const auto finite = [](float v) { return std::isfinite(v); };
+    if (!std::all_of(p.x.begin(), p.x.end(), finite) ||
+        (backward && !std::all_of(p.dy.begin(), p.dy.end(), finite)))
+      return "a non-finite input; the kernel declares finite inputs only";
+  }
+  for (const float v : p.x) {
+    if (std::isfinite(v) && std::fabs(v) > limit) {
+      char reason[160];
+      std::snprintf(reason, sizeof reason, "|x| = %.3g is outside the kernel's declared range |x| <= %.3g",
+                    static_cast<double>(std::fabs(v)), limit);
+      return reason;
+    }
+  }
+  return {};
+}
+
 Evaluation evaluate(const Kernel& kernel, const Problem& problem,
                     std::optional<BoundFn> bound_override) {
   Evaluation ev;
@@ -671,6 +696,10 @@ Evaluation evaluate(const Kernel& kernel, const Problem& problem,
   const bool backward = kernel.op == Op::layernorm_bwd || kernel.op == Op::rmsnorm_bwd;
   require(!backward || p.dy.size() == n, "dy must hold rows * cols values for a backward op");
   require(p.eps >= 0, "eps must be >= 0");
+  // A kernel promises nothing outside the input range it declares, so holding
+  // it to its bound there would report a pass that means nothing.
+  ev.declined = outside_declared_range(kernel, p);
+  if (!ev.declined.empty()) return ev;
 
   BoundFn bound = bound_override.value_or(kernel.bound);
   if (!bound) bound = default_bound(kernel.op);
