@@ -43,10 +43,39 @@ HWY_INLINE hn::Vec<D> LoadAsFloat(D d, const hwy::bfloat16_t* HWY_RESTRICT p) {
   const hn::Rebind<hwy::bfloat16_t, D> d16;
   return hn::PromoteTo(d, hn::LoadU(d16, p));
 }
+// f16 <-> float32: Highway 1.0.3 converts with F16C on AVX2 and AVX3 (IEEE:
+// exact widening, narrowing rounded to nearest even); its emulation on the
+// other targets (SCALAR, SSSE3, SSE4) truncates, and maps f16 inf/NaN and
+// float overflow, inf and NaN to finite values. There we convert by bits
+// (tests/simd/test_f16_io.cpp checks every target against the compiler's
+// _Float16 conversions). Re-included per target: the macro is decided anew.
+#undef NORMCHECK_F16_BY_BITS
+#if HWY_TARGET >= HWY_SSE4 || defined(HWY_DISABLE_F16C)
+#define NORMCHECK_F16_BY_BITS 1
+#endif
+
 template <class D>
 HWY_INLINE hn::Vec<D> LoadAsFloat(D d, const hwy::float16_t* HWY_RESTRICT p) {
   const hn::Rebind<hwy::float16_t, D> d16;
+#ifdef NORMCHECK_F16_BY_BITS
+  // The f16 magnitude bits shifted into place are the float value times
+  // 2^-112 (subnormals included: both formats' subnormals end at the same
+  // bit), so one exact multiplication rescales them; inf and NaN (exponent
+  // 31) take float's all-ones exponent instead, keeping a NaN's payload.
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  const hn::Rebind<uint16_t, D> du16;
+  const auto bits = hn::PromoteTo(du, hn::BitCast(du16, hn::LoadU(d16, p)));
+  const auto magnitude = hn::ShiftLeft<13>(hn::And(bits, hn::Set(du, 0x7FFFu)));
+  const auto nonfinite =  // f16 exponent 31: magnitude >= 0x7C00 << 13
+      hn::RebindMask(d, hn::Gt(hn::BitCast(di, magnitude), hn::Set(di, 0x0F7FFFFF)));
+  const auto value = hn::IfThenElse(
+      nonfinite, hn::BitCast(d, hn::Or(magnitude, hn::Set(du, 0x7F800000u))),
+      hn::Mul(hn::BitCast(d, magnitude), hn::Set(d, 0x1p112f)));
+  return hn::Or(value, hn::BitCast(d, hn::ShiftLeft<16>(hn::And(bits, hn::Set(du, 0x8000u)))));
+#else
   return hn::PromoteTo(d, hn::LoadU(d16, p));
+#endif
 }
 
 template <class D>
@@ -69,10 +98,41 @@ HWY_INLINE void StoreFromFloat(D /* d */, hn::Vec<D> v, hwy::bfloat16_t* HWY_RES
   const auto top = hn::BitCast(di, hn::ShiftRight<16>(bits));
   hn::StoreU(hn::DemoteTo(du16, top), du16, reinterpret_cast<uint16_t*>(p));
 }
+// f16 rounded to nearest even (see LoadAsFloat above for the targets).
 template <class D>
 HWY_INLINE void StoreFromFloat(D d, hn::Vec<D> v, hwy::float16_t* HWY_RESTRICT p) {
   const hn::Rebind<hwy::float16_t, D> d16;
+#ifdef NORMCHECK_F16_BY_BITS
+  // By magnitude a = |v| (float bits): a >= 2^16 (and inf) is inf, NaN a
+  // quiet NaN; a normal f16 (a >= 2^-14) rebiases the exponent and rounds
+  // the 13 dropped bits to nearest even by adding 0xFFF plus the lowest kept
+  // bit (a carry moves on into the exponent: 65520 and up become inf); a
+  // smaller a is added to 0.5, whose ulp is the f16 subnormal spacing 2^-24,
+  // so the float addition rounds it (nearest even) and the low bits of the
+  // sum are the f16 bits (2^-14 itself included).
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  const hn::Rebind<uint16_t, D> du16;
+  const auto bits = hn::BitCast(du, v);
+  const auto sign = hn::ShiftRight<16>(hn::And(bits, hn::Set(du, 0x80000000u)));
+  const auto a = hn::And(bits, hn::Set(du, 0x7FFFFFFFu));
+  const auto ai = hn::BitCast(di, a);
+  const auto lowest_kept = hn::And(hn::ShiftRight<13>(a), hn::Set(du, 1u));
+  // (15 - 127) << 23 wraps to 0xC8000000: the exponent rebias
+  const auto normal =
+      hn::ShiftRight<13>(hn::Add(a, hn::Add(hn::Set(du, 0xC8000FFFu), lowest_kept)));
+  const auto subnormal = hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(d, a), hn::Set(d, 0.5f))),
+                                 hn::Set(du, 0x3F000000u));
+  const auto nonfinite = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ai, hn::Set(di, 0x7F800000))),
+                                        hn::Set(du, 0x7E00u), hn::Set(du, 0x7C00u));
+  auto h = hn::IfThenElse(hn::RebindMask(du, hn::Lt(ai, hn::Set(di, 0x38800000))), subnormal,
+                          normal);
+  h = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ai, hn::Set(di, 0x477FFFFF))), nonfinite, h);
+  const auto out = hn::DemoteTo(du16, hn::BitCast(di, hn::Or(h, sign)));
+  hn::StoreU(hn::BitCast(d16, out), d16, p);
+#else
   hn::StoreU(hn::DemoteTo(d16, v), d16, p);
+#endif
 }
 
 // The first `count` (< Lanes(d)) elements at p; the other lanes are zero.
