@@ -23,7 +23,8 @@
 //   - non-finite values otherwise (docs/semantics.md): where the reference is
 //     NaN the kernel must give NaN, where it is +-inf the same infinity, where
 //     it is finite a finite value, or an infinity on a side where exact +-
-//     allowance reaches beyond FLT_MAX (bounds are derived without overflow);
+//     allowance reaches beyond the largest finite value of the output's
+//     format (FLT_MAX; 65504 for f16): bounds are derived without overflow;
 //   - accuracy: |computed - exact| / allowance per element (0/0 = 0), the
 //     allowance being the Bound's formula (kernel.h) at the row's exact
 //     condition.
@@ -69,6 +70,16 @@ float float_from_f16(uint16_t h) { return static_cast<float>(std::bit_cast<_Floa
 uint16_t to_16(DType t, float f) { return t == DType::bf16 ? bf16_from_float(f) : f16_from_float(f); }
 
 float from_16(DType t, uint16_t h) { return t == DType::bf16 ? float_from_bf16(h) : float_from_f16(h); }
+
+// The largest finite value of the format; beyond it a value rounds to inf.
+double largest_finite(DType t) {
+  switch (t) {
+    case DType::f32: break;
+    case DType::bf16: return 0x1.fep127;
+    case DType::f16: return 65504.0;
+  }
+  return std::numeric_limits<float>::max();
+}
 
 // Position of a non-negative value on f16's ordinal line (consecutive f16
 // values are consecutive integers; 2^-24 is the subnormal spacing, each binade
@@ -232,11 +243,12 @@ class Tally {
       // an infinite scale, which only a non-finite input makes (exact non-finite above)
     } else if (std::isinf(computed)) {
       // The bound is derived without overflow: a computation within the
-      // allowance of the exact value may go beyond FLT_MAX on the side where
-      // exact +- allowance does, and round to that infinity (allowance 0: an
-      // exact value beyond the float range).
-      constexpr double float_max = std::numeric_limits<float>::max();
-      if (!(computed > 0 ? exact + allowed > float_max : exact - allowed < -float_max)) mismatch(ratio);
+      // allowance of the exact value may go beyond the output format's
+      // largest finite value on the side where exact +- allowance does, and
+      // round to that infinity (allowance 0: an exact value beyond the range;
+      // f16's ends at 65504, so a large gamma or a large dx overflows it).
+      const double largest = largest_finite(dtype);
+      if (!(computed > 0 ? exact + allowed > largest : exact - allowed < -largest)) mismatch(ratio);
     } else if (!std::isfinite(computed)) {
       mismatch(ratio);
     } else {
