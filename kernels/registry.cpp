@@ -17,8 +17,10 @@ extern const Kernel kLayerNormBwdTwopass, kLayerNormBwdPytorchForm;
 extern const Kernel kRmsNormFwdScalar, kRmsNormBwdScalar;
 extern const Kernel kLayerNormBwdNaiveOnepass;  // control
 // ---- SIMD and threaded (kernels/simd/) ----
-extern const Kernel kLayerNormFwdHwy, kLayerNormFwdHwyBf16, kLayerNormFwdAccurate;
-extern const Kernel kLayerNormBwdHwy, kLayerNormBwdHwyBf16, kRmsNormFwdHwy, kRmsNormBwdHwy;
+extern const Kernel kLayerNormFwdHwy, kLayerNormFwdHwyBf16, kLayerNormFwdHwyF16;
+extern const Kernel kLayerNormFwdAccurate;
+extern const Kernel kLayerNormBwdHwy, kLayerNormBwdHwyBf16, kLayerNormBwdHwyF16;
+extern const Kernel kRmsNormFwdHwy, kRmsNormBwdHwy;
 // ---- third-party adapters (kernels/adapters/) ----
 #if NORMCHECK_HAVE_ONEDNN
 extern const Kernel kOnednnLayerNormFwd, kOnednnLayerNormBwd;
@@ -33,8 +35,8 @@ std::span<const Kernel> kernel_table() {
       kLayerNormFwdTwopass, kLayerNormFwdWelford, kLayerNormFwdPytorchForm,
       kLayerNormBwdTwopass, kLayerNormBwdPytorchForm, kRmsNormFwdScalar, kRmsNormBwdScalar,
       // SIMD and threaded
-      kLayerNormFwdHwy, kLayerNormFwdHwyBf16, kLayerNormFwdAccurate,
-      kLayerNormBwdHwy, kLayerNormBwdHwyBf16, kRmsNormFwdHwy, kRmsNormBwdHwy,
+      kLayerNormFwdHwy, kLayerNormFwdHwyBf16, kLayerNormFwdHwyF16, kLayerNormFwdAccurate,
+      kLayerNormBwdHwy, kLayerNormBwdHwyBf16, kLayerNormBwdHwyF16, kRmsNormFwdHwy, kRmsNormBwdHwy,
       // controls
       kLayerNormFwdNaiveOnepass,
       kLayerNormBwdNaiveOnepass,

@@ -37,7 +37,8 @@ constexpr Shape kLongRow = {1, 2 * simd::kChunk + 37};
 TEST(SimdTargets, EveryKernelMeetsItsBoundOnEveryTarget) {
   const uint64_t seed = test::test_seed();
   const auto kernels = test::simd_kernels();
-  ASSERT_GE(kernels.size(), 7u);  // LN fwd (f32, bf16, accurate), LN bwd (f32, bf16), RMS fwd, bwd
+  // LN fwd (f32, bf16, f16, accurate), LN bwd (f32, bf16, f16), RMS fwd, bwd
+  ASSERT_GE(kernels.size(), 9u);
   test::for_each_target([&](const char* target) {
     std::mt19937_64 rng(seed);
     int variant = 0;
@@ -114,6 +115,40 @@ TEST(SimdTargets, SpecialRowsOnEveryTarget) {
       }
     }
   });
+}
+
+// f16 ends at 65504 (values from 65520 on round to inf): outputs beyond it
+// must be the infinity of their sign, the others still within the bound, on
+// every target. x = -1, 1, -1, ... has mean 0 and sigma 1 (eps 0), so xhat =
+// x exactly; with gamma 1e5 on the first half of the columns, y = gamma x is
+// +-1e5 there. Backward, dy = 1 at column 0 only: dx_0 = 1e5 (1 - 2/d) =
+// 75000 for d = 8, the other columns -25000 (xhat -1) or 0.
+TEST(SimdTargets, F16OutputsBeyondItsRangeAreInfOnEveryTarget) {
+  constexpr int64_t d = 8;
+  Problem p;
+  p.rows = 1;
+  p.cols = d;
+  for (int64_t j = 0; j < d; ++j) {
+    p.x.push_back(j % 2 ? 1.0f : -1.0f);
+    p.gamma.push_back(j < d / 2 ? 1e5f : 1.0f);
+  }
+  p.eps = 0;
+  int f16_kernels = 0;
+  test::for_each_target([&](const char* target) {
+    for (const Kernel* k : test::simd_kernels()) {
+      if (k->dtype != DType::f16) continue;
+      ++f16_kernels;
+      Problem q = p;
+      if (k->op == Op::layernorm_bwd) {
+        q.dy.assign(d, 0.0f);
+        q.dy[0] = 1;
+        q.gamma.assign(d, 1e5f);
+      }
+      const Evaluation e = evaluate(*k, q);
+      EXPECT_TRUE(e.pass) << target << " " << k->name << ": " << test::describe(e);
+    }
+  });
+  EXPECT_GE(f16_kernels, 2) << "layernorm_fwd.hwy_f16 and layernorm_bwd.hwy_f16 on some target";
 }
 
 }  // namespace
