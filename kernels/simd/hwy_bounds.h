@@ -9,6 +9,11 @@ namespace normcheck::simd {
 Bound hwy_layernorm_fwd_bound(const RowCondition& c);  // layernorm_fwd_hwy.cpp
 Bound hwy_layernorm_bwd_bound(const RowCondition& c);  // layernorm_bwd_hwy.cpp
 
+// The accurate forward row's threshold (layernorm_fwd_accurate.cpp): elements
+// whose computed |xhat| is below it, in a row of d elements summed on a target
+// with `lanes` float64 lanes, are recomputed from the exact row sum.
+double accurate_exact_below(int64_t d, int64_t lanes);
+
 // A float32 kernel's bound after its outputs are rounded to a 16-bit format
 // (unit roundoff `unit`, subnormal spacing 2 * half_spacing): each output
 // gains unit * |output| (|y| <= |gamma xhat| + |beta|; the dx scales bound

@@ -1,21 +1,31 @@
 // The accurate LayerNorm forward row, per target: float inputs, float64 math,
-// the mean kept as m1 + c (a double and a small double correction) so that
-// x - mean is accurate whatever |mean| / sigma. The error analysis is in
-// docs/accuracy_accurate.md and above accurate_layernorm_fwd_bound in
+// the mean kept as m + c (a double centre and a small double correction) so
+// that x - mean is accurate whatever |mean| / sigma, and an exact tier for the
+// elements so near the mean that float64 cannot promise 1 ULP. The error
+// analysis is in docs/accuracy_accurate.md and above accurate_error_terms in
 // kernels/simd/layernorm_fwd_accurate.cpp.
 //
-//   pass A  s = sum x_i (float64, lane-parallel)          m1 = s / d
-//   pass B  t_i = x_i - m1 (float64), fused:
+//   m       the float64 mean of the first kPrefixLength elements
+//   pass B  t_i = x_i - m (float64), fused:
 //           S1 = sum t_i,  S2 = sum t_i^2 (float64, lane-parallel)
-//           c = S1 / d,  var = S2 / d - c^2,  r = 1 / sqrt(var + eps)
-//   pass C  y_i = fl32(gamma_i * fma(x_i - m1, r, -c r) + beta_i), in float64
+//           c = S1 / d; if 16 c^2 > S2 / d (m was far from the mean, e.g. a
+//           sorted row), m += c and pass B again
+//           var = S2 / d - c^2,  r = 1 / sqrt(var + eps)
+//   pass C  y_i = fl32(gamma_i * v_i + beta_i), v_i = fma(x_i - m, r, -c r),
+//           in float64, noting the smallest |v_i|
+//   exact   if some |v_i| < exact_below (about 2^-21 at d = 4096 with AVX2 or
+//           AVX-512; under 0.2% of the rows of a Gaussian 4096x4096 input):
+//           the exact row sum S (ExactRowSum) and, for those elements,
+//           y_i = fl32(gamma_i fl(fl(d x_i - S) / d) r + beta_i)
 //
-// m1 is already within about d 2^-53 |mean|, so c is tiny, the variance
-// about m1 loses nothing to cancellation, and c (a sum of deviations, not of
-// x) puts the mean within about d 2^-53 sigma whatever |mean|/sigma: with a
-// plain sum (no TwoSum) y is within 1 ULP for |y| >= about 2^-19 (d 4096).
-// The float<->double conversions are most of the cost (4 per element: one
-// each in passes A and B, two in C), so there are no other passes.
+// With m within a quarter sigma of the mean, c is a sum of deviations (not
+// of x): it puts the mean within about d 2^-53 sigma of the exact one
+// whatever |mean|/sigma, and the variance about m loses nothing to
+// cancellation. Every element with |v_i| >= exact_below is then within
+// 2^-26 |xhat_i| before the last rounding, the rest are computed from the
+// exact d x_i - S: y is within 1 ULP everywhere. The float<->double
+// conversions are most of the cost (3 per element: one in pass B, two in C),
+// so there are no other passes.
 //
 // Also the fallback of the fast Highway kernels for rows whose float32
 // statistics overflow or underflow: float64 covers every float row.
@@ -26,23 +36,35 @@
 #define NORMCHECK_SIMD_LAYERNORM_FWD_ACCURATE_INL_H_
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
 #include "hwy/highway.h"
+#include "simd/exact_row_sum.h"
 #include "simd/hwy_io-inl.h"
 #include "simd/row_driver.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
+// The first centre m is the mean of this many leading elements (fewer in a
+// shorter row).
+inline constexpr size_t kPrefixLength = 64;
+
+// At most this many passes B per row: docs/accuracy_accurate.md shows that 2
+// suffice for d <= 2^20 and 4 for every d < 2^40, so the cap only guards the
+// loop.
+inline constexpr int kMaxCentringPasses = 4;
+
 struct DeviationSums {
-  double sum = 0;      // of t_i = x_i - m1
+  double sum = 0;      // of t_i = x_i - m
   double squares = 0;  // of t_i^2
 };
 
-// Pass A on one chunk: the float64 sum of n elements.
+// The float64 sum of n elements (the prefix that gives the first centre; the
+// extended-real mean of a row holding NaN or inf).
 template <typename T>
 double AccurateSumChunk(const T* HWY_RESTRICT x, size_t n) {
   const hn::ScalableTag<double> dd;
@@ -61,14 +83,14 @@ double AccurateSumChunk(const T* HWY_RESTRICT x, size_t n) {
   return SumLanesPairwise(dd, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)));
 }
 
-// Pass B on one chunk: the sums of t_i = x_i - m1 and of t_i^2, each with 4
+// Pass B on one chunk: the sums of t_i = x_i - m and of t_i^2, each with 4
 // accumulators (the summation order summation_depth assumes).
 template <typename T>
-DeviationSums AccurateDeviationChunk(const T* HWY_RESTRICT x, size_t n, double m1) {
+DeviationSums AccurateDeviationChunk(const T* HWY_RESTRICT x, size_t n, double m) {
   const hn::ScalableTag<double> dd;
   const hn::Rebind<float, decltype(dd)> df;
   const size_t N = hn::Lanes(dd);
-  const auto mean = hn::Set(dd, m1);
+  const auto mean = hn::Set(dd, m);
   auto s0 = hn::Zero(dd), s1 = hn::Zero(dd), s2 = hn::Zero(dd), s3 = hn::Zero(dd);
   auto q0 = hn::Zero(dd), q1 = hn::Zero(dd), q2 = hn::Zero(dd), q3 = hn::Zero(dd);
   const auto deviation = [&](size_t i) { return hn::Sub(hn::PromoteTo(dd, LoadAsFloat(df, x + i)), mean); };
@@ -84,7 +106,7 @@ DeviationSums AccurateDeviationChunk(const T* HWY_RESTRICT x, size_t n, double m
     const auto t = deviation(i);
     s0 = hn::Add(s0, t), q0 = hn::MulAdd(t, t, q0);
   }
-  if (i < n) {  // the padding lanes would contribute -m1: zero them
+  if (i < n) {  // the padding lanes would contribute -m: zero them
     const auto t = hn::IfThenElseZero(
         hn::FirstN(dd, n - i), hn::Sub(hn::PromoteTo(dd, LoadAsFloatTail(df, x + i, n - i)), mean));
     s0 = hn::Add(s0, t), q0 = hn::MulAdd(t, t, q0);
@@ -95,86 +117,152 @@ DeviationSums AccurateDeviationChunk(const T* HWY_RESTRICT x, size_t n, double m
   return out;
 }
 
-// Pass C on one chunk: y = gamma * fma(x - m1, r, -c r) + beta, rounded once
-// to float; gamma/beta may be null. `prefetch` (may be null) is the next
-// row's chunk, fetched while this one computes.
+// Pass C on one chunk: y = gamma * fma(x - m, r, -c r) + beta, rounded once
+// to float; gamma/beta may be null. Returns the smallest |fma(x - m, r, -c r)|
+// (the computed xhat) of the chunk: elements below the row's exact_below
+// threshold are recomputed exactly afterwards. `prefetch` (may be null) is
+// the next row's chunk, fetched while this one computes.
 template <typename T>
-void AccurateOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
-                         const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, size_t n, double m1,
-                         double c, double r, bool stream, const T* prefetch) {
+double AccurateOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
+                           const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, size_t n, double m,
+                           double c, double r, bool stream, const T* prefetch) {
   const hn::ScalableTag<double> dd;
   const hn::Rebind<float, decltype(dd)> df;
-  const auto mean = hn::Set(dd, m1), shift = hn::Set(dd, -(c * r)), scale = hn::Set(dd, r);
+  const auto mean = hn::Set(dd, m), shift = hn::Set(dd, -(c * r)), scale = hn::Set(dd, r);
+  auto smallest = hn::Set(dd, std::numeric_limits<double>::infinity());
   const auto load = [&](const auto* p, size_t i, size_t count) {
     return hn::PromoteTo(dd, LoadAsFloatN(df, p + i, count));
   };
+  // Padding lanes of a tail load 0, whose xhat is -(m + c) r: harmless in
+  // the minimum (at worst a chunk is rescanned for nothing).
   const auto xhat = [&](size_t i, size_t count) {
     if (prefetch) hwy::Prefetch(prefetch + i);
-    return hn::MulAdd(hn::Sub(load(x, i, count), mean), scale, shift);
+    const auto v = hn::MulAdd(hn::Sub(load(x, i, count), mean), scale, shift);
+    smallest = hn::Min(smallest, hn::Abs(v));
+    return v;
   };
   if (!gamma && !beta) {
     WriteRow(df, y, n, stream, [&](size_t i, size_t count) { return hn::DemoteTo(df, xhat(i, count)); });
-    return;
+  } else {
+    const auto one = hn::Set(dd, 1.0), zero = hn::Zero(dd);
+    WriteRow(df, y, n, stream, [&](size_t i, size_t count) {
+      const auto g = gamma ? load(gamma, i, count) : one;
+      const auto b = beta ? load(beta, i, count) : zero;
+      return hn::DemoteTo(df, hn::MulAdd(g, xhat(i, count), b));
+    });
   }
-  const auto one = hn::Set(dd, 1.0), zero = hn::Zero(dd);
-  WriteRow(df, y, n, stream, [&](size_t i, size_t count) {
-    const auto g = gamma ? load(gamma, i, count) : one;
-    const auto b = beta ? load(beta, i, count) : zero;
-    return hn::DemoteTo(df, hn::MulAdd(g, xhat(i, count), b));
-  });
+  return hn::GetLane(hn::MinOfLanes(dd, smallest));
 }
+
+// The element x (row storage type) as a float.
+template <typename T>
+float ElementAsFloat(const T* HWY_RESTRICT x) {
+  const hn::ScalableTag<float> df;
+  return hn::GetLane(LoadAsFloatTail(df, x, 1));
+}
+
+// The exact tier: in the n elements at x (a chunk of the row whose exact sum
+// `exact` holds, cols elements), every element whose xhat as computed in pass
+// C, fma(x - m, r, -c r), is below exact_below in magnitude gets
+// y = gamma * fl(fl(d x - S) / d) r + beta instead, from the exact d x - S.
+template <typename T>
+void AccurateExactTier(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
+                       const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, size_t n, int64_t cols,
+                       double m, double c, double r, double exact_below,
+                       const ExactRowSum& exact) {
+  const hn::ScalableTag<float> df;
+  const double d = static_cast<double>(cols);
+  for (size_t i = 0; i < n; ++i) {
+    const float xi = ElementAsFloat(x + i);
+    if (std::abs(std::fma(static_cast<double>(xi) - m, r, -(c * r))) >= exact_below) continue;
+    const double xhat = exact.scaled_deviation(xi, cols) / d * r;
+    const double g = gamma ? gamma[i] : 1.0, b = beta ? beta[i] : 0.0;
+    StoreFromFloatTail(df, hn::Set(df, static_cast<float>(std::fma(g, xhat, b))), y + i, 1);
+  }
+}
+
+// Whether the statistics about m can be kept: the correction c is small
+// against the spread about m, 16 c^2 <= S2 / d, which bounds |m - mean| by
+// 0.26 sigma (docs/accuracy_accurate.md, step 1). Otherwise the pass is
+// repeated about m + c.
+inline bool CenteredEnough(double c, double mean_square) { return 16 * (c * c) <= mean_square; }
 
 // One row (cols elements) of the accurate kernel; kSplit spreads its chunks
 // over the pool with the same result. mean/rstd/next_row may be null;
 // next_row (the row computed after this one) is prefetched in pass C.
+// exact_below is accurate_exact_below(cols, Lanes(ScalableTag<double>)):
+// elements whose computed |xhat| is smaller go through the exact tier.
 template <bool kSplit, typename T>
-void AccurateRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
+void AccurateRow(double exact_below, const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                  const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, float* mean, float* rstd,
                  int64_t cols, float eps, bool stream, const T* next_row) {
   const int64_t chunks = ceil_div(cols, kChunk);
-  double s = 0;
-  fold_chunks<kSplit>(
-      chunks,
-      [&](int64_t ch) { return AccurateSumChunk(x + ch * kChunk, chunk_length(cols, ch)); },
-      [&](double part) { s += part; });
   const double d = static_cast<double>(cols);
-  const auto output = [&](double m1, double c, double r) {
-    for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
-      AccurateOutputChunk(x + ch * kChunk, chunk_start(gamma, ch), chunk_start(beta, ch),
-                          y + ch * kChunk, chunk_length(cols, ch), m1, c, r, stream,
-                          chunk_start(next_row, ch));
-      if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
-    });
+  // Pass C over the row; returns the smallest computed |xhat|.
+  const auto output = [&](double m, double c, double r) {
+    double smallest = std::numeric_limits<double>::infinity();
+    fold_chunks<kSplit>(
+        chunks,
+        [&](int64_t ch) {
+          const double chunk_smallest = AccurateOutputChunk(
+              x + ch * kChunk, chunk_start(gamma, ch), chunk_start(beta, ch), y + ch * kChunk,
+              chunk_length(cols, ch), m, c, r, stream, chunk_start(next_row, ch));
+          if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
+          return chunk_smallest;
+        },
+        [&](double chunk_smallest) { smallest = std::min(smallest, chunk_smallest); });
     if (!kSplit && stream) hwy::FlushStream();
+    return smallest;
   };
-  if (!std::isfinite(s)) {
-    // A finite float row cannot overflow a float64 sum, so the row holds NaN
-    // or inf: mean in the extended reals, y and rstd NaN.
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    output(nan, 0, nan);
-    if (mean) *mean = static_cast<float>(s / d);
-    if (rstd) *rstd = std::numeric_limits<float>::quiet_NaN();
-    return;
-  }
-  const double m1 = s / d;
+  // The first centre: the mean of a short prefix, usually within a fraction
+  // of sigma of the row's mean (rows where it is not take one more pass).
+  const size_t prefix = static_cast<size_t>(std::min<int64_t>(cols, kPrefixLength));
+  double m = AccurateSumChunk(x, prefix) / static_cast<double>(prefix);
   DeviationSums sums;
-  fold_chunks<kSplit>(
-      chunks,
-      [&](int64_t ch) {
-        return AccurateDeviationChunk(x + ch * kChunk, chunk_length(cols, ch), m1);
-      },
-      [&](const DeviationSums& part) {
-        sums.sum += part.sum;
-        sums.squares += part.squares;
-      });
+  for (int pass = 0;; ++pass) {
+    sums = {};
+    if (std::isfinite(m)) {
+      fold_chunks<kSplit>(
+          chunks,
+          [&](int64_t ch) { return AccurateDeviationChunk(x + ch * kChunk, chunk_length(cols, ch), m); },
+          [&](const DeviationSums& part) {
+            sums.sum += part.sum;
+            sums.squares += part.squares;
+          });
+    }
+    if (!std::isfinite(m) || !std::isfinite(sums.sum) || !std::isfinite(sums.squares)) {
+      // A finite float row keeps every float64 sum here finite, so the row
+      // holds NaN or inf: mean in the extended reals, y and rstd NaN.
+      double s = 0;
+      fold_chunks<kSplit>(
+          chunks, [&](int64_t ch) { return AccurateSumChunk(x + ch * kChunk, chunk_length(cols, ch)); },
+          [&](double part) { s += part; });
+      const double nan = std::numeric_limits<double>::quiet_NaN();
+      output(nan, 0, nan);
+      if (mean) *mean = static_cast<float>(s / d);
+      if (rstd) *rstd = std::numeric_limits<float>::quiet_NaN();
+      return;
+    }
+    const double c = sums.sum / d;
+    if (CenteredEnough(c, sums.squares / d) || pass == kMaxCentringPasses - 1) break;
+    m += c;
+  }
   const double c = sums.sum / d;
   // S2/d >= c^2 in exact arithmetic (Cauchy-Schwarz); clamping a rounded
   // negative only moves var toward the true value (>= 0).
   const double var = std::max(0.0, sums.squares / d - c * c);
   const double r = 1.0 / std::sqrt(var + static_cast<double>(eps));
-  output(m1, c, r);
-  if (mean) *mean = static_cast<float>(m1 + c);
+  const double smallest = output(m, c, r);
+  if (mean) *mean = static_cast<float>(m + c);
   if (rstd) *rstd = static_cast<float>(r);
+  // The exact tier, for the rare row with an element near its mean (after
+  // the non-temporal stores are fenced). Not needed where every deviation is
+  // 0 (a constant row: y is exactly beta, or NaN for r = inf) or r is not
+  // finite (eps = 0 on a constant row).
+  if (smallest >= exact_below || sums.squares == 0 || !std::isfinite(r)) return;
+  ExactRowSum exact;
+  for (int64_t i = 0; i < cols; ++i) exact.add(ElementAsFloat(x + i));
+  AccurateExactTier(x, gamma, beta, y, static_cast<size_t>(cols), cols, m, c, r, exact_below, exact);
 }
 
 }  // namespace normcheck::simd::HWY_NAMESPACE

@@ -23,6 +23,7 @@
 #include <limits>
 
 #include "hwy/highway.h"
+#include "simd/hwy_bounds.h"
 #include "simd/hwy_io-inl.h"
 #include "simd/layernorm_fwd_accurate-inl.h"
 #include "simd/row_driver.h"
@@ -153,7 +154,8 @@ void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
   const bool trusted = std::isfinite(sum) && std::isfinite(squares) &&
                        (constant || squares >= 0x1p-80f * d);
   if (!trusted) {
-    AccurateRow<kSplit>(x, gamma, beta, y, mean, rstd, cols, eps, stream, next_row);
+    AccurateRow<kSplit>(accurate_exact_below(cols, hn::Lanes(hn::ScalableTag<double>())), x, gamma,
+                        beta, y, mean, rstd, cols, eps, stream, next_row);
     return;
   }
   const float r = 1.0f / std::sqrt(squares / d + eps);
