@@ -7,24 +7,42 @@
 namespace normcheck::simd {
 namespace {
 
-// A finite float as sign, integer mantissa and the position of its lowest bit
-// in units of 2^-149: x = (-1)^negative * mantissa * 2^(position - 149).
-struct FloatParts {
+// A double that is an integer multiple of 2^-149, as sign, integer mantissa
+// and the position of its lowest bit in units of 2^-149:
+// v = (-1)^negative * mantissa * 2^(position - 149), mantissa odd (or 0).
+struct Parts {
   bool negative;
-  uint32_t mantissa;  // < 2^24
-  int position;       // 0 .. 253
+  uint64_t mantissa;  // < 2^53
+  int position;       // >= 0
 };
 
-FloatParts parts_of(float x) {
-  const uint32_t bits = std::bit_cast<uint32_t>(x);
-  const int biased_exponent = static_cast<int>((bits >> 23) & 0xff);
-  assert(biased_exponent != 0xff && "ExactRowSum takes finite floats only");
-  FloatParts p{(bits >> 31) != 0, bits & 0x7fffffu, 0};
-  if (biased_exponent != 0) {  // normal: implicit bit, 2^(e - 150) = 2^(e - 1 - 149)
-    p.mantissa |= 0x800000u;
-    p.position = biased_exponent - 1;
-  }  // subnormal: mantissa * 2^-149
+Parts parts_of(double v) {
+  assert(std::isfinite(v) && "ExactRowSum takes finite values only");
+  const uint64_t bits = std::bit_cast<uint64_t>(v);
+  const int biased_exponent = static_cast<int>((bits >> 52) & 0x7ff);
+  Parts p{(bits >> 63) != 0, bits & ((uint64_t{1} << 52) - 1), 0};
+  if (p.mantissa == 0 && biased_exponent == 0) return p;  // +-0
+  int exponent = biased_exponent - 1075;  // of the mantissa's lowest bit
+  if (biased_exponent != 0) p.mantissa |= uint64_t{1} << 52;
+  else exponent = -1074;
+  const int zeros = std::countr_zero(p.mantissa);
+  p.mantissa >>= zeros;
+  p.position = exponent + zeros + 149;
+  assert(p.position >= 0 && "ExactRowSum takes multiples of 2^-149 only");
   return p;
+}
+
+// limbs += (-1)^negative * magnitude * 2^position (magnitude < 2^64,
+// position / 32 + 3 < kLimbs): the shifted magnitude (< 2^95) goes into four
+// limbs as 32-bit digits.
+template <class Limbs>
+void add_shifted(Limbs& limbs, bool negative, uint64_t magnitude, int position) {
+  assert(static_cast<size_t>(position / 32 + 3) < limbs.size());
+  const unsigned __int128 shifted = static_cast<unsigned __int128>(magnitude) << (position % 32);
+  for (int j = 0; j < 4; ++j) {
+    const auto digit = static_cast<int64_t>(static_cast<uint64_t>(shifted >> (32 * j)) & 0xffffffffu);
+    limbs[static_cast<size_t>(position / 32 + j)] += negative ? -digit : digit;
+  }
 }
 
 }  // namespace
@@ -37,20 +55,19 @@ void ExactRowSum::propagate_carries(Limbs& limbs) {
   }
 }
 
-// Each add puts |v| < 2^24 * 2^31 = 2^55 into one limb; after a carry pass a
-// limb lies in [0, 2^32), so 64 adds keep it below 2^32 + 2^61 < 2^63.
-void ExactRowSum::add(float x) {
-  const FloatParts p = parts_of(x);
-  const int64_t v = static_cast<int64_t>(uint64_t{p.mantissa} << (p.position % 32));
-  limbs_[p.position / 32] += p.negative ? -v : v;
+// Each add puts digits below 2^32 into four limbs; after a carry pass a limb
+// lies in [0, 2^32), so 64 adds keep it below 65 * 2^32 < 2^63.
+void ExactRowSum::add(double v) {
+  const Parts p = parts_of(v);
+  if (p.mantissa == 0) return;
+  add_shifted(limbs_, p.negative, p.mantissa, p.position);
   if (++adds_since_carry_ == 64) {
     propagate_carries(limbs_);
     adds_since_carry_ = 0;
   }
 }
 
-// count * x - S: the limbs of -S plus count * mantissa (< 2^64, shifted by
-// < 32 bits: 4 limbs), carried so that only the top limb has a sign; a
+// count * x - S: the limbs of -S plus count * mantissa (< 2^64), carried so that only the top limb has a sign; a
 // negative value is negated (and carried again) so every limb is a 32-bit
 // digit. With t the top non-zero limb, H = n_t 2^64 + n_(t-1) 2^32 + n_(t-2)
 // (>= 2^64, in units of limb t-2) and 0 <= L < 1 the limbs below:
@@ -62,13 +79,8 @@ double ExactRowSum::scaled_deviation(float x, int64_t count) const {
   assert(count >= 1 && count < (int64_t{1} << 40));
   Limbs n;
   for (int k = 0; k < kLimbs; ++k) n[k] = -limbs_[k];
-  const FloatParts p = parts_of(x);
-  const unsigned __int128 scaled = static_cast<unsigned __int128>(p.mantissa) *
-                                   static_cast<uint64_t>(count) << (p.position % 32);
-  for (int j = 0; j < 4; ++j) {
-    const auto digit = static_cast<int64_t>(static_cast<uint64_t>(scaled >> (32 * j)) & 0xffffffffu);
-    n[p.position / 32 + j] += p.negative ? -digit : digit;
-  }
+  const Parts p = parts_of(x);  // a float: mantissa < 2^24, so count * mantissa < 2^64
+  add_shifted(n, p.negative, p.mantissa * static_cast<uint64_t>(count), p.position);
   propagate_carries(n);
   const bool negative = n[kLimbs - 1] < 0;
   if (negative) {

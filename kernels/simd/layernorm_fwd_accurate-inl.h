@@ -37,6 +37,7 @@
 #endif
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -161,15 +162,58 @@ float ElementAsFloat(const T* HWY_RESTRICT x) {
   return hn::GetLane(LoadAsFloatTail(df, x, 1));
 }
 
-// The exact tier: in the n elements at x (a chunk of the row whose exact sum
-// `exact` holds, cols elements), every element whose xhat as computed in pass
-// C, fma(x - m, r, -c r), is below exact_below in magnitude gets
-// y = gamma * fl(fl(d x - S) / d) r + beta instead, from the exact d x - S.
+// The row sum as two float64 sums, exact when `exact` (ExtractScalar of
+// Rump, Ogita and Oishi, "Accurate floating-point summation, part I", 2008).
+// With sigma = 2^k >= 2 d B (B >= max|x|): q = fl(fl(sigma + x) - sigma) is a
+// multiple of G = 2^-53 sigma (fl(sigma + x) lies in [sigma/2, 2 sigma],
+// Sterbenz makes the subtraction exact), and x - q, the rounding error of
+// sigma + x, is a float64 number of magnitude <= G computed exactly. Every
+// |q| <= B + G, so every partial sum of the q's is a multiple of G below
+// d (B + G) < sigma = 2^53 G: exact, in any order. The remainders x - q are
+// split the same way with sigma2 = 2^k2 >= 2 d G, and S = H1 + H2 exactly
+// when no second remainder is left: when every element's ulp is at least
+// 2^-52 sigma2 (elements within about 2^(81 - 2 log2(4d)) of the largest:
+// 2^-55 at d = 4096). Otherwise `exact` is false.
+struct SplitRowSum {
+  double high = 0, low = 0;
+  bool exact = true;
+};
+
 template <typename T>
-void AccurateExactTier(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
-                       const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, size_t n, int64_t cols,
-                       double m, double c, double r, double exact_below,
-                       const ExactRowSum& exact) {
+SplitRowSum SplitSum(const T* HWY_RESTRICT x, size_t n, double max_abs_bound) {
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> df;
+  const size_t N = hn::Lanes(dd);
+  const int log2_2d = 64 - std::countl_zero(static_cast<uint64_t>(2 * n - 1));  // 2^log2_2d >= 2n
+  const double sigma1 = std::ldexp(1.0, std::ilogb(max_abs_bound) + 1 + log2_2d);
+  const double sigma2 = std::ldexp(sigma1, log2_2d - 53);
+  const auto s1 = hn::Set(dd, sigma1), s2 = hn::Set(dd, sigma2);
+  auto high = hn::Zero(dd), low = hn::Zero(dd), left = hn::Zero(dd);
+  for (size_t i = 0; i < n; i += N) {
+    const auto v = hn::PromoteTo(dd, LoadAsFloatN(df, x + i, std::min(N, n - i)));  // padding: 0
+    const auto q1 = hn::Sub(hn::Add(s1, v), s1);
+    const auto r1 = hn::Sub(v, q1);
+    const auto q2 = hn::Sub(hn::Add(s2, r1), s2);
+    high = hn::Add(high, q1);
+    low = hn::Add(low, q2);
+    left = hn::Max(left, hn::Abs(hn::Sub(r1, q2)));
+  }
+  SplitRowSum out;
+  out.high = hn::GetLane(hn::SumOfLanes(dd, high));  // exact: partial sums of q's
+  out.low = hn::GetLane(hn::SumOfLanes(dd, low));
+  out.exact = hn::GetLane(hn::MaxOfLanes(dd, left)) == 0;
+  return out;
+}
+
+// The n elements at x (y, gamma, beta likewise; gamma/beta may be null) of a
+// row of cols elements whose exact sum `exact` holds: every element whose
+// xhat computed as in pass C, fma(x - m, r, -c r), is below exact_below in
+// magnitude gets y = gamma * fl(fl(d x - S) / d) r + beta instead.
+template <typename T>
+void FixNearMeanElements(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
+                         const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, size_t n, int64_t cols,
+                         double m, double c, double r, double exact_below,
+                         const ExactRowSum& exact) {
   const hn::ScalableTag<float> df;
   const double d = static_cast<double>(cols);
   for (size_t i = 0; i < n; ++i) {
@@ -178,6 +222,36 @@ void AccurateExactTier(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
     const double xhat = exact.scaled_deviation(xi, cols) / d * r;
     const double g = gamma ? gamma[i] : 1.0, b = beta ? beta[i] : 0.0;
     StoreFromFloatTail(df, hn::Set(df, static_cast<float>(std::fma(g, xhat, b))), y + i, 1);
+  }
+}
+
+// The exact tier over a row of cols elements (max_abs_bound >= max|x|): the
+// exact row sum (from SplitSum, or element by element when it is not exact),
+// then a vector scan for the elements whose computed |xhat| is below
+// exact_below, fixed by FixNearMeanElements.
+template <typename T>
+void AccurateExactTier(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
+                       const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, int64_t cols, double m,
+                       double c, double r, double exact_below, double max_abs_bound) {
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> df;
+  const size_t N = hn::Lanes(dd), n = static_cast<size_t>(cols);
+  ExactRowSum exact;
+  const SplitRowSum split = SplitSum(x, n, max_abs_bound);
+  if (split.exact) {
+    exact.add(split.high);
+    exact.add(split.low);
+  } else {
+    for (size_t i = 0; i < n; ++i) exact.add(ElementAsFloat(x + i));
+  }
+  const auto mean = hn::Set(dd, m), shift = hn::Set(dd, -(c * r)), scale = hn::Set(dd, r);
+  const auto below = hn::Set(dd, exact_below);
+  for (size_t i = 0; i < n; i += N) {
+    const size_t count = std::min(N, n - i);
+    const auto v = hn::MulAdd(hn::Sub(hn::PromoteTo(dd, LoadAsFloatN(df, x + i, count)), mean), scale, shift);
+    if (hn::AllFalse(dd, hn::Lt(hn::Abs(v), below))) continue;
+    FixNearMeanElements(x + i, gamma ? gamma + i : nullptr, beta ? beta + i : nullptr, y + i, count,
+                        cols, m, c, r, exact_below, exact);
   }
 }
 
@@ -260,9 +334,11 @@ void AccurateRow(double exact_below, const T* HWY_RESTRICT x, const float* HWY_R
   // 0 (a constant row: y is exactly beta, or NaN for r = inf) or r is not
   // finite (eps = 0 on a constant row).
   if (smallest >= exact_below || sums.squares == 0 || !std::isfinite(r)) return;
-  ExactRowSum exact;
-  for (int64_t i = 0; i < cols; ++i) exact.add(ElementAsFloat(x + i));
-  AccurateExactTier(x, gamma, beta, y, static_cast<size_t>(cols), cols, m, c, r, exact_below, exact);
+  // max|x| <= |m| + max|x_i - m|, and max (x_i - m)^2 <= S2 up to S2's
+  // relative error (below 2^-20) and the rounding of each t_i: 1.001 covers
+  // both and the roundings of this line.
+  const double max_abs_bound = 1.001 * (std::abs(m) + std::sqrt(sums.squares));
+  AccurateExactTier(x, gamma, beta, y, cols, m, c, r, exact_below, max_abs_bound);
 }
 
 }  // namespace normcheck::simd::HWY_NAMESPACE

@@ -124,7 +124,7 @@ TEST(LayerNormAccurate, WithinOneUlpWhateverTheMeanOverSigma) {
 }
 
 // Rows of +-a pairs that cancel exactly plus a tiny t: the mean is t/d, and
-// the elements t and 0 have |y| ~ t / a, subnormal for a = 1e20, t = 1e-25.
+// the elements t and 0 have |y| ~ t / a (subnormal for a = 1e20, t = 1e-25).
 Problem cancelling_pairs(int64_t d, float a, float t, std::mt19937_64& rng) {
   std::uniform_real_distribution<float> spread(0.5f, 2.0f);
   Problem p;
@@ -161,6 +161,9 @@ TEST(LayerNormAccurate, WithinOneUlpOnTheCorners) {
       {"squares overflow float", shifted_rows(0, 1e30, 2, 1000, 1e-5f, rng)},
       {"subnormal outputs", cancelling_pairs(1000, 1e20f, 1e-25f, rng)},
       {"outputs below the subnormals", cancelling_pairs(1000, 1e20f, 1e-35f, rng)},
+      // The mean is t/d alone and t is too small for the kernel's two-sum
+      // split: the exact sum element by element.
+      {"a mean made of an element 2^-80 below the rest", cancelling_pairs(1000, 1.0f, 0x1p-80f, rng)},
   };
   Problem mixed;
   mixed.rows = 2;
