@@ -8,6 +8,8 @@ namespace normcheck::simd {
 
 Bound hwy_layernorm_fwd_bound(const RowCondition& c);  // layernorm_fwd_hwy.cpp
 Bound hwy_layernorm_bwd_bound(const RowCondition& c);  // layernorm_bwd_hwy.cpp
+Bound hwy_rmsnorm_fwd_bound(const RowCondition& c);    // rmsnorm_fwd_hwy.cpp
+Bound hwy_rmsnorm_bwd_bound(const RowCondition& c);    // rmsnorm_bwd_hwy.cpp
 
 // The accurate forward row's threshold (layernorm_fwd_accurate.cpp): elements
 // whose computed |xhat| is below it, in a row of d elements summed on a target

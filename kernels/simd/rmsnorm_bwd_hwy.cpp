@@ -1,101 +1,31 @@
 // rmsnorm_bwd.hwy: RMSNorm backward, float32, Highway SIMD dispatched at run
-// time, threaded over fixed row blocks (bwd_blocks-inl.h: dgamma bit-identical
-// for every thread count). With g = gamma dy and xhat = x rrms (saved rrms):
-//   pass 1  b = sum g_i xhat_i (4 accumulators); dy xhat into the dgamma partial
-//   pass 2  dx_i = rrms (g_i - xhat_i b/d)
-// A row whose sum is not finite gets an all-NaN dx.
+// time, threaded over fixed row blocks (dgamma bit-identical for every thread
+// count). The row algorithm is in rmsnorm_bwd_hwy-inl.h.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/rmsnorm_bwd_hwy.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
-#include <algorithm>
-#include <cmath>
-#include <limits>
-
 #include "hwy/highway.h"
-#include "simd/bwd_blocks-inl.h"
-#include "simd/hwy_io-inl.h"
-#include "simd/row_driver.h"
+#include "simd/rmsnorm_bwd_hwy-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
-float RmsBwdSumChunk(const BwdChunk<float>& c, float rrms) {
-  const hn::ScalableTag<float> d;
-  const size_t N = hn::Lanes(d);
-  const auto r = hn::Set(d, rrms), one = hn::Set(d, 1.0f);
-  auto b0 = hn::Zero(d), b1 = hn::Zero(d), b2 = hn::Zero(d), b3 = hn::Zero(d);
-  const auto step = [&](auto& b, size_t i, size_t count) {
-    const auto dy = LoadAsFloatN(d, c.dy + i, count);
-    const auto xhat = hn::Mul(LoadAsFloatN(d, c.x + i, count), r);
-    const auto gamma = c.gamma ? LoadAsFloatN(d, c.gamma + i, count) : one;
-    b = hn::MulAdd(hn::Mul(gamma, dy), xhat, b);  // padding: dy = 0, x = 0
-    if (c.dgamma_part) {
-      UpdateFloatsN(d, c.dgamma_part + i, count,
-                    [&](auto sum) { return hn::MulAdd(dy, xhat, sum); });
-    }
-  };
-  size_t i = 0;
-  for (; i + 4 * N <= c.n; i += 4 * N) {
-    step(b0, i, N);
-    step(b1, i + N, N);
-    step(b2, i + 2 * N, N);
-    step(b3, i + 3 * N, N);
-  }
-  for (; i + N <= c.n; i += N) step(b0, i, N);
-  if (i < c.n) step(b0, i, c.n - i);
-  return SumLanesPairwise(d, hn::Add(hn::Add(b0, b1), hn::Add(b2, b3)));
-}
-
-void RmsBwdDxChunk(const BwdChunk<float>& c, float rrms, float B) {
-  const hn::ScalableTag<float> d;
-  const size_t N = hn::Lanes(d);
-  const auto r = hn::Set(d, rrms), vb = hn::Set(d, B), one = hn::Set(d, 1.0f);
-  const auto dx_of = [&](size_t i, size_t count) {
-    const auto dy = LoadAsFloatN(d, c.dy + i, count);
-    const auto xhat = hn::Mul(LoadAsFloatN(d, c.x + i, count), r);
-    const auto gamma = c.gamma ? LoadAsFloatN(d, c.gamma + i, count) : one;
-    return hn::Mul(r, hn::NegMulAdd(xhat, vb, hn::Mul(gamma, dy)));
-  };
-  size_t i = 0;
-  for (; i + N <= c.n; i += N) hn::StoreU(dx_of(i, N), d, c.dx + i);
-  if (i < c.n) StoreFromFloatTail(d, dx_of(i, c.n - i), c.dx + i, c.n - i);
-}
-
-template <bool kSplit>
-void RmsBwdRow(const float* dy, const float* x, const float* gamma, float rrms, float* dx,
-               float* dgamma_part, int64_t cols) {
-  const int64_t chunks = ceil_div(cols, kChunk);
-  const auto chunk = [&](int64_t ch) {
-    return BwdChunk<float>{chunk_start(dy, ch),    chunk_start(x, ch),
-                           chunk_start(gamma, ch), chunk_start(dgamma_part, ch),
-                           nullptr,                chunk_start(dx, ch),
-                           chunk_length(cols, ch)};
-  };
-  float sum = 0;
-  fold_chunks<kSplit>(
-      chunks, [&](int64_t ch) { return RmsBwdSumChunk(chunk(ch), rrms); },
-      [&](float part) { sum += part; });
-  const float B = std::isfinite(sum) ? sum / static_cast<float>(cols)
-                                     : std::numeric_limits<float>::quiet_NaN();
-  for_each_chunk<kSplit>(chunks, [&](int64_t ch) { RmsBwdDxChunk(chunk(ch), rrms, B); });
-}
-
 void RmsNormBwdHwy(const float* dy, const float* x, const float* gamma, const float* rrms,
                    float* dx, float* dgamma, int64_t rows, int64_t cols) {
-  BackwardInRowBlocks(rows, cols, dgamma, nullptr,
-                      [&]<bool kSplit>(int64_t r, float* dgamma_part, float*) {
-                        RmsBwdRow<kSplit>(dy + r * cols, x + r * cols, gamma, rrms[r],
-                                          dx + r * cols, dgamma_part, cols);
-                      });
+  RmsNormBwdRows(dy, x, gamma, rrms, dx, dgamma, rows, cols);
 }
 
 }  // namespace normcheck::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <algorithm>
+#include <cmath>
+
 #include "normcheck/bounds.h"
 #include "normcheck/kernel.h"
+#include "simd/hwy_bounds.h"
 
 namespace normcheck {
 namespace simd {

@@ -1,93 +1,31 @@
 // rmsnorm_fwd.hwy: RMSNorm forward, float32 in/out, Highway SIMD dispatched at
-// run time, threaded over rows (or chunks of a few long rows). float64 math:
-// the squares of floats are exact in float64 and their sum can neither
-// overflow nor underflow, so every finite row is handled.
-//   pass 1  ss = sum x_i^2 (float64, 4 accumulators)   r = 1/sqrt(ss/d + eps)
-//   pass 2  y_i = fl32((x_i r) gamma_i) in float64
+// run time, threaded over rows (or chunks of a few long rows). The row
+// algorithm (float64 math, every finite row handled) is in
+// rmsnorm_fwd_hwy-inl.h.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/rmsnorm_fwd_hwy.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
-#include <algorithm>
-#include <cmath>
-#include <limits>
-
 #include "hwy/highway.h"
-#include "simd/hwy_io-inl.h"
-#include "simd/row_driver.h"
+#include "simd/rmsnorm_fwd_hwy-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
-double RmsSquaresChunk(const float* HWY_RESTRICT x, size_t n) {
-  const hn::ScalableTag<double> dd;
-  const hn::Rebind<float, decltype(dd)> df;
-  const size_t N = hn::Lanes(dd);
-  auto a0 = hn::Zero(dd), a1 = hn::Zero(dd), a2 = hn::Zero(dd), a3 = hn::Zero(dd);
-  const auto square = [&](auto& acc, auto xv) {
-    const auto v = hn::PromoteTo(dd, xv);
-    acc = hn::MulAdd(v, v, acc);
-  };
-  size_t i = 0;
-  for (; i + 4 * N <= n; i += 4 * N) {
-    square(a0, hn::LoadU(df, x + i));
-    square(a1, hn::LoadU(df, x + i + N));
-    square(a2, hn::LoadU(df, x + i + 2 * N));
-    square(a3, hn::LoadU(df, x + i + 3 * N));
-  }
-  for (; i + N <= n; i += N) square(a0, hn::LoadU(df, x + i));
-  if (i < n) square(a0, LoadAsFloatTail(df, x + i, n - i));  // zero padding adds 0
-  return SumLanesPairwise(dd, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)));
-}
-
-void RmsOutputChunk(const float* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
-                    float* HWY_RESTRICT y, size_t n, double r) {
-  const hn::ScalableTag<double> dd;
-  const hn::Rebind<float, decltype(dd)> df;
-  const size_t N = hn::Lanes(dd);
-  const auto scale = hn::Set(dd, r);
-  const auto out = [&](size_t i, size_t count) {
-    auto v = hn::Mul(hn::PromoteTo(dd, LoadAsFloatN(df, x + i, count)), scale);
-    if (gamma) v = hn::Mul(v, hn::PromoteTo(dd, LoadAsFloatN(df, gamma + i, count)));
-    return hn::DemoteTo(df, v);
-  };
-  size_t i = 0;
-  for (; i + N <= n; i += N) hn::StoreU(out(i, N), df, y + i);
-  if (i < n) StoreFromFloatTail(df, out(i, n - i), y + i, n - i);
-}
-
-template <bool kSplit>
-void RmsRow(const float* x, const float* gamma, float* y, float* rrms, int64_t cols, float eps) {
-  const int64_t chunks = ceil_div(cols, kChunk);
-  double squares = 0;
-  fold_chunks<kSplit>(
-      chunks, [&](int64_t ch) { return RmsSquaresChunk(x + ch * kChunk, chunk_length(cols, ch)); },
-      [&](double part) { squares += part; });
-  // Finite floats cannot overflow the float64 sum: a non-finite one means NaN
-  // or inf in the row, whose y and rrms are NaN.
-  const double r = std::isfinite(squares)
-                       ? 1.0 / std::sqrt(squares / static_cast<double>(cols) + eps)
-                       : std::numeric_limits<double>::quiet_NaN();
-  for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
-    RmsOutputChunk(x + ch * kChunk, chunk_start(gamma, ch), y + ch * kChunk,
-                   chunk_length(cols, ch), r);
-  });
-  if (rrms) *rrms = static_cast<float>(r);
-}
-
 void RmsNormFwdHwy(const float* x, const float* gamma, float* y, float* rrms, int64_t rows,
                    int64_t cols, float eps) {
-  for_each_row(rows, cols, [&]<bool kSplit>(int64_t r) {
-    RmsRow<kSplit>(x + r * cols, gamma, y + r * cols, rrms ? rrms + r : nullptr, cols, eps);
-  });
+  RmsNormFwdRows(x, gamma, y, rrms, rows, cols, eps);
 }
 
 }  // namespace normcheck::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <cmath>
+
 #include "normcheck/bounds.h"
 #include "normcheck/kernel.h"
+#include "simd/hwy_bounds.h"
 
 namespace normcheck {
 namespace simd {
