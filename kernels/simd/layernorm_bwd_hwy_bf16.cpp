@@ -54,6 +54,10 @@ constinit const Kernel kLayerNormBwdHwyBf16{
     .algorithm = "layernorm_bwd.hwy's rows on bf16 dy/x/dx (float32 math, dx rounded to nearest even)",
     .fn = &simd::layernorm_bwd_hwy_bf16,
     .bound = &simd::hwy_bf16_layernorm_bwd_bound,
+    // As layernorm_bwd.hwy: the saved rstd stays normal and x - mean cannot
+    // overflow. bf16 has float's exponent range: x = 1.5 2^127 followed by
+    // 100 of -1.5 2^127 (normal rstd) overflowed x - mean, giving a NaN dx.
+    .range = {.max_abs_x = 0x1p124},
 };
 
 }  // namespace normcheck
