@@ -20,7 +20,8 @@ extern const Kernel kLayerNormBwdNaiveOnepass;  // control
 extern const Kernel kLayerNormFwdHwy, kLayerNormFwdHwyBf16, kLayerNormFwdHwyF16;
 extern const Kernel kLayerNormFwdAccurate;
 extern const Kernel kLayerNormBwdHwy, kLayerNormBwdHwyBf16, kLayerNormBwdHwyF16;
-extern const Kernel kRmsNormFwdHwy, kRmsNormBwdHwy;
+extern const Kernel kRmsNormFwdHwy, kRmsNormFwdHwyBf16, kRmsNormFwdHwyF16;
+extern const Kernel kRmsNormBwdHwy, kRmsNormBwdHwyBf16, kRmsNormBwdHwyF16;
 // ---- third-party adapters (kernels/adapters/) ----
 #if NORMCHECK_HAVE_ONEDNN
 extern const Kernel kOnednnLayerNormFwd, kOnednnLayerNormBwd;
@@ -36,7 +37,9 @@ std::span<const Kernel> kernel_table() {
       kLayerNormBwdTwopass, kLayerNormBwdPytorchForm, kRmsNormFwdScalar, kRmsNormBwdScalar,
       // SIMD and threaded
       kLayerNormFwdHwy, kLayerNormFwdHwyBf16, kLayerNormFwdHwyF16, kLayerNormFwdAccurate,
-      kLayerNormBwdHwy, kLayerNormBwdHwyBf16, kLayerNormBwdHwyF16, kRmsNormFwdHwy, kRmsNormBwdHwy,
+      kLayerNormBwdHwy, kLayerNormBwdHwyBf16, kLayerNormBwdHwyF16,
+      kRmsNormFwdHwy, kRmsNormFwdHwyBf16, kRmsNormFwdHwyF16,
+      kRmsNormBwdHwy, kRmsNormBwdHwyBf16, kRmsNormBwdHwyF16,
       // controls
       kLayerNormFwdNaiveOnepass,
       kLayerNormBwdNaiveOnepass,

@@ -549,20 +549,34 @@ void evaluate_layernorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Ev
 // ---- RMSNorm forward ----
 
 void evaluate_rmsnorm_fwd(const Kernel& k, const Problem& p, BoundFn bound, Evaluation& ev) {
-  require(k.dtype == DType::f32, "RMSNorm kernels are float32 only");
   const auto n = static_cast<std::size_t>(p.rows * p.cols);
-  const RmsNormFwdReference ref = reference_rmsnorm_fwd(p.x, p.gamma, p.rows, p.cols, p.eps);
+  const StoredInput x = store(k.dtype, p.x);
+  const RmsNormFwdReference ref = reference_rmsnorm_fwd(x.widened, p.gamma, p.rows, p.cols, p.eps);
 
   OptionalInput gamma(p.gamma, p.misalign_floats);
-  FloatArray x_in(p.x, p.misalign_floats);
-  FloatArray y_out(n, p.misalign_floats, sentinel32());
   FloatArray rrms(static_cast<std::size_t>(p.rows), p.misalign_floats, sentinel32());
-  function_of<nc_rmsnorm_fwd_fn>(k)(x_in.data(), gamma.pointer(), y_out.data(), rrms.data(),
-                                    p.rows, p.cols, p.eps);
-  const Readback y = read(y_out), rrms_out = read(rrms);
-  ev.out_of_bounds_write = !x_in.guards_intact() || !gamma.array.guards_intact() ||
-                           !y_out.guards_intact() || !rrms.guards_intact();
-  ev.wrote_input = !x_in.holds(p.x) || !gamma.array.holds(p.gamma);
+  Readback y;
+  bool memory_ok = true, inputs_kept = true;
+  if (k.dtype == DType::f32) {
+    FloatArray x_in(x.widened, p.misalign_floats);
+    FloatArray y_out(n, p.misalign_floats, sentinel32());
+    function_of<nc_rmsnorm_fwd_fn>(k)(x_in.data(), gamma.pointer(), y_out.data(), rrms.data(),
+                                      p.rows, p.cols, p.eps);
+    y = read(y_out);
+    memory_ok = x_in.guards_intact() && y_out.guards_intact();
+    inputs_kept = x_in.holds(x.widened);
+  } else {
+    HalfArray x_in(x.bits, p.misalign_floats);
+    HalfArray y_out(n, p.misalign_floats, k.dtype == DType::bf16 ? kSentinelBf16 : kSentinelF16);
+    function_of<RmsNormFwd16Fn>(k)(x_in.data(), gamma.pointer(), y_out.data(), rrms.data(),
+                                   p.rows, p.cols, p.eps);
+    y = read(y_out, k.dtype);
+    memory_ok = x_in.guards_intact() && y_out.guards_intact();
+    inputs_kept = x_in.holds(x.bits);
+  }
+  const Readback rrms_out = read(rrms);
+  ev.out_of_bounds_write = !memory_ok || !gamma.array.guards_intact() || !rrms.guards_intact();
+  ev.wrote_input = !inputs_kept || !gamma.array.holds(p.gamma);
   ev.unwritten_output = y.unwritten || rrms_out.unwritten;
 
   Tally tally(ev);
@@ -590,33 +604,48 @@ void evaluate_rmsnorm_fwd(const Kernel& k, const Problem& p, BoundFn bound, Eval
 // ---- RMSNorm backward ----
 
 void evaluate_rmsnorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Evaluation& ev) {
-  require(k.dtype == DType::f32, "RMSNorm kernels are float32 only");
   const auto n = static_cast<std::size_t>(p.rows * p.cols);
   const auto cols = static_cast<std::size_t>(p.cols);
-  const RmsNormBwdReference ref = reference_rmsnorm_bwd(p.dy, p.x, p.gamma, p.rows, p.cols, p.eps);
-  const RmsNormFwdReference saved = reference_rmsnorm_fwd(p.x, {}, p.rows, p.cols, p.eps);
+  const StoredInput x = store(k.dtype, p.x), dy = store(k.dtype, p.dy);
+  const RmsNormBwdReference ref =
+      reference_rmsnorm_bwd(dy.widened, x.widened, p.gamma, p.rows, p.cols, p.eps);
+  // The saved statistic: the forward's rrms correctly rounded.
+  const RmsNormFwdReference saved = reference_rmsnorm_fwd(x.widened, {}, p.rows, p.cols, p.eps);
 
   OptionalInput gamma(p.gamma, p.misalign_floats);
-  FloatArray x_in(p.x, p.misalign_floats), dy_in(p.dy, p.misalign_floats);
   FloatArray rrms(saved.rrms.rounded, p.misalign_floats);
-  FloatArray dx_out(n, p.misalign_floats, sentinel32());
   FloatArray dgamma(cols, p.misalign_floats, sentinel32());
-  function_of<nc_rmsnorm_bwd_fn>(k)(dy_in.data(), x_in.data(), gamma.pointer(), rrms.data(),
-                                    dx_out.data(), dgamma.data(), p.rows, p.cols);
-  const Readback dx = read(dx_out), dgamma_out = read(dgamma);
-  ev.out_of_bounds_write = !x_in.guards_intact() || !dy_in.guards_intact() ||
-                           !gamma.array.guards_intact() || !rrms.guards_intact() ||
-                           !dx_out.guards_intact() || !dgamma.guards_intact();
-  ev.wrote_input = !x_in.holds(p.x) || !dy_in.holds(p.dy) || !gamma.array.holds(p.gamma) ||
-                   !rrms.holds(saved.rrms.rounded);
+  Readback dx;
+  bool memory_ok = true, inputs_kept = true;
+  if (k.dtype == DType::f32) {
+    FloatArray x_in(x.widened, p.misalign_floats), dy_in(dy.widened, p.misalign_floats);
+    FloatArray dx_out(n, p.misalign_floats, sentinel32());
+    function_of<nc_rmsnorm_bwd_fn>(k)(dy_in.data(), x_in.data(), gamma.pointer(), rrms.data(),
+                                      dx_out.data(), dgamma.data(), p.rows, p.cols);
+    dx = read(dx_out);
+    memory_ok = x_in.guards_intact() && dy_in.guards_intact() && dx_out.guards_intact();
+    inputs_kept = x_in.holds(x.widened) && dy_in.holds(dy.widened);
+  } else {
+    HalfArray x_in(x.bits, p.misalign_floats), dy_in(dy.bits, p.misalign_floats);
+    HalfArray dx_out(n, p.misalign_floats, k.dtype == DType::bf16 ? kSentinelBf16 : kSentinelF16);
+    function_of<RmsNormBwd16Fn>(k)(dy_in.data(), x_in.data(), gamma.pointer(), rrms.data(),
+                                   dx_out.data(), dgamma.data(), p.rows, p.cols);
+    dx = read(dx_out, k.dtype);
+    memory_ok = x_in.guards_intact() && dy_in.guards_intact() && dx_out.guards_intact();
+    inputs_kept = x_in.holds(x.bits) && dy_in.holds(dy.bits);
+  }
+  const Readback dgamma_out = read(dgamma);
+  ev.out_of_bounds_write = !memory_ok || !gamma.array.guards_intact() || !rrms.guards_intact() ||
+                           !dgamma.guards_intact();
+  ev.wrote_input = !inputs_kept || !gamma.array.holds(p.gamma) || !rrms.holds(saved.rrms.rounded);
   ev.unwritten_output = dx.unwritten || dgamma_out.unwritten;
 
   Tally tally(ev);
-  tally_dx(tally, Op::rmsnorm_bwd, ref, p, p.dy, dx.values, bound, k.dtype);
+  tally_dx(tally, Op::rmsnorm_bwd, ref, p, dy.widened, dx.values, bound, k.dtype);
   const Bound bc = bound(column_condition(Op::rmsnorm_bwd, ref.stats, p.rows));
   const bool dgamma_checked = dgamma_promised(ref.stats);
   const std::vector<bool> unsigned_inf =
-      columns_with_unsigned_infinity(bc, ref.stats, ref.xhat.exact, p.dy, p.cols);
+      columns_with_unsigned_infinity(bc, ref.stats, ref.xhat.exact, dy.widened, p.cols);
   for (std::size_t col = 0; col < cols; ++col)
     tally.element("dgamma", -1, static_cast<int64_t>(col), dgamma_out.values[col],
                   ref.dgamma.exact[col],

@@ -6,6 +6,9 @@
 
 #include <limits>
 #include <random>
+#include <set>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "../reference/test_seed.h"
@@ -37,8 +40,8 @@ constexpr Shape kLongRow = {1, 2 * simd::kChunk + 37};
 TEST(SimdTargets, EveryKernelMeetsItsBoundOnEveryTarget) {
   const uint64_t seed = test::test_seed();
   const auto kernels = test::simd_kernels();
-  // LN fwd (f32, bf16, f16, accurate), LN bwd (f32, bf16, f16), RMS fwd, bwd
-  ASSERT_GE(kernels.size(), 9u);
+  // LN fwd (f32, bf16, f16, accurate), LN bwd, RMS fwd, RMS bwd (f32, bf16, f16 each)
+  ASSERT_GE(kernels.size(), 13u);
   test::for_each_target([&](const char* target) {
     std::mt19937_64 rng(seed);
     int variant = 0;
@@ -119,10 +122,12 @@ TEST(SimdTargets, SpecialRowsOnEveryTarget) {
 
 // f16 ends at 65504 (values from 65520 on round to inf): outputs beyond it
 // must be the infinity of their sign, the others still within the bound, on
-// every target. x = -1, 1, -1, ... has mean 0 and sigma 1 (eps 0), so xhat =
-// x exactly; with gamma 1e5 on the first half of the columns, y = gamma x is
-// +-1e5 there. Backward, dy = 1 at column 0 only: dx_0 = 1e5 (1 - 2/d) =
-// 75000 for d = 8, the other columns -25000 (xhat -1) or 0.
+// every target. x = -1, 1, -1, ... has mean 0 and sigma 1, and mean(x^2) = 1
+// (eps 0), so xhat = x exactly for LayerNorm and RMSNorm; with gamma 1e5 on
+// the first half of the columns, y = gamma x is +-1e5 there. Backward, dy = 1
+// at column 0 only (gamma 1e5 everywhere): LayerNorm dx_0 = 1e5 (1 - 2/d) =
+// 75000 for d = 8, the other columns -25000 (xhat -1) or 0; RMSNorm dx_0 =
+// 1e5 (1 - 1/d) = 87500, the others 1e5 x_j / d = +-12500.
 TEST(SimdTargets, F16OutputsBeyondItsRangeAreInfOnEveryTarget) {
   constexpr int64_t d = 8;
   Problem p;
@@ -133,13 +138,13 @@ TEST(SimdTargets, F16OutputsBeyondItsRangeAreInfOnEveryTarget) {
     p.gamma.push_back(j < d / 2 ? 1e5f : 1.0f);
   }
   p.eps = 0;
-  int f16_kernels = 0;
+  std::set<std::string_view> f16_kernels;
   test::for_each_target([&](const char* target) {
     for (const Kernel* k : test::simd_kernels()) {
       if (k->dtype != DType::f16) continue;
-      ++f16_kernels;
+      f16_kernels.insert(k->name);
       Problem q = p;
-      if (k->op == Op::layernorm_bwd) {
+      if (k->op == Op::layernorm_bwd || k->op == Op::rmsnorm_bwd) {
         q.dy.assign(d, 0.0f);
         q.dy[0] = 1;
         q.gamma.assign(d, 1e5f);
@@ -148,7 +153,32 @@ TEST(SimdTargets, F16OutputsBeyondItsRangeAreInfOnEveryTarget) {
       EXPECT_TRUE(e.pass) << target << " " << k->name << ": " << test::describe(e);
     }
   });
-  EXPECT_GE(f16_kernels, 2) << "layernorm_fwd.hwy_f16 and layernorm_bwd.hwy_f16 on some target";
+  EXPECT_GE(f16_kernels.size(), 4u) << "the f16 LayerNorm and RMSNorm rows, forward and backward";
+}
+
+// A 16-bit row runs its float32 row's algorithm (name without _bf16/_f16), so
+// that row's input range (kernel.h InputRange: where its bound holds) binds
+// wherever the format reaches: bf16 has float's exponent range, so the same
+// limit; every f16 value (|x| <= 65504) must lie inside the float32 limit,
+// or the f16 row needs one too.
+TEST(SimdTargets, SixteenBitRowsDeclareTheirFloat32RowsRange) {
+  int rows = 0;
+  for (const Kernel* k : test::simd_kernels()) {
+    if (k->dtype == DType::f32) continue;
+    ++rows;
+    const std::string_view suffix = k->dtype == DType::bf16 ? "_bf16" : "_f16";
+    ASSERT_TRUE(k->name.ends_with(suffix)) << k->name;
+    const std::string f32_name(k->name.substr(0, k->name.size() - suffix.size()));
+    const Kernel* f32 = find_kernel(f32_name);
+    ASSERT_NE(f32, nullptr) << k->name << ": no row " << f32_name;
+    ASSERT_FALSE(f32->range.sqrt_d_scaled) << f32_name << ": compare per d then";
+    if (k->dtype == DType::bf16) {
+      EXPECT_EQ(k->range.max_abs_x, f32->range.max_abs_x) << k->name;
+    } else {
+      EXPECT_GE(f32->range.max_abs_x, 65504.0) << k->name;
+    }
+  }
+  EXPECT_GE(rows, 8) << "LayerNorm and RMSNorm, forward and backward, bf16 and f16";
 }
 
 }  // namespace

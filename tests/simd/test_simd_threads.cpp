@@ -101,13 +101,24 @@ std::vector<unsigned char> run(const Kernel& k, const Inputs& in) {
           fn(top_halves(in.x).data(), in.gamma.data(), in.beta.data(), y.data(), mean.data(),
              rstd.data(), rows, cols, 1e-5f);
           append_bytes(out, y), append_bytes(out, mean), append_bytes(out, rstd);
-        } else {
-          static_assert(std::is_same_v<Fn, LayerNormBwd16Fn>);
+        } else if constexpr (std::is_same_v<Fn, LayerNormBwd16Fn>) {
           std::vector<uint16_t> dx(n);
           std::vector<float> dgamma(w), dbeta(w);
           fn(top_halves(in.dy).data(), top_halves(in.x).data(), in.gamma.data(), in.mean.data(),
              in.rstd.data(), dx.data(), dgamma.data(), dbeta.data(), rows, cols);
           append_bytes(out, dx), append_bytes(out, dgamma), append_bytes(out, dbeta);
+        } else if constexpr (std::is_same_v<Fn, RmsNormFwd16Fn>) {
+          std::vector<uint16_t> y(n);
+          std::vector<float> rrms(h);
+          fn(top_halves(in.x).data(), in.gamma.data(), y.data(), rrms.data(), rows, cols, 1e-5f);
+          append_bytes(out, y), append_bytes(out, rrms);
+        } else {
+          static_assert(std::is_same_v<Fn, RmsNormBwd16Fn>);
+          std::vector<uint16_t> dx(n);
+          std::vector<float> dgamma(w);
+          fn(top_halves(in.dy).data(), top_halves(in.x).data(), in.gamma.data(), in.rstd.data(),
+             dx.data(), dgamma.data(), rows, cols);
+          append_bytes(out, dx), append_bytes(out, dgamma);
         }
       },
       k.fn);
@@ -221,9 +232,12 @@ TEST(SimdEdges, ZeroRowsOrColsIsANoOp) {
             } else if constexpr (std::is_same_v<Fn, nc_layernorm_bwd_fn> ||
                                  std::is_same_v<Fn, LayerNormBwd16Fn>) {
               fn(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, rows, cols);
-            } else if constexpr (std::is_same_v<Fn, nc_rmsnorm_fwd_fn>) {
+            } else if constexpr (std::is_same_v<Fn, nc_rmsnorm_fwd_fn> ||
+                                 std::is_same_v<Fn, RmsNormFwd16Fn>) {
               fn(nullptr, nullptr, nullptr, nullptr, rows, cols, 1e-5f);
             } else {
+              static_assert(std::is_same_v<Fn, nc_rmsnorm_bwd_fn> ||
+                            std::is_same_v<Fn, RmsNormBwd16Fn>);
               fn(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, rows, cols);
             }
           },

@@ -52,9 +52,15 @@ using LayerNormFwd16Fn = void (*)(const uint16_t* x, const float* gamma, const f
 using LayerNormBwd16Fn = void (*)(const uint16_t* dy, const uint16_t* x, const float* gamma,
                                   const float* mean, const float* rstd, uint16_t* dx,
                                   float* dgamma, float* dbeta, int64_t rows, int64_t cols);
+using RmsNormFwd16Fn = void (*)(const uint16_t* x, const float* gamma, uint16_t* y, float* rrms,
+                                int64_t rows, int64_t cols, float eps);
+using RmsNormBwd16Fn = void (*)(const uint16_t* dy, const uint16_t* x, const float* gamma,
+                                const float* rrms, uint16_t* dx, float* dgamma, int64_t rows,
+                                int64_t cols);
 
 using KernelFn = std::variant<nc_layernorm_fwd_fn, nc_layernorm_bwd_fn, nc_rmsnorm_fwd_fn,
-                              nc_rmsnorm_bwd_fn, LayerNormFwd16Fn, LayerNormBwd16Fn>;
+                              nc_rmsnorm_bwd_fn, LayerNormFwd16Fn, LayerNormBwd16Fn,
+                              RmsNormFwd16Fn, RmsNormBwd16Fn>;
 
 // What an a-priori bound may depend on: the row's size and condition, all
 // computed exactly (from the reference) by the verifier. r is the exact
