@@ -119,39 +119,66 @@ DeviationSums AccurateDeviationChunk(const T* HWY_RESTRICT x, size_t n, double m
 }
 
 // Pass C on one chunk: y = gamma * fma(x - m, r, -c r) + beta, rounded once
-// to float; gamma/beta may be null. Returns the smallest |fma(x - m, r, -c r)|
-// (the computed xhat) of the chunk: elements below the row's exact_below
-// threshold are recomputed exactly afterwards. `prefetch` (may be null) is
-// the next row's chunk, fetched while this one computes.
+// to float; gamma/beta may be null. Returns a value below exact_below
+// whenever some element's computed xhat, fma(x - m, r, -c r), is below it in
+// magnitude (then the exact tier rescans the row). `prefetch` (may be null)
+// is the next row's chunk, fetched while this one computes.
+//
+// Two float64 vectors make one full float vector, so y leaves in whole
+// vector stores (on AVX-512, 64-byte non-temporal stores of whole lines:
+// half-line ones made this pass 1.7x slower on a memory-bound call).
 template <typename T>
 double AccurateOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                            const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, size_t n, double m,
                            double c, double r, bool stream, const T* prefetch) {
   const hn::ScalableTag<double> dd;
-  const hn::Rebind<float, decltype(dd)> df;
+  const hn::Rebind<float, decltype(dd)> dh;  // as many floats as doubles
+  const size_t N = hn::Lanes(dd);
   const auto mean = hn::Set(dd, m), shift = hn::Set(dd, -(c * r)), scale = hn::Set(dd, r);
-  auto smallest = hn::Set(dd, std::numeric_limits<double>::infinity());
+  // Elements [i, i + count) as float64 (count may be 0: zeros, no access).
   const auto load = [&](const auto* p, size_t i, size_t count) {
-    return hn::PromoteTo(dd, LoadAsFloatN(df, p + i, count));
+    return count ? hn::PromoteTo(dd, LoadAsFloatN(dh, p + i, count)) : hn::Zero(dd);
   };
-  // Padding lanes of a tail load 0, whose xhat is -(m + c) r: harmless in
-  // the minimum (at worst a chunk is rescanned for nothing).
   const auto xhat = [&](size_t i, size_t count) {
-    if (prefetch) hwy::Prefetch(prefetch + i);
-    const auto v = hn::MulAdd(hn::Sub(load(x, i, count), mean), scale, shift);
-    smallest = hn::Min(smallest, hn::Abs(v));
-    return v;
+    return hn::MulAdd(hn::Sub(load(x, i, count), mean), scale, shift);
   };
+#if HWY_TARGET == HWY_SCALAR
+  const auto& df = dh;  // one lane: nothing to combine
+  const auto to_float = [&](size_t i, size_t count, const auto& value) {
+    if (prefetch) hwy::Prefetch(prefetch + i);
+    return hn::DemoteTo(dh, value(i, count));
+  };
+#else
+  const hn::Twice<decltype(dh)> df;
+  const auto to_float = [&](size_t i, size_t count, const auto& value) {
+    if (prefetch) hwy::Prefetch(prefetch + i);
+    const size_t low = std::min(count, N);
+    return hn::Combine(df, hn::DemoteTo(dh, value(i + N, count - low)), hn::DemoteTo(dh, value(i, low)));
+  };
+#endif
+  // Padding lanes of a row's tail hold x = 0: at worst a false alarm.
   if (!gamma && !beta) {
-    WriteRow(df, y, n, stream, [&](size_t i, size_t count) { return hn::DemoteTo(df, xhat(i, count)); });
-  } else {
-    const auto one = hn::Set(dd, 1.0), zero = hn::Zero(dd);
+    // y = fl32(xhat): |y| <= |xhat| (1 + 2^-24) for the |xhat| near exact_below
+    // (normal floats), so min |y| (1 - 2^-23) is below exact_below when some
+    // |xhat| is.
+    auto smallest = hn::Set(df, std::numeric_limits<float>::infinity());
     WriteRow(df, y, n, stream, [&](size_t i, size_t count) {
-      const auto g = gamma ? load(gamma, i, count) : one;
-      const auto b = beta ? load(beta, i, count) : zero;
-      return hn::DemoteTo(df, hn::MulAdd(g, xhat(i, count), b));
+      const auto out = to_float(i, count, xhat);
+      smallest = hn::Min(smallest, hn::Abs(out));
+      return out;
     });
+    return static_cast<double>(hn::GetLane(hn::MinOfLanes(df, smallest))) * (1 - 0x1p-23);
   }
+  auto smallest = hn::Set(dd, std::numeric_limits<double>::infinity());
+  const auto one = hn::Set(dd, 1.0);
+  const auto affine = [&](size_t i, size_t count) {
+    const auto v = xhat(i, count);
+    smallest = hn::Min(smallest, hn::Abs(v));
+    const auto g = gamma ? load(gamma, i, count) : one;
+    const auto b = beta ? load(beta, i, count) : hn::Zero(dd);
+    return hn::MulAdd(g, v, b);
+  };
+  WriteRow(df, y, n, stream, [&](size_t i, size_t count) { return to_float(i, count, affine); });
   return hn::GetLane(hn::MinOfLanes(dd, smallest));
 }
 
