@@ -132,8 +132,8 @@ void Workload::run(const Kernel& kernel) {
           fn(in.dy.data(), in.x.data(), gamma, mean_.data(), rstd_.data(), out16_.data(),
              dgamma_.data(), dbeta_.data(), rows, cols);
         } else if constexpr (std::is_same_v<Fn, RmsNormFwd16Fn>) {
-          fn(inputs16(kernel.dtype).x.data(), gamma, out16_.data(), out_rstd_.data(), rows, cols,
-             kEps);
+          auto& in = inputs16(kernel.dtype);  // first: it sizes out16_
+          fn(in.x.data(), gamma, out16_.data(), out_rstd_.data(), rows, cols, kEps);
         } else if constexpr (std::is_same_v<Fn, RmsNormBwd16Fn>) {
           auto& in = inputs16(kernel.dtype);
           fn(in.dy.data(), in.x.data(), gamma, rrms_.data(), out16_.data(), dgamma_.data(), rows,
