@@ -98,6 +98,22 @@ TEST(BenchCli, TextOutputIsATableWithTheCopyLimit) {
   EXPECT_NE(run.out.find("copy:"), std::string::npos) << run.out;
 }
 
+// A 16-bit kernel measured alone (the workload's 16-bit arrays made for it,
+// not left over from an earlier kernel of the table): each runs and is in
+// the table (`rmsnorm_fwd.hwy_bf16` alone once crashed on a null y).
+TEST(BenchCli, EachSixteenBitKernelRunsAlone) {
+  int kernels = 0;
+  for (const Kernel& k : kernel_table()) {
+    if (k.dtype == DType::f32) continue;
+    ++kernels;
+    const std::string name(k.name);
+    const CliRun run = normcheck("bench --quick --shape 2x64 --repeats 1 --kernel " + name);
+    ASSERT_EQ(run.exit_code, 0) << name << ": " << run.err;
+    EXPECT_NE(run.out.find(name), std::string::npos) << run.out;
+  }
+  EXPECT_GE(kernels, 8) << "LayerNorm and RMSNorm, forward and backward, bf16 and f16";
+}
+
 TEST(BenchCli, BadUsageExitsTwoWithAMessage) {
   for (const char* args : {"bench --kernel no.such.kernel", "bench --seconds -1",
                            "bench --shape 3by4", "bench --shape 0x8", "bench --repeats 0",
