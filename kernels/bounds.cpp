@@ -147,6 +147,47 @@ Bound scale_bias_bound(const MomentsError& m, RelErr rstd, const RowCondition& c
   return affine_step(e, m, rstd);
 }
 
+// Centred two-pass moments; U = unit, g(k) = gamma_k with U, D = mu - m,
+// W = mean|x_i - m| <= sigma + |D| (Cauchy-Schwarz).
+//  1. The centre. t_i = (x_i - m)(1 + d_i), |d_i| <= U; sum (x_i - m) = d D,
+//     so S1 = d D + E, |E| <= g(n+1) d W, and c = (D + E/d)(1 + d'). S2 =
+//     sum t_i^2 (1 + th'), |th'| <= g(n+1) (+1: a product without FMA), and
+//     sum (x_i - m)^2 = d (sigma^2 + D^2): q = (sigma^2 + D^2)(1 + f),
+//     |f| <= g(n+4). The test 16 fl(c^2) <= q gives |c| <= (k/4) sqrt(sigma^2
+//     + D^2), k = sqrt((1 + g(n+4)) / (1 - U)), and |D| <= |c| / (1 - U) +
+//     g(n+1)(sigma + |D|): t = |D|/sigma satisfies t <= al sqrt(1 + t^2) + be
+//     with al = k / (4 (1 - U)(1 - g(n+1))), be = g(n+1) / (1 - g(n+1)), so
+//     t <= (be + al sqrt(1 - al^2 + be^2)) / (1 - al^2) =: a1 (0.2582 when
+//     n U is negligible); |D| r <= |D| / sigma <= a1, W r <= 1 + a1.
+//  2. |c - D| r <= e_r := g(n+1)(1 + a1)(1 + U) + U a1.
+//  3. var^ = fl(q - fl(c^2)): |var^ - sigma^2| r^2 <= b := b0 + U((1 - s) + b0),
+//     b0 = g(n+4)((1 - s) + a1^2) + e_r (2 a1 + e_r) + U (a1 + e_r)^2
+//     (|D^2 - c^2| = |D - c| |D + c|; s = eps_share); clamping at 0 only moves
+//     var^ toward sigma^2; + eps: b' = b + U(1 + b); sqrt and the division
+//     round once each: rho = (1 + U)^2 / sqrt(1 - b') - 1.
+//  4. t r^ - c r^ = r^ [(x - mu)(1 + d_i) + (D - c) + D d_i]: with the
+//     product rounded (or exact in an fma) and the difference rounded,
+//     |v - xhat| <= eta |xhat| + A, eta = (1 + rho)(1 + U)^3 - 1,
+//     A = (1 + rho)(1 + U)(e_r + g(2) a1 + U (a1 + e_r)).
+//  5. m + c - mu = c - D: e_sigma = (1 + a1) g(n+1)(1 + U) + a1 U.
+CentredError centred_twopass_error(double n, double unit, double eps_share) {
+  const double U = unit, g1 = gamma_n(n + 1, U), g4 = gamma_n(n + 4, U);
+  const double k = std::sqrt((1 + g4) / (1 - U));
+  const double al = k / (4 * (1 - U) * (1 - g1)), be = g1 / (1 - g1);
+  CentredError e;
+  e.a1 = al < 1 ? (be + al * std::sqrt(1 - al * al + be * be)) / (1 - al * al) : kInf;
+  e.e_r = g1 * (1 + e.a1) * (1 + U) + U * e.a1;
+  const double b0 = g4 * ((1 - eps_share) + e.a1 * e.a1) + e.e_r * (2 * e.a1 + e.e_r) +
+                    U * (e.a1 + e.e_r) * (e.a1 + e.e_r);
+  const double b = b0 + U * ((1 - eps_share) + b0);
+  const double b1 = b + U * (1 + b);
+  e.rho = b1 < 1 ? (1 + U) * (1 + U) / std::sqrt(1 - b1) - 1 : kInf;
+  e.eta = (1 + e.rho) * (1 + U) * (1 + U) * (1 + U) - 1;
+  e.A = (1 + e.rho) * (1 + U) * (e.e_r + gamma_n(2, U) * e.a1 + U * (e.a1 + e.e_r));
+  e.e_sigma = (1 + e.a1) * g1 * (1 + U) + e.a1 * U;
+  return e;
+}
+
 Bound bound_max(const Bound& a, const Bound& b) {
   Bound m;
   m.xhat_abs = std::max(a.xhat_abs, b.xhat_abs);

@@ -141,7 +141,6 @@ double AccurateOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT ga
                            double c, double r, bool stream) {
   const hn::ScalableTag<double> dd;
   const hn::Rebind<float, decltype(dd)> dh;  // as many floats as doubles
-  const size_t N = hn::Lanes(dd);
   const auto mean = hn::Set(dd, m), shift = hn::Set(dd, -(c * r)), scale = hn::Set(dd, r);
   // Elements [i, i + count) as float64 (count may be 0: zeros, no access).
   const auto load = [&](const auto* p, size_t i, size_t count) {
@@ -157,6 +156,7 @@ double AccurateOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT ga
   };
 #else
   const hn::Twice<decltype(dh)> df;
+  const size_t N = hn::Lanes(dd);
   const auto to_float = [&](size_t i, size_t count, const auto& value) {
     const size_t low = std::min(count, N);
     return hn::Combine(df, hn::DemoteTo(dh, value(i + N, count - low)), hn::DemoteTo(dh, value(i, low)));

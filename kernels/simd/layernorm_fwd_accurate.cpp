@@ -26,6 +26,7 @@ void LayerNormFwdAccurate(const float* x, const float* gamma, const float* beta,
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <algorithm>
 #include <cmath>
 
 #include "normcheck/bounds.h"
@@ -44,52 +45,14 @@ void layernorm_fwd_accurate(const float* x, const float* gamma, const float* bet
 
 namespace {
 
-// What the float64 tier of the row is off by (docs/accuracy_accurate.md has
-// the full argument). U = 2^-53, gU(k) = gamma_k with U, n =
-// summation_depth(d, lanes) (row_partition.h: 4 accumulators of `lanes`
-// lanes, pairwise lanes, chunks left to right) for the sums of pass B.
-// D = mu - m for the centre m of the pass that was kept.
-//  1. The kept pass passed 16 fl(c^2) <= fl(S2/d) (steps 3-4 give c and S2),
-//     which bounds |D| <= a sigma with a = 0.26, so a1 := |D| r <= 0.26
-//     (r <= 1/sigma), and W := mean|x_i - m| <= sigma + |D| gives W r <= 1 + a1.
-//     (Constant rows: the prefix mean of equal floats is exact, D = 0.)
-//  2. t_i = fl(x_i - m) = (x_i - m)(1 + d_i), |d_i| <= U.
-//  3. S1 = sum t_i (1 + th_i), |th_i| <= gU(n); sum (x_i - m) = d D, so
-//     S1 = d D + E, |E| <= gU(n + 1) d W; c = fl(S1/d):
-//     |c - D| r <= gU(n + 1)(1 + a1)(1 + U) + U a1 =: e_r.
-//  4. S2 = sum t_i^2 (1 + th'), |th'| <= gU(n + 1) (+1: a product without
-//     FMA); sum (x_i - m)^2 = d (sigma^2 + D^2); q = fl(S2/d) is off
-//     sigma^2 + D^2 by gU(n + 4). var^ = fl(q - fl(c^2)):
-//     |var^ - sigma^2| r^2 <= b := b0 + U((1 - eps_share) + b0), where
-//     b0 = gU(n + 4)((1 - eps_share) + a1^2) + e_r (2 a1 + e_r) + U (a1 + e_r)^2
-//     (|D^2 - c^2| = |D - c| |D + c|). Clamping at 0 only moves var^ toward
-//     sigma^2 >= 0. + eps: b' = b + U (1 + b). r^ = fl(1/fl(sqrt)):
-//     |r^/r - 1| <= rho := (1 + U)^2 / sqrt(1 - b') - 1.
-//  5. v = fl(fl(t r^) - fl(c r^)) (an fma: the inner product exact):
-//     t r^ - c r^ = r^ [(x - mu)(1 + d_i) + (D - c) + D d_i], so
-//     |v - xhat| <= eta |xhat| + A with eta = (1 + rho)(1 + U)^3 - 1 and
-//     A = (1 + rho)(1 + U)(e_r + gU(2) a1 + U (a1 + e_r)).
-// mean = fl32(fl64(m + c)): |m + c - mu| = |c - D| <= (1.26 gU(n + 1)(1 + U)
-// + 0.26 U) sigma, and sigma <= sqrt(d) mean|x| (sigma^2 <= mean x^2 <=
-// max|x| mean|x|), so relative to mean|x| it is e_m := that * sqrt(d).
-struct AccurateErrorTerms {
-  double A, eta, rho, e_m;
-};
-
-AccurateErrorTerms accurate_error_terms(int64_t d, int64_t lanes, double eps_share) {
-  constexpr double U = kUnitRoundoff64, a1 = 0.26;
-  const double n = static_cast<double>(simd::summation_depth(d, lanes));
-  const double e_r = gamma_n(n + 1, U) * (1 + a1) * (1 + U) + U * a1;
-  const double b0 = gamma_n(n + 4, U) * ((1 - eps_share) + a1 * a1) + e_r * (2 * a1 + e_r) +
-                    U * (a1 + e_r) * (a1 + e_r);
-  const double b = b0 + U * ((1 - eps_share) + b0);
-  const double b1 = b + U * (1 + b);
-  AccurateErrorTerms t;
-  t.rho = b1 < 1 ? (1 + U) * (1 + U) / std::sqrt(1 - b1) - 1 : INFINITY;
-  t.eta = (1 + t.rho) * (1 + U) * (1 + U) * (1 + U) - 1;
-  t.A = (1 + t.rho) * (1 + U) * (e_r + gamma_n(2, U) * a1 + U * (a1 + e_r));
-  t.e_m = ((1 + a1) * gamma_n(n + 1, U) * (1 + U) + a1 * U) * std::sqrt(static_cast<double>(d));
-  return t;
+// What the float64 tier of the row is off by: centred_twopass_error
+// (kernels/bounds.cpp has the derivation; docs/accuracy_accurate.md the whole
+// proof) with U = 2^-53 and n = summation_depth(d, lanes) (row_partition.h:
+// 4 accumulators of `lanes` lanes, pairwise lanes, chunks left to right) for
+// the sums of pass B.
+CentredError accurate_error_terms(int64_t d, int64_t lanes, double eps_share) {
+  return centred_twopass_error(static_cast<double>(simd::summation_depth(d, lanes)),
+                               kUnitRoundoff64, eps_share);
 }
 
 // Below 2^-26 |xhat| before the last rounding: what makes y 1 ULP
@@ -108,14 +71,19 @@ constexpr double kXhatRelative = 0x1p-26;
 //  never underflows here): xhat_rel = 2^-26 f with f = (1 + gU(2))(1 + u),
 //  affine_rel = u + gU(2)(1 + u). mean: e_m, then the float64 sum and the
 //  float rounding; rstd = fl32(r^): rho + u (1 + rho).
+// The mean: |m + c - mu| <= e_sigma sigma, and sigma <= min(sqrt(d) mean|x|,
+// mean|x| / kappa) (sigma^2 <= mean x^2 <= max|x| mean|x|; sigma r <= 1), so
+// relative to mean|x| it is e_m := e_sigma min(sqrt(d), 1/kappa).
 Bound accurate_layernorm_fwd_bound(const RowCondition& c) {
   constexpr double U = kUnitRoundoff64, u = kUnitRoundoff;
-  const AccurateErrorTerms t = accurate_error_terms(c.d, simd::kMinLanes, c.eps_share);
+  const CentredError t = accurate_error_terms(c.d, simd::kMinLanes, c.eps_share);
+  const double e_m = t.e_sigma * std::min(std::sqrt(static_cast<double>(c.d)),
+                                          c.kappa > 0 ? 1 / c.kappa : INFINITY);
   const double final_rounding = (1 + gamma_n(2, U)) * (1 + u);
   Bound bound;
   bound.xhat_rel = kXhatRelative * final_rounding;
   bound.affine_rel = u + gamma_n(2, U) * (1 + u);
-  bound.mean_rel = u + (1 + u) * (t.e_m * (1 + U) + U);
+  bound.mean_rel = u + (1 + u) * (e_m * (1 + U) + U);
   bound.stat_rel = t.rho + u * (1 + t.rho);
   bound.underflow_abs = kUnderflowUnit;
   return bound;
@@ -127,7 +95,7 @@ Bound accurate_layernorm_fwd_bound(const RowCondition& c) {
 // |v| >= T (1 + eta) + A implies |xhat| >= (|v| - A) / (1 + eta) >= T. The
 // terms take eps_share = 0, their largest.
 double simd::accurate_exact_below(int64_t d, int64_t lanes) {
-  const AccurateErrorTerms t = accurate_error_terms(d, lanes, 0);
+  const CentredError t = accurate_error_terms(d, lanes, 0);
   const double T = t.A / (kXhatRelative - t.eta);
   return T * (1 + t.eta) + t.A;
 }

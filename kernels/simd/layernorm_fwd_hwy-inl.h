@@ -1,14 +1,22 @@
 // The fast LayerNorm forward row, per target, for float32 or 16-bit storage
-// with float32 math: two passes over the row while it sits in L1 (sum, then
-// sum of squared deviations), a third writes y and prefetches the next row
-// (so the next row's DRAM reads overlap this row's arithmetic instead of
-// following it: about 15% of a memory-bound 4096x4096 call). A constant row (spotted by
-// its tiny squares, then confirmed bit by bit) gets its value as the mean.
-// Chunks hand on their sums as vectors, added in chunk order; the lanes are
-// added once per row. Rows whose float statistics overflow or underflow,
-// and rows holding NaN or inf, take the accurate
-// float64 row instead (layernorm_fwd_accurate-inl.h), which meets a tighter
-// bound and the NaN semantics. The bound is derived in layernorm_fwd_hwy.cpp.
+// with float32 math: the centred two-pass of the accurate row in float32.
+//
+//   m       the mean of the first kPrefixLength elements (float64, then float)
+//   pass B  t_i = x_i - m: S1 = sum t_i and S2 = sum t_i^2 in one pass in L1;
+//           c = S1/d; if 16 c^2 > S2/d, m += c and pass B once more
+//   pass C  y_i = gamma_i fma(x_i - m, r, -c r) + beta_i, prefetching the next
+//           row (its DRAM reads then overlap this row's arithmetic)
+//
+// The mean is carried as m + c: once m is within a quarter sigma of the mean,
+// c is a sum of deviations, so the error of x - mean is about d 2^-24 sigma
+// whatever |mean|/sigma, and the one pass for both sums leaves two passes
+// over the row instead of three. Rows not centred after two passes (|mean|
+// /sigma beyond about 2^21, where a float centre cannot come within a
+// quarter sigma), rows whose float sums overflow or come near underflow, and
+// rows holding NaN or inf take the accurate float64 row
+// (layernorm_fwd_accurate-inl.h), which meets a tighter bound and the NaN
+// semantics. A constant row (tiny squares, then confirmed bit by bit) gets
+// its value as the mean. The bound is derived in layernorm_fwd_hwy.cpp.
 #if defined(NORMCHECK_SIMD_LAYERNORM_FWD_HWY_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef NORMCHECK_SIMD_LAYERNORM_FWD_HWY_INL_H_
 #undef NORMCHECK_SIMD_LAYERNORM_FWD_HWY_INL_H_
@@ -31,26 +39,6 @@
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
-// Pass 1 on a chunk: the sum (4 accumulators), per lane.
-template <typename T>
-LaneSums FastSumChunk(const T* HWY_RESTRICT x, size_t n) {
-  const hn::ScalableTag<float> d;
-  const size_t N = hn::Lanes(d);
-  auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-  size_t i = 0;
-  for (; i + 4 * N <= n; i += 4 * N) {
-    a0 = hn::Add(a0, LoadAsFloat(d, x + i));
-    a1 = hn::Add(a1, LoadAsFloat(d, x + i + N));
-    a2 = hn::Add(a2, LoadAsFloat(d, x + i + 2 * N));
-    a3 = hn::Add(a3, LoadAsFloat(d, x + i + 3 * N));
-  }
-  for (; i + N <= n; i += N) a0 = hn::Add(a0, LoadAsFloat(d, x + i));
-  if (i < n) a0 = hn::Add(a0, LoadAsFloatTail(d, x + i, n - i));
-  LaneSums out;
-  hn::Store(hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)), d, out.lane);
-  return out;
-}
-
 // Whether all n elements have the same bits (usually settled by the second).
 template <typename T>
 bool AllSameBits(const T* HWY_RESTRICT x, int64_t n) {
@@ -60,48 +48,56 @@ bool AllSameBits(const T* HWY_RESTRICT x, int64_t n) {
   return true;
 }
 
-// Pass 2 on a chunk: sum of (x_i - m)^2 (4 accumulators, fused multiply-add),
-// per lane.
+// Per-lane sums of t_i = x_i - m and of t_i^2 over a chunk.
+struct CentredLaneSums {
+  LaneSums sum, squares;
+};
+
+// Pass B on a chunk: the sums of t_i = x_i - m and t_i^2, each with 4
+// accumulators (the order summation_depth assumes), per lane.
 template <typename T>
-LaneSums FastSquaresChunk(const T* HWY_RESTRICT x, size_t n, float m) {
+CentredLaneSums FastCentredChunk(const T* HWY_RESTRICT x, size_t n, float m) {
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
   const auto mean = hn::Set(d, m);
-  auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-  const auto square = [&](auto& acc, auto v) {
-    const auto t = hn::Sub(v, mean);
-    acc = hn::MulAdd(t, t, acc);
-  };
+  auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
+  auto q0 = hn::Zero(d), q1 = hn::Zero(d), q2 = hn::Zero(d), q3 = hn::Zero(d);
+  const auto deviation = [&](size_t i) { return hn::Sub(LoadAsFloat(d, x + i), mean); };
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
-    square(a0, LoadAsFloat(d, x + i));
-    square(a1, LoadAsFloat(d, x + i + N));
-    square(a2, LoadAsFloat(d, x + i + 2 * N));
-    square(a3, LoadAsFloat(d, x + i + 3 * N));
+    const auto t0 = deviation(i), t1 = deviation(i + N), t2 = deviation(i + 2 * N),
+               t3 = deviation(i + 3 * N);
+    s0 = hn::Add(s0, t0), s1 = hn::Add(s1, t1), s2 = hn::Add(s2, t2), s3 = hn::Add(s3, t3);
+    q0 = hn::MulAdd(t0, t0, q0), q1 = hn::MulAdd(t1, t1, q1);
+    q2 = hn::MulAdd(t2, t2, q2), q3 = hn::MulAdd(t3, t3, q3);
   }
-  for (; i + N <= n; i += N) square(a0, LoadAsFloat(d, x + i));
-  if (i < n) {  // padding lanes would add m^2: zero their deviation
+  for (; i + N <= n; i += N) {
+    const auto t = deviation(i);
+    s0 = hn::Add(s0, t), q0 = hn::MulAdd(t, t, q0);
+  }
+  if (i < n) {  // the padding lanes would contribute -m: zero them
     const auto t = hn::IfThenElseZero(hn::FirstN(d, n - i),
                                       hn::Sub(LoadAsFloatTail(d, x + i, n - i), mean));
-    a0 = hn::MulAdd(t, t, a0);
+    s0 = hn::Add(s0, t), q0 = hn::MulAdd(t, t, q0);
   }
-  LaneSums out;
-  hn::Store(hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)), d, out.lane);
+  CentredLaneSums out;
+  hn::Store(hn::Add(hn::Add(s0, s1), hn::Add(s2, s3)), d, out.sum.lane);
+  hn::Store(hn::Add(hn::Add(q0, q1), hn::Add(q2, q3)), d, out.squares.lane);
   return out;
 }
 
-// Pass 3 on a chunk: y = gamma * ((x - m) * r) + beta; gamma/beta may be null.
-// `prefetch` (may be null) is the next row's chunk, fetched meanwhile.
+// Pass C on a chunk: y = gamma * fma(x - m, r, -c r) + beta; gamma/beta may
+// be null. `prefetch` (may be null) is the next row's chunk, fetched meanwhile.
 template <typename T>
 void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                      const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, size_t n, float m,
-                     float r, bool stream, const T* prefetch) {
+                     float c, float r, bool stream, const T* prefetch) {
   const hn::ScalableTag<float> d;
-  const auto mean = hn::Set(d, m), scale = hn::Set(d, r);
+  const auto mean = hn::Set(d, m), shift = hn::Set(d, -(c * r)), scale = hn::Set(d, r);
   const auto one = hn::Set(d, 1.0f), zero = hn::Zero(d);
   const auto xhat = [&](size_t i, size_t count) {
     if (prefetch) hwy::Prefetch(prefetch + i);
-    return hn::Mul(hn::Sub(LoadAsFloatN(d, x + i, count), mean), scale);
+    return hn::MulAdd(hn::Sub(LoadAsFloatN(d, x + i, count), mean), scale, shift);
   };
   if (!gamma && !beta) {
     WriteRow(d, y, n, stream, xhat);
@@ -115,53 +111,57 @@ void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
 
 // One row of the fast kernel; kSplit spreads its chunks over the pool with the
 // same result. mean/rstd/next_row may be null; next_row (the row computed
-// after this one) is prefetched in pass 3.
+// after this one) is prefetched in pass C.
 template <bool kSplit, typename T>
 void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
              const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, float* mean, float* rstd,
              int64_t cols, float eps, bool stream, const T* next_row) {
   const int64_t chunks = ceil_div(cols, kChunk);
   const hn::ScalableTag<float> df;
-  auto lanes = hn::Zero(df);
-  fold_chunks<kSplit>(
-      chunks, [&](int64_t ch) { return FastSumChunk(x + ch * kChunk, chunk_length(cols, ch)); },
-      [&](const LaneSums& part) { lanes = hn::Add(lanes, hn::Load(df, part.lane)); });
-  const float sum = SumLanesPairwise(df, lanes);
   const float d = static_cast<float>(cols);
-  float m = sum / d;
-  float squares = 0;
-  if (std::isfinite(sum)) {
-    lanes = hn::Zero(df);
+  const size_t prefix = static_cast<size_t>(std::min<int64_t>(cols, kPrefixLength));
+  float m = static_cast<float>(AccurateSumChunk(x, prefix) / static_cast<double>(prefix));
+  float c = 0, squares = 0;  // the mean of t = x - m, the sum of t^2
+  bool centred = false, finite = std::isfinite(m);
+  for (int pass = 0; pass < 2 && finite && !centred; ++pass) {
+    if (pass == 1) m += c;
+    auto sum_lanes = hn::Zero(df), square_lanes = hn::Zero(df);
     fold_chunks<kSplit>(
         chunks,
-        [&](int64_t ch) { return FastSquaresChunk(x + ch * kChunk, chunk_length(cols, ch), m); },
-        [&](const LaneSums& part) { lanes = hn::Add(lanes, hn::Load(df, part.lane)); });
-    squares = SumLanesPairwise(df, lanes);
+        [&](int64_t ch) { return FastCentredChunk(x + ch * kChunk, chunk_length(cols, ch), m); },
+        [&](const CentredLaneSums& part) {
+          sum_lanes = hn::Add(sum_lanes, hn::Load(df, part.sum.lane));
+          square_lanes = hn::Add(square_lanes, hn::Load(df, part.squares.lane));
+        });
+    const float sum = SumLanesPairwise(df, sum_lanes);
+    squares = SumLanesPairwise(df, square_lanes);
+    finite = std::isfinite(sum) && std::isfinite(squares);
+    c = sum / d;
+    centred = finite && CenteredEnough(c, squares / d);
   }
-  // A constant row's mean must be its value (the rounded sum / d need not be,
-  // and would leave a spurious variance). Its squares are at most
-  // d (g(n+1) m)^2, far below this threshold; only then compare the bits.
-  bool constant = false;
-  if (std::isfinite(sum) && squares <= d * (0x1p-8f * m) * (0x1p-8f * m) && AllSameBits(x, cols)) {
-    constant = true;
+  // A constant row's prefix mean is its value (a float64 sum of equal floats
+  // is exact), but a row of tiny deviations has tiny squares too: the bits
+  // decide.
+  if (finite && squares < 0x1p-80f * d && AllSameBits(x, cols)) {
     m = hn::GetLane(LoadAsFloatTail(df, x, 1));
+    c = 0;
     squares = 0;
-  }
-  // Float statistics are trusted when the sums stayed finite and the squares
-  // did not come near underflow (>= 2^-80 d keeps the loss below 2^-70
-  // relative); otherwise (NaN/inf in the row, overflow, underflow) the row is
-  // recomputed in float64.
-  const bool trusted = std::isfinite(sum) && std::isfinite(squares) &&
-                       (constant || squares >= 0x1p-80f * d);
-  if (!trusted) {
+    centred = true;
+  } else if (!finite || !centred || squares < 0x1p-80f * d) {
+    // NaN/inf in the row, float overflow, no float centre near enough (see
+    // the top of this file), or squares near underflow (>= 2^-80 d keeps
+    // the loss below 2^-69 relative): the float64 row.
     AccurateRow<kSplit>(accurate_exact_below(cols, hn::Lanes(hn::ScalableTag<double>())), x, gamma,
                         beta, y, mean, rstd, cols, eps, stream, next_row);
     return;
   }
-  const float r = 1.0f / std::sqrt(squares / d + eps);
+  // S2/d >= c^2 in exact arithmetic (Cauchy-Schwarz); clamping a rounded
+  // negative only moves var toward the true value (>= 0).
+  const float var = std::max(0.0f, squares / d - c * c);
+  const float r = 1.0f / std::sqrt(var + eps);
   for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
     FastOutputChunk(x + ch * kChunk, chunk_start(gamma, ch), chunk_start(beta, ch),
-                    y + ch * kChunk, chunk_length(cols, ch), m, r, stream,
+                    y + ch * kChunk, chunk_length(cols, ch), m, c, r, stream,
                     chunk_start(next_row, ch));
     // Non-temporal stores must be fenced before another thread reads y: once
     // per row (a fence per chunk cost 30% of a memory-bound call), or per
@@ -169,7 +169,7 @@ void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
     if (kSplit && stream) hwy::FlushStream();
   });
   if (!kSplit && stream) hwy::FlushStream();
-  if (mean) *mean = m;
+  if (mean) *mean = m + c;
   if (rstd) *rstd = r;
 }
 

@@ -22,6 +22,7 @@ void LayerNormFwdHwy(const float* x, const float* gamma, const float* beta, floa
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <algorithm>
 #include <cmath>
 
 #include "normcheck/bounds.h"
@@ -38,40 +39,37 @@ void layernorm_fwd_hwy(const float* x, const float* gamma, const float* beta, fl
   HWY_DYNAMIC_DISPATCH(LayerNormFwdHwy)(x, gamma, beta, y, mean, rstd, rows, cols, eps);
 }
 
-// The bound of the float32 two-pass row (rows that fall back to float64 meet
+// The bound of the float32 centred row (rows that fall back to float64 meet
 // accurate_layernorm_fwd_bound, which is tighter in every coefficient).
-// u = 2^-24, g(k) = gamma_k, n = summation_depth(d) (row_partition.h; the
-// lane-parallel, chunked sums), e = m - mu, alpha = |e| r.
-//  mean  m = fl(fl(sum x)/d): |e| <= g(n+1) mean|x|, so alpha <= g(n+1) kappa
-//        (constant rows: m is their value, e = 0).
-//  var   t_i = fl(x_i - m) = (x_i - m)(1+d_i); each t_i^2 is rounded at most
-//        once (mul + add without FMA) and summed with depth n, then / d:
-//        v = (var + e^2)(1 + th(n+4)).
-//  r     w = fl(v + eps): |w r^2 - 1| <= g(n+5)(1 - eps_share) + u eps_share
-//        + alpha^2 (1 + g(n+5)) =: beta; sqrt and the division round once each:
-//        |r^/r - 1| <= (1 - beta)^-1/2 (1 + u)^2 - 1 =: rho.
-//  xhat  fl(t_i r^) = (xhat_i - e r)(1 + d)(1 + d')(1 + rho):
-//        |xh - xhat| <= tau (|xhat| + alpha) + alpha, tau = (1+u)^2 (1+rho) - 1.
-//  y     fl(gamma xh + beta) (FMA, or mul + add: g(2)): the xhat error grows
-//        by (1+u)^2, plus g(2)(|gamma xhat| + |beta|). Underflow: xh may be
-//        off by 2^-150 more (scaled by gamma: in xhat_abs), y by 2^-150
-//        (underflow_abs).
-// The row range is all of float: rows whose float sums overflow or underflow
-// are recomputed in float64.
+// centred_twopass_error (kernels/bounds.cpp) with u = 2^-24 and n =
+// summation_depth(d) (row_partition.h; the lane-parallel, chunked sums) gives
+// a1, rho and |v - xhat| <= eta |xhat| + A for v = fma(fl(x - m), r^,
+// -fl(c r^)) (d < 2^24, exact in float), none of them depending on kappa.
+// The rest:
+//  underflow  squares t_i^2 that underflow lose < 2^-149 each, at most
+//        d 2^-149 <= 2^-69 S2 (rows with S2 < 2^-80 d take the float64 row),
+//        and a subnormal c^2 loses 2^-150 <= 2^-69 q (16 c^2 <= q): each is
+//        less than the u that one more rounding adds to g(n+4), so the terms
+//        are taken at depth n + 2. A subnormal fl(c r^) or v is off by 2^-150
+//        more each: 2^-149 in xhat_abs.
+//  y     fl(gamma v + beta) (FMA, or mul + add: g(2)): |gamma| (A + eta |xhat|
+//        + 2^-149)(1 + g(2)) + g(2)(|gamma xhat| + |beta|), and 2^-150 if y is
+//        subnormal (underflow_abs).
+//  mean  fl(m + c): |m + c - mu| <= e_sigma sigma <= e_sigma min(sqrt(d),
+//        1/kappa) mean|x| =: e_m mean|x|, then u: (1 + u) e_m + u.
+//  rstd  rho.
 Bound hwy_layernorm_fwd_bound(const RowCondition& c) {
   constexpr double u = kUnitRoundoff;
   const double n = static_cast<double>(summation_depth(c.d, kMinLanes));
-  const double alpha = gamma_n(n + 1, u) * c.kappa;
-  const double beta = gamma_n(n + 5, u) * (1 - c.eps_share) + u * c.eps_share +
-                      alpha * alpha * (1 + gamma_n(n + 5, u));
-  const double rho = beta < 1 ? (1 + u) * (1 + u) / std::sqrt(1 - beta) - 1 : INFINITY;
-  const double tau = (1 + u) * (1 + u) * (1 + rho) - 1;
+  const CentredError e = centred_twopass_error(n + 2, u, c.eps_share);
+  const double e_m = e.e_sigma * std::min(std::sqrt(static_cast<double>(c.d)),
+                                          c.kappa > 0 ? 1 / c.kappa : INFINITY);
   Bound bound;
-  bound.xhat_abs = (alpha + tau * alpha + kUnderflowUnit) * (1 + u) * (1 + u);
-  bound.xhat_rel = tau * (1 + u) * (1 + u);
+  bound.xhat_abs = (e.A + 2 * kUnderflowUnit) * (1 + gamma_n(2, u));
+  bound.xhat_rel = e.eta * (1 + gamma_n(2, u));
   bound.affine_rel = gamma_n(2, u);
-  bound.mean_rel = gamma_n(n + 1, u);
-  bound.stat_rel = rho;
+  bound.mean_rel = (1 + u) * e_m + u;
+  bound.stat_rel = e.rho;
   bound.underflow_abs = kUnderflowUnit;
   return bound;
 }
@@ -84,8 +82,9 @@ constinit const Kernel kLayerNormFwdHwy{
     .op = Op::layernorm_fwd,
     .origin = Origin::ours,
     .dtype = DType::f32,
-    .algorithm = "Highway SIMD (run-time dispatch), two-pass float in L1, lane-parallel sums; "
-                 "threaded over rows or chunks; float64 fallback for overflow/underflow rows",
+    .algorithm = "Highway SIMD (run-time dispatch), centred two-pass float in L1 (mean as m + c, "
+                 "sum and squares in one pass), lane-parallel sums; threaded over rows or chunks; "
+                 "float64 fallback for uncentred, overflow and underflow rows",
     .fn = &simd::layernorm_fwd_hwy,
     .bound = &simd::hwy_layernorm_fwd_bound,
 };

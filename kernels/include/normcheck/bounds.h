@@ -100,6 +100,22 @@ Bound subtract_then_scale_bound(const MomentsError& m, RelErr rstd, int extra_pr
 // cancellation costs.
 Bound scale_bias_bound(const MomentsError& m, RelErr rstd, const RowCondition& c);
 
+// Centred two-pass moments (the Highway forward kernels: layernorm_fwd.hwy in
+// float32, layernorm_fwd.accurate in float64; docs/accuracy_accurate.md):
+// t_i = fl(x_i - m) about a centre m, S1 = sum t_i, S2 = sum t_i^2 with
+// summation depth n, c = fl(S1/d), q = fl(S2/d), kept only once
+// 16 fl(c^2) <= q; var^ = fl(q - fl(c^2)) clamped at 0, r^ = fl(1/fl(sqrt(
+// fl(var^ + eps)))), v = fl(fl(t r^) - fl(c r^)) (or an fma), in arithmetic
+// of unit roundoff `unit`. Quantities in units of the exact r, sigma or xhat.
+struct CentredError {
+  double a1;       // |m - mu| r, bounded by the centring test alone
+  double e_r;      // |c - (mu - m)| r
+  double rho;      // |r^/r - 1|
+  double eta, A;   // |v - xhat| <= eta |xhat| + A
+  double e_sigma;  // |m + c - mu| / sigma
+};
+CentredError centred_twopass_error(double n, double unit, double eps_share);
+
 // The element-wise max of two bounds: what either of two algorithms meets.
 Bound bound_max(const Bound& a, const Bound& b);
 
