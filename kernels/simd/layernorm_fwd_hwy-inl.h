@@ -110,12 +110,12 @@ void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
 }
 
 // One row of the fast kernel; kSplit spreads its chunks over the pool with the
-// same result. mean/rstd/next_row may be null; next_row (the row computed
-// after this one) is prefetched in pass C.
+// same result. mean/rstd may be null; the next row (ahead.next) is prefetched
+// in pass C.
 template <bool kSplit, typename T>
 void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
              const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, float* mean, float* rstd,
-             int64_t cols, float eps, bool stream, const T* next_row) {
+             int64_t cols, float eps, bool stream, RowsAhead<T> ahead) {
   const int64_t chunks = ceil_div(cols, kChunk);
   const hn::ScalableTag<float> df;
   const float d = static_cast<float>(cols);
@@ -152,7 +152,7 @@ void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
     // the top of this file), or squares near underflow (>= 2^-80 d keeps
     // the loss below 2^-69 relative): the float64 row.
     AccurateRow<kSplit>(accurate_exact_below(cols, hn::Lanes(hn::ScalableTag<double>())), x, gamma,
-                        beta, y, mean, rstd, cols, eps, stream, next_row);
+                        beta, y, mean, rstd, cols, eps, stream, ahead);
     return;
   }
   // S2/d >= c^2 in exact arithmetic (Cauchy-Schwarz); clamping a rounded
@@ -162,7 +162,7 @@ void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
   for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
     FastOutputChunk(x + ch * kChunk, chunk_start(gamma, ch), chunk_start(beta, ch),
                     y + ch * kChunk, chunk_length(cols, ch), m, c, r, stream,
-                    chunk_start(next_row, ch));
+                    chunk_start(ahead.next, ch));
     // Non-temporal stores must be fenced before another thread reads y: once
     // per row (a fence per chunk cost 30% of a memory-bound call), or per
     // chunk when chunks are tasks that may end on different threads.

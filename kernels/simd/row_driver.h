@@ -34,23 +34,34 @@ void for_each_row(int64_t rows, int64_t cols, const RowFn& row) {
   });
 }
 
+// The rows a row computation may prefetch: the next one and the one after
+// it (null where there is none, and for split rows, whose chunks run on
+// several threads).
+template <typename T>
+struct RowsAhead {
+  const T* next = nullptr;
+  const T* after_next = nullptr;
+};
+
 // The LayerNorm forward kernels' row loop, for every row algorithm (FastRow,
 // AccurateRow) and storage type T: calls
 //   row_fn.template operator()<kSplit>(x_row, gamma, beta, y_row, mean_slot,
-//                                      rstd_slot, cols, eps, stream, next_row)
+//                                      rstd_slot, cols, eps, stream, ahead)
 // where mean_slot/rstd_slot are null when mean/rstd are, `stream` asks for
-// non-temporal stores (outputs too large to stay cached), and next_row (null
-// for a split row and for the last row) is prefetched while the row is written.
+// non-temporal stores (outputs too large to stay cached), and `ahead`
+// (RowsAhead) points at the rows computed next, to prefetch.
 template <typename T, class RowFn>
 void for_each_layernorm_fwd_row(const RowFn& row_fn, const T* x, const float* gamma,
                                 const float* beta, T* y, float* mean, float* rstd, int64_t rows,
                                 int64_t cols, float eps) {
   const bool stream = rows * cols * int64_t{sizeof(T)} >= kStreamOutputBytes;
   for_each_row(rows, cols, [&]<bool kSplit>(int64_t r) {
+    RowsAhead<T> ahead;
+    if (!kSplit && r + 1 < rows) ahead.next = x + (r + 1) * cols;
+    if (!kSplit && r + 2 < rows) ahead.after_next = x + (r + 2) * cols;
     row_fn.template operator()<kSplit>(x + r * cols, gamma, beta, y + r * cols,
                                        mean ? mean + r : nullptr, rstd ? rstd + r : nullptr, cols,
-                                       eps, stream,
-                                       !kSplit && r + 1 < rows ? x + (r + 1) * cols : nullptr);
+                                       eps, stream, ahead);
   });
 }
 
