@@ -22,7 +22,8 @@ std::span<const PropertyDef> property_table() {
   // Cheapest and most general first: the negative controls stop at the first
   // property that catches a kernel.
   static const std::vector<PropertyDef> table = {
-      kWithinBound,       kNonfinitePropagation, kShiftInvariance,        kScaleInvariance,
+      kWithinBound,       kWithinUlpPromise,     kNonfinitePropagation,   kShiftInvariance,
+      kScaleInvariance,
       kNegationSymmetry,  kPermutationEquivariance, kNormalizedMoments,   kGradientOrthogonality,
   };
   return table;

@@ -31,6 +31,7 @@ GenOptions finite_options_for(const Kernel& kernel);
 
 // The properties, one file each (properties/*_property.cpp).
 extern const PropertyDef kWithinBound;
+extern const PropertyDef kWithinUlpPromise;
 extern const PropertyDef kNonfinitePropagation;
 extern const PropertyDef kShiftInvariance;
 extern const PropertyDef kScaleInvariance;

@@ -19,5 +19,6 @@ Kernel std_plus_eps_kernel();           // (x - mu) / (sigma + eps), seed 001's 
 Kernel mean_skips_tail_kernel();        // a vector loop that forgets the d mod 8 tail in the mean
 Kernel no_projection_backward_kernel(); // dx without the - xhat mean(g xhat) term
 Kernel rmsnorm_eps_outside_kernel();    // 1 / (rms + eps) instead of 1 / sqrt(ms + eps)
+Kernel overpromises_one_ulp_kernel();   // the float two-pass claiming layernorm_fwd.accurate's 1 ULP
 
 }  // namespace normcheck::broken

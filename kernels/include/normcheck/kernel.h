@@ -140,6 +140,10 @@ struct Kernel {
   BoundFn bound;               // the a-priori bound the checks hold it to
   InputRange range = {};
   DeclineFn declines = nullptr;  // nullptr: accepts every shape
+  // LayerNorm forward only: y within this many ULP of the exact y with
+  // gamma = 1, beta = 0, for every finite row (0: no such promise beyond the
+  // bound). The property suite's within_ulp_promise holds the kernel to it.
+  double ulp_promise = 0;
 };
 
 // Every built-in kernel, in the order of kernels/registry.cpp.
