@@ -50,6 +50,15 @@
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
+// The float64 vectors of the accurate row: at most 4 lanes. On AVX-512 (AMD
+// Zen 4 here) the 512-bit float<->double conversions cost more than two
+// 256-bit ones: the row ran at 0.87 of the fast kernel's throughput with
+// 8 lanes and above it with 4 (4096x4096, interleaved runs).
+using AccurateD = hn::CappedTag<double, 4>;
+
+// The lanes of AccurateD on this target: accurate_exact_below's `lanes`.
+inline size_t AccurateLanes() { return hn::Lanes(AccurateD()); }
+
 // The first centre m is the mean of this many leading elements (fewer in a
 // shorter row).
 inline constexpr size_t kPrefixLength = 64;
@@ -68,7 +77,7 @@ struct DeviationSums {
 // extended-real mean of a row holding NaN or inf).
 template <typename T>
 double AccurateSumChunk(const T* HWY_RESTRICT x, size_t n) {
-  const hn::ScalableTag<double> dd;
+  const AccurateD dd;
   const hn::Rebind<float, decltype(dd)> df;
   const size_t N = hn::Lanes(dd);
   auto a0 = hn::Zero(dd), a1 = hn::Zero(dd), a2 = hn::Zero(dd), a3 = hn::Zero(dd);
@@ -93,7 +102,7 @@ double AccurateSumChunk(const T* HWY_RESTRICT x, size_t n) {
 template <typename T>
 DeviationSums AccurateDeviationChunk(const T* HWY_RESTRICT x, size_t n, double m,
                                      const T* prefetch) {
-  const hn::ScalableTag<double> dd;
+  const AccurateD dd;
   const hn::Rebind<float, decltype(dd)> df;
   const size_t N = hn::Lanes(dd);
   const auto mean = hn::Set(dd, m);
@@ -136,14 +145,13 @@ DeviationSums AccurateDeviationChunk(const T* HWY_RESTRICT x, size_t n, double m
 // 4096x4096 call ran at 0.86 to 0.92 of the fast kernel's throughput, 0.79
 // to 0.85 with pass B's alone (interleaved runs, same session).
 //
-// Two float64 vectors make one full float vector, so y leaves in whole
-// vector stores (on AVX-512, 64-byte non-temporal stores of whole lines:
-// half-line ones made this pass 1.7x slower on a memory-bound call).
+// Two float64 vectors make one full float vector of AccurateD's float
+// width, so y leaves in whole vector stores (non-temporal for large outputs).
 template <typename T>
 double AccurateOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                            const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, size_t n, double m,
                            double c, double r, bool stream, const T* prefetch) {
-  const hn::ScalableTag<double> dd;
+  const AccurateD dd;
   const hn::Rebind<float, decltype(dd)> dh;  // as many floats as doubles
   const auto mean = hn::Set(dd, m), shift = hn::Set(dd, -(c * r)), scale = hn::Set(dd, r);
   // Elements [i, i + count) as float64 (count may be 0: zeros, no access).
@@ -220,7 +228,7 @@ struct SplitRowSum {
 
 template <typename T>
 SplitRowSum SplitSum(const T* HWY_RESTRICT x, size_t n, double max_abs_bound) {
-  const hn::ScalableTag<double> dd;
+  const AccurateD dd;
   const hn::Rebind<float, decltype(dd)> df;
   const size_t N = hn::Lanes(dd);
   const int log2_2d = 64 - std::countl_zero(static_cast<uint64_t>(2 * n - 1));  // 2^log2_2d >= 2n
@@ -272,7 +280,7 @@ template <typename T>
 void AccurateExactTier(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                        const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, int64_t cols, double m,
                        double c, double r, double exact_below, double max_abs_bound) {
-  const hn::ScalableTag<double> dd;
+  const AccurateD dd;
   const hn::Rebind<float, decltype(dd)> df;
   const size_t N = hn::Lanes(dd), n = static_cast<size_t>(cols);
   ExactRowSum exact;
@@ -303,7 +311,7 @@ inline bool CenteredEnough(double c, double mean_square) { return 16 * (c * c) <
 // One row (cols elements) of the accurate kernel; kSplit spreads its chunks
 // over the pool with the same result. mean/rstd may be null; the next row
 // (ahead.next) is prefetched in pass B, the one after it in pass C.
-// exact_below is accurate_exact_below(cols, Lanes(ScalableTag<double>)):
+// exact_below is accurate_exact_below(cols, AccurateLanes()):
 // elements whose computed |xhat| is smaller go through the exact tier.
 template <bool kSplit, typename T>
 void AccurateRow(double exact_below, const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,

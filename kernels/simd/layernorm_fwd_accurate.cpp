@@ -16,7 +16,7 @@ namespace normcheck::simd::HWY_NAMESPACE {
 
 void LayerNormFwdAccurate(const float* x, const float* gamma, const float* beta, float* y,
                           float* mean, float* rstd, int64_t rows, int64_t cols, float eps) {
-  const double exact_below = accurate_exact_below(cols, hn::Lanes(hn::ScalableTag<double>()));
+  const double exact_below = accurate_exact_below(cols, AccurateLanes());
   for_each_layernorm_fwd_row(
       [exact_below]<bool kSplit>(auto... row_args) { AccurateRow<kSplit>(exact_below, row_args...); },
       x, gamma, beta, y, mean, rstd, rows, cols, eps);

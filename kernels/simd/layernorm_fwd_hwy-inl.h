@@ -151,7 +151,7 @@ void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
     // NaN/inf in the row, float overflow, no float centre near enough (see
     // the top of this file), or squares near underflow (>= 2^-80 d keeps
     // the loss below 2^-69 relative): the float64 row.
-    AccurateRow<kSplit>(accurate_exact_below(cols, hn::Lanes(hn::ScalableTag<double>())), x, gamma,
+    AccurateRow<kSplit>(accurate_exact_below(cols, AccurateLanes()), x, gamma,
                         beta, y, mean, rstd, cols, eps, stream, ahead);
     return;
   }

@@ -46,11 +46,12 @@ Problem shifted_rows(double center, double scale, int64_t rows, int64_t d, float
   return p;
 }
 
-// The threshold of the exact tier on the target with the most float64 lanes
-// (8, AVX-512): the smallest any target uses. An element with |xhat| below
-// half of it has a computed |xhat| below the threshold on every target (the
-// float64 tier is off by far less than that), so the exact tier computes it.
-double smallest_exact_tier_threshold(int64_t d) { return simd::accurate_exact_below(d, 8); }
+// The threshold of the exact tier with the most float64 lanes the kernel uses
+// (4: AVX2, and AVX-512 capped at 256 bits): the smallest any target uses.
+// An element with |xhat| below half of it has a computed |xhat| below the
+// threshold on every target (the float64 tier is off by far less than that),
+// so the exact tier computes it.
+double smallest_exact_tier_threshold(int64_t d) { return simd::accurate_exact_below(d, 4); }
 
 struct UlpCheck {
   double max_ulp = 0;          // over every element of y
