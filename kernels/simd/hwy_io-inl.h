@@ -151,6 +151,26 @@ HWY_INLINE void StoreFromFloatTail(D d, hn::Vec<D> v, T* HWY_RESTRICT p, size_t 
   std::memcpy(p, buffer, count * sizeof(T));
 }
 
+// Lanes(d) elements at p (float, bf16 or f16 storage) as d's lanes: float,
+// or float64 (every stored value is exact in both); the Tail form loads
+// count < Lanes(d) elements and zeros the rest.
+template <class D, typename T>
+HWY_INLINE hn::Vec<D> LoadWidened(D d, const T* HWY_RESTRICT p) {
+  if constexpr (std::is_same_v<hn::TFromD<D>, float>) {
+    return LoadAsFloat(d, p);
+  } else {
+    return hn::PromoteTo(d, LoadAsFloat(hn::Rebind<float, D>(), p));
+  }
+}
+template <class D, typename T>
+HWY_INLINE hn::Vec<D> LoadWidenedTail(D d, const T* HWY_RESTRICT p, size_t count) {
+  if constexpr (std::is_same_v<hn::TFromD<D>, float>) {
+    return LoadAsFloatTail(d, p, count);
+  } else {
+    return hn::PromoteTo(d, LoadAsFloatTail(hn::Rebind<float, D>(), p, count));
+  }
+}
+
 // The `count` (<= Lanes(d)) elements at p: a whole vector, or a row's tail
 // with the lanes from count on zero.
 template <class D, typename T>

@@ -78,40 +78,36 @@ struct DeviationSums {
 template <typename T>
 double AccurateSumChunk(const T* HWY_RESTRICT x, size_t n) {
   const AccurateD dd;
-  const hn::Rebind<float, decltype(dd)> df;
   const size_t N = hn::Lanes(dd);
   auto a0 = hn::Zero(dd), a1 = hn::Zero(dd), a2 = hn::Zero(dd), a3 = hn::Zero(dd);
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
-    a0 = hn::Add(a0, hn::PromoteTo(dd, LoadAsFloat(df, x + i)));
-    a1 = hn::Add(a1, hn::PromoteTo(dd, LoadAsFloat(df, x + i + N)));
-    a2 = hn::Add(a2, hn::PromoteTo(dd, LoadAsFloat(df, x + i + 2 * N)));
-    a3 = hn::Add(a3, hn::PromoteTo(dd, LoadAsFloat(df, x + i + 3 * N)));
+    a0 = hn::Add(a0, LoadWidened(dd, x + i));
+    a1 = hn::Add(a1, LoadWidened(dd, x + i + N));
+    a2 = hn::Add(a2, LoadWidened(dd, x + i + 2 * N));
+    a3 = hn::Add(a3, LoadWidened(dd, x + i + 3 * N));
   }
-  for (; i + N <= n; i += N) a0 = hn::Add(a0, hn::PromoteTo(dd, LoadAsFloat(df, x + i)));
-  if (i < n) a0 = hn::Add(a0, hn::PromoteTo(dd, LoadAsFloatTail(df, x + i, n - i)));
+  for (; i + N <= n; i += N) a0 = hn::Add(a0, LoadWidened(dd, x + i));
+  if (i < n) a0 = hn::Add(a0, LoadWidenedTail(dd, x + i, n - i));
   return SumLanesPairwise(dd, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)));
 }
 
-// Pass B on one chunk: the sums of t_i = x_i - m and of t_i^2, each with 4
-// accumulators (the summation order summation_depth assumes). `prefetch`
-// (may be null) is the next row's chunk, fetched meanwhile: this pass only
-// reads what is already in cache, pass C writes y to memory, so fetching
-// here keeps the memory busy in both (on a memory-bound 4096x4096 call,
-// 1.2x the throughput of fetching in pass C, measured under load).
-template <typename T>
-DeviationSums AccurateDeviationChunk(const T* HWY_RESTRICT x, size_t n, double m,
-                                     const T* prefetch) {
-  const AccurateD dd;
-  const hn::Rebind<float, decltype(dd)> df;
-  const size_t N = hn::Lanes(dd);
-  const auto mean = hn::Set(dd, m);
-  auto s0 = hn::Zero(dd), s1 = hn::Zero(dd), s2 = hn::Zero(dd), s3 = hn::Zero(dd);
-  auto q0 = hn::Zero(dd), q1 = hn::Zero(dd), q2 = hn::Zero(dd), q3 = hn::Zero(dd);
-  const auto deviation = [&](size_t i) { return hn::Sub(hn::PromoteTo(dd, LoadAsFloat(df, x + i)), mean); };
+// Pass B on one chunk, for the fast (float) and the accurate (float64) rows:
+// the sums of t_i = x_i - m and of t_i^2 in d's lanes, each with 4
+// accumulators (the summation order summation_depth assumes), into
+// sum/squares per lane. `prefetch` (may be null) is the next row's chunk,
+// fetched meanwhile.
+template <class D, typename T>
+HWY_INLINE void CentredSumsChunk(D d, const T* HWY_RESTRICT x, size_t n, hn::TFromD<D> m,
+                                 const T* prefetch, hn::Vec<D>& sum, hn::Vec<D>& squares) {
+  const size_t N = hn::Lanes(d);
+  const auto mean = hn::Set(d, m);
+  auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
+  auto q0 = hn::Zero(d), q1 = hn::Zero(d), q2 = hn::Zero(d), q3 = hn::Zero(d);
+  const auto deviation = [&](size_t i) { return hn::Sub(LoadWidened(d, x + i), mean); };
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
-    if (prefetch) {  // 4N floats or 16-bit values: at most two cache lines
+    if (prefetch) {  // 4N floats or 16-bit values of float64 lanes: at most two lines
       hwy::Prefetch(prefetch + i);
       hwy::Prefetch(prefetch + i + 2 * N);
     }
@@ -126,13 +122,28 @@ DeviationSums AccurateDeviationChunk(const T* HWY_RESTRICT x, size_t n, double m
     s0 = hn::Add(s0, t), q0 = hn::MulAdd(t, t, q0);
   }
   if (i < n) {  // the padding lanes would contribute -m: zero them
-    const auto t = hn::IfThenElseZero(
-        hn::FirstN(dd, n - i), hn::Sub(hn::PromoteTo(dd, LoadAsFloatTail(df, x + i, n - i)), mean));
+    const auto t = hn::IfThenElseZero(hn::FirstN(d, n - i),
+                                      hn::Sub(LoadWidenedTail(d, x + i, n - i), mean));
     s0 = hn::Add(s0, t), q0 = hn::MulAdd(t, t, q0);
   }
+  sum = hn::Add(hn::Add(s0, s1), hn::Add(s2, s3));
+  squares = hn::Add(hn::Add(q0, q1), hn::Add(q2, q3));
+}
+
+// Pass B of the accurate row on one chunk: CentredSumsChunk in float64, its
+// lanes added. Fetching the next row here rather than in pass C: this pass
+// only reads what is already in cache, pass C writes y to memory, so fetching
+// here keeps the memory busy in both (on a memory-bound 4096x4096 call, 1.2x
+// the throughput of fetching in pass C, measured under load).
+template <typename T>
+DeviationSums AccurateDeviationChunk(const T* HWY_RESTRICT x, size_t n, double m,
+                                     const T* prefetch) {
+  const AccurateD dd;
+  hn::Vec<AccurateD> sum, squares;
+  CentredSumsChunk(dd, x, n, m, prefetch, sum, squares);
   DeviationSums out;
-  out.sum = SumLanesPairwise(dd, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3)));
-  out.squares = SumLanesPairwise(dd, hn::Add(hn::Add(q0, q1), hn::Add(q2, q3)));
+  out.sum = SumLanesPairwise(dd, sum);
+  out.squares = SumLanesPairwise(dd, squares);
   return out;
 }
 

@@ -53,36 +53,16 @@ struct CentredLaneSums {
   LaneSums sum, squares;
 };
 
-// Pass B on a chunk: the sums of t_i = x_i - m and t_i^2, each with 4
-// accumulators (the order summation_depth assumes), per lane.
+// Pass B of the fast row on a chunk: CentredSumsChunk in float, per lane (the
+// chunks' lane vectors are added before the one lane reduction per row).
 template <typename T>
 CentredLaneSums FastCentredChunk(const T* HWY_RESTRICT x, size_t n, float m) {
   const hn::ScalableTag<float> d;
-  const size_t N = hn::Lanes(d);
-  const auto mean = hn::Set(d, m);
-  auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
-  auto q0 = hn::Zero(d), q1 = hn::Zero(d), q2 = hn::Zero(d), q3 = hn::Zero(d);
-  const auto deviation = [&](size_t i) { return hn::Sub(LoadAsFloat(d, x + i), mean); };
-  size_t i = 0;
-  for (; i + 4 * N <= n; i += 4 * N) {
-    const auto t0 = deviation(i), t1 = deviation(i + N), t2 = deviation(i + 2 * N),
-               t3 = deviation(i + 3 * N);
-    s0 = hn::Add(s0, t0), s1 = hn::Add(s1, t1), s2 = hn::Add(s2, t2), s3 = hn::Add(s3, t3);
-    q0 = hn::MulAdd(t0, t0, q0), q1 = hn::MulAdd(t1, t1, q1);
-    q2 = hn::MulAdd(t2, t2, q2), q3 = hn::MulAdd(t3, t3, q3);
-  }
-  for (; i + N <= n; i += N) {
-    const auto t = deviation(i);
-    s0 = hn::Add(s0, t), q0 = hn::MulAdd(t, t, q0);
-  }
-  if (i < n) {  // the padding lanes would contribute -m: zero them
-    const auto t = hn::IfThenElseZero(hn::FirstN(d, n - i),
-                                      hn::Sub(LoadAsFloatTail(d, x + i, n - i), mean));
-    s0 = hn::Add(s0, t), q0 = hn::MulAdd(t, t, q0);
-  }
+  hn::Vec<decltype(d)> sum, squares;
+  CentredSumsChunk(d, x, n, m, static_cast<const T*>(nullptr), sum, squares);
   CentredLaneSums out;
-  hn::Store(hn::Add(hn::Add(s0, s1), hn::Add(s2, s3)), d, out.sum.lane);
-  hn::Store(hn::Add(hn::Add(q0, q1), hn::Add(q2, q3)), d, out.squares.lane);
+  hn::Store(sum, d, out.sum.lane);
+  hn::Store(squares, d, out.squares.lane);
   return out;
 }
 
