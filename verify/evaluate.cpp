@@ -40,8 +40,10 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
-#include <string>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <type_traits>
 
 #include "normcheck/bounds.h"
 #include "normcheck/metrics.h"
@@ -283,6 +285,50 @@ Fn function_of(const Kernel& k) {
   return *fn;
 }
 
+// The kernel's function for storage T: Fn32 for float arrays, Fn16 for 16-bit.
+template <class Fn32, class Fn16, typename T>
+auto function_for(const Kernel& k, const T* /* storage */) {
+  if constexpr (std::is_same_v<T, float>) {
+    return function_of<Fn32>(k);
+  } else {
+    return function_of<Fn16>(k);
+  }
+}
+
+// The kernel's main output (y or dx) after call(x, dy, out) on guarded copies
+// of x and dy (dy may be null: forward ops) and a guarded output full of the
+// sentinel, in the kernel's storage: float arrays for f32, 16-bit ones
+// otherwise (call gets the data pointers, dy's null when there is none).
+struct MainRun {
+  Readback out;
+  bool memory_ok = true;    // every guard zone of x, dy, out intact
+  bool inputs_kept = true;  // x and dy unchanged
+};
+
+template <class Call>
+MainRun run_on_storage(const Kernel& k, const StoredInput& x, const StoredInput* dy, std::size_t n,
+                       int misalign, const Call& call) {
+  const auto run = [&](const auto& x_values, const auto* dy_values, auto sentinel,
+                       const auto& read_out) {
+    using Array = GuardedArray<decltype(sentinel)>;
+    Array x_in(x_values, misalign);
+    std::optional<Array> dy_in;
+    if (dy_values) dy_in.emplace(*dy_values, misalign);
+    Array out(n, misalign, sentinel);
+    call(x_in.data(), dy_in ? dy_in->data() : nullptr, out.data());
+    MainRun r;
+    r.out = read_out(out);
+    r.memory_ok = x_in.guards_intact() && (!dy_in || dy_in->guards_intact()) && out.guards_intact();
+    r.inputs_kept = x_in.holds(x_values) && (!dy_in || dy_in->holds(*dy_values));
+    return r;
+  };
+  if (k.dtype == DType::f32)
+    return run(x.widened, dy ? &dy->widened : nullptr, sentinel32(),
+               [](const FloatArray& a) { return read(a); });
+  return run(x.bits, dy ? &dy->bits : nullptr, k.dtype == DType::bf16 ? kSentinelBf16 : kSentinelF16,
+             [&](const HalfArray& a) { return read(a, k.dtype); });
+}
+
 void require(bool ok, const char* what) {
   if (!ok) throw std::invalid_argument(std::string("evaluate: ") + what);
 }
@@ -404,30 +450,16 @@ void evaluate_layernorm_fwd(const Kernel& k, const Problem& p, BoundFn bound, Ev
   OptionalInput gamma(p.gamma, p.misalign_floats), beta(p.beta, p.misalign_floats);
   FloatArray mean(rows, p.misalign_floats, sentinel32());
   FloatArray rstd(rows, p.misalign_floats, sentinel32());
-  Readback y;
-  bool memory_ok = true, inputs_kept = true;
-  if (k.dtype == DType::f32) {
-    FloatArray x_in(x.widened, p.misalign_floats);
-    FloatArray y_out(n, p.misalign_floats, sentinel32());
-    function_of<nc_layernorm_fwd_fn>(k)(x_in.data(), gamma.pointer(), beta.pointer(), y_out.data(),
-                                        mean.data(), rstd.data(), p.rows, p.cols, p.eps);
-    y = read(y_out);
-    memory_ok = x_in.guards_intact() && y_out.guards_intact();
-    inputs_kept = x_in.holds(x.widened);
-  } else {
-    HalfArray x_in(x.bits, p.misalign_floats);
-    HalfArray y_out(n, p.misalign_floats, k.dtype == DType::bf16 ? kSentinelBf16 : kSentinelF16);
-    function_of<LayerNormFwd16Fn>(k)(x_in.data(), gamma.pointer(), beta.pointer(), y_out.data(),
-                                     mean.data(), rstd.data(), p.rows, p.cols, p.eps);
-    y = read(y_out, k.dtype);
-    memory_ok = x_in.guards_intact() && y_out.guards_intact();
-    inputs_kept = x_in.holds(x.bits);
-  }
+  const MainRun run = run_on_storage(k, x, nullptr, n, p.misalign_floats, [&](auto* x_in, auto*, auto* y_out) {
+    function_for<nc_layernorm_fwd_fn, LayerNormFwd16Fn>(k, x_in)(
+        x_in, gamma.pointer(), beta.pointer(), y_out, mean.data(), rstd.data(), p.rows, p.cols, p.eps);
+  });
+  const Readback& y = run.out;
   const Readback mean_out = read(mean), rstd_out = read(rstd);
-  ev.out_of_bounds_write = !memory_ok || !gamma.array.guards_intact() ||
+  ev.out_of_bounds_write = !run.memory_ok || !gamma.array.guards_intact() ||
                            !beta.array.guards_intact() || !mean.guards_intact() ||
                            !rstd.guards_intact();
-  ev.wrote_input = !inputs_kept || !gamma.array.holds(p.gamma) || !beta.array.holds(p.beta);
+  ev.wrote_input = !run.inputs_kept || !gamma.array.holds(p.gamma) || !beta.array.holds(p.beta);
   ev.unwritten_output = y.unwritten || mean_out.unwritten || rstd_out.unwritten;
 
   Tally tally(ev);
@@ -493,32 +525,17 @@ void evaluate_layernorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Ev
   OptionalInput gamma(p.gamma, p.misalign_floats);
   FloatArray mean(saved.mean.rounded, p.misalign_floats), rstd(saved.rstd.rounded, p.misalign_floats);
   FloatArray dgamma(cols, p.misalign_floats, sentinel32()), dbeta(cols, p.misalign_floats, sentinel32());
-  Readback dx;
-  bool memory_ok = true, inputs_kept = true;
-  if (k.dtype == DType::f32) {
-    FloatArray x_in(x.widened, p.misalign_floats), dy_in(dy.widened, p.misalign_floats);
-    FloatArray dx_out(n, p.misalign_floats, sentinel32());
-    function_of<nc_layernorm_bwd_fn>(k)(dy_in.data(), x_in.data(), gamma.pointer(), mean.data(),
-                                        rstd.data(), dx_out.data(), dgamma.data(), dbeta.data(),
-                                        p.rows, p.cols);
-    dx = read(dx_out);
-    memory_ok = x_in.guards_intact() && dy_in.guards_intact() && dx_out.guards_intact();
-    inputs_kept = x_in.holds(x.widened) && dy_in.holds(dy.widened);
-  } else {
-    HalfArray x_in(x.bits, p.misalign_floats), dy_in(dy.bits, p.misalign_floats);
-    HalfArray dx_out(n, p.misalign_floats, k.dtype == DType::bf16 ? kSentinelBf16 : kSentinelF16);
-    function_of<LayerNormBwd16Fn>(k)(dy_in.data(), x_in.data(), gamma.pointer(), mean.data(),
-                                     rstd.data(), dx_out.data(), dgamma.data(), dbeta.data(),
-                                     p.rows, p.cols);
-    dx = read(dx_out, k.dtype);
-    memory_ok = x_in.guards_intact() && dy_in.guards_intact() && dx_out.guards_intact();
-    inputs_kept = x_in.holds(x.bits) && dy_in.holds(dy.bits);
-  }
+  const MainRun run = run_on_storage(k, x, &dy, n, p.misalign_floats, [&](auto* x_in, auto* dy_in, auto* dx_out) {
+    function_for<nc_layernorm_bwd_fn, LayerNormBwd16Fn>(k, x_in)(
+        dy_in, x_in, gamma.pointer(), mean.data(), rstd.data(), dx_out, dgamma.data(), dbeta.data(),
+        p.rows, p.cols);
+  });
+  const Readback& dx = run.out;
   const Readback dgamma_out = read(dgamma), dbeta_out = read(dbeta);
-  ev.out_of_bounds_write = !memory_ok || !gamma.array.guards_intact() || !mean.guards_intact() ||
+  ev.out_of_bounds_write = !run.memory_ok || !gamma.array.guards_intact() || !mean.guards_intact() ||
                            !rstd.guards_intact() || !dgamma.guards_intact() ||
                            !dbeta.guards_intact();
-  ev.wrote_input = !inputs_kept || !gamma.array.holds(p.gamma) ||
+  ev.wrote_input = !run.inputs_kept || !gamma.array.holds(p.gamma) ||
                    !mean.holds(saved.mean.rounded) || !rstd.holds(saved.rstd.rounded);
   ev.unwritten_output = dx.unwritten || dgamma_out.unwritten || dbeta_out.unwritten;
 
@@ -555,28 +572,14 @@ void evaluate_rmsnorm_fwd(const Kernel& k, const Problem& p, BoundFn bound, Eval
 
   OptionalInput gamma(p.gamma, p.misalign_floats);
   FloatArray rrms(static_cast<std::size_t>(p.rows), p.misalign_floats, sentinel32());
-  Readback y;
-  bool memory_ok = true, inputs_kept = true;
-  if (k.dtype == DType::f32) {
-    FloatArray x_in(x.widened, p.misalign_floats);
-    FloatArray y_out(n, p.misalign_floats, sentinel32());
-    function_of<nc_rmsnorm_fwd_fn>(k)(x_in.data(), gamma.pointer(), y_out.data(), rrms.data(),
-                                      p.rows, p.cols, p.eps);
-    y = read(y_out);
-    memory_ok = x_in.guards_intact() && y_out.guards_intact();
-    inputs_kept = x_in.holds(x.widened);
-  } else {
-    HalfArray x_in(x.bits, p.misalign_floats);
-    HalfArray y_out(n, p.misalign_floats, k.dtype == DType::bf16 ? kSentinelBf16 : kSentinelF16);
-    function_of<RmsNormFwd16Fn>(k)(x_in.data(), gamma.pointer(), y_out.data(), rrms.data(),
-                                   p.rows, p.cols, p.eps);
-    y = read(y_out, k.dtype);
-    memory_ok = x_in.guards_intact() && y_out.guards_intact();
-    inputs_kept = x_in.holds(x.bits);
-  }
+  const MainRun run = run_on_storage(k, x, nullptr, n, p.misalign_floats, [&](auto* x_in, auto*, auto* y_out) {
+    function_for<nc_rmsnorm_fwd_fn, RmsNormFwd16Fn>(k, x_in)(x_in, gamma.pointer(), y_out, rrms.data(),
+                                                            p.rows, p.cols, p.eps);
+  });
+  const Readback& y = run.out;
   const Readback rrms_out = read(rrms);
-  ev.out_of_bounds_write = !memory_ok || !gamma.array.guards_intact() || !rrms.guards_intact();
-  ev.wrote_input = !inputs_kept || !gamma.array.holds(p.gamma);
+  ev.out_of_bounds_write = !run.memory_ok || !gamma.array.guards_intact() || !rrms.guards_intact();
+  ev.wrote_input = !run.inputs_kept || !gamma.array.holds(p.gamma);
   ev.unwritten_output = y.unwritten || rrms_out.unwritten;
 
   Tally tally(ev);
@@ -615,29 +618,15 @@ void evaluate_rmsnorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Eval
   OptionalInput gamma(p.gamma, p.misalign_floats);
   FloatArray rrms(saved.rrms.rounded, p.misalign_floats);
   FloatArray dgamma(cols, p.misalign_floats, sentinel32());
-  Readback dx;
-  bool memory_ok = true, inputs_kept = true;
-  if (k.dtype == DType::f32) {
-    FloatArray x_in(x.widened, p.misalign_floats), dy_in(dy.widened, p.misalign_floats);
-    FloatArray dx_out(n, p.misalign_floats, sentinel32());
-    function_of<nc_rmsnorm_bwd_fn>(k)(dy_in.data(), x_in.data(), gamma.pointer(), rrms.data(),
-                                      dx_out.data(), dgamma.data(), p.rows, p.cols);
-    dx = read(dx_out);
-    memory_ok = x_in.guards_intact() && dy_in.guards_intact() && dx_out.guards_intact();
-    inputs_kept = x_in.holds(x.widened) && dy_in.holds(dy.widened);
-  } else {
-    HalfArray x_in(x.bits, p.misalign_floats), dy_in(dy.bits, p.misalign_floats);
-    HalfArray dx_out(n, p.misalign_floats, k.dtype == DType::bf16 ? kSentinelBf16 : kSentinelF16);
-    function_of<RmsNormBwd16Fn>(k)(dy_in.data(), x_in.data(), gamma.pointer(), rrms.data(),
-                                   dx_out.data(), dgamma.data(), p.rows, p.cols);
-    dx = read(dx_out, k.dtype);
-    memory_ok = x_in.guards_intact() && dy_in.guards_intact() && dx_out.guards_intact();
-    inputs_kept = x_in.holds(x.bits) && dy_in.holds(dy.bits);
-  }
+  const MainRun run = run_on_storage(k, x, &dy, n, p.misalign_floats, [&](auto* x_in, auto* dy_in, auto* dx_out) {
+    function_for<nc_rmsnorm_bwd_fn, RmsNormBwd16Fn>(k, x_in)(dy_in, x_in, gamma.pointer(), rrms.data(),
+                                                            dx_out, dgamma.data(), p.rows, p.cols);
+  });
+  const Readback& dx = run.out;
   const Readback dgamma_out = read(dgamma);
-  ev.out_of_bounds_write = !memory_ok || !gamma.array.guards_intact() || !rrms.guards_intact() ||
+  ev.out_of_bounds_write = !run.memory_ok || !gamma.array.guards_intact() || !rrms.guards_intact() ||
                            !dgamma.guards_intact();
-  ev.wrote_input = !inputs_kept || !gamma.array.holds(p.gamma) || !rrms.holds(saved.rrms.rounded);
+  ev.wrote_input = !run.inputs_kept || !gamma.array.holds(p.gamma) || !rrms.holds(saved.rrms.rounded);
   ev.unwritten_output = dx.unwritten || dgamma_out.unwritten;
 
   Tally tally(ev);
