@@ -2,8 +2,8 @@
 // the mean kept as m + c (a double centre and a small double correction) so
 // that x - mean is accurate whatever |mean| / sigma, and an exact tier for the
 // elements so near the mean that float64 cannot promise 1 ULP. The error
-// analysis is in docs/accuracy_accurate.md and above accurate_error_terms in
-// kernels/simd/layernorm_fwd_accurate.cpp.
+// analysis is in docs/accuracy_accurate.md, above centred_twopass_error in
+// kernels/bounds.cpp and above the bound in layernorm_fwd_accurate.cpp.
 //
 //   m       the float64 mean of the first kPrefixLength elements
 //   pass B  t_i = x_i - m (float64), fused:
@@ -13,8 +13,8 @@
 //           var = S2 / d - c^2,  r = 1 / sqrt(var + eps)
 //   pass C  y_i = fl32(gamma_i * v_i + beta_i), v_i = fma(x_i - m, r, -c r),
 //           in float64, noting the smallest |v_i|
-//   exact   if some |v_i| < exact_below (about 2^-21 at d = 4096 with AVX2 or
-//           AVX-512; under 0.2% of the rows of a Gaussian 4096x4096 input):
+//   exact   if some |v_i| < exact_below (2^-20.3 at d = 4096 with 4 lanes;
+//           0.24% of the rows of a Gaussian 4096x4096 input):
 //           the exact row sum S (ExactRowSum) and, for those elements,
 //           y_i = fl32(gamma_i fl(fl(d x_i - S) / d) r + beta_i)
 //
@@ -52,8 +52,8 @@ namespace normcheck::simd::HWY_NAMESPACE {
 
 // The float64 vectors of the accurate row: at most 4 lanes. On AVX-512 (AMD
 // Zen 4 here) the 512-bit float<->double conversions cost more than two
-// 256-bit ones: the row ran at 0.87 of the fast kernel's throughput with
-// 8 lanes and above it with 4 (4096x4096, interleaved runs).
+// 256-bit ones: on 4096x4096 the row ran at 0.81-0.89 of the fast kernel's
+// throughput with 8 lanes, 0.91-0.93 with 4 (interleaved runs).
 using AccurateD = hn::CappedTag<double, 4>;
 
 // The lanes of AccurateD on this target: accurate_exact_below's `lanes`.
@@ -154,7 +154,8 @@ DeviationSums AccurateDeviationChunk(const T* HWY_RESTRICT x, size_t n, double m
 // is the chunk of the row after the next one, fetched into L2 meanwhile
 // (pass B fetches the next row into L1): with both, a memory-bound
 // 4096x4096 call ran at 0.86 to 0.92 of the fast kernel's throughput, 0.79
-// to 0.85 with pass B's alone (interleaved runs, same session).
+// to 0.85 with pass B's alone (interleaved runs, same session, 8-lane
+// float64 vectors).
 //
 // Two float64 vectors make one full float vector of AccurateD's float
 // width, so y leaves in whole vector stores (non-temporal for large outputs).
