@@ -48,7 +48,12 @@ TEST(Cli, ListNamesEveryKernelInTheTable) {
   ASSERT_EQ(doc["kernels"].size(), kernel_table().size());
   for (const auto& k : doc["kernels"]) {
     EXPECT_TRUE(k.contains("name") && k.contains("op") && k.contains("bound") && k.contains("range"));
+    const Kernel* row = find_kernel(k["name"].get<std::string>());
+    ASSERT_NE(row, nullptr);
+    EXPECT_EQ(k["ulp_promise"].get<double>(), row->ulp_promise) << row->name;
   }
+  EXPECT_NE(text.out.find("promises y within 1 ULP"), std::string::npos)
+      << "layernorm_fwd.accurate's promise is not shown";
 }
 
 // The acceptance check: on x = 1e4 + N(0,1) the one-pass control breaks

@@ -95,6 +95,7 @@ int run_list(bool json) {
                                     {"handles_nonfinite", k.range.handles_nonfinite},
                                     {"text", range_text(k.range)}}},
                          {"declines_64x768", declines(k, kTypicalShape)},
+                         {"ulp_promise", k.ulp_promise},
                          {"bound", bounds}});
     }
     std::cout << nlohmann::json{{"kernels", kernels}}.dump(2) << "\n";
@@ -112,6 +113,9 @@ int run_list(bool json) {
                 headline_in_u(k.op, k.bound(kExamples[0].condition)),
                 headline_in_u(k.op, k.bound(kExamples[1].condition)), range_text(k.range).c_str());
     std::printf("    %.*s\n", static_cast<int>(k.algorithm.size()), k.algorithm.data());
+    if (k.ulp_promise > 0)
+      std::printf("    promises y within %g ULP of the exact result (gamma = 1, beta = 0)\n",
+                  k.ulp_promise);
     if (const std::string reason = declines(k, kTypicalShape); !reason.empty())
       std::printf("    declines 64x768: %s\n", reason.c_str());
   }
