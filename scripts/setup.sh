@@ -10,6 +10,7 @@ packages=(
   libboost-dev libmpfr-dev libgmp-dev libeigen3-dev
   librapidcheck-dev libhwy-dev libdnnl-dev libtorch-dev
   libcli11-dev nlohmann-json3-dev
+  ocl-icd-opencl-dev
 )
 
 missing=()
