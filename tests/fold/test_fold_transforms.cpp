@@ -1,0 +1,194 @@
+// The folding library: rounding to storage once, the folds, the float32 check
+// against its derived bound over random shapes, dtypes and the adversarial
+// families, and the negative control (gamma on the wrong side) it must catch.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "../reference/test_seed.h"
+#include "fold/families.h"
+#include "fold/fold.h"
+#include "fold/fold_check.h"
+#include "fold/round.h"
+
+namespace nf = normcheck::fold;
+using normcheck::DType;
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr DType kDTypes[] = {DType::f32, DType::bf16, DType::f16};
+}  // namespace
+
+TEST(RoundToStorage, NearestEvenSubnormalsAndOverflow) {
+  // f16: 65504 is the largest; 65519.99 rounds down, 65520 (the midpoint to
+  // 65536) rounds to even, which is past the end: inf.
+  EXPECT_EQ(nf::round_to_storage(DType::f16, 65519.99), 65504.0);
+  EXPECT_EQ(nf::round_to_storage(DType::f16, 65520.0), kInf);
+  EXPECT_EQ(nf::round_to_storage(DType::f16, -1e6), -kInf);
+  // f16 subnormals: spacing 2^-24; 1.5 * 2^-24 is a tie, to even (2 * 2^-24).
+  EXPECT_EQ(nf::round_to_storage(DType::f16, 1.5 * 0x1p-24), 0x1p-23);
+  EXPECT_EQ(nf::round_to_storage(DType::f16, 0.49 * 0x1p-24), 0.0);
+  // bf16: 8 significant bits; 1 + 2^-8 is the tie between 1 and 1 + 2^-7.
+  EXPECT_EQ(nf::round_to_storage(DType::bf16, 1 + 0x1p-8), 1.0);
+  EXPECT_EQ(nf::round_to_storage(DType::bf16, 1 + 0x1p-8 + 0x1p-40), 1 + 0x1p-7);
+  // The same through the low part of a double-double: one rounding of hi + lo.
+  EXPECT_EQ(nf::round_to_storage(DType::bf16, 1 + 0x1p-8, 0x1p-60), 1 + 0x1p-7);
+  EXPECT_EQ(nf::round_to_storage(DType::bf16, 1 + 0x1p-8, -0x1p-60), 1.0);
+  EXPECT_EQ(nf::round_to_storage(DType::bf16, -(1 + 0x1p-8), -0x1p-60), -(1 + 0x1p-7));
+  // float32 agrees with the hardware's one rounding of a double.
+  std::mt19937_64 rng(normcheck::test::test_seed());
+  std::uniform_real_distribution<double> e(-160, 130);
+  for (int k = 0; k < 20000; ++k) {
+    const double v = std::exp2(e(rng)) * (k % 2 ? -1 : 1) * (1 + std::ldexp(static_cast<double>(rng() >> 12), -52));
+    EXPECT_EQ(nf::round_to_storage(DType::f32, v), static_cast<double>(static_cast<float>(v))) << v;
+    EXPECT_EQ(nf::round_to_storage(DType::f16, v), static_cast<double>(static_cast<_Float16>(v))) << v;
+  }
+}
+
+TEST(RoundToStorage, BitsRoundTrip) {
+  for (DType t : kDTypes)
+    for (double v : {1.0, -0.3125, 65504.0, 0x1p-24, 0x1p-133, 0x1p-149}) {
+      if (nf::round_to_storage(t, v) != v) continue;  // not a value of this format
+      EXPECT_EQ(nf::value_from_bits(t, nf::storage_bits(t, v)), v) << v;
+    }
+}
+
+TEST(FoldAffine, ProductsAreExactBeforeTheOneRounding) {
+  // W_ij gamma_j for float32 values is exact in double; folded to float32 it
+  // is the correctly rounded product, for bf16 the bf16 rounding of the exact
+  // product (not of a float32 rounding of it).
+  std::mt19937_64 rng(normcheck::test::test_seed());
+  for (DType t : kDTypes) {
+    const nf::FoldCase c = nf::make_case(nf::Family::random, nf::NormKind::layer, t, 9, 5, rng);
+    for (long i = 0; i < 5; ++i)
+      for (long j = 0; j < 9; ++j)
+        EXPECT_EQ(c.folded.w(i, j), nf::round_to_storage(t, c.original.w(i, j) * c.gamma(j)));
+    // b' = W beta + b: compare with a long double sum (64 bits) rounded to storage;
+    // they can differ only when the long double's rounding crosses a storage midpoint.
+    for (long i = 0; i < 5; ++i) {
+      long double s = c.original.b(i);
+      for (long j = 0; j < 9; ++j) s += static_cast<long double>(c.original.w(i, j)) * c.beta(j);
+      EXPECT_NEAR(c.folded.b(i), static_cast<double>(s), std::fabs(static_cast<double>(s)) * nf::storage_format(t).unit_roundoff());
+    }
+  }
+}
+
+TEST(FoldAffine, RejectsMismatchedShapesAndPostLn) {
+  nf::Linear l{nf::Matrix::Ones(3, 4), nf::Vector()};
+  EXPECT_THROW(nf::fold_affine(l, nf::Vector::Ones(5), nf::Vector(), DType::f32), nf::FoldError);
+  EXPECT_THROW(nf::fold_affine(l, nf::Vector::Ones(4), nf::Vector::Ones(3), DType::f32), nf::FoldError);
+  EXPECT_NO_THROW(nf::require_foldable(nf::Placement::pre_ln, "ln"));
+  EXPECT_NO_THROW(nf::require_foldable(nf::Placement::none, "ln"));
+  try {
+    nf::require_foldable(nf::Placement::post_ln, "blocks.0.ln_1");
+    ADD_FAILURE() << "post-LN was folded";
+  } catch (const nf::FoldError& e) {
+    EXPECT_NE(std::string(e.what()).find("blocks.0.ln_1 is a Post-LN norm"), std::string::npos) << e.what();
+  }
+}
+
+// The property: over random d, e, rows, every dtype, both norms and every
+// family, folded and unfolded float32 results each stay within their derived
+// bound of the exact result, so their difference within the sum of the two.
+// The one exception is a fold that overflows (f16, near_overflow): W' holds
+// inf, and check_fold reports it instead of a finite bound.
+TEST(CheckFold, WithinTheDerivedBoundOverRandomShapesDtypesAndFamilies) {
+  std::mt19937_64 rng(normcheck::test::test_seed());
+  std::uniform_int_distribution<long> dim(2, 96), rows(4, 12);
+  int overflowing = 0, checked = 0;
+  for (int trial = 0; trial < 60; ++trial)
+    for (DType t : kDTypes)
+      for (nf::Family f : nf::kFamilies)
+        for (nf::NormKind n : {nf::NormKind::layer, nf::NormKind::rms}) {
+          const long d = dim(rng), e = dim(rng) / 2 + 1;
+          const nf::FoldCase c = nf::make_case(f, n, t, d, e, rng);
+          const auto xs = nf::make_xhat_rows(n, c.folded.w, rows(rng), rng);
+          const nf::FoldCheck r = nf::check_fold(c, xs);
+          SCOPED_TRACE(std::string(nf::to_string(f)) + " d=" + std::to_string(d) + " e=" + std::to_string(e));
+          EXPECT_LE(r.unfolded_over_bound, 1.0);
+          if (r.overflowed_weights) {
+            ++overflowing;
+            EXPECT_TRUE(t == DType::f16 && f == nf::Family::near_overflow);
+            EXPECT_FALSE(r.within_bound());
+            continue;
+          }
+          ++checked;
+          EXPECT_LE(r.folded_over_bound, 1.0) << r.worst;
+          EXPECT_LE(r.diff_over_bound, 1.0) << r.worst;
+          EXPECT_TRUE(r.within_bound());
+        }
+  EXPECT_GT(overflowing, 0);  // the f16 overflow family does overflow
+  EXPECT_GT(checked, 1000);
+}
+
+// Negative control: diag(gamma) W instead of W diag(gamma) (square W, so the
+// shapes fit) breaks the bound on every dtype when gamma is not constant.
+TEST(CheckFold, GammaOnTheWrongSideIsCaught) {
+  std::mt19937_64 rng(normcheck::test::test_seed());
+  for (DType t : kDTypes)
+    for (nf::NormKind n : {nf::NormKind::layer, nf::NormKind::rms}) {
+      nf::FoldCase c = nf::make_case(nf::Family::random, n, t, 16, 16, rng);
+      c.folded = nf::fold_affine_wrong_side(c.original, c.gamma, c.beta, t);
+      const auto xs = nf::make_xhat_rows(n, c.folded.w, 8, rng);
+      const nf::FoldCheck r = nf::check_fold(c, xs);
+      EXPECT_GT(r.diff_over_bound, 1.0) << normcheck::to_string(t);
+      EXPECT_FALSE(r.within_bound());
+    }
+}
+
+// A second control: the right fold with beta dropped (b' = b) is caught too.
+TEST(CheckFold, DroppedBetaIsCaught) {
+  std::mt19937_64 rng(normcheck::test::test_seed());
+  nf::FoldCase c = nf::make_case(nf::Family::random, nf::NormKind::layer, DType::f32, 24, 8, rng);
+  c.folded = nf::fold_affine(c.original, c.gamma, nf::Vector(), DType::f32);
+  const nf::FoldCheck r = nf::check_fold(c, nf::make_xhat_rows(nf::NormKind::layer, c.folded.w, 8, rng));
+  EXPECT_GT(r.diff_over_bound, 1.0);
+}
+
+// Centring a writer: each centred column (or embedding row) sums to ~0 (the
+// one storage rounding per entry leaves at most d u_s max|entry|), and LN of
+// the sum of centred writers equals RMSNorm of it, same eps (in double).
+TEST(CentreWriter, ColumnsSumToZeroAndLayerNormBecomesRmsNorm) {
+  std::mt19937_64 rng(normcheck::test::test_seed());
+  std::normal_distribution<double> n01(0, 1);
+  const long d = 12, k = 5;
+  for (DType t : kDTypes) {
+    nf::Linear out{nf::Matrix(d, k), nf::Vector(d)}, embed{nf::Matrix(7, d), nf::Vector()};
+    for (long i = 0; i < out.w.size(); ++i) out.w.data()[i] = nf::round_to_storage(t, 3 + n01(rng));
+    for (long i = 0; i < d; ++i) out.b(i) = nf::round_to_storage(t, 2 + n01(rng));
+    for (long i = 0; i < embed.w.size(); ++i) embed.w.data()[i] = nf::round_to_storage(t, 1 + n01(rng));
+    const nf::Linear co = nf::centre_writer(out, nf::Axis::rows, t);
+    const nf::Linear ce = nf::centre_writer(embed, nf::Axis::columns, t);
+    const double us = nf::storage_format(t).unit_roundoff();
+    // |sum_i round(v_i - m)| <= sum_i u_s |v_i - m| (+ the double-double's 2^-100 level).
+    for (long j = 0; j < k; ++j)
+      EXPECT_LE(std::fabs(co.w.col(j).sum()), us * (out.w.col(j).array() - out.w.col(j).mean()).abs().sum() * (1 + 1e-9));
+    for (long i = 0; i < 7; ++i)
+      EXPECT_LE(std::fabs(ce.w.row(i).sum()), us * (embed.w.row(i).array() - embed.w.row(i).mean()).abs().sum() * (1 + 1e-9));
+    EXPECT_THROW(nf::centre_writer(nf::Linear{embed.w, nf::Vector::Ones(7)}, nf::Axis::columns, t), nf::FoldError);
+  }
+  // float32 storage: h = embed[token] + W a + b; LN(h) vs RMSNorm(h') with h'
+  // the centred writers' sum, eps 1e-5: equal up to the centred weights'
+  // rounding (u = 2^-24 relative per entry), far below 1e-5.
+  nf::Linear out{nf::Matrix(d, k), nf::Vector(d)}, embed{nf::Matrix(3, d), nf::Vector()};
+  for (long i = 0; i < out.w.size(); ++i) out.w.data()[i] = nf::round_to_storage(DType::f32, n01(rng));
+  for (long i = 0; i < d; ++i) out.b(i) = nf::round_to_storage(DType::f32, 5 + n01(rng));
+  for (long i = 0; i < embed.w.size(); ++i) embed.w.data()[i] = nf::round_to_storage(DType::f32, 4 + n01(rng));
+  const nf::Linear co = nf::centre_writer(out, nf::Axis::rows, DType::f32);
+  const nf::Linear ce = nf::centre_writer(embed, nf::Axis::columns, DType::f32);
+  Eigen::VectorXd a(k);
+  for (long i = 0; i < k; ++i) a(i) = n01(rng);
+  const Eigen::VectorXd h = embed.w.row(1).transpose() + out.w * a + out.b;
+  const Eigen::VectorXd hc = ce.w.row(1).transpose() + co.w * a + co.b;
+  std::vector<double> hv(h.data(), h.data() + d), hcv(hc.data(), hc.data() + d);
+  const auto ln = nf::normalize(nf::NormKind::layer, hv, 1e-5);
+  const auto rms = nf::normalize(nf::NormKind::rms, hcv, 1e-5);
+  for (long j = 0; j < d; ++j) EXPECT_NEAR(ln[j], rms[j], 1e-5) << j;
+  // Without the centring, RMSNorm of h is not LayerNorm of h (h has mean ~9).
+  const auto rms_raw = nf::normalize(nf::NormKind::rms, hv, 1e-5);
+  double worst = 0;
+  for (long j = 0; j < d; ++j) worst = std::max(worst, std::fabs(static_cast<double>(ln[j]) - rms_raw[j]));
+  EXPECT_GT(worst, 0.1);
+}

@@ -1,0 +1,160 @@
+// The bounds (derivation in docs/folding.md, "Error bound"). With u = 2^-24,
+// eta = 2^-150 (half float32's subnormal gap: what an underflowing product
+// loses), gamma_n = n u / (1 - n u), u_s, eta_s the storage format's unit
+// roundoff and half subnormal gap (round.h), A_j = |gamma_j xhat_j| + |beta_j|:
+//   E_u = gamma_(d+3) T + eta (1 + gamma_(d+2)) (sum_j |W_ij| + d),
+//         T = sum_j |W_ij| A_j + |b_i|;
+//   E_f = (u_s + gamma_(d+1)(1 + u_s)) (S + |c|) + (1 + u_s)(1 + gamma_(d+1)) e_c
+//         + (1 + gamma_(d+1)) eta_s (sum_j |xhat_j| + 1) + d eta (1 + gamma_d),
+//         S = sum_j |W_ij gamma_j xhat_j|, c = (W beta + b)_i, e_c the
+//         double-double error of c (fold.h).
+// The exact y* is a double-double too; its error
+// e* = gamma_(2d+1)(2^-53)^2 (S + sum_j |W_ij beta_j| + |b_i|) is added to each bound. The sums in the
+// bounds are float64 sums of non-negative terms, low by at most a relative
+// gamma_(2d+2)(2^-53); each bound is raised by that factor.
+#include "fold_check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "round.h"
+
+namespace normcheck::fold {
+namespace {
+
+constexpr double kU = 0x1p-24;
+constexpr double kEta = 0x1p-150;
+constexpr double kU53 = 0x1p-53;
+
+double gamma_n(double n, double u = kU) { return n * u / (1 - n * u); }
+
+}  // namespace
+
+FoldCheck check_fold(const FoldCase& c, std::span<const std::vector<float>> xhat_rows) {
+  const long e = c.original.w.rows(), d = c.original.w.cols();
+  const bool has_beta = c.beta.size() != 0;
+  const bool has_b = c.original.b.size() != 0;
+  const bool has_b_folded = c.folded.b.size() != 0;
+  const StorageFormat fmt = storage_format(c.storage);
+  const double us = fmt.unit_roundoff(), eta_s = fmt.underflow_half_gap();
+  const double sum_slack = 1 + gamma_n(2.0 * d + 2, kU53);
+
+  FoldCheck out;
+  for (long i = 0; i < e; ++i) {
+    for (long j = 0; j < d; ++j) out.overflowed_weights += std::isinf(c.folded.w(i, j)) ? 1 : 0;
+    if (has_b_folded) out.overflowed_weights += std::isinf(c.folded.b(i)) ? 1 : 0;
+  }
+
+  std::vector<float> a(d);
+  std::vector<double> wg_row(2 * d), x_row(2 * d);
+  double folded_sq = 0, unfolded_sq = 0;
+  for (std::size_t r = 0; r < xhat_rows.size(); ++r) {
+    const std::vector<float>& xhat = xhat_rows[r];
+    // The unfolded affine, once per row (shared by every output).
+    for (long j = 0; j < d; ++j) {
+      const float g = static_cast<float>(c.gamma(j)) * xhat[j];
+      a[j] = has_beta ? g + static_cast<float>(c.beta(j)) : g;
+    }
+    double sum_abs_xhat = 0;
+    for (long j = 0; j < d; ++j) sum_abs_xhat += std::fabs(xhat[j]);
+    for (long i = 0; i < e; ++i) {
+      float yu = 0, yf = 0;
+      double big_t = 0, s = 0, sum_abs_w = 0, sum_abs_wbeta = 0;
+      for (long j = 0; j < d; ++j) {
+        const double w = c.original.w(i, j);
+        yu += static_cast<float>(w) * a[j];
+        yf += static_cast<float>(c.folded.w(i, j)) * xhat[j];
+        const double wg = w * c.gamma(j);  // exact: two storage values
+        s += std::fabs(wg * xhat[j]);
+        sum_abs_w += std::fabs(w);
+        const double wb = has_beta ? w * c.beta(j) : 0.0;
+        sum_abs_wbeta += std::fabs(wb);
+        big_t += std::fabs(w) * (std::fabs(c.gamma(j) * xhat[j]) + (has_beta ? std::fabs(c.beta(j)) : 0.0));
+      }
+      const double b = has_b ? c.original.b(i) : 0.0;
+      yu += static_cast<float>(b);
+      yf += static_cast<float>(has_b_folded ? c.folded.b(i) : 0.0);
+      big_t += std::fabs(b);
+
+      // y*: sum_j (W_ij gamma_j) xhat_j + sum_j W_ij beta_j + b as a double-double.
+      for (long j = 0; j < d; ++j) {
+        wg_row[j] = c.original.w(i, j) * c.gamma(j);
+        x_row[j] = xhat[j];
+        wg_row[d + j] = c.original.w(i, j);
+        x_row[d + j] = has_beta ? c.beta(j) : 0.0;
+      }
+      const DoubleDouble exact = dot_dd(wg_row.data(), x_row.data(), 2 * d, 1, b);
+      const DoubleDouble cdd = dot_dd(wg_row.data() + d, x_row.data() + d, d, 1, b);
+      const double e_exact = gamma_n(2.0 * d + 1, kU53) * gamma_n(2.0 * d + 1, kU53) * (s + sum_abs_wbeta + std::fabs(b));
+      const double e_c = gamma_n(d + 1.0, kU53) * gamma_n(d + 1.0, kU53) * (sum_abs_wbeta + std::fabs(b));
+      const double abs_c = std::fabs(cdd.hi) + std::fabs(cdd.lo) + e_c;
+
+      const double bound_u =
+          (gamma_n(d + 3.0) * big_t + kEta * (1 + gamma_n(d + 2.0)) * (sum_abs_w + d)) * sum_slack + e_exact;
+      const double bound_f =
+          ((us + gamma_n(d + 1.0) * (1 + us)) * (s + abs_c) + (1 + us) * (1 + gamma_n(d + 1.0)) * e_c +
+           (1 + gamma_n(d + 1.0)) * eta_s * (sum_abs_xhat + 1) + d * kEta * (1 + gamma_n(d))) *
+              sum_slack +
+          e_exact;
+
+      // Errors: (computed - hi) - lo, each step exact or far below the bounds.
+      const double err_u = std::fabs((static_cast<double>(yu) - exact.hi) - exact.lo);
+      const double err_f = std::fabs((static_cast<double>(yf) - exact.hi) - exact.lo);
+      const double diff = std::fabs(static_cast<double>(yf) - static_cast<double>(yu));
+      if (!std::isfinite(yf)) ++out.nonfinite_outputs;
+      auto ratio = [](double num, double den) {
+        if (num == 0) return 0.0;
+        return std::isnan(num) ? std::numeric_limits<double>::infinity() : num / den;
+      };
+      const double diff_ratio = ratio(diff, bound_f + bound_u);
+      if (diff_ratio > out.diff_over_bound || (std::isnan(diff_ratio) && out.worst.empty())) {
+        out.diff_over_bound = std::isnan(diff_ratio) ? std::numeric_limits<double>::infinity() : diff_ratio;
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "row %zu, output %ld: folded %.9g, unfolded %.9g, exact %.17g, bound %.3g",
+                      r, i, static_cast<double>(yf), static_cast<double>(yu), exact.hi, bound_f + bound_u);
+        out.worst = buf;
+      }
+      out.folded_over_bound = std::max(out.folded_over_bound, ratio(err_f, bound_f));
+      out.unfolded_over_bound = std::max(out.unfolded_over_bound, ratio(err_u, bound_u));
+      const double scale = big_t > 0 ? big_t : 1;
+      out.folded_error = std::max(out.folded_error, ratio(err_f, scale));
+      out.unfolded_error = std::max(out.unfolded_error, ratio(err_u, scale));
+      out.folded_bound = std::max(out.folded_bound, bound_f / scale);
+      out.unfolded_bound = std::max(out.unfolded_bound, bound_u / scale);
+      folded_sq += std::pow(err_f / scale, 2);
+      unfolded_sq += std::pow(err_u / scale, 2);
+      ++out.elements;
+    }
+  }
+  if (out.elements) {
+    out.folded_rms_error = std::sqrt(folded_sq / out.elements);
+    out.unfolded_rms_error = std::sqrt(unfolded_sq / out.elements);
+  }
+  return out;
+}
+
+void merge(FoldCheck& a, const FoldCheck& b) {
+  const long n = a.elements + b.elements;
+  auto rms = [&](double ra, double rb) {
+    return n ? std::sqrt((ra * ra * a.elements + rb * rb * b.elements) / n) : 0.0;
+  };
+  a.folded_rms_error = rms(a.folded_rms_error, b.folded_rms_error);
+  a.unfolded_rms_error = rms(a.unfolded_rms_error, b.unfolded_rms_error);
+  if (b.diff_over_bound > a.diff_over_bound || a.worst.empty()) {
+    a.diff_over_bound = std::max(a.diff_over_bound, b.diff_over_bound);
+    if (!b.worst.empty() && b.diff_over_bound >= a.diff_over_bound) a.worst = b.worst;
+  }
+  a.folded_over_bound = std::max(a.folded_over_bound, b.folded_over_bound);
+  a.unfolded_over_bound = std::max(a.unfolded_over_bound, b.unfolded_over_bound);
+  a.folded_error = std::max(a.folded_error, b.folded_error);
+  a.unfolded_error = std::max(a.unfolded_error, b.unfolded_error);
+  a.folded_bound = std::max(a.folded_bound, b.folded_bound);
+  a.unfolded_bound = std::max(a.unfolded_bound, b.unfolded_bound);
+  a.overflowed_weights += b.overflowed_weights;
+  a.nonfinite_outputs += b.nonfinite_outputs;
+  a.elements = n;
+}
+
+}  // namespace normcheck::fold

@@ -1,0 +1,54 @@
+// Folded against unfolded evaluation in float32, both against the exact
+// result, each held to its derived bound (docs/folding.md, "Error bound").
+//
+// The model: the normalized row xhat (float32, the norm's output without
+// affine) is given, the same for both paths; weights are storage values
+// (float32, bf16 or f16) widened exactly to float32; every operation is a
+// float32 operation, the dot product summed left to right and the bias added last.
+//   unfolded: a_j = fl(fl(gamma_j xhat_j) + beta_j), y_i = fl(sum_j W_ij a_j + b_i)
+//   folded:   y'_i = fl(sum_j W'_ij xhat_j + b'_i)
+//   exact:    y*_i = sum_j W_ij (gamma_j xhat_j + beta_j) + b_i (real arithmetic)
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fold.h"
+
+namespace normcheck::fold {
+
+// One Linear consumer of a norm: the stored parameters before and after the fold.
+struct FoldCase {
+  Vector gamma, beta;  // beta empty: RMSNorm or no bias
+  Linear original;     // W, b as stored
+  Linear folded;       // W', b' as stored
+  DType storage = DType::f32;
+};
+
+struct FoldCheck {
+  long elements = 0;
+  // max over outputs of |y' - y| / (E_f + E_u): above 1 breaks the bound.
+  double diff_over_bound = 0;
+  // max |y' - y*| / E_f and |y - y*| / E_u.
+  double folded_over_bound = 0, unfolded_over_bound = 0;
+  // max |y' - y*| / T and |y - y*| / T, T = sum_j |W_ij| (|gamma_j xhat_j| + |beta_j|) + |b_i|:
+  // the errors on one scale, to say which path is more accurate and by how much.
+  double folded_error = 0, unfolded_error = 0;
+  // The same, root mean square over the outputs.
+  double folded_rms_error = 0, unfolded_rms_error = 0;
+  // max E_f / T and E_u / T: the two bounds on the same scale.
+  double folded_bound = 0, unfolded_bound = 0;
+  long overflowed_weights = 0;  // entries of W' or b' that rounded to infinity
+  long nonfinite_outputs = 0;   // folded outputs that are not finite where y* is
+  std::string worst;            // where diff_over_bound was largest: "row r, output i: ..."
+  bool within_bound() const { return diff_over_bound <= 1 && overflowed_weights == 0; }
+};
+
+// Runs both paths on every row of xhat (rows x d, float32 values).
+FoldCheck check_fold(const FoldCase& c, std::span<const std::vector<float>> xhat_rows);
+
+// Merges b into a (maxima, sums of squares by element counts).
+void merge(FoldCheck& a, const FoldCheck& b);
+
+}  // namespace normcheck::fold
