@@ -101,7 +101,8 @@ FoldCheck check_fold(const FoldCase& c, std::span<const std::vector<float>> xhat
 
       // Errors: (computed - hi) - lo, each step exact or far below the bounds.
       const double err_u = std::fabs((static_cast<double>(yu) - exact.hi) - exact.lo);
-      const double err_f = std::fabs((static_cast<double>(yf) - exact.hi) - exact.lo);
+      const double err_f = std::isfinite(yf) ? std::fabs((static_cast<double>(yf) - exact.hi) - exact.lo)
+                                             : std::numeric_limits<double>::infinity();
       const double diff = std::fabs(static_cast<double>(yf) - static_cast<double>(yu));
       if (!std::isfinite(yf)) ++out.nonfinite_outputs;
       auto ratio = [](double num, double den) {
