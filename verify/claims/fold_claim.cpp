@@ -34,14 +34,16 @@ ClaimResult check_affine_fold(fold::NormKind norm, const ClaimOptions& options) 
   double worst[3] = {0, 0, 0};
   long overflowed = 0;
   std::string where_overflow, detail;
-  Series ratio[3], bound_use[3];
-  const char* names[3] = {"float32", "bf16", "f16"};
-  for (int k = 0; k < 3; ++k) {
+  // Series k: 0 float32, 1 bf16, 2 f16 weights with float32 activations;
+  // 3 bf16, 4 f16 with the norm's output rounded to the weights' dtype.
+  Series ratio[5], bound_use[5];
+  const char* names[5] = {"float32", "bf16", "f16", "bf16 (16-bit activations)", "f16 (16-bit activations)"};
+  for (int k = 0; k < 5; ++k) {
     ratio[k] = {std::string(names[k]) + ": folded / unfolded RMS error (exact-result scale T)", "family (0 random, 1 gamma_wide, 2 gamma_near_zero, 3 near_overflow, 4 subnormal)", "ratio", false, true, {}, {}};
     bound_use[k] = {std::string(names[k]) + ": max |folded - unfolded| / (E_f + E_u)", "family", "fraction of the bound", false, true, {}, {}};
   }
   for (const SweepRow& row : sweep) {
-    const int k = row.storage == DType::f32 ? 0 : row.storage == DType::bf16 ? 1 : 2;
+    const int k = (row.storage == DType::f32 ? 0 : row.storage == DType::bf16 ? 1 : 2) + (row.storage_activations ? 2 : 0);
     const double family = static_cast<double>(static_cast<int>(row.family));
     const fold::FoldCheck& c = row.check;
     detail += fmt("%s/%s: err max folded %.2e unfolded %.2e, RMS folded %.2e unfolded %.2e, diff/bound %.3g%s; ",
@@ -53,14 +55,14 @@ ClaimResult check_affine_fold(fold::NormKind norm, const ClaimOptions& options) 
       where_overflow += fmt("%s/%s ", names[k], std::string(fold::to_string(row.family)).c_str());
       continue;
     }
-    worst[k] = std::max(worst[k], c.diff_over_bound);
+    worst[k > 2 ? k - 2 : k] = std::max(worst[k > 2 ? k - 2 : k], c.diff_over_bound);
     ratio[k].x.push_back(family);
     ratio[k].y.push_back(c.unfolded_rms_error > 0 ? c.folded_rms_error / c.unfolded_rms_error : 0);
     bound_use[k].x.push_back(family);
     bound_use[k].y.push_back(c.diff_over_bound);
   }
-  for (int k = 0; k < 3; ++k) result.series.push_back(ratio[k]);
-  for (int k = 0; k < 3; ++k) result.series.push_back(bound_use[k]);
+  for (int k = 0; k < 5; ++k) result.series.push_back(ratio[k]);
+  for (int k = 0; k < 5; ++k) result.series.push_back(bound_use[k]);
 
   const bool controls_caught = exact_control > claims::kExactTolerance && float_control > 1;
   const bool exact_holds = exact < claims::kExactTolerance;
@@ -70,7 +72,7 @@ ClaimResult check_affine_fold(fold::NormKind norm, const ClaimOptions& options) 
                                                 : Verdict::refuted;
   result.figure = fmt(
       "exact (100 digits): max relative mismatch %.1e (gamma up to 2^+-60); float32 weights: max |folded - "
-      "unfolded| / bound %.3g, bf16 %.3g, f16 %.3g; %ld f16 folded weights overflow (%s: not storable); "
+      "unfolded| / bound %.3g, bf16 %.3g, f16 %.3g (float32 and 16-bit activations); %ld f16 folded weights overflow (%s: not storable); "
       "controls: diag(gamma) W differs by %.2g exactly and %.3g x the float bound",
       exact, worst[0], worst[1], worst[2], overflowed, where_overflow.empty() ? "none" : where_overflow.c_str(),
       exact_control, float_control);
@@ -79,7 +81,7 @@ ClaimResult check_affine_fold(fold::NormKind norm, const ClaimOptions& options) 
       "+-2^U(-R, R) for R = 0, 20, 60; W' = W diag(gamma) and b' = W beta + b formed at 100 digits; verdict "
       "needs < 1e-60. Float: check_fold (docs/folding.md) over d = 16, 64, 256 (1024 with --full), 32 outputs, "
       "rows of Gaussian, spike, sign-aligned and cancelling xhat; weights in the storage dtype, float32 "
-      "arithmetic, W' and b' folded in float64/double-double and rounded once. Errors are max |y - y*| / T, T = "
+      "arithmetic, the norm's output kept in float32 or (16-bit act.) rounded to the weights' dtype, W' and b' folded in float64/double-double and rounded once. Errors are max |y - y*| / T, T = "
       "sum_j |W_ij| (|gamma_j xhat_j| + |beta_j|) + |b_i|. Seed %llu. %s",
       d, rows, static_cast<unsigned long long>(options.seed), detail.c_str());
   return result;

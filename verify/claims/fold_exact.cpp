@@ -158,11 +158,14 @@ std::vector<SweepRow> float_sweep(fold::NormKind norm, bool full, uint64_t seed)
   const int shapes = full ? 4 : 3, rows = full ? 16 : 8;
   uint64_t stream = 0;
   for (DType t : {DType::f32, DType::bf16, DType::f16})
+    for (bool act : {false, true})
     for (fold::Family f : fold::kFamilies) {
-      SweepRow row{t, f, {}};
+      if (act && t == DType::f32) continue;  // float32 activations are the first pass
+      SweepRow row{t, act, f, {}};
       for (int s = 0; s < shapes; ++s) {
         std::mt19937_64 rng(seed + 0x9e3779b97f4a7c15ULL * ++stream);
-        const fold::FoldCase c = fold::make_case(f, norm, t, dims[s], 32, rng);
+        fold::FoldCase c = fold::make_case(f, norm, t, dims[s], 32, rng);
+        c.storage_activations = act;
         const auto xs = fold::make_xhat_rows(norm, c.folded.w, rows, rng);
         fold::merge(row.check, fold::check_fold(c, xs));
       }

@@ -43,6 +43,7 @@ PostLn exact_post_ln(int d, uint64_t seed);
 // over several shapes, and the fold's negative control.
 struct SweepRow {
   DType storage;
+  bool storage_activations;  // the norm's output rounded to the storage dtype (bf16, f16 rows only)
   fold::Family family;
   fold::FoldCheck check;
 };

@@ -1,17 +1,29 @@
 // The bounds (derivation in docs/folding.md, "Error bound"). With u = 2^-24,
 // eta = 2^-150 (half float32's subnormal gap: what an underflowing product
 // loses), gamma_n = n u / (1 - n u), u_s, eta_s the storage format's unit
-// roundoff and half subnormal gap (round.h), A_j = |gamma_j xhat_j| + |beta_j|:
-//   E_u = gamma_(d+3) T + eta (1 + gamma_(d+2)) (sum_j |W_ij| + d),
-//         T = sum_j |W_ij| A_j + |b_i|;
-//   E_f = (u_s + gamma_(d+1)(1 + u_s)) (S + |c|) + (1 + u_s)(1 + gamma_(d+1)) e_c
-//         + (1 + gamma_(d+1)) eta_s (sum_j |xhat_j| + 1) + d eta (1 + gamma_d),
-//         S = sum_j |W_ij gamma_j xhat_j|, c = (W beta + b)_i, e_c the
-//         double-double error of c (fold.h).
+// roundoff and half subnormal gap (round.h), A_j = |gamma_j xhat_j| + |beta_j|,
+// and chi = 1 with storage activations (0 otherwise):
+//   unfolded: the activation a_j is within alpha A_j + eta_a of gamma_j xhat_j + beta_j,
+//     alpha = gamma_2 (float32 activations) or u_s + gamma_2 (1 + u_s) (rounded to storage),
+//     eta_a = eta (1 + u) or eta_s + 2 eta; the dot product of d terms and the
+//     bias adds gamma_(d+1) of the magnitudes, and d eta (1 + gamma_d) for underflow:
+//   E_u = (alpha + gamma_(d+1)(1 + alpha)) sum_j |W_ij| A_j + gamma_(d+1) |b_i|
+//         + eta_a (1 + gamma_(d+1)) sum_j |W_ij| + d eta (1 + gamma_d);
+//   folded: W'_ij = W_ij gamma_j (1 + delta) + zeta and xhat~_j = xhat_j (1 + delta')
+//     + zeta' (chi = 1; xhat~ = xhat otherwise), |delta|, |delta'| <= u_s,
+//     |zeta|, |zeta'| <= eta_s, so with rho = u_s (chi = 0) or 2 u_s + u_s^2:
+//     |W'_ij xhat~_j - W_ij gamma_j xhat_j| <= rho |W_ij gamma_j xhat_j|
+//       + eta_s ((1 + u_s)(|xhat_j| + chi |W_ij gamma_j|) + chi eta_s);
+//     b'_i is within u_s |c_i| + (1 + u_s) e_c + eta_s of c_i = (W beta + b)_i:
+//   E_f = (rho + gamma_(d+1)(1 + rho)) S + (u_s + gamma_(d+1)(1 + u_s)) |c|
+//         + (1 + u_s)(1 + gamma_(d+1)) e_c
+//         + (1 + gamma_(d+1)) (eta_s (1 + u_s)(sum_j |xhat_j| + chi sum_j |W_ij gamma_j|) + chi d eta_s^2 + eta_s)
+//         + d eta (1 + gamma_d),
+//     S = sum_j |W_ij gamma_j xhat_j|, e_c the double-double error of c (fold.h).
 // The exact y* is a double-double too; its error
-// e* = gamma_(2d+1)(2^-53)^2 (S + sum_j |W_ij beta_j| + |b_i|) is added to each bound. The sums in the
-// bounds are float64 sums of non-negative terms, low by at most a relative
-// gamma_(2d+2)(2^-53); each bound is raised by that factor.
+// e* = gamma_(2d+1)(2^-53)^2 (S + sum_j |W_ij beta_j| + |b_i|) is added to each bound.
+// The sums in the bounds are float64 sums of non-negative terms, low by at
+// most a relative gamma_(2d+2)(2^-53); each bound is raised by that factor.
 #include "fold_check.h"
 
 #include <algorithm>
@@ -47,7 +59,12 @@ FoldCheck check_fold(const FoldCase& c, std::span<const std::vector<float>> xhat
     if (has_b_folded) out.overflowed_weights += std::isinf(c.folded.b(i)) ? 1 : 0;
   }
 
-  std::vector<float> a(d);
+  const bool chi = c.storage_activations && c.storage != DType::f32;
+  auto to_act = [&](float v) { return chi ? static_cast<float>(round_to_storage(c.storage, v)) : v; };
+  const double alpha = chi ? us + gamma_n(2) * (1 + us) : gamma_n(2);
+  const double eta_a = chi ? eta_s + 2 * kEta : kEta * (1 + kU);
+  const double rho = chi ? 2 * us + us * us : us;
+  std::vector<float> a(d), xs(d);
   std::vector<double> wg_row(2 * d), x_row(2 * d);
   double folded_sq = 0, unfolded_sq = 0;
   for (std::size_t r = 0; r < xhat_rows.size(); ++r) {
@@ -55,23 +72,28 @@ FoldCheck check_fold(const FoldCase& c, std::span<const std::vector<float>> xhat
     // The unfolded affine, once per row (shared by every output).
     for (long j = 0; j < d; ++j) {
       const float g = static_cast<float>(c.gamma(j)) * xhat[j];
-      a[j] = has_beta ? g + static_cast<float>(c.beta(j)) : g;
+      a[j] = to_act(has_beta ? g + static_cast<float>(c.beta(j)) : g);
+      out.unfolded_overflows += std::isinf(a[j]) ? 1 : 0;
+      xs[j] = to_act(xhat[j]);
     }
     double sum_abs_xhat = 0;
     for (long j = 0; j < d; ++j) sum_abs_xhat += std::fabs(xhat[j]);
     for (long i = 0; i < e; ++i) {
       float yu = 0, yf = 0;
-      double big_t = 0, s = 0, sum_abs_w = 0, sum_abs_wbeta = 0;
+      double big_t = 0, s = 0, sum_abs_w = 0, sum_abs_wbeta = 0, sum_abs_wg = 0, sum_abs_wa = 0;
       for (long j = 0; j < d; ++j) {
         const double w = c.original.w(i, j);
         yu += static_cast<float>(w) * a[j];
-        yf += static_cast<float>(c.folded.w(i, j)) * xhat[j];
+        yf += static_cast<float>(c.folded.w(i, j)) * xs[j];
         const double wg = w * c.gamma(j);  // exact: two storage values
         s += std::fabs(wg * xhat[j]);
+        sum_abs_wg += std::fabs(wg);
         sum_abs_w += std::fabs(w);
         const double wb = has_beta ? w * c.beta(j) : 0.0;
         sum_abs_wbeta += std::fabs(wb);
-        big_t += std::fabs(w) * (std::fabs(c.gamma(j) * xhat[j]) + (has_beta ? std::fabs(c.beta(j)) : 0.0));
+        const double a_j = std::fabs(c.gamma(j) * xhat[j]) + (has_beta ? std::fabs(c.beta(j)) : 0.0);
+        big_t += std::fabs(w) * a_j;
+        sum_abs_wa += std::fabs(w) * a_j;
       }
       const double b = has_b ? c.original.b(i) : 0.0;
       yu += static_cast<float>(b);
@@ -91,11 +113,15 @@ FoldCheck check_fold(const FoldCase& c, std::span<const std::vector<float>> xhat
       const double e_c = gamma_n(d + 1.0, kU53) * gamma_n(d + 1.0, kU53) * (sum_abs_wbeta + std::fabs(b));
       const double abs_c = std::fabs(cdd.hi) + std::fabs(cdd.lo) + e_c;
 
-      const double bound_u =
-          (gamma_n(d + 3.0) * big_t + kEta * (1 + gamma_n(d + 2.0)) * (sum_abs_w + d)) * sum_slack + e_exact;
+      const double g1 = gamma_n(d + 1.0);
+      const double bound_u = ((alpha + g1 * (1 + alpha)) * sum_abs_wa + g1 * std::fabs(b) +
+                              eta_a * (1 + g1) * sum_abs_w + d * kEta * (1 + gamma_n(d))) *
+                                 sum_slack +
+                             e_exact;
       const double bound_f =
-          ((us + gamma_n(d + 1.0) * (1 + us)) * (s + abs_c) + (1 + us) * (1 + gamma_n(d + 1.0)) * e_c +
-           (1 + gamma_n(d + 1.0)) * eta_s * (sum_abs_xhat + 1) + d * kEta * (1 + gamma_n(d))) *
+          ((rho + g1 * (1 + rho)) * s + (us + g1 * (1 + us)) * abs_c + (1 + us) * (1 + g1) * e_c +
+           (1 + g1) * (eta_s * (1 + us) * (sum_abs_xhat + (chi ? sum_abs_wg : 0.0)) + (chi ? d * eta_s * eta_s : 0.0) + eta_s) +
+           d * kEta * (1 + gamma_n(d))) *
               sum_slack +
           e_exact;
 
@@ -155,6 +181,7 @@ void merge(FoldCheck& a, const FoldCheck& b) {
   a.unfolded_bound = std::max(a.unfolded_bound, b.unfolded_bound);
   a.overflowed_weights += b.overflowed_weights;
   a.nonfinite_outputs += b.nonfinite_outputs;
+  a.unfolded_overflows += b.unfolded_overflows;
   a.elements = n;
 }
 

@@ -8,6 +8,9 @@
 //   unfolded: a_j = fl(fl(gamma_j xhat_j) + beta_j), y_i = fl(sum_j W_ij a_j + b_i)
 //   folded:   y'_i = fl(sum_j W'_ij xhat_j + b'_i)
 //   exact:    y*_i = sum_j W_ij (gamma_j xhat_j + beta_j) + b_i (real arithmetic)
+// With storage_activations (a bf16/f16 model, whose norm writes its output in
+// the storage format before the Linear reads it): the unfolded path reads
+// round_s(a_j), the folded one round_s(xhat_j); the rest is unchanged.
 #pragma once
 
 #include <span>
@@ -24,6 +27,7 @@ struct FoldCase {
   Linear original;     // W, b as stored
   Linear folded;       // W', b' as stored
   DType storage = DType::f32;
+  bool storage_activations = false;  // the norm's output rounded to `storage` (no effect for f32)
 };
 
 struct FoldCheck {
@@ -41,6 +45,7 @@ struct FoldCheck {
   double folded_bound = 0, unfolded_bound = 0;
   long overflowed_weights = 0;  // entries of W' or b' that rounded to infinity
   long nonfinite_outputs = 0;   // folded outputs that are not finite where y* is
+  long unfolded_overflows = 0;  // unfolded activations gamma xhat + beta beyond the storage range (inf)
   std::string worst;            // where diff_over_bound was largest: "row r, output i: ..."
   bool within_bound() const { return diff_over_bound <= 1 && overflowed_weights == 0; }
 };
