@@ -99,6 +99,20 @@ TEST(FoldCli, FoldsVerifiesAndWritesAPreLnBlock) {
   }
 }
 
+TEST(FoldCli, StorageActivationsAreCheckedToo) {
+  const std::string weights = write("act.safetensors", nf::serialize_safetensors(ft::pre_ln_block(DType::bf16, 32, 8, 9)));
+  const CliRun run = fold(weights, write("spec.json", ft::kPreLnSpec), out_path("act_out.safetensors"),
+                          "--activations storage --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto doc = nlohmann::json::parse(run.out);
+  EXPECT_EQ(doc.at("activations"), "storage");
+  // With bf16 activations both paths carry bf16 roundings: errors of the same order.
+  for (const auto& c : doc.at("consumers")) EXPECT_GT(c.at("unfolded_error").get<double>(), 1e-5);
+  const CliRun bad = fold(weights, write("spec.json", ft::kPreLnSpec), out_path("act_out.safetensors"), "--activations half");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--activations must be float32 or storage"), std::string::npos) << bad.err;
+}
+
 TEST(FoldCli, TextOutputNamesEachConsumer) {
   const std::string weights = write("text.safetensors", nf::serialize_safetensors(ft::pre_ln_block(DType::f32, 8, 4, 2)));
   const CliRun run = fold(weights, write("spec.json", ft::kPreLnSpec), out_path("text_out.safetensors"));

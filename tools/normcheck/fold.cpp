@@ -24,7 +24,7 @@ namespace normcheck::cli {
 namespace {
 
 struct FoldArgs {
-  std::string weights, spec, out, seed;
+  std::string weights, spec, out, seed, activations = "float32";
   bool json = false, wrong_side = false;
   long rows = 16;
 };
@@ -53,13 +53,15 @@ int run_fold(const FoldArgs& args) {
   const char* env_seed = std::getenv("NORMCHECK_SEED");
   const uint64_t seed = parse_seed(!args.seed.empty() ? args.seed : (env_seed ? env_seed : ""), 20261121);
   if (args.rows < 1) throw UsageError("--rows must be at least 1");
+  if (args.activations != "float32" && args.activations != "storage")
+    throw UsageError("--activations must be float32 or storage, not '" + args.activations + "'");
   fold::TensorFile file;
   fold::FoldSpec spec;
   fold::FoldReport report;
   try {
     spec = fold::parse_fold_spec(read_text(args.spec), args.spec);
     file = fold::read_safetensors(args.weights);
-    report = fold::fold_file(file, spec, {seed, args.rows, args.wrong_side});
+    report = fold::fold_file(file, spec, {seed, args.rows, args.wrong_side, args.activations == "storage"});
   } catch (const fold::SafetensorsError& e) {
     throw UsageError(e.what());
   } catch (const fold::FoldError& e) {
@@ -87,12 +89,13 @@ int run_fold(const FoldArgs& args) {
       writers.push_back({{"weight", w.weight}, {"dtype", w.dtype}, {"sum_over_bound", json_number(w.sum_over_bound)},
                          {"overflowed", w.overflowed}});
     const nlohmann::json doc = {{"seed", seed}, {"ok", ok}, {"written", ok}, {"out", args.out},
-                                {"wrong_side_control", args.wrong_side}, {"consumers", consumers},
+                                {"wrong_side_control", args.wrong_side}, {"activations", args.activations},
+                                {"consumers", consumers},
                                 {"writers", writers}};
     std::cout << doc.dump(2) << "\n";
   } else {
     std::cout << "fold: seed " << seed << " (--seed or NORMCHECK_SEED), " << args.rows
-              << " normalized rows per consumer\n";
+              << " normalized rows per consumer, " << args.activations << " activations\n";
     for (const auto& c : report.consumers) {
       char line[512];
       std::snprintf(line, sizeof line,
@@ -134,8 +137,12 @@ void add_fold_command(CLI::App& app, Action& action) {
   sub->add_option("--out", args->out, "Output safetensors file, written atomically")->required();
   sub->add_option("--seed", args->seed, "Seed of the random rows (default: NORMCHECK_SEED, else 20261121)");
   sub->add_option("--rows", args->rows, "Normalized rows per consumer (Gaussian, spike, sign-aligned, cancelling; default 16)");
+  sub->add_option("--activations", args->activations,
+                  "The norm's output as the Linear reads it: float32 (default) or storage (rounded to each "
+                  "consumer's dtype, as a bf16/f16 model stores it)");
   sub->add_flag("--json", args->json,
-                "Print one JSON document: {seed, ok, written, out, wrong_side_control, consumers: [...], writers: [...]}");
+                "Print one JSON document: {seed, ok, written, out, wrong_side_control, activations, consumers: [...], "
+                "writers: [...]}");
   sub->add_flag("--wrong-side", args->wrong_side,
                 "Negative control: fold diag(gamma) W instead of W diag(gamma); the verification must fail (exit 1)");
   sub->callback([&action, args] { action = [args] { return run_fold(*args); }; });

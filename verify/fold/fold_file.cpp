@@ -94,6 +94,7 @@ FoldReport fold_file(TensorFile& file, const FoldSpec& spec, const FoldOptions& 
       fc.gamma = gamma;
       fc.beta = beta;
       fc.storage = storage;
+      fc.storage_activations = options.storage_activations;
       fc.original.w = to_matrix(w_t);
       if (!c.bias.empty()) fc.original.b = to_vector(*file.find(c.bias));
       fc.folded = options.wrong_side ? fold_affine_wrong_side(fc.original, gamma, beta, storage)

@@ -40,6 +40,7 @@ struct FoldOptions {
   uint64_t seed = 0;
   long rows = 16;           // normalized rows per consumer (families cycle, families.h)
   bool wrong_side = false;  // negative control: fold diag(gamma) W instead
+  bool storage_activations = false;  // check with the norm's output rounded to the weights' dtype
 };
 
 // Rewrites `file` in place. Throws FoldError for a spec the file does not
