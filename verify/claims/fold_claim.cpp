@@ -52,7 +52,8 @@ ClaimResult check_affine_fold(fold::NormKind norm, const ClaimOptions& options) 
                   c.overflowed_weights ? fmt(" (%ld folded weights overflow)", c.overflowed_weights).c_str() : "");
     if (c.overflowed_weights) {
       overflowed += c.overflowed_weights;
-      where_overflow += fmt("%s/%s ", names[k], std::string(fold::to_string(row.family)).c_str());
+      const std::string where = fmt("%s/%s", names[k > 2 ? k - 2 : k], std::string(fold::to_string(row.family)).c_str());
+      if (where_overflow.find(where) == std::string::npos) where_overflow += (where_overflow.empty() ? "" : ", ") + where;
       continue;
     }
     worst[k > 2 ? k - 2 : k] = std::max(worst[k > 2 ? k - 2 : k], c.diff_over_bound);
@@ -72,7 +73,7 @@ ClaimResult check_affine_fold(fold::NormKind norm, const ClaimOptions& options) 
                                                 : Verdict::refuted;
   result.figure = fmt(
       "exact (100 digits): max relative mismatch %.1e (gamma up to 2^+-60); float32 weights: max |folded - "
-      "unfolded| / bound %.3g, bf16 %.3g, f16 %.3g (float32 and 16-bit activations); %ld f16 folded weights overflow (%s: not storable); "
+      "unfolded| / bound %.3g, bf16 %.3g, f16 %.3g (float32 and 16-bit activations); %ld folded weights overflow (%s: the fold is not storable); "
       "controls: diag(gamma) W differs by %.2g exactly and %.3g x the float bound",
       exact, worst[0], worst[1], worst[2], overflowed, where_overflow.empty() ? "none" : where_overflow.c_str(),
       exact_control, float_control);
