@@ -204,4 +204,25 @@ TEST(FoldCli, SpecsTheFileDoesNotFitExitTwo) {
   expect_bad_input(weights, R"({"norms":[{"kind":"rmsnorm","placement":"pre_ln","weight":"ln.weight",
     "consumers":[{"weight":"q.weight"},{"weight":"q.weight"}]}]})", "appears twice");
   expect_bad_input(weights, "{", "not valid JSON");
+  // A NaN in a weight the spec folds.
+  nf::TensorFile with_nan = ft::pre_ln_block(DType::f16, 8, 4, 7);
+  auto q = nf::tensor_values(*with_nan.find("q.weight"));
+  q[5] = std::nan("");
+  nf::set_tensor_values(*with_nan.find("q.weight"), q);
+  expect_bad_input(write("nan.safetensors", nf::serialize_safetensors(with_nan)), ft::kPreLnSpec,
+                   "tensor 'q.weight' holds a NaN at flat index 5");
+}
+
+// NORMCHECK_SEED picks the rows when --seed is not given; the seed is printed.
+TEST(FoldCli, SeedFromTheEnvironment) {
+  const std::string weights = write("seed.safetensors", nf::serialize_safetensors(ft::pre_ln_block(DType::f32, 8, 4, 8)));
+  const CliRun run = run_normcheck("fold --weights " + weights + " --spec " + write("spec.json", ft::kPreLnSpec) +
+                                   " --out " + out_path("seed_out.safetensors") + " --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const char* env = std::getenv("NORMCHECK_SEED");
+  EXPECT_EQ(nlohmann::json::parse(run.out).at("seed").get<uint64_t>(), env ? std::stoull(env) : 20261121ull);
+  const CliRun bad = run_normcheck("fold --weights " + weights + " --spec " + write("spec.json", ft::kPreLnSpec) +
+                                   " --out " + out_path("seed_out.safetensors") + " --seed banana");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("bad seed 'banana'"), std::string::npos) << bad.err;
 }

@@ -33,13 +33,24 @@ void need_shape(const Tensor& t, const std::vector<int64_t>& shape, const std::s
     throw FoldError(role + ": tensor '" + t.name + "' has shape " + shape_text(t.shape) + ", expected " + shape_text(shape));
 }
 
-Vector to_vector(const Tensor& t) {
+// A tensor's values; a NaN or infinity is refused: the identities and the
+// bounds are about finite weights, and a fold would only spread it.
+std::vector<double> finite_values(const Tensor& t) {
   const auto v = tensor_values(t);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i]))
+      throw FoldError("tensor '" + t.name + "' holds " + (std::isnan(v[i]) ? "a NaN" : "an infinity") +
+                      " at flat index " + std::to_string(i) + ": nothing to fold");
+  return v;
+}
+
+Vector to_vector(const Tensor& t) {
+  const auto v = finite_values(t);
   return Eigen::Map<const Vector>(v.data(), static_cast<long>(v.size()));
 }
 
 Matrix to_matrix(const Tensor& t) {
-  const auto v = tensor_values(t);
+  const auto v = finite_values(t);
   return Eigen::Map<const Matrix>(v.data(), t.shape[0], t.shape[1]);
 }
 
