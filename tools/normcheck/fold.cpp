@@ -19,6 +19,7 @@
 #include "fold/fold_file.h"
 #include "json_number.h"
 #include "normcheck/io.h"
+#include "seed.h"
 
 namespace normcheck::cli {
 namespace {
@@ -29,18 +30,6 @@ struct FoldArgs {
   long rows = 16;
 };
 
-// The same seed rules as `normcheck claims`: --seed, else NORMCHECK_SEED, else the default.
-uint64_t parse_seed(const std::string& text, uint64_t fallback) {
-  if (text.empty()) return fallback;
-  std::size_t used = 0;
-  try {
-    const unsigned long long value = std::stoull(text, &used, 0);
-    if (used == text.size() && text[0] != '-') return value;
-  } catch (const std::exception&) {
-  }
-  throw UsageError("bad seed '" + text + "': expected a non-negative integer");
-}
-
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError("cannot open '" + path + "'");
@@ -50,8 +39,7 @@ std::string read_text(const std::string& path) {
 }
 
 int run_fold(const FoldArgs& args) {
-  const char* env_seed = std::getenv("NORMCHECK_SEED");
-  const uint64_t seed = parse_seed(!args.seed.empty() ? args.seed : (env_seed ? env_seed : ""), 20261121);
+  const uint64_t seed = seed_from_flag_or_env(args.seed, 20261121);
   if (args.rows < 1) throw UsageError("--rows must be at least 1");
   if (args.activations != "float32" && args.activations != "storage")
     throw UsageError("--activations must be float32 or storage, not '" + args.activations + "'");
