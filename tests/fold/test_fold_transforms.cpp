@@ -192,12 +192,13 @@ TEST(CentreWriter, ColumnsSumToZeroAndLayerNormBecomesRmsNorm) {
   for (long i = 0; i < k; ++i) a(i) = n01(rng);
   const Eigen::VectorXd h = embed.w.row(1).transpose() + out.w * a + out.b;
   const Eigen::VectorXd hc = ce.w.row(1).transpose() + co.w * a + co.b;
-  std::vector<double> hv(h.data(), h.data() + d), hcv(hc.data(), hc.data() + d);
-  const auto ln = nf::normalize(nf::NormKind::layer, hv, 1e-5);
-  const auto rms = nf::normalize(nf::NormKind::rms, hcv, 1e-5);
+  // h and h' rounded to float32 (2^-24 relative each) for the exact norms.
+  std::vector<float> hv(h.data(), h.data() + d), hcv(hc.data(), hc.data() + d);
+  const auto ln = nf::normalize(nf::NormKind::layer, hv, 1e-5f);
+  const auto rms = nf::normalize(nf::NormKind::rms, hcv, 1e-5f);
   for (long j = 0; j < d; ++j) EXPECT_NEAR(ln[j], rms[j], 1e-5) << j;
   // Without the centring, RMSNorm of h is not LayerNorm of h (h has mean ~9).
-  const auto rms_raw = nf::normalize(nf::NormKind::rms, hv, 1e-5);
+  const auto rms_raw = nf::normalize(nf::NormKind::rms, hv, 1e-5f);
   double worst = 0;
   for (long j = 0; j < d; ++j) worst = std::max(worst, std::fabs(static_cast<double>(ln[j]) - rms_raw[j]));
   EXPECT_GT(worst, 0.1);

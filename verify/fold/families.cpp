@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "normcheck/reference.h"
 #include "round.h"
 
 namespace normcheck::fold {
@@ -81,20 +82,10 @@ FoldCase make_case(Family family, NormKind norm, DType storage, long d, long e, 
   return c;
 }
 
-std::vector<float> normalize(NormKind norm, const std::vector<double>& x, double eps) {
-  const double d = static_cast<double>(x.size());
-  double mean = 0;
-  if (norm == NormKind::layer) {
-    for (double v : x) mean += v;
-    mean /= d;
-  }
-  double ms = 0;
-  for (double v : x) ms += (v - mean) * (v - mean);
-  ms /= d;
-  const double r = 1 / std::sqrt(ms + eps);
-  std::vector<float> out(x.size());
-  for (std::size_t j = 0; j < x.size(); ++j) out[j] = static_cast<float>((x[j] - mean) * r);
-  return out;
+std::vector<float> normalize(NormKind norm, const std::vector<float>& x, float eps) {
+  const int64_t d = static_cast<int64_t>(x.size());
+  if (norm == NormKind::layer) return reference_layernorm_fwd(x, {}, {}, 1, d, eps).xhat.rounded;
+  return reference_rmsnorm_fwd(x, {}, 1, d, eps).xhat.rounded;
 }
 
 std::vector<std::vector<float>> make_xhat_rows(NormKind norm, const Matrix& weights, long rows,
@@ -128,7 +119,7 @@ std::vector<std::vector<float>> make_xhat_rows(NormKind norm, const Matrix& weig
         break;
       }
     }
-    out.push_back(normalize(norm, x, 1e-5));
+    out.push_back(normalize(norm, std::vector<float>(x.begin(), x.end()), 1e-5f));
   }
   return out;
 }

@@ -36,8 +36,9 @@ FoldCase make_case(Family family, NormKind norm, DType storage, long d, long e, 
 std::vector<std::vector<float>> make_xhat_rows(NormKind norm, const Matrix& weights, long rows,
                                                std::mt19937_64& rng);
 
-// LayerNorm (gamma 1, beta 0) or RMSNorm of a double row, eps as given,
-// rounded to float32: what a norm kernel without affine hands the Linear.
-std::vector<float> normalize(NormKind norm, const std::vector<double>& x, double eps);
+// LayerNorm (gamma 1, beta 0) or RMSNorm of a row of floats, correctly rounded
+// to float32 (the exact reference, normcheck/reference.h): what an exact norm
+// kernel without affine hands the Linear.
+std::vector<float> normalize(NormKind norm, const std::vector<float>& x, float eps);
 
 }  // namespace normcheck::fold
