@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <bit>
 #include <random>
 
 #include "../reference/test_seed.h"
@@ -12,6 +13,7 @@
 #include "fold/fold.h"
 #include "fold/fold_check.h"
 #include "fold/round.h"
+#include "normcheck/storage16.h"
 
 namespace nf = normcheck::fold;
 using normcheck::DType;
@@ -55,16 +57,61 @@ TEST(RoundToStorage, BitsRoundTrip) {
     }
 }
 
+namespace {
+
+// An oracle independent of round_to_storage: the bf16 value nearest to v
+// (ties to the even significand), searched among the bf16 neighbours of v's
+// truncation. Finite, normal-range v only.
+double bf16_nearest(double v) {
+  const float f = static_cast<float>(v);
+  const uint16_t t = static_cast<uint16_t>(std::bit_cast<uint32_t>(f) >> 16);
+  double best = 0, best_gap = kInf;
+  uint16_t best_bits = 0;
+  for (int k = -2; k <= 2; ++k) {
+    const uint16_t bits = static_cast<uint16_t>(t + k);
+    const double c = normcheck::float_from_bf16(bits);
+    const double gap = std::fabs(c - v);
+    if (gap < best_gap || (gap == best_gap && (bits & 1) == 0 && (best_bits & 1) == 1)) {
+      best = c, best_gap = gap, best_bits = bits;
+    }
+  }
+  return best;
+}
+
+double oracle(DType t, double v) {
+  switch (t) {
+    case DType::f32: return static_cast<float>(v);
+    case DType::f16: return static_cast<double>(static_cast<_Float16>(v));
+    case DType::bf16: break;
+  }
+  return bf16_nearest(v);
+}
+
+}  // namespace
+
+TEST(RoundToStorage, Bf16AgreesWithANearestNeighbourSearch) {
+  std::mt19937_64 rng(normcheck::test::test_seed());
+  std::uniform_real_distribution<double> e(-120, 120);
+  for (int k = 0; k < 20000; ++k) {
+    const double v = std::exp2(e(rng)) * (k % 2 ? -1 : 1) * (1 + std::ldexp(static_cast<double>(rng() >> 12), -52));
+    EXPECT_EQ(nf::round_to_storage(DType::bf16, v), bf16_nearest(v)) << v;
+  }
+  // Exact ties: 1 + 2^-8 (to 1, even) and 1 + 3 * 2^-8 (to 1 + 2^-6, even).
+  for (double v : {1 + 0x1p-8, 1 + 3 * 0x1p-8, -(1 + 0x1p-8)})
+    EXPECT_EQ(nf::round_to_storage(DType::bf16, v), bf16_nearest(v)) << v;
+}
+
 TEST(FoldAffine, ProductsAreExactBeforeTheOneRounding) {
-  // W_ij gamma_j for float32 values is exact in double; folded to float32 it
-  // is the correctly rounded product, for bf16 the bf16 rounding of the exact
-  // product (not of a float32 rounding of it).
+  // W_ij gamma_j for storage values is exact in double; the folded weight is
+  // its one rounding to the storage format, checked against the hardware
+  // (float32), the compiler's _Float16 and a nearest-neighbour search (bf16),
+  // not against round_to_storage itself.
   std::mt19937_64 rng(normcheck::test::test_seed());
   for (DType t : kDTypes) {
     const nf::FoldCase c = nf::make_case(nf::Family::random, nf::NormKind::layer, t, 9, 5, rng);
     for (long i = 0; i < 5; ++i)
       for (long j = 0; j < 9; ++j)
-        EXPECT_EQ(c.folded.w(i, j), nf::round_to_storage(t, c.original.w(i, j) * c.gamma(j)));
+        EXPECT_EQ(c.folded.w(i, j), oracle(t, c.original.w(i, j) * c.gamma(j)));
     // b' = W beta + b: compare with a long double sum (64 bits) rounded to storage;
     // they can differ only when the long double's rounding crosses a storage midpoint.
     for (long i = 0; i < 5; ++i) {
@@ -146,6 +193,30 @@ TEST(CheckFold, GammaOnTheWrongSideIsCaught) {
       EXPECT_GT(r.diff_over_bound, 1.0) << normcheck::to_string(t);
       EXPECT_FALSE(r.within_bound());
     }
+}
+
+// f16 with the norm's output stored in f16: gamma = 2^14 makes gamma xhat
+// overflow 65504 on the spike rows (|xhat| ~ sqrt(d - 1)), so the unfolded
+// model gives inf there; the folded weights W gamma (~16) are fine and the
+// folded outputs stay within their bound of the exact result.
+TEST(CheckFold, FoldingAvoidsAnF16ActivationOverflow) {
+  std::mt19937_64 rng(normcheck::test::test_seed());
+  const long d = 32, e = 8;
+  nf::FoldCase c;
+  c.storage = DType::f16;
+  c.storage_activations = true;
+  c.gamma = nf::Vector::Constant(d, 0x1p14);
+  c.original.w = nf::Matrix(e, d);
+  std::normal_distribution<double> n01(0, 1);
+  for (long i = 0; i < c.original.w.size(); ++i) c.original.w.data()[i] = nf::round_to_storage(DType::f16, 0x1p-10 * n01(rng));
+  c.folded = nf::fold_affine(c.original, c.gamma, c.beta, DType::f16);
+  const nf::FoldCheck r = nf::check_fold(c, nf::make_xhat_rows(nf::NormKind::rms, c.folded.w, 8, rng));
+  EXPECT_GT(r.unfolded_overflows, 0);
+  EXPECT_GT(r.unfolded_nonfinite_outputs, 0);
+  EXPECT_EQ(r.overflowed_weights, 0);
+  EXPECT_EQ(r.nonfinite_outputs, 0);
+  EXPECT_LE(r.folded_over_bound, 1.0);
+  EXPECT_TRUE(r.within_bound());
 }
 
 // A second control: the right fold with beta dropped (b' = b) is caught too.

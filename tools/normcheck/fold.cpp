@@ -72,6 +72,7 @@ int run_fold(const FoldArgs& args) {
                            {"folded_rms_error", json_number(c.check.folded_rms_error)},
                            {"unfolded_rms_error", json_number(c.check.unfolded_rms_error)},
                            {"overflowed_weights", c.check.overflowed_weights},
+                           {"unfolded_nonfinite_outputs", c.check.unfolded_nonfinite_outputs},
                            {"worst", c.check.worst}});
     for (const auto& w : report.writers)
       writers.push_back({{"weight", w.weight}, {"dtype", w.dtype}, {"sum_over_bound", json_number(w.sum_over_bound)},
@@ -95,6 +96,9 @@ int run_fold(const FoldArgs& args) {
                         ? (", " + std::to_string(c.check.overflowed_weights) + " folded weights overflow " + c.dtype).c_str()
                         : "");
       std::cout << line;
+      if (c.check.unfolded_nonfinite_outputs)
+        std::cout << "     the unfolded model overflowed " << c.dtype << " on " << c.check.unfolded_nonfinite_outputs
+                  << " outputs (gamma xhat + beta past the range); the folded ones were checked against the exact result\n";
       if (!c.check.within_bound()) std::cout << "     worst: " << c.check.worst << "\n";
     }
     for (const auto& w : report.writers) {

@@ -46,8 +46,13 @@ struct FoldCheck {
   long overflowed_weights = 0;  // entries of W' or b' that rounded to infinity
   long nonfinite_outputs = 0;   // folded outputs that are not finite where y* is
   long unfolded_overflows = 0;  // unfolded activations gamma xhat + beta beyond the storage range (inf)
+  // Outputs of the unfolded model that are not finite because an activation
+  // overflowed: not compared (the folded output is still held to E_f).
+  long unfolded_nonfinite_outputs = 0;
   std::string worst;            // where diff_over_bound was largest: "row r, output i: ..."
-  bool within_bound() const { return diff_over_bound <= 1 && overflowed_weights == 0; }
+  // The fold is verified: folded within E_f of the exact result, within
+  // E_f + E_u of the unfolded one, and every folded weight finite.
+  bool within_bound() const { return diff_over_bound <= 1 && folded_over_bound <= 1 && overflowed_weights == 0; }
 };
 
 // Runs both paths on every row of xhat (rows x d, float32 values).
