@@ -274,3 +274,27 @@ TEST(CentreWriter, ColumnsSumToZeroAndLayerNormBecomesRmsNorm) {
   for (long j = 0; j < d; ++j) worst = std::max(worst, std::fabs(static_cast<double>(ln[j]) - rms_raw[j]));
   EXPECT_GT(worst, 0.1);
 }
+
+// check_centring: the library's centring passes it for every dtype; three
+// wrong "centrings" are caught: a zeroed column (sums to 0, entries wrong), the
+// column left as it was (entries and sum wrong), and one entry's sign flipped.
+TEST(CentreWriter, CheckCentringPassesTheFoldAndCatchesBadCentrings) {
+  std::mt19937_64 rng(normcheck::test::test_seed());
+  std::normal_distribution<double> n01(0, 1);
+  for (DType t : kDTypes) {
+    nf::Linear w{nf::Matrix(40, 6), nf::Vector(40)};
+    for (long i = 0; i < w.w.size(); ++i) w.w.data()[i] = nf::round_to_storage(t, 1.5 + n01(rng));
+    for (long i = 0; i < 40; ++i) w.b(i) = nf::round_to_storage(t, -2 + n01(rng));
+    const nf::Linear c = nf::centre_writer(w, nf::Axis::rows, t);
+    for (long j = 0; j < 6; ++j) {
+      const nf::CentringCheck ok = nf::check_centring(w.w.col(j), c.w.col(j), t);
+      EXPECT_TRUE(ok.ok()) << ok.sum_over_bound << " " << ok.entry_over_bound;
+      EXPECT_FALSE(nf::check_centring(w.w.col(j), nf::Vector::Zero(40), t).ok());
+      EXPECT_FALSE(nf::check_centring(w.w.col(j), w.w.col(j), t).ok());
+      nf::Vector flipped = c.w.col(j);
+      flipped(3) = -flipped(3);
+      if (flipped(3) != c.w.col(j)(3)) EXPECT_FALSE(nf::check_centring(w.w.col(j), flipped, t).ok());
+    }
+    EXPECT_TRUE(nf::check_centring(w.b, c.b, t).ok());
+  }
+}

@@ -76,7 +76,7 @@ int run_fold(const FoldArgs& args) {
                            {"worst", c.check.worst}});
     for (const auto& w : report.writers)
       writers.push_back({{"weight", w.weight}, {"dtype", w.dtype}, {"sum_over_bound", json_number(w.sum_over_bound)},
-                         {"overflowed", w.overflowed}});
+                         {"entry_over_bound", json_number(w.entry_over_bound)}, {"overflowed", w.overflowed}});
     const nlohmann::json doc = {{"seed", seed}, {"ok", ok}, {"written", ok}, {"out", args.out},
                                 {"wrong_side_control", args.wrong_side}, {"activations", args.activations},
                                 {"consumers", consumers},
@@ -103,9 +103,9 @@ int run_fold(const FoldArgs& args) {
     }
     for (const auto& w : report.writers) {
       char line[256];
-      std::snprintf(line, sizeof line, "%-4s %s centred (%s): |column sum| / bound %.3g\n",
-                    w.sum_over_bound <= 1 && !w.overflowed ? "ok" : "FAIL", w.weight.c_str(), w.dtype.c_str(),
-                    w.sum_over_bound);
+      std::snprintf(line, sizeof line, "%-4s %s centred (%s): |column sum| / bound %.3g, entries / bound %.3g\n",
+                    w.sum_over_bound <= 1 && w.entry_over_bound <= 1 && !w.overflowed ? "ok" : "FAIL",
+                    w.weight.c_str(), w.dtype.c_str(), w.sum_over_bound, w.entry_over_bound);
       std::cout << line;
     }
     std::cout << (ok ? "wrote " + args.out : "nothing written: a fold broke its bound") << "\n";

@@ -61,4 +61,14 @@ FoldCheck check_fold(const FoldCase& c, std::span<const std::vector<float>> xhat
 // Merges b into a (maxima, sums of squares by element counts).
 void merge(FoldCheck& a, const FoldCheck& b);
 
+// One centred column (a Linear writer) or row (an embedding): `after` should
+// be v - mean(v), each entry rounded once to `storage`.
+struct CentringCheck {
+  double sum_over_bound = 0;    // |sum after| / its bound: the centred vector has mean ~0
+  double entry_over_bound = 0;  // max_i |after_i - (v_i - mean)| / its bound: and is v's centring
+  long overflowed = 0;
+  bool ok() const { return sum_over_bound <= 1 && entry_over_bound <= 1 && overflowed == 0; }
+};
+CentringCheck check_centring(const Vector& before, const Vector& after, DType storage);
+
 }  // namespace normcheck::fold

@@ -63,7 +63,7 @@ bool FoldReport::ok() const {
   for (const auto& c : consumers)
     if (!c.check.within_bound()) return false;
   for (const auto& w : writers)
-    if (w.sum_over_bound > 1 || w.overflowed) return false;
+    if (w.sum_over_bound > 1 || w.entry_over_bound > 1 || w.overflowed) return false;
   return true;
 }
 
@@ -139,16 +139,12 @@ FoldReport fold_file(TensorFile& file, const FoldSpec& spec, const FoldOptions& 
       writer.b = to_vector(b_t);
     }
     const Linear centred = centre_writer(writer, ws.axis, storage);
-    const StorageFormat fmt = storage_format(storage);
-    WriterReport wr{ws.weight, w_t.dtype, 0, 0};
+    WriterReport wr{ws.weight, w_t.dtype, 0, 0, 0};
     auto check = [&](const Vector& before, const Vector& after) {
-      const long d = before.size();
-      const double m = before.mean();
-      const double bound = fmt.unit_roundoff() * (before.array() - m).abs().sum() * (1 + 1e-9) +
-                           d * fmt.underflow_half_gap() + d * 0x1p-90 * before.cwiseAbs().maxCoeff();
-      for (long i = 0; i < d; ++i) wr.overflowed += std::isinf(after(i)) ? 1 : 0;
-      const double s = std::fabs(after.sum());
-      wr.sum_over_bound = std::max(wr.sum_over_bound, s == 0 ? 0.0 : s / bound);
+      const CentringCheck c = check_centring(before, after, storage);
+      wr.sum_over_bound = std::max(wr.sum_over_bound, c.sum_over_bound);
+      wr.entry_over_bound = std::max(wr.entry_over_bound, c.entry_over_bound);
+      wr.overflowed += c.overflowed;
     };
     if (ws.axis == Axis::rows) {
       for (long j = 0; j < writer.w.cols(); ++j) check(writer.w.col(j), centred.w.col(j));

@@ -23,10 +23,9 @@ struct ConsumerReport {
 
 struct WriterReport {
   std::string weight, dtype;
-  // max over centred columns (rows for an embedding) of |sum| / bound, bound =
-  // u_s sum_i |v_i - mean| + d eta_s + d 2^-90 max|v| (the one rounding per
-  // entry, a subnormal result, the double-double mean).
-  double sum_over_bound = 0;
+  // max over centred columns (rows for an embedding) of check_centring's
+  // ratios (fold_check.h): the column's sum and each entry against their bounds.
+  double sum_over_bound = 0, entry_over_bound = 0;
   long overflowed = 0;
 };
 
