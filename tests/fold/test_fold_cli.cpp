@@ -99,6 +99,51 @@ TEST(FoldCli, FoldsVerifiesAndWritesAPreLnBlock) {
   }
 }
 
+// GPT-2 stores its Linears as Conv1D, [in, out]: "layout": "in_out" folds
+// gamma into the rows; a Conv1D writer [k, d] is centred with axis columns,
+// its bias too.
+TEST(FoldCli, Conv1DLayoutFoldsRowsAndCentresColumnsWriters) {
+  const long d = 12, e = 3 * d, k = 20;
+  std::mt19937_64 rng(21);
+  nf::TensorFile in;
+  in.tensors.push_back(ft::tensor("h.0.ln_1.weight", DType::f32, {d}, ft::gaussian(d, 1, 0.3, rng)));
+  in.tensors.push_back(ft::tensor("h.0.ln_1.bias", DType::f32, {d}, ft::gaussian(d, 0, 0.3, rng)));
+  in.tensors.push_back(ft::tensor("h.0.attn.c_attn.weight", DType::f32, {d, e}, ft::gaussian(d * e, 0, 0.3, rng)));
+  in.tensors.push_back(ft::tensor("h.0.attn.c_attn.bias", DType::f32, {e}, ft::gaussian(e, 0, 0.1, rng)));
+  in.tensors.push_back(ft::tensor("h.0.mlp.c_proj.weight", DType::f32, {k, d}, ft::gaussian(k * d, 0.3, 0.2, rng)));
+  in.tensors.push_back(ft::tensor("h.0.mlp.c_proj.bias", DType::f32, {d}, ft::gaussian(d, 1, 0.2, rng)));
+  const std::string spec = R"({"norms": [{"kind": "layernorm", "placement": "pre_ln",
+      "weight": "h.0.ln_1.weight", "bias": "h.0.ln_1.bias",
+      "consumers": [{"weight": "h.0.attn.c_attn.weight", "bias": "h.0.attn.c_attn.bias", "layout": "in_out"}]}],
+    "centre_writers": [{"weight": "h.0.mlp.c_proj.weight", "bias": "h.0.mlp.c_proj.bias", "axis": "columns"}]})";
+  const std::string out = out_path("gpt2_out.safetensors");
+  const CliRun run = fold(write("gpt2.safetensors", nf::serialize_safetensors(in)), write("gpt2.json", spec), out, "--json");
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const nf::TensorFile got = nf::read_safetensors(out);
+  const auto gamma = values(in, "h.0.ln_1.weight"), w = values(in, "h.0.attn.c_attn.weight");
+  const auto wf = values(got, "h.0.attn.c_attn.weight");
+  for (long j = 0; j < d; ++j)
+    for (long i = 0; i < e; ++i) EXPECT_EQ(wf[j * e + i], static_cast<double>(static_cast<float>(w[j * e + i] * gamma[j])));
+  const auto p = values(got, "h.0.mlp.c_proj.weight"), pb = values(got, "h.0.mlp.c_proj.bias");
+  for (long r = 0; r < k; ++r) {
+    double s = 0, a = 0;
+    for (long j = 0; j < d; ++j) s += p[r * d + j], a += std::fabs(p[r * d + j]);
+    EXPECT_LE(std::fabs(s), 0x1p-23 * a) << r;
+  }
+  double sb = 0;
+  for (double v : pb) sb += v;
+  EXPECT_LE(std::fabs(sb), 1e-5);
+  // The same consumer with the default layout does not fit: [12, 36] reads 36 features.
+  {
+    const std::string wrong = R"({"norms": [{"kind": "rmsnorm", "placement": "pre_ln", "weight": "h.0.ln_1.weight",
+        "consumers": [{"weight": "h.0.attn.c_attn.weight"}]}]})";
+    const CliRun bad = fold(write("gpt2.safetensors", nf::serialize_safetensors(in)), write("gpt2_bad.json", wrong),
+                            out_path("gpt2_bad.safetensors"));
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("expected [out, 12]"), std::string::npos) << bad.err;
+  }
+}
+
 TEST(FoldCli, StorageActivationsAreCheckedToo) {
   const std::string weights = write("act.safetensors", nf::serialize_safetensors(ft::pre_ln_block(DType::bf16, 32, 8, 9)));
   const CliRun run = fold(weights, write("spec.json", ft::kPreLnSpec), out_path("act_out.safetensors"),

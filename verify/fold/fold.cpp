@@ -117,10 +117,16 @@ Linear centre_writer(const Linear& writer, Axis axis, DType storage) {
   Linear out = writer;
   if (axis == Axis::rows) {
     for (long j = 0; j < writer.w.cols(); ++j) out.w.col(j) = centre(writer.w.col(j));
+    if (writer.b.size() && writer.b.size() != writer.w.rows())
+      throw FoldError("the bias has " + std::to_string(writer.b.size()) + " entries, the stream " +
+                      std::to_string(writer.w.rows()));
     if (writer.b.size()) out.b = centre(writer.b);
   } else {
     for (long i = 0; i < writer.w.rows(); ++i) out.w.row(i) = centre(writer.w.row(i).transpose()).transpose();
-    if (writer.b.size()) throw FoldError("an embedding writer (axis columns) has no bias");
+    if (writer.b.size() && writer.b.size() != writer.w.cols())
+      throw FoldError("the bias has " + std::to_string(writer.b.size()) + " entries, the stream " +
+                      std::to_string(writer.w.cols()));
+    if (writer.b.size()) out.b = centre(writer.b);
   }
   return out;
 }

@@ -54,7 +54,8 @@ void require_foldable(Placement placement, const std::string& what);
 // W' = W diag(gamma), b' = W beta + b (beta empty: RMSNorm, or a LayerNorm
 // without bias: b' = b), each entry rounded once to `storage`. The result has
 // a bias when `linear` has one or beta is given. Throws FoldError when the
-// sizes do not match.
+// sizes do not match. (A consumer stored in x out, such as GPT-2's Conv1D, is
+// passed transposed: fold_file does that.)
 Linear fold_affine(const Linear& linear, const Vector& gamma, const Vector& beta, DType storage);
 
 // The negative control: gamma applied on the wrong side, diag(gamma) W (row i
@@ -67,7 +68,10 @@ Linear fold_affine_wrong_side(const Linear& linear, const Vector& gamma, const V
 // M = I - 11^T/d, d the residual width.
 //   Axis::rows    W is d x k (a Linear writing the stream, e.g. attention out,
 //                 MLP down): every column centred, and the bias.
-//   Axis::columns W is n x d (an embedding table, one row per token): every row centred.
+//   Axis::columns W is n x d (an embedding table, one row per token, or a
+//                 writer stored in x out such as GPT-2's Conv1D): every row
+//                 centred, and the bias (d entries) if there is one.
+// Throws FoldError when the bias's size is not d.
 enum class Axis { rows, columns };
 Linear centre_writer(const Linear& writer, Axis axis, DType storage);
 

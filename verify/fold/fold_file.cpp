@@ -86,11 +86,13 @@ FoldReport fold_file(TensorFile& file, const FoldSpec& spec, const FoldOptions& 
     // Check every consumer before rewriting any.
     for (const ConsumerSpec& c : n.consumers) {
       const Tensor& w = need(file, c.weight, role);
-      if (w.shape.size() != 2 || w.shape[1] != d)
-        throw FoldError(role + ": consumer '" + c.weight + "' has shape " + shape_text(w.shape) + ", expected [out, " + std::to_string(d) + "]");
+      const int in_axis = c.in_out ? 0 : 1;
+      if (w.shape.size() != 2 || w.shape[in_axis] != d)
+        throw FoldError(role + ": consumer '" + c.weight + "' has shape " + shape_text(w.shape) + ", expected " +
+                        (c.in_out ? "[" + std::to_string(d) + ", out] (layout in_out)" : "[out, " + std::to_string(d) + "]"));
       if (!c.bias.empty()) {
         const Tensor& b = need(file, c.bias, role);
-        need_shape(b, {w.shape[0]}, role);
+        need_shape(b, {w.shape[1 - in_axis]}, role);
         if (b.dtype != w.dtype) throw FoldError(role + ": bias '" + c.bias + "' is " + b.dtype + " but its weight is " + w.dtype);
       }
       if (!c.new_bias.empty() && file.find(c.new_bias))
@@ -106,7 +108,7 @@ FoldReport fold_file(TensorFile& file, const FoldSpec& spec, const FoldOptions& 
       fc.beta = beta;
       fc.storage = storage;
       fc.storage_activations = options.storage_activations;
-      fc.original.w = to_matrix(w_t);
+      fc.original.w = c.in_out ? Matrix(to_matrix(w_t).transpose()) : to_matrix(w_t);
       if (!c.bias.empty()) fc.original.b = to_vector(*file.find(c.bias));
       fc.folded = options.wrong_side ? fold_affine_wrong_side(fc.original, gamma, beta, storage)
                                      : fold_affine(fc.original, gamma, beta, storage);
@@ -114,7 +116,7 @@ FoldReport fold_file(TensorFile& file, const FoldSpec& spec, const FoldOptions& 
       const auto rows = make_xhat_rows(n.kind, fc.folded.w, options.rows, rng);
       report.consumers.push_back({n.name, c.weight, w_t.dtype, static_cast<long>(d),
                                   static_cast<long>(fc.original.w.rows()), check_fold(fc, rows)});
-      set_tensor_values(w_t, from(fc.folded.w));
+      set_tensor_values(w_t, from(c.in_out ? Matrix(fc.folded.w.transpose()) : fc.folded.w));
       if (!c.bias.empty()) {
         set_tensor_values(*file.find(c.bias), from(fc.folded.b));
       } else if (!c.new_bias.empty() && fc.folded.b.size()) {
@@ -134,7 +136,7 @@ FoldReport fold_file(TensorFile& file, const FoldSpec& spec, const FoldOptions& 
     Linear writer{to_matrix(w_t), Vector()};
     if (!ws.bias.empty()) {
       Tensor& b_t = need(file, ws.bias, role);
-      need_shape(b_t, {w_t.shape[0]}, role);
+      need_shape(b_t, {w_t.shape[ws.axis == Axis::rows ? 0 : 1]}, role);
       if (b_t.dtype != w_t.dtype) throw FoldError(role + ": bias '" + ws.bias + "' is " + b_t.dtype + " but the weight is " + w_t.dtype);
       writer.b = to_vector(b_t);
     }
@@ -151,6 +153,7 @@ FoldReport fold_file(TensorFile& file, const FoldSpec& spec, const FoldOptions& 
       if (writer.b.size()) check(writer.b, centred.b);
     } else {
       for (long i = 0; i < writer.w.rows(); ++i) check(writer.w.row(i).transpose(), centred.w.row(i).transpose());
+      if (writer.b.size()) check(writer.b, centred.b);
     }
     report.writers.push_back(wr);
     set_tensor_values(w_t, from(centred.w));

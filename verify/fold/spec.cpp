@@ -70,8 +70,11 @@ FoldSpec parse_fold_spec(std::string_view json_text, const std::string& what) {
       for (std::size_t c = 0; c < n["consumers"].size(); ++c) {
         const Json& cj = n["consumers"][c];
         const std::string cw = where + ".consumers[" + std::to_string(c) + "]";
-        r.only_keys(cj, cw, {"weight", "bias", "new_bias"});
+        r.only_keys(cj, cw, {"weight", "bias", "new_bias", "layout"});
         ConsumerSpec cs{r.text(cj, cw, "weight", true), r.text(cj, cw, "bias", false), r.text(cj, cw, "new_bias", false)};
+        const std::string layout = cj.contains("layout") ? r.text(cj, cw, "layout", true) : "out_in";
+        if (layout == "in_out") cs.in_out = true;
+        else if (layout != "out_in") r.fail(cw, "layout '" + layout + "' is not out_in (nn.Linear) or in_out (Conv1D)");
         if (!cs.bias.empty() && !cs.new_bias.empty()) r.fail(cw, "give \"bias\" or \"new_bias\", not both");
         ns.consumers.push_back(cs);
       }
@@ -88,8 +91,8 @@ FoldSpec parse_fold_spec(std::string_view json_text, const std::string& what) {
       const std::string axis = r.text(w, where, "axis", true);
       if (axis == "rows") ws.axis = Axis::rows;
       else if (axis == "columns") ws.axis = Axis::columns;
-      else r.fail(where, "axis '" + axis + "' is not rows (a Linear writing the stream) or columns (an embedding)");
-      if (ws.axis == Axis::columns && !ws.bias.empty()) r.fail(where, "an embedding (axis columns) has no bias");
+      else r.fail(where, "axis '" + axis + "' is not rows (a Linear writing the stream, stored [d, k]) or columns "
+                                           "(an embedding or a Conv1D writer, stored [n, d])");
       spec.writers.push_back(ws);
     }
   }

@@ -5,7 +5,8 @@
 //               "placement": "pre_ln" | "post_ln" | "none",
 //               "weight": "<gamma tensor>", "bias": "<beta tensor>" (layernorm, optional),
 //               "consumers": [{"weight": "<W>", "bias": "<b>" (optional),
-//                              "new_bias": "<name>" (optional: create b' here when W has no bias)}]}],
+//                              "new_bias": "<name>" (optional: create b' here when W has no bias),
+//                              "layout": "out_in" (default, nn.Linear) | "in_out" (GPT-2's Conv1D)}]}],
 //    "centre_writers": [{"weight": "<W>", "bias": "<b>" (optional), "axis": "rows" | "columns"}]}
 // Unknown keys are errors (a typo must not silently fold less).
 #pragma once
@@ -21,6 +22,7 @@ namespace normcheck::fold {
 
 struct ConsumerSpec {
   std::string weight, bias, new_bias;  // empty: none
+  bool in_out = false;                 // stored [in, out] (Conv1D) instead of [out, in]
 };
 
 struct NormSpec {
