@@ -27,13 +27,13 @@ std::span<const Claim> claim_table() {
   static const std::vector<Claim> table = {
       // ---- F* ----
       {"F1", "Linear(LN(x; gamma, beta)) = Linear'(LN(x; 1, 0)), W' = W diag(gamma), b' = W beta + b; in float within a derived bound",
-       "seed 000", check_f1_layernorm_fold},
+       NORMCHECK_SOURCE_LN_LINEAR_FOLDING, check_f1_layernorm_fold},
       {"F2", "RMSNorm's gamma folds the same way: W' = W diag(gamma)",
-       "seed 000", check_f2_rmsnorm_fold},
+       NORMCHECK_SOURCE_LN_LINEAR_FOLDING " (its derivation applied to RMSNorm, which has no beta)", check_f2_rmsnorm_fold},
       {"F3", "LN(x) = RMSNorm(x M), M = I - 11^T/d: centring the residual stream's writers turns Pre-LN LayerNorm into RMSNorm",
        "SliceGPT (arXiv 2401.15024), TransformerLens", check_f3_layernorm_as_rmsnorm},
       {"F4", "A Post-LN norm's gamma/beta cannot be folded: its output is the residual stream",
-       "seed 000 (follows from its derivation)", check_f4_post_ln_residual},
+       NORMCHECK_SOURCE_LN_LINEAR_FOLDING " (where its derivation stops: the residual path)", check_f4_post_ln_residual},
       // ---- S*, A* ----
       claims::kClaimS1, claims::kClaimS2, claims::kClaimS3, claims::kClaimS4, claims::kClaimS5,
       claims::kClaimA1, claims::kClaimA2, claims::kClaimA3,
