@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "reference_fast.h"
 #include "reference_mp.h"
 
 namespace normcheck {
@@ -48,14 +49,17 @@ void require_len(const char* fn, const char* name, std::span<const float> v, std
 
 ExactValues sized(std::size_t n) { return {std::vector<double>(n), std::vector<float>(n)}; }
 
-void put(ExactValues& out, std::size_t i, Roundings v) {
+template <class R>  // mp::Roundings or fast::Roundings
+void put(ExactValues& out, std::size_t i, R v) {
   out.exact[i] = v.d;
   out.rounded[i] = v.f;
 }
 
 // kappa and max_kappa are scales of the bounds: products of two correctly
 // rounded doubles (relative error below 2^-51) are accurate enough.
-RowStats stats_of(const NormRow& row, int64_t rows) {
+// Row: mp::NormRow or fast::ForwardRow (the same fields).
+template <class Row>
+RowStats stats_of(const Row& row, int64_t rows) {
   RowStats s;
   s.mean = row.mean.d;
   s.variance = row.variance;
@@ -229,16 +233,27 @@ void forward_rows(Out& out, ExactValues& r_out, ExactValues* mean_out, Norm norm
   if (mean_out) *mean_out = sized(rows);
   out.stats.resize(rows);
   NormRow row(norm, precision_bits);
-  for (int64_t i = 0; i < rows; ++i) {
+  fast::ForwardRow fast_row;
+  auto store = [&](int64_t i, const auto& decided) {
     const std::size_t base = static_cast<std::size_t>(i) * cols;
-    row.forward(x.subspan(base, cols), gamma, beta, eps);
     for (int64_t j = 0; j < cols; ++j) {
-      put(out.y, base + j, row.y[j]);
-      put(out.xhat, base + j, row.xhat[j]);
+      put(out.y, base + j, decided.y[j]);
+      put(out.xhat, base + j, decided.xhat[j]);
     }
-    put(r_out, i, row.r);
-    if (mean_out) put(*mean_out, i, row.mean);
-    out.stats[i] = stats_of(row, 1);
+    put(r_out, i, decided.r);
+    if (mean_out) put(*mean_out, i, decided.mean);
+    out.stats[i] = stats_of(decided, 1);
+  };
+  for (int64_t i = 0; i < rows; ++i) {
+    const auto x_row = x.subspan(static_cast<std::size_t>(i) * cols, cols);
+    // The fast phase decides most rows; its outputs are the correct roundings,
+    // so they are the MPFR path's (reference_fast.h).
+    if (fast::forward_row(norm == Norm::layer, x_row, gamma, beta, eps, fast_row)) {
+      store(i, fast_row);
+    } else {
+      row.forward(x_row, gamma, beta, eps);
+      store(i, row);
+    }
   }
 }
 
