@@ -69,7 +69,6 @@ namespace {
 
 constexpr double kU2 = 0x1p-106;            // u^2
 constexpr double kSlack = 1 + 0x1p-20;      // second-order terms and bound roundings
-constexpr double kUp = 1 + 0x1p-50;         // fl(a + b) (1 + 2^-50) >= a + b
 constexpr double kDown = 1 - 0x1p-50;       // fl(a - b) (1 - 2^-50) <= a - b for a >= b
 
 struct DD {
@@ -207,16 +206,39 @@ inline bool decide_float(double a, double m, float& f) {
 
 // Decides t within e of v (both roundings when want_float). Zero, tiny, huge
 // or NaN h: undecided.
-inline bool decide(DD v, double e, Roundings& out, bool want_float) {
+// up: 1 + 2^-50, so that m = fl(fl(e + |l|) up) >= e + |l| ((1 - u)^2
+// (1 + 2^-50) >= 1); 1 only in the negative control that drops every error
+// term.
+inline bool decide(DD v, double e, Roundings& out, bool want_float, double up) {
   const double a = std::fabs(v.h);
   if (!(a >= 0x1p-900 && a <= 0x1p900)) return false;
-  const double m = (e + std::fabs(v.l)) * kUp;
+  const double m = (e + std::fabs(v.l)) * up;
   if (!decide_double(v.h, m)) return false;
   out.d = v.h;
   if (!want_float) return true;
   float f;
   if (!decide_float(a, m, f)) return false;
   out.f = std::copysign(f, static_cast<float>(v.h));
+  return true;
+}
+
+// The roundings of an exactly known value h + l (h = RN(h + l)): the double
+// is h. The float is float(h) unless h is a float midpoint: midpoints are
+// doubles and h + l lies within half a double ulp of h, so no midpoint
+// separates h + l from h. On a midpoint the sign of l picks the side; l = 0
+// is the tie itself, which float(h) rounds to even as the reference does.
+inline bool exact_roundings(DD v, Roundings& out) {
+  const double a = std::fabs(v.h);
+  if (!(a >= 0x1p-900 && a <= 0x1p900)) return false;
+  out.d = v.h;
+  const float f = static_cast<float>(v.h);
+  out.f = f;
+  const double fd = f;
+  if (v.l == 0 || fd == v.h) return true;
+  const float g = std::nextafter(f, v.h > fd ? HUGE_VALF : -HUGE_VALF);  // f's neighbour on h's side
+  const double mid = std::isinf(f) || std::isinf(g) ? std::copysign(0x1.ffffffp127, v.h)
+                                                    : (fd + static_cast<double>(g)) / 2;  // exact
+  if (v.h == mid) out.f = (v.l > 0) == (g > f) ? g : f;
   return true;
 }
 
@@ -261,6 +283,7 @@ bool run(bool layer, std::span<const float> x, std::span<const float> gamma,
     A += v < 0 ? -v : v;
   }
   bool ok = true;
+  const double up = 1 + 0x1p-50 * bs;  // decide()'s allowance for rounding m
   const double dd_d = static_cast<double>(d);
   const double k = layer ? dd_d : 1.0;
   const DD kkd = layer ? two_prod_dd(dd_d * dd_d, dd_d) : DD{dd_d, 0};
@@ -287,26 +310,31 @@ bool run(bool layer, std::span<const float> x, std::span<const float> gamma,
   // Row statistics.
   if (S == 0) {
     out.mean = {0.0f, 0.0};  // an exactly zero sum is +0 (as MPFR's)
+  } else if (S % d == 0) {  // a dyadic mean, often a float midpoint: rounded exactly
+    const Int q = S / d;
+    const DD mean = to_dd(q);
+    if (static_cast<Int>(mean.l) != q - static_cast<Int>(mean.h)) return false;  // not exact
+    if (!exact_roundings(scale(mean, low), out.mean)) return false;
   } else {
     const DD mean = div(scale(to_dd(S), low), DD{dd_d, 0}, ok);
-    if (!decide(mean, bound(rho_d + rho_div, mean), out.mean, true)) return false;
+    if (!decide(mean, bound(rho_d + rho_div, mean), out.mean, true, up)) return false;
   }
   const DD mabs = div(scale(to_dd(A), low), DD{dd_d, 0}, ok);
   Roundings tmp;
-  if (!decide(mabs, bound(rho_d + rho_div, mabs), tmp, false)) return false;
+  if (!decide(mabs, bound(rho_d + rho_div, mabs), tmp, false, up)) return false;
   out.mean_abs_x = tmp.d;
   const DD var = div(scale(n0, 2 * low), kkd, ok);
-  if (!decide(var, bound(rho_n0 + rho_div, var), tmp, false)) return false;
+  if (!decide(var, bound(rho_n0 + rho_div, var), tmp, false, up)) return false;
   out.variance = tmp.d;
   if (eps == 0) {
     out.eps_share = 0;  // 0 / N, N > 0
   } else {
     const DD share = div(E, N, ok);
-    if (!decide(share, bound(rho_e + rho_n + rho_div, share), tmp, false)) return false;
+    if (!decide(share, bound(rho_e + rho_n + rho_div, share), tmp, false, up)) return false;
     out.eps_share = tmp.d;
   }
   const DD r = scale(mul(c, DD{k, 0}, ok), -low);
-  if (!decide(r, bound(rho_c + 8 * kU2 * bs, r), out.r, true)) return false;
+  if (!decide(r, bound(rho_c + 8 * kU2 * bs, r), out.r, true, up)) return false;
   if (!ok) return false;
 
   // Elements.
@@ -316,13 +344,13 @@ bool run(bool layer, std::span<const float> x, std::span<const float> gamma,
   for (int64_t i = 0; i < d; ++i) {
     const Int Di = layer ? static_cast<Int>(d) * scaled[i] - S : scaled[i];
     const DD xhat = mul(to_dd(Di), c, ok);
-    if (!decide(xhat, bound(rho_xhat, xhat), out.xhat[i], true)) return false;
+    if (!decide(xhat, bound(rho_xhat, xhat), out.xhat[i], true, up)) return false;
     const double g = gamma.empty() ? 1.0 : gamma[i];
     const double b = beta.empty() ? 0.0 : beta[i];
     const DD gx = mul(xhat, DD{g, 0}, ok);
     const DD y = add_double(gx, b);
     const double e = (rho_gx * std::fabs(gx.h) + add_rel * (std::fabs(gx.h) + std::fabs(b))) * kSlack;
-    if (!decide(y, e, out.y[i], true)) return false;
+    if (!decide(y, e, out.y[i], true, up)) return false;
   }
   return ok;
 }

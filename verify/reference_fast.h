@@ -41,9 +41,11 @@ struct ForwardRow {
 // exponents than 128-bit integers hold, or an output too near a rounding
 // boundary for the bound). gamma/beta: empty for "no affine".
 //
-// bound_scale multiplies every error bound; 1 is the proven bound. Tests pass
-// 0 (no error term) to show that the differential test catches a fast phase
-// without its bound; any other value is unproven.
+// bound_scale multiplies every error allowance (the bounds, and the one for
+// rounding e + |l| in the decision); 1 is the proven bound. Tests pass 0 (no
+// error term: the double-double value's own rounding decides) to show that
+// the differential test catches a fast phase without its bound; any other
+// value is unproven.
 bool forward_row(bool layer, std::span<const float> x, std::span<const float> gamma,
                  std::span<const float> beta, float eps, ForwardRow& out, double bound_scale = 1);
 
