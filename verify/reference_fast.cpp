@@ -76,23 +76,23 @@ struct DD {
 };
 
 // Exact: a + b = s + e (Knuth), and a + b = s + e when |a| >= |b| or a = 0 (Dekker).
-inline DD two_sum(double a, double b) {
+[[gnu::always_inline]] inline DD two_sum(double a, double b) {
   const double s = a + b;
   const double bb = s - a;
   return {s, (a - (s - bb)) + (b - bb)};
 }
-inline DD fast_two_sum(double a, double b) {
+[[gnu::always_inline]] inline DD fast_two_sum(double a, double b) {
   const double s = a + b;
   return {s, b - (s - a)};
 }
 
 // a b = p + e exactly (fma; no underflow in this file's ranges).
-inline DD two_prod_dd(double a, double b) {
+[[gnu::always_inline]] inline DD two_prod_dd(double a, double b) {
   const double p = a * b;
   return {p, std::fma(a, b, -p)};
 }
 
-inline bool in_range(double v) {
+[[gnu::always_inline]] inline bool in_range(double v) {
   const double a = std::fabs(v);
   return a == 0 || (a >= 0x1p-900 && a <= 0x1p900);
 }
@@ -102,7 +102,7 @@ inline bool in_range(double v) {
 // by u^2 |xh yh| and itself rounds by u |t| <= 2.01 u^2 |xh yh|; xl yl
 // (<= u^2 |xh yh|) is dropped; fl(pl + t) rounds by u (u |ph| + 2.01 u |xh yh|)
 // <= 3.02 u^2 |xh yh|. Total 7.03 u^2 |xh yh| <= 7.04 u^2 |x y|.
-inline DD mul(DD x, DD y, bool& ok) {
+[[gnu::always_inline]] inline DD mul(DD x, DD y, bool& ok) {
   const double ph = x.h * y.h;
   ok &= in_range(ph);
   const double pl = std::fma(x.h, y.h, -ph);
@@ -112,14 +112,14 @@ inline DD mul(DD x, DD y, bool& ok) {
 
 // s + t for s, t >= 0: sh + th = h + e exactly; fl(sl + tl) rounds by
 // u^2 (sh + th), fl(e + that) by u (|e| + |sl + tl|) <= 2.01 u^2 (sh + th).
-inline DD add_nonneg(DD s, DD t) {
+[[gnu::always_inline]] inline DD add_nonneg(DD s, DD t) {
   const DD p = two_sum(s.h, t.h);
   return fast_two_sum(p.h, p.l + (s.l + t.l));
 }
 
 // x + b: xh + b = h + e exactly; fl(e + xl) rounds by u (u |h| + u |xh|)
 // <= 2.01 u^2 (|xh| + |b|); the last step is exact whatever the signs.
-inline DD add_double(DD x, double b) {
+[[gnu::always_inline]] inline DD add_double(DD x, double b) {
   const DD p = two_sum(x.h, b);
   return two_sum(p.h, p.l + x.l);
 }
@@ -129,7 +129,7 @@ inline DD add_double(DD x, double b) {
 // |R| <= 5.05 u |ah|; the four roundings of r cost 13.2 u^2 |ah|; q2 = fl(r /
 // bh) adds 5.1 u^2 |ah / b| (bh for b) and 5.2 u^2 |ah / b| (its rounding):
 // 23.7 u^2 |a / b| in all.
-inline DD div(DD a, DD b, bool& ok) {
+[[gnu::always_inline]] inline DD div(DD a, DD b, bool& ok) {
   const double q1 = a.h / b.h;
   ok &= in_range(q1) && in_range(a.h) && in_range(b.h);
   const double p = q1 * b.h;
@@ -143,7 +143,7 @@ inline DD div(DD a, DD b, bool& ok) {
 // 7.05 u^2 xh of R; sqrt(x) = s + R / (2 s) - R^2 / (8 s^3) + ...: the
 // truncation 2.05 u^2 s, r's error 3.53 u^2 s, the quotient's rounding
 // 2.01 u^2 s: 7.6 u^2 s <= 7.7 u^2 sqrt(x).
-inline DD sqrt_dd(DD x, bool& ok) {
+[[gnu::always_inline]] inline DD sqrt_dd(DD x, bool& ok) {
   const double s = std::sqrt(x.h);
   ok &= in_range(s) && in_range(x.h);
   const double p = s * s;
@@ -152,26 +152,26 @@ inline DD sqrt_dd(DD x, bool& ok) {
   return fast_two_sum(s, r / (2 * s));
 }
 
-inline DD scale(DD x, int e) { return {std::ldexp(x.h, e), std::ldexp(x.l, e)}; }
+[[gnu::always_inline]] inline DD scale(DD x, int e) { return {std::ldexp(x.h, e), std::ldexp(x.l, e)}; }
 
 // An integer as a double-double: h = RN(v), v - h exact, l = RN(v - h):
 // relative error <= u |v - h| / |v| <= 1.01 u^2, none below 2^53.
-inline DD to_dd(int64_t v) {
+[[gnu::always_inline]] inline DD to_dd(int64_t v) {
   const double h = static_cast<double>(v);
   return {h, static_cast<double>(v - static_cast<int64_t>(h))};
 }
 // libgcc's __int128 conversion rounds to nearest like the hardware's.
-inline DD to_dd(__int128 v) {
+[[gnu::always_inline]] inline DD to_dd(__int128 v) {
   const double h = static_cast<double>(v);
   return {h, static_cast<double>(v - static_cast<__int128>(h))};
 }
 
-inline double pow2(int e) { return std::bit_cast<double>(static_cast<uint64_t>(e + 1023) << 52); }
+[[gnu::always_inline]] inline double pow2(int e) { return std::bit_cast<double>(static_cast<uint64_t>(e + 1023) << 52); }
 
 // The double decision: h = RN(v) is t's double when h - m and h + m lie
 // strictly inside (h - gap_below / 2, h + gap_above / 2). |h| in
 // [2^-900, 2^900]: normal, with exact gaps.
-inline bool decide_double(double h, double m) {
+[[gnu::always_inline]] inline bool decide_double(double h, double m) {
   const uint64_t bits = std::bit_cast<uint64_t>(std::fabs(h));
   const int biased = static_cast<int>(bits >> 52);
   const double half_above = pow2(biased - 1023 - 53);
@@ -182,7 +182,7 @@ inline bool decide_double(double h, double m) {
 // The float decision for a = |h| (the sign is h's; the double decision keeps
 // the interval off zero): f = float(a) and its rounding interval
 // (mid_lo, mid_hi); gaps rounded down (exact whenever Sterbenz applies).
-inline bool decide_float(double a, double m, float& f) {
+[[gnu::always_inline]] inline bool decide_float(double a, double m, float& f) {
   f = static_cast<float>(a);
   const uint32_t fb = std::bit_cast<uint32_t>(f);
   const int ef = static_cast<int>(fb >> 23);
@@ -209,7 +209,7 @@ inline bool decide_float(double a, double m, float& f) {
 // up: 1 + 2^-50, so that m = fl(fl(e + |l|) up) >= e + |l| ((1 - u)^2
 // (1 + 2^-50) >= 1); 1 only in the negative control that drops every error
 // term.
-inline bool decide(DD v, double e, Roundings& out, bool want_float, double up) {
+[[gnu::always_inline]] inline bool decide(DD v, double e, Roundings& out, bool want_float, double up) {
   const double a = std::fabs(v.h);
   if (!(a >= 0x1p-900 && a <= 0x1p900)) return false;
   const double m = (e + std::fabs(v.l)) * up;
@@ -227,7 +227,7 @@ inline bool decide(DD v, double e, Roundings& out, bool want_float, double up) {
 // doubles and h + l lies within half a double ulp of h, so no midpoint
 // separates h + l from h. On a midpoint the sign of l picks the side; l = 0
 // is the tie itself, which float(h) rounds to even as the reference does.
-inline bool exact_roundings(DD v, Roundings& out) {
+[[gnu::always_inline]] inline bool exact_roundings(DD v, Roundings& out) {
   const double a = std::fabs(v.h);
   if (!(a >= 0x1p-900 && a <= 0x1p900)) return false;
   out.d = v.h;
@@ -242,9 +242,9 @@ inline bool exact_roundings(DD v, Roundings& out) {
   return true;
 }
 
-inline double bound(double rho, DD v) { return rho * std::fabs(v.h) * kSlack; }
+[[gnu::always_inline]] inline double bound(double rho, DD v) { return rho * std::fabs(v.h) * kSlack; }
 
-inline long log2_ceil(int64_t d) {
+[[gnu::always_inline]] inline long log2_ceil(int64_t d) {
   return d <= 1 ? 0 : 64 - std::countl_zero(static_cast<uint64_t>(d - 1));
 }
 
@@ -253,7 +253,7 @@ struct FloatParts {
   int32_t m;
   int p;
 };
-inline FloatParts parts(float f) {
+[[gnu::always_inline]] inline FloatParts parts(float f) {
   const uint32_t b = std::bit_cast<uint32_t>(f);
   const int e = static_cast<int>((b >> 23) & 0xff);
   int32_t m = static_cast<int32_t>(b & 0x7fffff);
@@ -265,8 +265,11 @@ inline FloatParts parts(float f) {
   return {(b >> 31) ? -m : m, p};
 }
 
+// Inlined into forward_row's clones, so that the fma clone's helpers use the
+// fma instruction (the default clone calls libm's fma: the same results, as
+// fma rounds once either way).
 template <class Int>
-bool run(bool layer, std::span<const float> x, std::span<const float> gamma,
+[[gnu::always_inline]] inline bool run(bool layer, std::span<const float> x, std::span<const float> gamma,
          std::span<const float> beta, float eps, int low, std::vector<Int>& scaled,
          ForwardRow& out, double bs) {
   const int64_t d = static_cast<int64_t>(x.size());
@@ -357,6 +360,7 @@ bool run(bool layer, std::span<const float> x, std::span<const float> gamma,
 
 }  // namespace
 
+[[gnu::target_clones("fma", "default")]]
 bool forward_row(bool layer, std::span<const float> x, std::span<const float> gamma,
                  std::span<const float> beta, float eps, ForwardRow& out, double bound_scale) {
   const int64_t d = static_cast<int64_t>(x.size());
