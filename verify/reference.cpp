@@ -10,6 +10,7 @@
 
 #include "reference_fast.h"
 #include "reference_mp.h"
+#include "simd/thread_pool.h"
 
 namespace normcheck {
 namespace {
@@ -232,8 +233,6 @@ void forward_rows(Out& out, ExactValues& r_out, ExactValues* mean_out, Norm norm
   r_out = sized(rows);
   if (mean_out) *mean_out = sized(rows);
   out.stats.resize(rows);
-  NormRow row(norm, precision_bits);
-  fast::ForwardRow fast_row;
   auto store = [&](int64_t i, const auto& decided) {
     const std::size_t base = static_cast<std::size_t>(i) * cols;
     for (int64_t j = 0; j < cols; ++j) {
@@ -244,16 +243,27 @@ void forward_rows(Out& out, ExactValues& r_out, ExactValues* mean_out, Norm norm
     if (mean_out) put(*mean_out, i, decided.mean);
     out.stats[i] = stats_of(decided, 1);
   };
+  auto x_row = [&](int64_t i) { return x.subspan(static_cast<std::size_t>(i) * cols, cols); };
+  // The fast phase decides most rows; its outputs are the correct roundings,
+  // so they are the MPFR path's (reference_fast.h). Rows in contiguous chunks
+  // on the kernels' thread pool: each row's outputs depend on that row alone,
+  // so the result does not depend on the thread count. The MPFR path then
+  // takes the undecided rows on this thread.
+  std::vector<char> decided(rows, 0);
+  const int64_t chunks = std::min<int64_t>(rows, 4 * simd::thread_count());
+  simd::parallel_for(chunks, [&](int64_t c) {
+    fast::ForwardRow fast_row;
+    for (int64_t i = rows * c / chunks; i < rows * (c + 1) / chunks; ++i)
+      if (fast::forward_row(norm == Norm::layer, x_row(i), gamma, beta, eps, fast_row)) {
+        store(i, fast_row);
+        decided[i] = 1;
+      }
+  });
+  NormRow row(norm, precision_bits);
   for (int64_t i = 0; i < rows; ++i) {
-    const auto x_row = x.subspan(static_cast<std::size_t>(i) * cols, cols);
-    // The fast phase decides most rows; its outputs are the correct roundings,
-    // so they are the MPFR path's (reference_fast.h).
-    if (fast::forward_row(norm == Norm::layer, x_row, gamma, beta, eps, fast_row)) {
-      store(i, fast_row);
-    } else {
-      row.forward(x_row, gamma, beta, eps);
-      store(i, row);
-    }
+    if (decided[i]) continue;
+    row.forward(x_row(i), gamma, beta, eps);
+    store(i, row);
   }
 }
 
