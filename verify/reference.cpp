@@ -283,6 +283,23 @@ void set_backward_maxima(RowCondition& c, std::span<const float> dy, std::span<c
   }
 }
 
+// What NormRow::forward(x, {}, {}, eps, false) leaves in `row` (the exact
+// numerators, the statistics, mean, r and xhat), with mean, r and xhat from
+// the fast phase when it decides the row: they are the correct roundings
+// either way.
+void forward_for_backward(NormRow& row, fast::ForwardRow& fast_row, std::span<const float> x,
+                          float eps) {
+  if (!fast::forward_row(row.norm() == Norm::layer, x, {}, {}, eps, fast_row)) {
+    row.forward(x, {}, {}, eps, /*with_y=*/false);
+    return;
+  }
+  row.prepare(x, eps);
+  row.mean = {fast_row.mean.f, fast_row.mean.d};
+  row.r = {fast_row.r.f, fast_row.r.d};
+  for (std::size_t i = 0; i < x.size(); ++i) row.xhat[i] = {fast_row.xhat[i].f, fast_row.xhat[i].d};
+  row.bits_used = row.start_bits();
+}
+
 // Fills dx, xhat, stats, the row scales and dgamma of a backward reference,
 // row by row, and returns the column sums for dbeta and the column scales.
 template <class Out>
@@ -297,11 +314,12 @@ ColumnSums backward_rows(Out& out, Norm norm, std::span<const float> dy, std::sp
   out.mean_abs_g.resize(rows);
   out.mean_abs_g_xhat.resize(rows);
   NormRow row(norm, precision_bits);
+  fast::ForwardRow fast_row;
   ColumnSums sums(cols, precision_bits);
   for (int64_t i = 0; i < rows; ++i) {
     const std::size_t base = static_cast<std::size_t>(i) * cols;
     const auto dy_row = dy.subspan(base, cols);
-    row.forward(x.subspan(base, cols), {}, {}, eps, /*with_y=*/false);
+    forward_for_backward(row, fast_row, x.subspan(base, cols), eps);
     row.backward(dy_row, gamma);
     sums.add(dy_row, row, precision_bits);
     for (int64_t j = 0; j < cols; ++j) {
