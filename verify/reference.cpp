@@ -1,6 +1,8 @@
 // The four exact references of reference.h: each walks the rows through one
 // mp::NormRow (verify/reference_row.cpp), which hands back correctly rounded
-// outputs; the dgamma/dbeta column sums are decided here the same way.
+// outputs, after the fast phase (verify/reference_fast.cpp) has decided the
+// forward rows it can; the dgamma/dbeta column sums are decided here the
+// same way.
 #include "normcheck/reference.h"
 
 #include <algorithm>
