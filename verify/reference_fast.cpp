@@ -270,7 +270,7 @@ struct FloatParts {
 // fma rounds once either way).
 template <class Int>
 [[gnu::always_inline]] inline bool run(bool layer, std::span<const float> x, std::span<const float> gamma,
-         std::span<const float> beta, float eps, int low, std::vector<Int>& scaled,
+         std::span<const float> beta, float eps, int low, bool n0_exact, std::vector<Int>& scaled,
          ForwardRow& out, double bs) {
   const int64_t d = static_cast<int64_t>(x.size());
   scaled.resize(d);
@@ -291,16 +291,33 @@ template <class Int>
   const double k = layer ? dd_d : 1.0;
   const DD kkd = layer ? two_prod_dd(dd_d * dd_d, dd_d) : DD{dd_d, 0};
 
-  // N0 = sum D_i^2.
+  // N0 = sum D_i^2: exactly in 128 bits when it fits (then one rounding to
+  // double-double), else in double-double.
   DD n0;
-  for (int64_t i = 0; i < d; ++i) {
-    const Int Di = layer ? static_cast<Int>(d) * scaled[i] - S : scaled[i];
-    if (Di == 0) return false;
-    const DD D = to_dd(Di);
-    n0 = add_nonneg(n0, mul(D, D, ok));
+  double rho_n0;
+  bool n0_dd_exact = false;
+  if (n0_exact) {
+    __int128 n0_int = 0;
+    for (int64_t i = 0; i < d; ++i) {
+      const auto Di = static_cast<__int128>(layer ? static_cast<Int>(d) * scaled[i] - S : scaled[i]);
+      if (Di == 0) return false;
+      n0_int += Di * Di;
+    }
+    n0 = to_dd(n0_int);
+    n0_dd_exact = static_cast<__int128>(n0.l) == n0_int - static_cast<__int128>(n0.h);
+    rho_n0 = 2 * kU2 * bs;
+  } else {
+    for (int64_t i = 0; i < d; ++i) {
+      const Int Di = layer ? static_cast<Int>(d) * scaled[i] - S : scaled[i];
+      if (Di == 0) return false;
+      const DD D = to_dd(Di);
+      n0 = add_nonneg(n0, mul(D, D, ok));
+    }
+    rho_n0 = (4 * dd_d + 16) * kU2 * bs;
   }
   const double rho_d = 2 * kU2 * bs;
-  const double rho_n0 = (4 * dd_d + 16) * kU2 * bs;
+  const bool pow2 = (d & (d - 1)) == 0;
+  const int log2_d = std::countr_zero(static_cast<uint64_t>(d));
   const DD E = eps == 0 ? DD{} : scale(mul(kkd, DD{eps, 0}, ok), -2 * low);
   const double rho_e = 8 * kU2 * bs;
   const DD N = add_nonneg(n0, E);
@@ -313,21 +330,36 @@ template <class Int>
   // Row statistics.
   if (S == 0) {
     out.mean = {0.0f, 0.0};  // an exactly zero sum is +0 (as MPFR's)
-  } else if (S % d == 0) {  // a dyadic mean, often a float midpoint: rounded exactly
-    const Int q = S / d;
+  } else if (pow2 || S % d == 0) {
+    // A dyadic mean (S 2^(low - log2 d), or (S / d) 2^low), often a float
+    // midpoint: rounded exactly.
+    const Int q = pow2 ? S : S / d;
     const DD mean = to_dd(q);
     if (static_cast<Int>(mean.l) != q - static_cast<Int>(mean.h)) return false;  // not exact
-    if (!exact_roundings(scale(mean, low), out.mean)) return false;
+    const int shift = pow2 ? low - log2_d : low;
+    if (!exact_roundings(scale(mean, shift), out.mean)) return false;
   } else {
     const DD mean = div(scale(to_dd(S), low), DD{dd_d, 0}, ok);
     if (!decide(mean, bound(rho_d + rho_div, mean), out.mean, true, up)) return false;
   }
-  const DD mabs = div(scale(to_dd(A), low), DD{dd_d, 0}, ok);
+  // mean|x| and the variance: exact dyadics when d is a power of two (and
+  // their sums are exact in double-double), often on a double midpoint then:
+  // rounded exactly.
   Roundings tmp;
-  if (!decide(mabs, bound(rho_d + rho_div, mabs), tmp, false, up)) return false;
+  const DD a_dd = to_dd(A);
+  if (pow2 && static_cast<Int>(a_dd.l) == A - static_cast<Int>(a_dd.h)) {
+    if (!exact_roundings(scale(a_dd, low - log2_d), tmp)) return false;
+  } else {
+    const DD mabs = div(scale(a_dd, low), DD{dd_d, 0}, ok);
+    if (!decide(mabs, bound(rho_d + rho_div, mabs), tmp, false, up)) return false;
+  }
   out.mean_abs_x = tmp.d;
-  const DD var = div(scale(n0, 2 * low), kkd, ok);
-  if (!decide(var, bound(rho_n0 + rho_div, var), tmp, false, up)) return false;
+  if (pow2 && n0_exact && n0_dd_exact) {
+    if (!exact_roundings(scale(n0, 2 * low - (layer ? 3 : 1) * log2_d), tmp)) return false;
+  } else {
+    const DD var = div(scale(n0, 2 * low), kkd, ok);
+    if (!decide(var, bound(rho_n0 + rho_div, var), tmp, false, up)) return false;
+  }
   out.variance = tmp.d;
   if (eps == 0) {
     out.eps_share = 0;  // 0 / N, N > 0
@@ -386,8 +418,11 @@ bool forward_row(bool layer, std::span<const float> x, std::span<const float> ga
   out.xhat.resize(d);
   out.y.resize(d);
   const long width = (top - low) + log2_ceil(d) + 1;  // bits of the largest |D_i|
-  if (width <= 62) return run<int64_t>(layer, x, gamma, beta, eps, low, out.scaled64, out, bound_scale);
-  if (width <= 126) return run<__int128>(layer, x, gamma, beta, eps, low, out.scaled128, out, bound_scale);
+  const bool n0_exact = 2 * width + log2_ceil(d) <= 126;  // sum D_i^2 < 2^126
+  if (width <= 62)
+    return run<int64_t>(layer, x, gamma, beta, eps, low, n0_exact, out.scaled64, out, bound_scale);
+  if (width <= 126)
+    return run<__int128>(layer, x, gamma, beta, eps, low, n0_exact, out.scaled128, out, bound_scale);
   return false;
 }
 
