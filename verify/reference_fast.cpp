@@ -24,7 +24,9 @@
 //   sqrt(x)                 <= 7.7 u^2, used as 10 u^2 (plus half x's)
 // Propagated (relative errors add, to first order):
 //   rho_D    = 2 u^2 (to_dd)
-//   rho_N0   = (3.01 d + 10.1) u^2, used as (4 d + 16) u^2: d - 1 additions of
+//   rho_N0   = 2 u^2 when N0 is summed exactly in __int128 (2 W + L <= 126,
+//              W = B + L + 1 the bits of |D_i|) and converted once; otherwise
+//              (3.01 d + 10.1) u^2, used as (4 d + 16) u^2: d - 1 additions of
 //              non-negative terms each adding 3.01 u^2 of a partial sum <= N0,
 //              and each term D^2 within 8 + 2 * 1.01 u^2
 //   rho_E    = 8 u^2 (eps times k^2 d, exact as a double-double for d <= 2^24)
@@ -35,6 +37,11 @@
 //              4 u^2 (|gamma xhat| + |beta|) (absolute: y may cancel)
 //   mean, mean|x|: 2 u^2 + 32 u^2; variance rho_N0 + 32 u^2;
 //   eps share rho_E + rho_N + 32 u^2.
+// Exact dyadic values are rounded exactly instead (exact_roundings): the mean
+// when d divides S or d is a power of two, mean|x| and the variance when d is
+// a power of two; each only when its double-double holds the integer exactly
+// (checked). Such values are often float or double midpoints, which no error
+// bound decides.
 // Every relative bound here stays below 2^-70 (d <= 2^24), so the products of
 // two of them that the first-order sums leave out, and the roundings of the
 // few double operations that compute the bounds, are below 2^-20 of the sum:
