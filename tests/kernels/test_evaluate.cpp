@@ -207,7 +207,9 @@ TEST(Evaluate, Bf16KernelIsMeasuredInBf16Ulps) {
 // with |mean|/sigma ~ 1e3 make the one-pass control fail; a problem of 37
 // copies of one row gives every row the same worst ratio, so only an
 // order-keeping merge names row 0 (the first of equal ratios, as one pass
-// does) with several threads.
+// does) with several threads. Negative control, run by editing merge_tally
+// (verify/evaluate.cpp) to take a later chunk's equal ratio (>= for >): the
+// copies problem then names row 27, 33 or 34 and this test fails.
 TEST(Evaluate, ResultsDoNotDependOnTheThreadCount) {
   const int threads_before = simd::thread_count();
   Problem varied, copies;
