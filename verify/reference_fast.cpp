@@ -399,7 +399,15 @@ template <class Int>
 
 }  // namespace
 
-[[gnu::target_clones("fma", "default")]]
+// GCC: an fma clone and a default one, chosen at load time (ifunc). Other
+// compilers build the default one only (the same results, slower).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define NORMCHECK_FMA_CLONES [[gnu::target_clones("fma", "default")]]
+#else
+#define NORMCHECK_FMA_CLONES
+#endif
+
+NORMCHECK_FMA_CLONES
 bool forward_row(bool layer, std::span<const float> x, std::span<const float> gamma,
                  std::span<const float> beta, float eps, ForwardRow& out, double bound_scale) {
   const int64_t d = static_cast<int64_t>(x.size());
