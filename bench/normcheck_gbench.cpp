@@ -1,8 +1,10 @@
 // Google Benchmark over the kernel table, for finer work than `normcheck bench`
 // (its filters, repetitions, statistics and counters). Same kernels, shapes,
 // workload and byte counts as the subcommand (tools/bench/), plus the copy
-// bandwidth as its own benchmark. Example:
+// bandwidth as its own benchmark, and the throughput of verification
+// (verify_throughput.cpp). Examples:
 //   normcheck_gbench --benchmark_filter='layernorm_fwd.*/4096x4096' --benchmark_repetitions=5
+//   normcheck_gbench --benchmark_filter='^verify/'
 #include <memory>
 #include <string>
 
@@ -10,6 +12,7 @@
 
 #include "copy_bandwidth.h"
 #include "measure.h"
+#include "verify_throughput.h"
 #include "workload.h"
 
 namespace {
@@ -60,6 +63,7 @@ int main(int argc, char** argv) {
       // Real time: threaded kernels' CPU time would hide their parallel speed-up.
       benchmark::RegisterBenchmark(name.c_str(), run_kernel, &kernel, shape)->UseRealTime();
     }
+  normcheck::bench::register_verify_benchmarks();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   benchmark::RunSpecifiedBenchmarks();

@@ -49,6 +49,7 @@
 #include "normcheck/metrics.h"
 #include "normcheck/reference.h"
 #include "normcheck/storage16.h"
+#include "simd/thread_pool.h"
 
 namespace normcheck {
 namespace {
@@ -245,6 +246,41 @@ class Tally {
   Evaluation& ev_;
 };
 
+// What Tally leaves in `ev` after the elements of `part`'s chunk, when `part`
+// was tallied from a fresh Evaluation: the larger ULP error, any mismatch, and
+// the chunk's worst element if its ratio is larger (strictly: the first of
+// equal ratios stays) or `ev` has none yet.
+void merge_tally(Evaluation& ev, const Evaluation& part) {
+  ev.max_ulp = std::max(ev.max_ulp, part.max_ulp);
+  ev.nonfinite_mismatch = ev.nonfinite_mismatch || part.nonfinite_mismatch;
+  if (part.worst.output.empty()) return;  // no element in the chunk
+  if (part.max_error_over_bound > ev.max_error_over_bound || ev.worst.output.empty()) {
+    ev.max_error_over_bound = part.max_error_over_bound;
+    ev.worst = part.worst;
+  }
+}
+
+// check_row(tally, row) for every row, in contiguous chunks of rows on the
+// kernels' thread pool, each into its own Evaluation, merged in row order:
+// the same figures and the same worst element as one Tally over the rows in
+// order (Tally keeps the first element of the largest ratio), for every
+// thread count.
+template <class CheckRow>
+void tally_rows(Evaluation& ev, int64_t rows, const CheckRow& check_row) {
+  const int64_t chunks = std::min<int64_t>(rows, 4 * simd::thread_count());
+  if (chunks <= 1) {
+    Tally tally(ev);
+    for (int64_t row = 0; row < rows; ++row) check_row(tally, row);
+    return;
+  }
+  std::vector<Evaluation> parts(static_cast<std::size_t>(chunks));
+  simd::parallel_for(chunks, [&](int64_t c) {
+    Tally tally(parts[static_cast<std::size_t>(c)]);
+    for (int64_t row = rows * c / chunks; row < rows * (c + 1) / chunks; ++row) check_row(tally, row);
+  });
+  for (const Evaluation& part : parts) merge_tally(ev, part);
+}
+
 double at_or(const std::vector<float>& v, std::size_t i, double missing) {
   return v.empty() ? missing : static_cast<double>(v[i]);
 }
@@ -399,15 +435,21 @@ std::vector<bool> columns_with_unsigned_infinity(const Bound& bc, const std::vec
 void finish(Evaluation& ev, Op op, const std::vector<float>& main_computed,
             const std::vector<double>& main_exact, const std::vector<RowStats>& stats,
             int64_t cols) {
-  std::vector<float> c;
-  std::vector<double> e;
-  for (std::size_t row = 0; row < stats.size(); ++row) {
-    if (!row_checked(op, stats[row])) continue;
-    const auto begin = static_cast<std::ptrdiff_t>(row * static_cast<std::size_t>(cols));
-    c.insert(c.end(), main_computed.begin() + begin, main_computed.begin() + begin + cols);
-    e.insert(e.end(), main_exact.begin() + begin, main_exact.begin() + begin + cols);
+  const bool all_checked = std::all_of(stats.begin(), stats.end(),
+                                       [op](const RowStats& s) { return row_checked(op, s); });
+  if (all_checked && main_computed.size() == stats.size() * static_cast<std::size_t>(cols)) {
+    ev.normwise = normwise_error(main_computed, main_exact);  // every row: no copy
+  } else {
+    std::vector<float> c;
+    std::vector<double> e;
+    for (std::size_t row = 0; row < stats.size(); ++row) {
+      if (!row_checked(op, stats[row])) continue;
+      const auto begin = static_cast<std::ptrdiff_t>(row * static_cast<std::size_t>(cols));
+      c.insert(c.end(), main_computed.begin() + begin, main_computed.begin() + begin + cols);
+      e.insert(e.end(), main_exact.begin() + begin, main_exact.begin() + begin + cols);
+    }
+    ev.normwise = normwise_error(c, e);
   }
-  ev.normwise = normwise_error(c, e);
   ev.pass = ev.max_error_over_bound <= 1 && !ev.nonfinite_mismatch && !ev.out_of_bounds_write &&
             !ev.unwritten_output && !ev.wrote_input;
 }
@@ -436,15 +478,14 @@ void evaluate_layernorm_fwd(const Kernel& k, const Problem& p, BoundFn bound, Ev
   ev.wrote_input = !run.inputs_kept || !gamma.array.holds(p.gamma) || !beta.array.holds(p.beta);
   ev.unwritten_output = y.unwritten || mean_out.unwritten || rstd_out.unwritten;
 
-  Tally tally(ev);
-  for (int64_t row = 0; row < p.rows; ++row) {
+  tally_rows(ev, p.rows, [&](Tally& tally, int64_t row) {
     const RowStats& s = ref.stats[static_cast<std::size_t>(row)];
     const Bound b = bound(row_condition(s));
     const auto r = static_cast<std::size_t>(row);
     if (s.finite)
       tally.element("mean", row, -1, mean_out.values[r], ref.mean.exact[r], mean_allowance(b, s),
                     false, DType::f32);
-    if (!row_checked(Op::layernorm_fwd, s)) continue;
+    if (!row_checked(Op::layernorm_fwd, s)) return;
     if (s.finite)
       tally.element("rstd", row, -1, rstd_out.values[r], ref.rstd.exact[r], stat_allowance(b, s),
                     false, DType::f32);
@@ -457,7 +498,7 @@ void evaluate_layernorm_fwd(const Kernel& k, const Problem& p, BoundFn bound, Ev
                                       : 0;
       tally.element("y", row, col, y.values[i], ref.y.exact[i], allowed, true, k.dtype);
     }
-  }
+  });
   finish(ev, Op::layernorm_fwd, y.values, ref.y.exact, ref.stats, p.cols);
 }
 
@@ -556,11 +597,10 @@ void evaluate_rmsnorm_fwd(const Kernel& k, const Problem& p, BoundFn bound, Eval
   ev.wrote_input = !run.inputs_kept || !gamma.array.holds(p.gamma);
   ev.unwritten_output = y.unwritten || rrms_out.unwritten;
 
-  Tally tally(ev);
-  for (int64_t row = 0; row < p.rows; ++row) {
+  tally_rows(ev, p.rows, [&](Tally& tally, int64_t row) {
     const auto r = static_cast<std::size_t>(row);
     const RowStats& s = ref.stats[r];
-    if (!row_checked(Op::rmsnorm_fwd, s)) continue;
+    if (!row_checked(Op::rmsnorm_fwd, s)) return;
     const Bound b = bound(row_condition(s));
     if (s.finite)
       tally.element("rrms", row, -1, rrms_out.values[r], ref.rrms.exact[r], stat_allowance(b, s),
@@ -574,7 +614,7 @@ void evaluate_rmsnorm_fwd(const Kernel& k, const Problem& p, BoundFn bound, Eval
                    : 0;
       tally.element("y", row, col, y.values[i], ref.y.exact[i], allowed, true, k.dtype);
     }
-  }
+  });
   finish(ev, Op::rmsnorm_fwd, y.values, ref.y.exact, ref.stats, p.cols);
 }
 

@@ -15,12 +15,16 @@ constexpr float kFltMax = std::numeric_limits<float>::max();
 // Spacing of the top float binade [2^127, 2^128): the ULP of FLT_MAX.
 constexpr double kTopUlp = 0x1p104;
 
+// The float after a non-negative finite float f (+1 on its bits: they
+// increase with the value, +0 being 0) and the one before a positive f.
+float next_up(float f) { return std::bit_cast<float>(std::bit_cast<uint32_t>(f) + 1); }
+float next_down(float f) { return std::bit_cast<float>(std::bit_cast<uint32_t>(f) - 1); }
+
 // The largest float <= a (a >= 0, a <= FLT_MAX) and the gap to the next float.
 void float_below(double a, float& below, double& gap) {
-  below = static_cast<float>(a);  // nearest; step down if it rounded up
-  if (static_cast<double>(below) > a) below = std::nextafter(below, 0.0f);
-  gap = below == kFltMax ? kTopUlp
-                         : static_cast<double>(std::nextafter(below, kFltMax)) - below;
+  below = static_cast<float>(a);  // nearest (+0 for a = 0); step down if it rounded up (then below > 0)
+  if (static_cast<double>(below) > a) below = next_down(below);
+  gap = below == kFltMax ? kTopUlp : static_cast<double>(next_up(below)) - below;
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The four exact references of reference.h: each walks the rows through one
 // mp::NormRow (verify/reference_row.cpp), which hands back correctly rounded
-// outputs; the dgamma/dbeta column sums are decided here the same way.
+// outputs, after the fast phase (verify/reference_fast.cpp) has decided the
+// forward rows it can; the dgamma/dbeta column sums are decided here the
+// same way.
 #include "normcheck/reference.h"
 
 #include <algorithm>
@@ -8,7 +10,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "reference_fast.h"
 #include "reference_mp.h"
+#include "simd/thread_pool.h"
 
 namespace normcheck {
 namespace {
@@ -48,14 +52,17 @@ void require_len(const char* fn, const char* name, std::span<const float> v, std
 
 ExactValues sized(std::size_t n) { return {std::vector<double>(n), std::vector<float>(n)}; }
 
-void put(ExactValues& out, std::size_t i, Roundings v) {
+template <class R>  // mp::Roundings or fast::Roundings
+void put(ExactValues& out, std::size_t i, R v) {
   out.exact[i] = v.d;
   out.rounded[i] = v.f;
 }
 
 // kappa and max_kappa are scales of the bounds: products of two correctly
 // rounded doubles (relative error below 2^-51) are accurate enough.
-RowStats stats_of(const NormRow& row, int64_t rows) {
+// Row: mp::NormRow or fast::ForwardRow (the same fields).
+template <class Row>
+RowStats stats_of(const Row& row, int64_t rows) {
   RowStats s;
   s.mean = row.mean.d;
   s.variance = row.variance;
@@ -228,17 +235,37 @@ void forward_rows(Out& out, ExactValues& r_out, ExactValues* mean_out, Norm norm
   r_out = sized(rows);
   if (mean_out) *mean_out = sized(rows);
   out.stats.resize(rows);
+  auto store = [&](int64_t i, const auto& decided) {
+    const std::size_t base = static_cast<std::size_t>(i) * cols;
+    for (int64_t j = 0; j < cols; ++j) {
+      put(out.y, base + j, decided.y[j]);
+      put(out.xhat, base + j, decided.xhat[j]);
+    }
+    put(r_out, i, decided.r);
+    if (mean_out) put(*mean_out, i, decided.mean);
+    out.stats[i] = stats_of(decided, 1);
+  };
+  auto x_row = [&](int64_t i) { return x.subspan(static_cast<std::size_t>(i) * cols, cols); };
+  // The fast phase decides most rows; its outputs are the correct roundings,
+  // so they are the MPFR path's (reference_fast.h). Rows in contiguous chunks
+  // on the kernels' thread pool: each row's outputs depend on that row alone,
+  // so the result does not depend on the thread count. The MPFR path then
+  // takes the undecided rows on this thread.
+  std::vector<char> decided(rows, 0);
+  const int64_t chunks = std::min<int64_t>(rows, 4 * simd::thread_count());
+  simd::parallel_for(chunks, [&](int64_t c) {
+    fast::ForwardRow fast_row;
+    for (int64_t i = rows * c / chunks; i < rows * (c + 1) / chunks; ++i)
+      if (fast::forward_row(norm == Norm::layer, x_row(i), gamma, beta, eps, fast_row)) {
+        store(i, fast_row);
+        decided[i] = 1;
+      }
+  });
   NormRow row(norm, precision_bits);
   for (int64_t i = 0; i < rows; ++i) {
-    const std::size_t base = static_cast<std::size_t>(i) * cols;
-    row.forward(x.subspan(base, cols), gamma, beta, eps);
-    for (int64_t j = 0; j < cols; ++j) {
-      put(out.y, base + j, row.y[j]);
-      put(out.xhat, base + j, row.xhat[j]);
-    }
-    put(r_out, i, row.r);
-    if (mean_out) put(*mean_out, i, row.mean);
-    out.stats[i] = stats_of(row, 1);
+    if (decided[i]) continue;
+    row.forward(x_row(i), gamma, beta, eps);
+    store(i, row);
   }
 }
 
@@ -258,6 +285,23 @@ void set_backward_maxima(RowCondition& c, std::span<const float> dy, std::span<c
   }
 }
 
+// What NormRow::forward(x, {}, {}, eps, false) leaves in `row` (the exact
+// numerators, the statistics, mean, r and xhat), with mean, r and xhat from
+// the fast phase when it decides the row: they are the correct roundings
+// either way.
+void forward_for_backward(NormRow& row, fast::ForwardRow& fast_row, std::span<const float> x,
+                          float eps) {
+  if (!fast::forward_row(row.norm() == Norm::layer, x, {}, {}, eps, fast_row)) {
+    row.forward(x, {}, {}, eps, /*with_y=*/false);
+    return;
+  }
+  row.prepare(x, eps);
+  row.mean = {fast_row.mean.f, fast_row.mean.d};
+  row.r = {fast_row.r.f, fast_row.r.d};
+  for (std::size_t i = 0; i < x.size(); ++i) row.xhat[i] = {fast_row.xhat[i].f, fast_row.xhat[i].d};
+  row.bits_used = row.start_bits();
+}
+
 // Fills dx, xhat, stats, the row scales and dgamma of a backward reference,
 // row by row, and returns the column sums for dbeta and the column scales.
 template <class Out>
@@ -272,11 +316,12 @@ ColumnSums backward_rows(Out& out, Norm norm, std::span<const float> dy, std::sp
   out.mean_abs_g.resize(rows);
   out.mean_abs_g_xhat.resize(rows);
   NormRow row(norm, precision_bits);
+  fast::ForwardRow fast_row;
   ColumnSums sums(cols, precision_bits);
   for (int64_t i = 0; i < rows; ++i) {
     const std::size_t base = static_cast<std::size_t>(i) * cols;
     const auto dy_row = dy.subspan(base, cols);
-    row.forward(x.subspan(base, cols), {}, {}, eps, /*with_y=*/false);
+    forward_for_backward(row, fast_row, x.subspan(base, cols), eps);
     row.backward(dy_row, gamma);
     sums.add(dy_row, row, precision_bits);
     for (int64_t j = 0; j < cols; ++j) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernel_test_rows.h"
@@ -15,6 +16,7 @@
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
 #include "normcheck/reference.h"
+#include "simd/thread_pool.h"
 
 namespace normcheck {
 namespace {
@@ -197,6 +199,47 @@ TEST(Evaluate, Bf16KernelIsMeasuredInBf16Ulps) {
   // float ulps, i.e. far below another bf16 ulp.
   EXPECT_LE(ev.max_ulp, 1.0);
   EXPECT_GT(ev.max_ulp, 0.0);
+}
+
+// evaluate() compares the rows of a problem in chunks on the kernels' thread
+// pool and merges them in row order: every figure and the worst element are
+// those of one pass over the rows in order, whatever the thread count. Rows
+// with |mean|/sigma ~ 1e3 make the one-pass control fail; a problem of 37
+// copies of one row gives every row the same worst ratio, so only an
+// order-keeping merge names row 0 (the first of equal ratios, as one pass
+// does) with several threads. Negative control, run by editing merge_tally
+// (verify/evaluate.cpp) to take a later chunk's equal ratio (>= for >): the
+// copies problem then names row 27, 33 or 34 and this test fails.
+TEST(Evaluate, ResultsDoNotDependOnTheThreadCount) {
+  const int threads_before = simd::thread_count();
+  Problem varied, copies;
+  varied.rows = copies.rows = 37;
+  varied.cols = copies.cols = 300;
+  for (int64_t i = 0; i < varied.rows * varied.cols; ++i) {
+    varied.x.push_back(static_cast<float>(1e4 + static_cast<double>((i * 7919) % 1000) / 100));
+    copies.x.push_back(static_cast<float>(1e4 + static_cast<double>((i % 300) * 7919 % 1000) / 100));
+  }
+  for (const char* name : {"layernorm_fwd.naive_onepass", "layernorm_fwd.twopass", "rmsnorm_fwd.scalar"})
+    for (const Problem* p : {&varied, &copies}) {
+      const Kernel* k = find_kernel(name);
+      ASSERT_NE(k, nullptr) << name;
+      simd::set_thread_count(1);
+      const Evaluation one = evaluate(*k, *p);
+      simd::set_thread_count(3);
+      const Evaluation three = evaluate(*k, *p);
+      simd::set_thread_count(threads_before);
+      const std::string where = std::string(name) + (p == &copies ? ", copies" : ", varied");
+      EXPECT_EQ(one.max_ulp, three.max_ulp) << where;
+      EXPECT_EQ(one.max_error_over_bound, three.max_error_over_bound) << where;
+      EXPECT_EQ(one.normwise, three.normwise) << where;
+      EXPECT_EQ(one.pass, three.pass) << where;
+      EXPECT_EQ(one.nonfinite_mismatch, three.nonfinite_mismatch) << where;
+      EXPECT_EQ(one.worst.output, three.worst.output) << where;
+      EXPECT_EQ(one.worst.row, three.worst.row) << where;
+      EXPECT_EQ(one.worst.col, three.worst.col) << where;
+      if (p == &copies) EXPECT_EQ(three.worst.row, 0) << where;
+    }
+  EXPECT_FALSE(evaluate(*find_kernel("layernorm_fwd.naive_onepass"), varied).pass);
 }
 
 }  // namespace

@@ -1,8 +1,11 @@
 // Exact references: the result of each op on the given float inputs, from
 // exact numerators (MPFR) and a Ziv loop that starts at `precision_bits`
 // (default 256) and doubles it until each rounding is proven. The results do
-// not depend on `precision_bits`. No Boost type appears here, so including
-// this header is cheap; the multiprecision code is in verify/reference*.cpp.
+// not depend on `precision_bits`. Most forward rows (and the forward part of
+// backward rows) are decided first by a double-double phase with a proven
+// error bound (verify/reference_fast.cpp), which returns the same correctly
+// rounded values. No Boost type appears here, so including this header is
+// cheap; the multiprecision code is in verify/reference*.cpp.
 //
 // Every value is returned twice (docs/semantics.md):
 //   exact   - the exact result correctly rounded to nearest-even double.

@@ -1,0 +1,123 @@
+// Throughput of verification: evaluate() (the kernel's run, the exact
+// reference and the comparison, as `normcheck check` does it per problem) and
+// the exact reference alone, on rows of d = 4096. Counter `rows_per_second`
+// counts verified rows. Rows: x ~ N(0, 1) per element (a fixed seed, so every
+// run measures the same rows), gamma ~ 1 + N(0, 0.1^2), beta ~ N(0, 0.1^2),
+// dy ~ N(0, 1), eps = 1e-5. `rows_per_cpu_second` divides by the CPU time of
+// the whole process (every thread; getrusage): on a machine shared with other
+// jobs it moves less than the wall-clock rate, and with T threads kept busy an
+// idle machine's wall-clock rate approaches T times it.
+//   normcheck_gbench --benchmark_filter='^verify/'
+#include "verify_throughput.h"
+
+#include <sys/resource.h>
+
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "normcheck/evaluate.h"
+#include "normcheck/kernel.h"
+#include "normcheck/reference.h"
+
+namespace normcheck::bench {
+namespace {
+
+Problem make_problem(int64_t rows, int64_t cols, bool backward) {
+  std::mt19937_64 rng(20261124);
+  std::normal_distribution<float> normal(0, 1);
+  Problem p;
+  p.rows = rows;
+  p.cols = cols;
+  p.x.resize(static_cast<std::size_t>(rows * cols));
+  for (float& v : p.x) v = normal(rng);
+  p.gamma.resize(static_cast<std::size_t>(cols));
+  for (float& v : p.gamma) v = 1 + 0.1f * normal(rng);
+  if (backward) {
+    p.dy.resize(p.x.size());
+    for (float& v : p.dy) v = normal(rng);
+  } else {
+    p.beta.resize(static_cast<std::size_t>(cols));
+    for (float& v : p.beta) v = 0.1f * normal(rng);
+  }
+  return p;
+}
+
+// CPU seconds used so far by every thread of the process.
+double process_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return seconds(u.ru_utime) + seconds(u.ru_stime);
+}
+
+void count_rows(benchmark::State& state, int64_t rows, double cpu_seconds) {
+  const double verified = static_cast<double>(rows) * static_cast<double>(state.iterations());
+  state.counters["rows_per_second"] = benchmark::Counter(verified, benchmark::Counter::kIsRate);
+  state.counters["rows_per_cpu_second"] = verified / cpu_seconds;
+}
+
+void run_evaluate(benchmark::State& state, const char* kernel_name, int64_t rows, int64_t cols) {
+  const Kernel* kernel = find_kernel(kernel_name);
+  if (!kernel) {
+    state.SkipWithError((std::string("no kernel ") + kernel_name).c_str());
+    return;
+  }
+  const bool backward = kernel->op == Op::layernorm_bwd || kernel->op == Op::rmsnorm_bwd;
+  const Problem p = make_problem(rows, cols, backward);
+  const double cpu0 = process_cpu_seconds();
+  for (auto _ : state) {
+    const Evaluation e = evaluate(*kernel, p);
+    if (!e.pass) {
+      state.SkipWithError("the kernel failed its check on the benchmark rows");
+      return;
+    }
+    benchmark::DoNotOptimize(e.max_ulp);
+  }
+  count_rows(state, rows, process_cpu_seconds() - cpu0);
+}
+
+void run_reference_fwd(benchmark::State& state, int64_t rows, int64_t cols) {
+  const Problem p = make_problem(rows, cols, false);
+  const double cpu0 = process_cpu_seconds();
+  for (auto _ : state) {
+    const LayerNormFwdReference r = reference_layernorm_fwd(p.x, p.gamma, p.beta, rows, cols, p.eps);
+    benchmark::DoNotOptimize(r.y.exact.data());
+  }
+  count_rows(state, rows, process_cpu_seconds() - cpu0);
+}
+
+void run_reference_bwd(benchmark::State& state, int64_t rows, int64_t cols) {
+  const Problem p = make_problem(rows, cols, true);
+  const double cpu0 = process_cpu_seconds();
+  for (auto _ : state) {
+    const LayerNormBwdReference r = reference_layernorm_bwd(p.dy, p.x, p.gamma, rows, cols, p.eps);
+    benchmark::DoNotOptimize(r.dx.exact.data());
+  }
+  count_rows(state, rows, process_cpu_seconds() - cpu0);
+}
+
+}  // namespace
+
+void register_verify_benchmarks() {
+  constexpr int64_t kRows = 64, kCols = 4096;
+  const std::string shape = "/" + std::to_string(kRows) + "x" + std::to_string(kCols);
+  // Real time: evaluate() runs threaded kernels.
+  benchmark::RegisterBenchmark(("verify/evaluate/layernorm_fwd.twopass" + shape).c_str(),
+                               run_evaluate, "layernorm_fwd.twopass", kRows, kCols)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark(("verify/evaluate/layernorm_bwd.twopass" + shape).c_str(),
+                               run_evaluate, "layernorm_bwd.twopass", kRows, kCols)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark(("verify/reference/layernorm_fwd" + shape).c_str(),
+                               run_reference_fwd, kRows, kCols)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark(("verify/reference/layernorm_bwd" + shape).c_str(),
+                               run_reference_bwd, kRows, kCols)
+      ->UseRealTime();
+}
+
+}  // namespace normcheck::bench
