@@ -64,7 +64,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 .not-caught { background: #f8d0d0; } .declined { background: #e4e4e4; }
 .read { background: #f6f6f0; border-left: 4px solid #bb9; padding: 0.5em 1em; }
 figure.plot { border: 4px solid #ff00ff; margin: 1em 0; padding: 6px; width: 776px; background: #fff; }
-figure.plot img { width: 760px; height: 430px; display: block; }
+figure.plot img { display: block; }
 figcaption { font-size: 0.88em; color: #333; margin-top: 0.4em; }
 .missing { color: #a00; }
 code { font-size: 0.95em; }
@@ -97,7 +97,7 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
     for (char& c : cls) c = c == ' ' ? '-' : c;
     s << "<tr><td><a href=\"#" << anchor(*v.kernel) << "\"><code>" << e(v.kernel->name) << "</code></a></td><td>"
       << to_string(v.kernel->op) << " (" << to_string(v.kernel->dtype) << ")</td><td>" << to_string(v.kernel->origin)
-      << "</td><td><span class=\"status " << cls << "\">" << e(v.status) << "</span></td><td>" << e(v.headline)
+      << "</td><td><span class=\"status " << cls << "\">" << e(v.status) << "</span></td><td>" << e(v.advice)
       << "</td><td class=\"num\">" << v.rows_failed << " / " << v.rows_run << " / " << v.rows_declined
       << "</td><td class=\"num\">" << figure(v.worst_ratio) << "</td><td class=\"num\">" << figure(v.max_ulp)
       << "</td><td class=\"num\">" << ratio_text(v.copy_ratio) << "</td><td class=\"num\">"

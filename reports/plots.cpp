@@ -67,16 +67,20 @@ double pin(double v, double lo, double hi) {
   return std::clamp(v, lo, hi);
 }
 
-constexpr const char* kTerminal =
-    "set terminal svg size 760,430 dynamic noenhanced font 'sans,11' background rgb 'white'\n";
+// A fixed size, so the SVG states its width and height and the page lays it
+// out at that size; 760 pixels wide, as the page's plot frames.
+std::string terminal(int height) {
+  return "set terminal svg size 760," + std::to_string(height) +
+         " fixed noenhanced font 'sans,11' background rgb 'white'\n";
+}
 
 // Runs gnuplot on `script` (which reads data files in `scratch`).
-void render(Plot& plot, const Scratch& scratch, const std::string& script) {
+void render(Plot& plot, const Scratch& scratch, const std::string& script, int height = 430) {
   const fs::path gp = scratch.dir() / (plot.id + ".gp"), svg = scratch.dir() / (plot.id + ".svg"),
                  err = scratch.dir() / (plot.id + ".err");
   {
     std::ofstream out(gp);
-    out << kTerminal << "set output " << quoted(svg.string()) << "\n" << script;
+    out << terminal(height) << "set output " << quoted(svg.string()) << "\n" << script;
   }
   const std::string command = "gnuplot " + gp.string() + " 2>" + err.string();
   const int status = std::system(command.c_str());
@@ -137,7 +141,8 @@ void accuracy_plots(const ReportData& data, const Scratch& scratch, std::vector<
       ulp_series.push_back(std::move(u));
     }
     const std::string axes =
-        "set logscale xy\nset grid\nset key outside right top\nset xlabel '|mean| / sigma of the row (exact)'\n"
+        "set logscale xy\nset format x '1e%T'\nset format y '1e%T'\nset grid\nset key outside right top\n"
+        "set xlabel '|mean| / sigma of the row (exact)'\n"
         "set xrange [" + number(kXLow / 2) + ":" + number(kXHigh * 2) + "]\n";
     Plot ratio{"error_" + name, "accuracy", name + ": error / bound against |mean|/sigma",
                "One point per row and kernel: the row's largest error divided by the kernel's a-priori bound "
@@ -156,7 +161,9 @@ void accuracy_plots(const ReportData& data, const Scratch& scratch, std::vector<
     Plot ulp{"ulp_" + name, "accuracy", name + ": ULP error against |mean|/sigma",
              "The same rows in ULP of the exact result. Near an output's zero one ULP is tiny, so rows with "
              "outputs close to 0 show huge ULP counts while well within the bound: read error/bound above for "
-             "the verdict. 0 ULP is drawn at " + number(kUlpLow) + ".",
+             "the verdict. 0 ULP is drawn at " + number(kUlpLow) + ", an infinite count (NaN or inf against a "
+             "finite exact value, on rows where the bound promises nothing for that output) at " +
+             number(kUlpHigh) + ".",
              {}, {}};
     render(ulp, scratch,
            axes + "set ylabel 'max ULP error'\nset yrange [" + number(kUlpLow / 2) + ":" + number(kUlpHigh * 2) +
@@ -231,7 +238,7 @@ void speed_plots(const ReportData& data, const Scratch& scratch, std::vector<Plo
                " GB/s. Ratios, not absolute speeds, are what survive a shared, noisy machine.",
            {}, {}};
     render(p, scratch,
-           "set logscale y\nset grid\nset key outside right top\nset xlabel 'shape (rows x d)'\n"
+           "set logscale y\nset format y '%g'\nset grid\nset key outside right top\nset xlabel 'shape (rows x d)'\n"
            "set ylabel 'throughput / copy bandwidth'\nset xrange [-0.5:" + number(shapes.size() - 0.5) + "]\n" +
                xtics + "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 2 lc rgb 'red'\n" +
                plot_series(scratch, id, series, "with linespoints pointsize 0.7"));
@@ -260,9 +267,11 @@ void claim_plots(const ReportData& data, const Scratch& scratch, std::vector<Plo
     Plot p{id, "claims", std::string(c.claim->id) + ": " + std::string(c.claim->title),
            std::string(c.claim->id) + " " + std::string(to_string(c.result.verdict)) + ": " + c.result.figure, {}, {}};
     render(p, scratch,
-           std::string(first.log_x ? "set logscale x\n" : "") + (first.log_y ? "set logscale y\n" : "") +
-               "set grid\nset key outside right top\nset xlabel " + quoted(first.x_label) + "\nset ylabel " +
-               quoted(first.y_label) + "\n" + plot_series(scratch, id, series, "with linespoints pointsize 0.6"));
+           std::string(first.log_x ? "set logscale x\nset format x '%g'\n" : "") +
+               (first.log_y ? "set logscale y\nset format y '%g'\n" : "") +
+               "set grid\nset key below left Left reverse\nset xlabel " + quoted(first.x_label) + "\nset ylabel " +
+               quoted(first.y_label) + "\n" + plot_series(scratch, id, series, "with linespoints pointsize 0.6"),
+           430 + 17 * static_cast<int>(series.size()));  // room for the key below
     plots.push_back(std::move(p));
   }
 }

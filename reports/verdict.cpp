@@ -52,6 +52,7 @@ std::string lengths_text(const AccuracyOptions& o) {
 
 // float's rstd^3 leaves the normal range below this rstd: 2^-42 (cube 2^-126).
 constexpr double kRstdCubeUnderflows = 0x1p-42;
+const double kRstdCubeOverflows = std::cbrt(static_cast<double>(FLT_MAX));
 
 void failure_hints(const KernelAccuracy& ka, KernelVerdict& v) {
   std::vector<const RowResult*> failed;
@@ -59,16 +60,19 @@ void failure_hints(const KernelAccuracy& ka, KernelVerdict& v) {
     if (r.evaluation.declined.empty() && !r.evaluation.pass) failed.push_back(&r);
   if (failed.empty()) return;
   const bool backward = ka.kernel->op == Op::layernorm_bwd || ka.kernel->op == Op::rmsnorm_bwd;
-  const bool all_cube_underflows = std::all_of(failed.begin(), failed.end(), [](const RowResult* r) {
-    return r->rstd > 0 && r->rstd < kRstdCubeUnderflows;
-  });
-  if (backward && all_cube_underflows) {
-    char line[400];
+  // rstd^3 leaves float's range below 2^-42 (underflow) and above 2^42.67 (overflow).
+  const auto cube_out = [](const RowResult* r) {
+    return r->rstd > 0 && (r->rstd < kRstdCubeUnderflows || r->rstd > kRstdCubeOverflows);
+  };
+  const auto explained = std::count_if(failed.begin(), failed.end(), cube_out);
+  if (backward && 2 * explained >= static_cast<std::ptrdiff_t>(failed.size())) {
+    char line[500];
     std::snprintf(line, sizeof line,
-                  "Why: every failing row has rstd < 2^-42 (sigma > 4.4e12), where rstd^3 underflows "
-                  "float; an algorithm that forms rstd^3 in float (this one: \"%.*s\") loses the "
-                  "projection term of dx there.",
-                  static_cast<int>(ka.kernel->algorithm.size()), ka.kernel->algorithm.data());
+                  "Why: %lld of the %zu failing rows have rstd^3 outside float's range (rstd < 2^-42, i.e. sigma > "
+                  "4.4e12, where it underflows, or rstd > 2^42.7 where it overflows); this algorithm forms rstd^3 in "
+                  "float (\"%.*s\"), so its dx loses or spoils the projection term there.",
+                  static_cast<long long>(explained), failed.size(), static_cast<int>(ka.kernel->algorithm.size()),
+                  ka.kernel->algorithm.data());
     v.notes.push_back(line);
   }
   double lo_ratio = INFINITY, hi_ratio = 0, lo_x = INFINITY, hi_x = 0;
@@ -85,8 +89,9 @@ void failure_hints(const KernelAccuracy& ka, KernelVerdict& v) {
                                                : "") +
                     (v.rows_memory ? "; " + std::to_string(v.rows_memory) + " wrote outside its outputs or into an input"
                                    : "") +
-                    ". Worst: " + describe(*v.worst_row) + ", " + v.worst_output + " off by " +
-                    figure(v.worst_ratio) + "x its bound.");
+                    ". Worst: " + describe(*v.worst_row) + ", " + v.worst_output +
+                    (std::isinf(v.worst_ratio) ? " NaN/inf where the exact value is finite (or the reverse)."
+                                               : " off by " + figure(v.worst_ratio) + "x its bound."));
 }
 
 // ULP is measured against the exact value: next to an output's zero one ULP is
@@ -99,11 +104,27 @@ void ulp_note(const KernelAccuracy& ka, KernelVerdict& v) {
     double exact = 0;
     for (const OutputError& o : w.ulp_row->evaluation.outputs)
       if (o.output == w.output) exact = o.max_ulp_exact;
-    v.notes.push_back("Max ULP " + figure(v.max_ulp) + " (" + w.output + ") is at an element whose exact value is " +
-                      figure(exact) + ", " + describe(*w.ulp_row) +
-                      ": near an output's zero one ULP is tiny, while the error of any float " +
-                      "computation scales with the row. Act on error/bound (worst " + figure(v.worst_ratio) +
-                      "), not ULP.");
+    const RowResult& row = *w.ulp_row;
+    std::string why;
+    if (std::isinf(v.max_ulp) && v.rows_nonfinite_mismatch > 0) {
+      why = "the output is NaN or inf where the exact value (" + figure(exact) +
+            ") is finite: a failure, counted in error/bound as infinite";
+    } else if (std::isinf(v.max_ulp)) {
+      why = "the output is NaN or inf where the exact value (" + figure(exact) +
+            ") is finite, on a row where the kernel's bound promises nothing for that output (an infinite "
+            "coefficient: the row is outside what its algorithm can deliver), so error/bound leaves it out";
+    } else if (std::fabs(exact) < 1e-3) {
+      why = "the exact value there is " + figure(exact) +
+            ", near the output's zero, where one ULP is tiny while any float computation errs in proportion "
+            "to the row's scale";
+    } else {
+      char bits[32];
+      std::snprintf(bits, sizeof bits, "%.0f", std::log2(std::max(row.mean_over_sigma, 1.0)));
+      why = "the row is ill-conditioned (|mean|/sigma = " + figure(row.mean_over_sigma) + "): x - mean loses about " +
+            bits + " bits in float, and the bound grows with |mean|/sigma accordingly";
+    }
+    v.notes.push_back("Max ULP " + figure(v.max_ulp) + " (" + w.output + ", " + describe(row) + "): " + why +
+                      ". Act on error/bound (worst " + figure(v.worst_ratio) + "), not on ULP.");
     return;
   }
 }
@@ -153,6 +174,8 @@ std::string figure(double v) {
   if (v == 0) return "0";
   char s[32];
   std::snprintf(s, sizeof s, "%.3g", v);
+  // A ratio just under 1 must not read as 1 (at the bound): more digits then.
+  if (v < 1 && std::string(s) == "1") std::snprintf(s, sizeof s, "%.6g", v);
   return s;
 }
 
@@ -216,6 +239,16 @@ std::vector<KernelVerdict> verdicts(const ReportData& data) {
                    " of " + scope + " break its bound); within its bound on the other " +
                    std::to_string(v.rows_run - v.rows_failed) + ".";
     }
+    std::string families;
+    for (const Count& f : v.failing_families)
+      families += (families.empty() ? "" : ", ") + f.what + " (" + std::to_string(f.rows) + ")";
+    if (v.status == "trusted") v.advice = "Trust it (worst " + figure(v.worst_ratio) + "x its bound)";
+    else if (v.status == "fails") v.advice = "Trust it except on rows like: " + families;
+    else if (v.status == "caught") v.advice = "Known-bad control, caught: do not use";
+    else if (v.status == "not caught") v.advice = "Known-bad control NOT caught";
+    else v.advice = "Declined every row";
+    if (v.rows_declined && v.rows_run)
+      v.advice += "; declines " + std::to_string(v.rows_declined) + " rows (see its notes)";
     failure_hints(ka, v);
     if (!v.decline_reasons.empty())
       v.notes.push_back("Declines " + std::to_string(v.rows_declined) + " rows: " + join_counts(v.decline_reasons) +

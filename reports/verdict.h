@@ -24,6 +24,7 @@ struct KernelVerdict {
   // that failed, as it must; "not caught": a control that passed everything;
   // "declined": nothing ran.
   std::string status;
+  std::string advice;                  // a few words for the verdict table
   std::string headline;                // one sentence: trust on which inputs
   std::vector<std::string> notes;      // why it fails, what it declines, ULP read right
   std::vector<Count> failing_families; // family: failed rows
