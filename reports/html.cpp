@@ -63,8 +63,9 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 .trusted { background: #d7f0d7; } .fails { background: #f8d0d0; } .caught { background: #e4e4e4; }
 .not-caught { background: #f8d0d0; } .declined { background: #e4e4e4; }
 .read { background: #f6f6f0; border-left: 4px solid #bb9; padding: 0.5em 1em; }
-figure.plot { border: 4px solid #ff00ff; margin: 1em 0; padding: 6px; width: 776px; background: #fff; }
-figure.plot img { display: block; }
+figure.plot { margin: 1.2em 0; width: 776px; }
+.plotarea { border: 4px solid #ff00ff; padding: 4px; width: 760px; background: #fff; }
+.plotarea img { display: block; }
 figcaption { font-size: 0.88em; color: #333; margin-top: 0.4em; }
 .missing { color: #a00; }
 code { font-size: 0.95em; }
@@ -114,7 +115,8 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
       ++shown;
       s << "<figure class=\"plot\" id=\"plot-" << e(p.id) << "\">";
       if (!p.svg.empty())
-        s << "<img alt=\"" << e(p.title) << "\" src=\"data:image/svg+xml;base64," << base64(p.svg) << "\">";
+        s << "<div class=\"plotarea\"><img alt=\"" << e(p.title) << "\" src=\"data:image/svg+xml;base64,"
+          << base64(p.svg) << "\"></div>";
       else
         s << "<p class=\"missing\">" << e(p.error) << "</p>";
       s << "<figcaption><b>" << e(p.title) << ".</b> " << e(p.caption) << "</figcaption></figure>\n";

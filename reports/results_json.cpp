@@ -67,6 +67,7 @@ json kernel_json(const KernelAccuracy& ka, const KernelVerdict& v) {
           {"pass", v.rows_failed == 0},
           {"status", v.status},
           {"headline", v.headline},
+          {"advice", v.advice},
           {"notes", v.notes},
           {"failing_families", failing},
           {"declines", declines},
