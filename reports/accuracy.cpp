@@ -77,7 +77,7 @@ RowFacts facts_of(const Problem& p, bool rms) {
 // Lengths: odd ones that leave SIMD tails, a transformer width (768), and in
 // the default workload long rows where summation error grows.
 AccuracyOptions quick_accuracy(uint64_t seed) { return {{3, 17, 64, 768}, 8, seed}; }
-AccuracyOptions default_accuracy(uint64_t seed) { return {{3, 17, 64, 256, 768, 4096, 16384}, 12, seed}; }
+AccuracyOptions default_accuracy(uint64_t seed) { return {{3, 17, 64, 256, 768, 4096, 8192}, 10, seed}; }
 
 int64_t accuracy_steps(const std::vector<const Kernel*>& kernels, const AccuracyOptions& options) {
   return static_cast<int64_t>(kernels.size()) * props::kRowFamilyCount *

@@ -11,6 +11,9 @@ packages=(
   librapidcheck-dev libhwy-dev libdnnl-dev libtorch-dev
   libcli11-dev nlohmann-json3-dev
   ocl-icd-opencl-dev
+  # normcheck report: plots (gnuplot's SVG terminal); its tests: headless
+  # Chromium for the screenshot, zlib to decode it
+  gnuplot-nox chromium zlib1g-dev
 )
 
 missing=()
