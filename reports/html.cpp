@@ -50,7 +50,7 @@ std::string ratio_text(const std::optional<double>& v) {
   return s;
 }
 
-// The plot frame colour is used nowhere else on the page: the screenshot test
+// The plot frame colour (#b4a0dc) is used nowhere else on the page: the screenshot test
 // (tests/reports) finds the plot areas by it.
 constexpr const char* kStyle = R"(
 body { font-family: sans-serif; margin: 1.5em; color: #222; max-width: 1250px; }
@@ -64,7 +64,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 .not-caught { background: #f8d0d0; } .declined { background: #e4e4e4; }
 .read { background: #f6f6f0; border-left: 4px solid #bb9; padding: 0.5em 1em; }
 figure.plot { margin: 1.2em 0; width: 776px; }
-.plotarea { border: 4px solid #ff00ff; padding: 4px; width: 760px; background: #fff; }
+.plotarea { border: 4px solid #b4a0dc; padding: 4px; width: 760px; background: #fff; }
 .plotarea img { display: block; }
 figcaption { font-size: 0.88em; color: #333; margin-top: 0.4em; }
 .missing { color: #a00; }
