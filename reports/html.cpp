@@ -46,7 +46,7 @@ std::string anchor(const Kernel& k) {
 std::string ratio_text(const std::optional<double>& v) {
   if (!v) return "&ndash;";
   char s[32];
-  std::snprintf(s, sizeof s, "%.2fx", *v);
+  std::snprintf(s, sizeof s, *v >= 0.1 ? "%.2fx" : "%.2gx", *v);  // small ratios keep 2 digits
   return s;
 }
 
@@ -82,6 +82,9 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
     << " (<code>--seed</code> or <code>NORMCHECK_SEED</code> reproduces it), SIMD target " << e(data.simd_target)
     << ", " << figure(data.seconds) << " s, started " << e(data.started_utc) << ". Every kernel of the table ran on "
     << "rows of the adversarial families (" << e(workload_text(data)) << ").</p>\n";
+  if (data.quick && data.bench)
+    s << "<p><b>Quick run:</b> the bench used small shapes and short samples, so its speeds are a smoke test, not "
+         "figures to quote; run without --quick for the standard shapes.</p>\n";
 
   s << "<h2 id=\"verdicts\">Which kernel to trust, on which inputs, how fast</h2>\n"
     << "<div class=\"read\"><p><b>How to read it.</b> A kernel is held to an a-priori error bound derived from its "

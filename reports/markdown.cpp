@@ -15,7 +15,7 @@ std::string cell(std::string s) {
 std::string ratio_text(const std::optional<double>& v) {
   if (!v) return "-";
   char s[32];
-  std::snprintf(s, sizeof s, "%.2fx", *v);
+  std::snprintf(s, sizeof s, *v >= 0.1 ? "%.2fx" : "%.2gx", *v);  // small ratios keep 2 digits
   return s;
 }
 
@@ -28,6 +28,9 @@ std::string markdown_report(const ReportData& data, const std::vector<KernelVerd
     << (data.quick ? "Quick" : "Default") << " workload, seed " << data.seed << " (`--seed` or NORMCHECK_SEED), "
     << "SIMD target " << data.simd_target << ", " << figure(data.seconds) << " s, started " << data.started_utc
     << ".\n\n"
+    << (data.quick && data.bench ? "Quick run: the bench's speeds are a smoke test (small shapes, short samples), "
+                                   "not figures to quote.\n\n"
+                                 : "")
     << "Verdict: error/bound is what to act on (1 = the kernel's a-priori bound). Speed: median ratio to the "
        "memory-bandwidth limit (a copy measured in the same run) and to oneDNN.\n\n"
     << "| kernel | origin | verdict | rows failed / run / declined | worst error/bound | max ULP | vs limit | vs oneDNN |\n"

@@ -186,8 +186,9 @@ void distribution_plots(const ReportData& data, const Scratch& scratch, std::vec
       for (const RowResult& row : ka.rows) {
         if (!row.evaluation.declined.empty()) continue;
         const double v = row.evaluation.max_error_over_bound;
+        // Clamped in double: converting an infinite bin index to int is undefined.
         const double l = v > 0 ? std::log10(v) : kLow;
-        const int bin = std::clamp(static_cast<int>(std::floor((l - kLow) / kWidth)), 0, kBins - 1);
+        const int bin = static_cast<int>(std::clamp(std::floor((l - kLow) / kWidth), 0.0, kBins - 1.0));
         ++counts[bin];
       }
       Series2 s{std::string(ka.kernel->name), {}};

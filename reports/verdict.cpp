@@ -117,6 +117,8 @@ void ulp_note(const KernelAccuracy& ka, KernelVerdict& v) {
       why = "the exact value there is " + figure(exact) +
             ", near the output's zero, where one ULP is tiny while any float computation errs in proportion "
             "to the row's scale";
+    } else if (std::isinf(row.mean_over_sigma)) {
+      why = "the row is constant (sigma = 0), so every output is decided by eps and rounding alone";
     } else {
       char bits[32];
       std::snprintf(bits, sizeof bits, "%.0f", std::log2(std::max(row.mean_over_sigma, 1.0)));
