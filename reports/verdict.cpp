@@ -66,14 +66,17 @@ void failure_hints(const KernelAccuracy& ka, KernelVerdict& v) {
   };
   const auto explained = std::count_if(failed.begin(), failed.end(), cube_out);
   if (backward && 2 * explained >= static_cast<std::ptrdiff_t>(failed.size())) {
-    char line[500];
-    std::snprintf(line, sizeof line,
-                  "Why: %lld of the %zu failing rows have rstd^3 outside float's range (rstd < 2^-42, i.e. sigma > "
-                  "4.4e12, where it underflows, or rstd > 2^42.7 where it overflows); this algorithm forms rstd^3 in "
-                  "float (\"%.*s\"), so its dx loses or spoils the projection term there.",
-                  static_cast<long long>(explained), failed.size(), static_cast<int>(ka.kernel->algorithm.size()),
-                  ka.kernel->algorithm.data());
-    v.notes.push_back(line);
+    char where[300];
+    std::snprintf(where, sizeof where,
+                  "%lld of the %zu failing rows have rstd^3 outside float's range (rstd < 2^-42, i.e. sigma > "
+                  "4.4e12, where it underflows to 0, or rstd > 2^42.7, where it overflows)",
+                  static_cast<long long>(explained), failed.size());
+    // The table's own statement of the algorithm says whether it forms rstd^3.
+    const bool forms_cube = ka.kernel->algorithm.find("rstd^3") != std::string_view::npos;
+    v.notes.push_back(forms_cube ? "Why: " + std::string(where) +
+                                       "; its algorithm forms rstd^3 in float (\"" + std::string(ka.kernel->algorithm) +
+                                       "\"), so dx loses or spoils its projection term there."
+                                 : "Where: " + std::string(where) + ".");
   }
   double lo_ratio = INFINITY, hi_ratio = 0, lo_x = INFINITY, hi_x = 0;
   for (const RowResult* r : failed) {
