@@ -167,6 +167,7 @@ constinit const Kernel kOnednnLayerNormBwd{
     .range = {.max_abs_x = 0x1p124},
     .declines = &onednn_bwd_declines,
     .declines_saved_statistic = &onednn_bwd_declines_rstd,
+    .family = Family::onednn,
 };
 
 }  // namespace normcheck
