@@ -48,40 +48,14 @@
 #include "normcheck/bounds.h"
 #include "normcheck/metrics.h"
 #include "normcheck/reference.h"
+#include "normcheck/storage16.h"
 
 namespace normcheck {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// ---- 16-bit storage ----
-
-uint16_t bf16_from_float(float f) {
-  const uint32_t bits = std::bit_cast<uint32_t>(f);
-  if (std::isnan(f)) return static_cast<uint16_t>((bits >> 16) | 0x40);  // stays a (quiet) NaN
-  const uint32_t round_to_nearest_even = 0x7fff + ((bits >> 16) & 1);
-  return static_cast<uint16_t>((bits + round_to_nearest_even) >> 16);
-}
-
-float float_from_bf16(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
-
-uint16_t f16_from_float(float f) { return std::bit_cast<uint16_t>(static_cast<_Float16>(f)); }
-
-float float_from_f16(uint16_t h) { return static_cast<float>(std::bit_cast<_Float16>(h)); }
-
-uint16_t to_16(DType t, float f) { return t == DType::bf16 ? bf16_from_float(f) : f16_from_float(f); }
-
-float from_16(DType t, uint16_t h) { return t == DType::bf16 ? float_from_bf16(h) : float_from_f16(h); }
-
-// The largest finite value of the format; beyond it a value rounds to inf.
-double largest_finite(DType t) {
-  switch (t) {
-    case DType::f32: break;
-    case DType::bf16: return 0x1.fep127;
-    case DType::f16: return 65504.0;
-  }
-  return std::numeric_limits<float>::max();
-}
+// ---- 16-bit storage (conversions: normcheck/storage16.h) ----
 
 // Position of a non-negative value on f16's ordinal line (consecutive f16
 // values are consecutive integers; 2^-24 is the subnormal spacing, each binade

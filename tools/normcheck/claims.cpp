@@ -17,8 +17,8 @@
 
 #include "command.h"
 #include "json_number.h"
-#include "seed.h"
 #include "normcheck/claims.h"
+#include "seed.h"
 
 namespace normcheck::cli {
 namespace {
@@ -69,7 +69,7 @@ nlohmann::json series_json(const Series& s) {
 
 int run_claims(const ClaimsArgs& args) {
   ClaimOptions options;
-  options.seed = parse_seed(seed_text(args.seed), ClaimOptions{}.seed);
+  options.seed = seed_from_flag_or_env(args.seed, ClaimOptions{}.seed);
   options.full = args.full;
   const auto selected = select_claims(args.only);
 

@@ -1,5 +1,6 @@
-// The seed of a random subcommand: --seed when given, else NORMCHECK_SEED, else
-// the subcommand's fixed default; a bad value is a usage error (exit 2).
+// The seed of a subcommand's random draws: --seed when given, else the
+// NORMCHECK_SEED environment variable, else the subcommand's default. A value
+// that is not a non-negative integer is bad usage (UsageError, exit 2).
 #pragma once
 
 #include <cstdint>
@@ -11,23 +12,20 @@
 
 namespace normcheck::cli {
 
-// `text` as a non-negative integer (decimal, or 0x hex); empty: `fallback`.
-inline uint64_t parse_seed(const std::string& text, uint64_t fallback) {
-  if (text.empty()) return fallback;
+inline uint64_t parse_seed(const std::string& text) {
   std::size_t used = 0;
   try {
     const unsigned long long value = std::stoull(text, &used, 0);
-    if (used == text.size() && text[0] != '-') return value;
+    if (used == text.size() && !text.empty() && text[0] != '-') return value;
   } catch (const std::exception&) {
   }
   throw UsageError("bad seed '" + text + "': expected a non-negative integer");
 }
 
-// The text to parse: the flag's when given, else NORMCHECK_SEED's (or "").
-inline std::string seed_text(const std::string& flag) {
-  if (!flag.empty()) return flag;
+inline uint64_t seed_from_flag_or_env(const std::string& flag_text, uint64_t fallback) {
+  if (!flag_text.empty()) return parse_seed(flag_text);
   const char* env = std::getenv("NORMCHECK_SEED");
-  return env ? env : "";
+  return env && *env ? parse_seed(env) : fallback;
 }
 
 }  // namespace normcheck::cli

@@ -17,9 +17,23 @@ ClaimResult check_j5_jacobian_product(const ClaimOptions&);
 ClaimResult check_j6_update_bound(const ClaimOptions&);
 ClaimResult check_j7_deepnorm_update(const ClaimOptions&);
 ClaimResult check_j8_xavier_gain(const ClaimOptions&);
+// ---- F* (verify/claims/f1_*.cpp .. f4_*.cpp) ----
+ClaimResult check_f1_layernorm_fold(const ClaimOptions&);
+ClaimResult check_f2_rmsnorm_fold(const ClaimOptions&);
+ClaimResult check_f3_layernorm_as_rmsnorm(const ClaimOptions&);
+ClaimResult check_f4_post_ln_residual(const ClaimOptions&);
 
 std::span<const Claim> claim_table() {
   static const std::vector<Claim> table = {
+      // ---- F* ----
+      {"F1", "Linear(LN(x; gamma, beta)) = Linear'(LN(x; 1, 0)), W' = W diag(gamma), b' = W beta + b; in float within a derived bound",
+       NORMCHECK_SOURCE_LN_LINEAR_FOLDING, check_f1_layernorm_fold},
+      {"F2", "RMSNorm's gamma folds the same way: W' = W diag(gamma)",
+       NORMCHECK_SOURCE_LN_LINEAR_FOLDING " (its derivation applied to RMSNorm, which has no beta)", check_f2_rmsnorm_fold},
+      {"F3", "LN(x) = RMSNorm(x M), M = I - 11^T/d: centring the residual stream's writers turns Pre-LN LayerNorm into RMSNorm",
+       "SliceGPT (arXiv 2401.15024), TransformerLens", check_f3_layernorm_as_rmsnorm},
+      {"F4", "A Post-LN norm's gamma/beta cannot be folded: its output is the residual stream",
+       NORMCHECK_SOURCE_LN_LINEAR_FOLDING " (where its derivation stops: the residual path)", check_f4_post_ln_residual},
       // ---- S*, A* ----
       claims::kClaimS1, claims::kClaimS2, claims::kClaimS3, claims::kClaimS4, claims::kClaimS5,
       claims::kClaimA1, claims::kClaimA2, claims::kClaimA3,

@@ -1,0 +1,107 @@
+// safetensors reading and writing: a round trip keeps every tensor's bytes,
+// and each way a file can be bad is refused with its reason.
+#include <gtest/gtest.h>
+
+#include "fold/safetensors.h"
+#include "fold_files.h"
+
+namespace nf = normcheck::fold;
+namespace ft = normcheck::fold_test;
+using normcheck::DType;
+
+namespace {
+
+void expect_refused(const std::string& bytes, const std::string& reason) {
+  try {
+    nf::parse_safetensors(bytes, "test.safetensors");
+    ADD_FAILURE() << "accepted; expected: " << reason;
+  } catch (const nf::SafetensorsError& e) {
+    EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+  }
+}
+
+// 2 x 2 F32 "a" at [0, 16) and 3 F16 "b" at [16, 22).
+const std::string kData(22, '\x01');
+
+}  // namespace
+
+TEST(Safetensors, RoundTripKeepsBytesShapesDtypesAndMetadata) {
+  for (DType t : {DType::f32, DType::bf16, DType::f16}) {
+    const nf::TensorFile f = ft::pre_ln_block(t, 6, 4, 1);
+    const std::string bytes = nf::serialize_safetensors(f);
+    uint64_t n = 0;
+    std::memcpy(&n, bytes.data(), 8);
+    EXPECT_EQ(n % 8, 0u);  // header padded to 8 bytes
+    const nf::TensorFile g = nf::parse_safetensors(bytes, "round trip");
+    ASSERT_EQ(g.tensors.size(), f.tensors.size());
+    for (std::size_t i = 0; i < f.tensors.size(); ++i) {
+      EXPECT_EQ(g.tensors[i].name, f.tensors[i].name);
+      EXPECT_EQ(g.tensors[i].dtype, f.tensors[i].dtype);
+      EXPECT_EQ(g.tensors[i].shape, f.tensors[i].shape);
+      EXPECT_EQ(g.tensors[i].bytes, f.tensors[i].bytes);
+    }
+    EXPECT_EQ(g.metadata.at("format"), "pt");
+    // Values: bits -> double -> bits is the identity.
+    for (const auto& tensor : g.tensors) {
+      if (tensor.dtype == "I64") continue;
+      nf::Tensor copy = tensor;
+      nf::set_tensor_values(copy, nf::tensor_values(tensor));
+      EXPECT_EQ(copy.bytes, tensor.bytes);
+    }
+  }
+}
+
+TEST(Safetensors, AcceptsAWellFormedHandWrittenFile) {
+  const std::string header =
+      R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},"b":{"dtype":"F16","shape":[3],"data_offsets":[16,22]}})";
+  const nf::TensorFile f = nf::parse_safetensors(ft::raw_file(header, kData), "ok");
+  ASSERT_EQ(f.tensors.size(), 2u);
+  EXPECT_EQ(f.tensors[1].shape, std::vector<int64_t>{3});
+}
+
+TEST(Safetensors, RefusesTruncatedFiles) {
+  expect_refused("abc", "truncated: 3 bytes");
+  const std::string header = R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}})";
+  const std::string whole = ft::raw_file(header, std::string(16, '\0'));
+  expect_refused(whole.substr(0, 8 + header.size() - 5), "truncated: the header says");
+  expect_refused(whole.substr(0, whole.size() - 3), "past the data");
+}
+
+TEST(Safetensors, RefusesWrongOffsetsOverlapsAndGaps) {
+  expect_refused(ft::raw_file(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[16,0]}})", kData), "run backwards");
+  expect_refused(ft::raw_file(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[8,24]}})", kData), "past the data");
+  expect_refused(ft::raw_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                              std::string(12, '\0')),
+                 "overlap");
+  expect_refused(ft::raw_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[12,20]}})",
+                              std::string(20, '\0')),
+                 "bytes 8..12 of the data belong to no tensor");
+  expect_refused(ft::raw_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", std::string(12, '\0')),
+                 "bytes 8..12 of the data belong to no tensor");
+}
+
+TEST(Safetensors, RefusesAHeaderThatLiesAboutShapesOrDtypes) {
+  // F32 [2, 3] needs 24 bytes; the offsets give 16.
+  expect_refused(ft::raw_file(R"({"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,16]}})", std::string(16, '\0')),
+                 "needs 24 bytes, data_offsets give 16");
+  // Says F16 for 16 bytes of 4 elements: F16 x 4 is 8 bytes.
+  expect_refused(ft::raw_file(R"({"a":{"dtype":"F16","shape":[4],"data_offsets":[0,16]}})", std::string(16, '\0')),
+                 "needs 8 bytes");
+  expect_refused(ft::raw_file(R"({"a":{"dtype":"F33","shape":[4],"data_offsets":[0,16]}})", std::string(16, '\0')),
+                 "unknown dtype 'F33'");
+  expect_refused(ft::raw_file(R"({"a":{"dtype":"F32","shape":[-4],"data_offsets":[0,16]}})", std::string(16, '\0')),
+                 "not a non-negative integer");
+  expect_refused(ft::raw_file(R"({"a":{"dtype":"F32","shape":[4]}})", std::string(16, '\0')), "has no data_offsets");
+}
+
+TEST(Safetensors, RefusesHeadersThatAreNotWellFormedJsonObjects) {
+  expect_refused(ft::raw_file("{not json", ""), "not valid JSON");
+  expect_refused(ft::raw_file("[1,2]", ""), "not a JSON object");
+  expect_refused(ft::raw_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+                              std::string(4, '\0')),
+                 "names 'a' twice");
+  std::string huge(8, '\0');
+  const uint64_t n = uint64_t{1} << 40;
+  std::memcpy(huge.data(), &n, 8);
+  expect_refused(huge, "beyond the 100 MB limit");
+}
