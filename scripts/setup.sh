@@ -12,8 +12,9 @@ packages=(
   libcli11-dev nlohmann-json3-dev
   ocl-icd-opencl-dev
   # normcheck report: plots (gnuplot's SVG terminal); its tests: headless
-  # Chromium for the screenshot, zlib to decode it
-  gnuplot-nox chromium zlib1g-dev
+  # Chromium for the screenshot (with a font: --no-install-recommends leaves
+  # Chromium without one), zlib to decode it
+  gnuplot-nox chromium fonts-dejavu-core zlib1g-dev
 )
 
 missing=()
