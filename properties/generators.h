@@ -22,25 +22,10 @@
 #include <rapidcheck.h>
 
 #include "normcheck/evaluate.h"
+#include "row_families.h"  // Rng, FloatLimits, draw_float, RowFamily, draw_row
 #include "normcheck/kernel.h"
 
 namespace normcheck::props {
-
-using Rng = std::mt19937_64;
-
-// What a float generator may produce.
-struct FloatLimits {
-  double max_abs = 3.4028234663852886e38;  // |v| <= max_abs (exactly)
-  bool nonfinite = true;                   // NaN and +-inf allowed
-};
-
-// The largest |x| the kernel supports for rows of length d (InputRange).
-double max_abs_x(const InputRange& range, int64_t d);
-
-// One float: half the time uniform over all bit patterns within the limits,
-// half the time a special (+-0, +-inf, NaN, subnormals, FLT_MIN, FLT_MAX,
-// powers of two and their neighbours), each clamped to the limits.
-float draw_float(Rng& rng, const FloatLimits& limits);
 
 // Shrinks toward 0, then +-1, the integer part, fewer mantissa bits, and an
 // exponent closer to 0. Candidates never exceed max(|v|, 1) in magnitude;
@@ -49,23 +34,6 @@ rc::Seq<float> shrink_float(float v);
 
 // A shrinking float generator over draw_float.
 rc::Gen<float> gen_float(FloatLimits limits);
-
-// Row families for x (and for dy in the backward), docs/properties.md.
-enum class RowFamily {
-  gaussian_offset,    // c + sigma N(0,1), |c|/sigma log-uniform over 1 .. 1e7 (or 0)
-  constant,           // every element equal
-  constant_one_ulp,   // constant with one element one ULP away
-  heavy_tail,         // Student-t with 1 (Cauchy), 2 or 3 degrees of freedom
-  outliers,           // N(0,1) with 1..3 elements 1e3 .. 1e6 times larger
-  huge,               // magnitudes near sqrt(FLT_MAX), where x^2 overflows
-  tiny,               // magnitudes where x^2 underflows, subnormals
-  bit_uniform,        // each element from draw_float (finite)
-};
-inline constexpr int kRowFamilyCount = 8;
-std::string_view to_string(RowFamily family);
-
-// A row of length d from `family`, every |value| <= max_abs (finite).
-std::vector<float> draw_row(RowFamily family, int64_t d, double max_abs, Rng& rng);
 
 // Options for a whole problem.
 struct GenOptions {

@@ -3,7 +3,7 @@
 #include <cfloat>
 #include <cmath>
 
-#include "generators.h"
+#include "row_families.h"
 
 namespace normcheck::props {
 namespace {

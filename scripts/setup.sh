@@ -11,6 +11,10 @@ packages=(
   librapidcheck-dev libhwy-dev libdnnl-dev libtorch-dev
   libcli11-dev nlohmann-json3-dev
   ocl-icd-opencl-dev
+  # normcheck report: plots (gnuplot's SVG terminal); its tests: headless
+  # Chromium for the screenshot (with a font: --no-install-recommends leaves
+  # Chromium without one), zlib to decode it
+  gnuplot-nox chromium fonts-dejavu-core zlib1g-dev
 )
 
 missing=()

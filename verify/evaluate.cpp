@@ -208,7 +208,8 @@ class Tally {
 
   void element(const char* output, int64_t row, int64_t col, float computed, double exact,
                double allowed, bool main, DType dtype) {
-    if (main) ev_.max_ulp = std::max(ev_.max_ulp, ulp_in(dtype, computed, exact));
+    const double ulp = main ? ulp_in(dtype, computed, exact) : 0;
+    ev_.max_ulp = std::max(ev_.max_ulp, ulp);
     double ratio = 0;
     if (allowed == kInf) {
       // the bound promises nothing for this element (evaluate.h)
@@ -232,6 +233,16 @@ class Tally {
       const double error = std::fabs(static_cast<double>(computed) - exact);
       ratio = error == 0 ? 0 : error / allowed;  // x / 0 = +inf
     }
+    OutputError& out = output_entry(output);
+    if (ulp > out.max_ulp) {
+      out.max_ulp = ulp;
+      out.max_ulp_exact = exact;
+    }
+    if (ratio > out.max_error_over_bound) {
+      out.max_error_over_bound = ratio;
+      out.row = row;
+      out.col = col;
+    }
     if (ratio > ev_.max_error_over_bound || ev_.worst.output.empty()) {
       ev_.max_error_over_bound = ratio;
       ev_.worst = {output, row, col, computed, exact, allowed};
@@ -239,6 +250,12 @@ class Tally {
   }
 
  private:
+  OutputError& output_entry(const char* output) {
+    for (OutputError& o : ev_.outputs)
+      if (o.output == output) return o;
+    ev_.outputs.push_back({output});
+    return ev_.outputs.back();
+  }
   void mismatch(double& ratio) {
     ev_.nonfinite_mismatch = true;
     ratio = kInf;
@@ -527,6 +544,20 @@ void tally_dx(Tally& tally, Op op, const Reference& ref, const Problem& p, const
   }
 }
 
+// Why the kernel refuses one of the saved statistics (kernel.h
+// SavedStatisticDeclineFn), naming the row; empty when it takes them all.
+std::string declined_statistic(const Kernel& k, const std::vector<float>& saved, const char* name) {
+  if (!k.declines_saved_statistic) return {};
+  for (std::size_t row = 0; row < saved.size(); ++row) {
+    if (std::string reason = k.declines_saved_statistic(saved[row]); !reason.empty()) {
+      char where[96];
+      std::snprintf(where, sizeof where, "row %zu (%s = %.3g): ", row, name, static_cast<double>(saved[row]));
+      return where + reason;
+    }
+  }
+  return {};
+}
+
 void evaluate_layernorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Evaluation& ev) {
   const auto n = static_cast<std::size_t>(p.rows * p.cols);
   const auto cols = static_cast<std::size_t>(p.cols);
@@ -536,6 +567,9 @@ void evaluate_layernorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Ev
   // The saved statistics: the forward's mean and rstd correctly rounded.
   const LayerNormFwdReference saved =
       reference_layernorm_fwd(x.widened, {}, {}, p.rows, p.cols, p.eps);
+
+  ev.declined = declined_statistic(k, saved.rstd.rounded, "rstd");
+  if (!ev.declined.empty()) return;
 
   OptionalInput gamma(p.gamma, p.misalign_floats);
   FloatArray mean(saved.mean.rounded, p.misalign_floats), rstd(saved.rstd.rounded, p.misalign_floats);
@@ -628,6 +662,8 @@ void evaluate_rmsnorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Eval
       reference_rmsnorm_bwd(dy.widened, x.widened, p.gamma, p.rows, p.cols, p.eps);
   // The saved statistic: the forward's rrms correctly rounded.
   const RmsNormFwdReference saved = reference_rmsnorm_fwd(x.widened, {}, p.rows, p.cols, p.eps);
+  ev.declined = declined_statistic(k, saved.rrms.rounded, "rrms");
+  if (!ev.declined.empty()) return;
 
   OptionalInput gamma(p.gamma, p.misalign_floats);
   FloatArray rrms(saved.rrms.rounded, p.misalign_floats);

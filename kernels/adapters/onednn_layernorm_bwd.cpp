@@ -9,6 +9,13 @@
 // division. That holds while the variance is a normal float, rstd < 2^63; a
 // larger rstd (eps below 2^-126 on a constant row) loses bits in the subnormal
 // variance, and beyond 2^74.5 the variance underflows to 0 and rstd becomes inf.
+// At the other end, rstd < 2^-64 (sigma > 2^64, e.g. |x| ~ 1e30) makes
+// 1/rstd^2 overflow float: oneDNN would be handed an infinite variance. Such
+// statistics are not expressible through oneDNN's API at all, so the kernel
+// declines every rstd whose variance is not a normal float (onednn_bwd_declines_rstd)
+// rather than report the adapter's own artifact as oneDNN's error.
+#include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -54,6 +61,11 @@ layer_normalization_backward::primitive_desc backward_desc(int64_t rows, int64_t
   return {desc, onednn::engine(), hint};
 }
 
+// What oneDNN is given for a saved rstd: 1/rstd^2 in double, rounded to float once.
+float variance_for(float rstd) {
+  return static_cast<float>(1.0 / (static_cast<double>(rstd) * rstd));
+}
+
 // A primitive with its memory objects; the data handles are set per call.
 struct Backward {
   layer_normalization_backward primitive;
@@ -85,8 +97,7 @@ void onednn_layernorm_bwd(const float* dy, const float* x, const float* gamma,
 
   thread_local std::vector<float> variance_buffer, dgamma_scratch, dbeta_scratch;
   float* variance = onednn::scratch(variance_buffer, rows);
-  for (int64_t i = 0; i < rows; ++i)
-    variance[i] = static_cast<float>(1.0 / (static_cast<double>(rstd[i]) * rstd[i]));
+  for (int64_t i = 0; i < rows; ++i) variance[i] = variance_for(rstd[i]);
 
   onednn::Args args;
   onednn::bind_argument(args, DNNL_ARG_SRC, b.src, x);
@@ -121,6 +132,21 @@ std::string onednn_bwd_declines(const Shape& shape) {
       [&] { backward_desc(shape.rows, shape.cols, config_for(shape.has_gamma, true)); });
 }
 
+// oneDNN's API takes the variance: a row whose variance 1/rstd^2 is not a
+// normal float (overflow to inf for rstd < 2^-64, subnormal or 0 for rstd >
+// 2^63) cannot be handed to it without changing the statistic by more than
+// float's rounding, which every backward bound assumes (evaluate.h, row_checked).
+std::string onednn_bwd_declines_rstd(float rstd) {
+  const float variance = variance_for(rstd);
+  if (std::isnormal(variance) || !std::isfinite(rstd) || rstd <= 0) return {};
+  char reason[200];
+  std::snprintf(reason, sizeof reason,
+                "oneDNN takes the variance, and 1/rstd^2 = %.3g is %s in float: an input oneDNN's "
+                "API cannot express",
+                1.0 / (static_cast<double>(rstd) * rstd), std::isinf(variance) ? "beyond the range" : "subnormal");
+  return reason;
+}
+
 Bound onednn_bwd_bound(const RowCondition& c) { return default_bound(Op::layernorm_bwd)(c); }
 
 }  // namespace
@@ -140,6 +166,7 @@ constinit const Kernel kOnednnLayerNormBwd{
     .bound = &onednn_bwd_bound,
     .range = {.max_abs_x = 0x1p124},
     .declines = &onednn_bwd_declines,
+    .declines_saved_statistic = &onednn_bwd_declines_rstd,
     .family = Family::onednn,
 };
 

@@ -28,5 +28,6 @@ void add_check_command(CLI::App& app, Action& action);   // check.cpp
 void add_bench_command(CLI::App& app, Action& action);   // bench.cpp
 void add_claims_command(CLI::App& app, Action& action);  // claims.cpp
 void add_fold_command(CLI::App& app, Action& action);    // fold.cpp
+void add_report_command(CLI::App& app, Action& action);  // report.cpp
 
 }  // namespace normcheck::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   add_bench_command(app, action);
   add_claims_command(app, action);
   add_fold_command(app, action);
+  add_report_command(app, action);
 
   try {
     app.parse(argc, argv);

@@ -142,6 +142,14 @@ struct Shape {
 // representative shape.
 using DeclineFn = std::string (*)(const Shape&);
 
+// Backward only: why the kernel cannot take a row's saved statistic (rstd for
+// LayerNorm, rrms for RMSNorm, as the float the forward saved), or an empty
+// string when it can. For an API that takes another statistic than the
+// table's, e.g. oneDNN's variance = 1/rstd^2, which float cannot hold for
+// every rstd. evaluate() asks it for every row before running the kernel and
+// declines the whole problem when a row is refused.
+using SavedStatisticDeclineFn = std::string (*)(float saved_statistic);
+
 struct Kernel {
   std::string_view name;       // unique, [a-z0-9_.]+, e.g. "layernorm_fwd.twopass"
   Op op;
@@ -152,6 +160,7 @@ struct Kernel {
   BoundFn bound;               // the a-priori bound the checks hold it to
   InputRange range = {};
   DeclineFn declines = nullptr;  // nullptr: accepts every shape
+  SavedStatisticDeclineFn declines_saved_statistic = nullptr;  // nullptr: accepts every one
   // LayerNorm forward only: y within this many ULP of the exact y with
   // gamma = 1, beta = 0, for every finite row (0: no such promise beyond the
   // bound). The property suite's within_ulp_promise holds the kernel to it.

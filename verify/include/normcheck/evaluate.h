@@ -33,6 +33,15 @@ struct Worst {
   double allowed = 0;  // the bound's allowance for this element
 };
 
+// The worst error of one output over the problem.
+struct OutputError {
+  std::string output;              // as in Worst::output
+  double max_ulp = 0;              // main outputs only (y or dx, dgamma, dbeta); 0 for the others
+  double max_ulp_exact = 0;        // the exact value where max_ulp is: near 0, one ULP is tiny
+  double max_error_over_bound = 0; // +inf: a NaN/inf mismatch
+  int64_t row = -1, col = -1;      // where the ratio's maximum is (-1: every ratio 0)
+};
+
 struct Evaluation {
   std::string kernel;
   Op op{};
@@ -46,6 +55,7 @@ struct Evaluation {
   bool wrote_input = false;        // an input array changed
   bool pass = true;                // ratio <= 1 and none of the above
   Worst worst;
+  std::vector<OutputError> outputs;  // every output checked, in the order first met
 };
 
 // Runs `kernel` on `problem` and compares with the exact reference.

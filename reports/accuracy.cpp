@@ -1,0 +1,147 @@
+// The accuracy workload: rows from the adversarial families, every kernel held
+// to its bound by evaluate().
+#include "accuracy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+#include <tuple>
+
+#include "normcheck/reference.h"
+#include "row_families.h"
+
+namespace normcheck::report {
+namespace {
+
+bool is_backward(Op op) { return op == Op::layernorm_bwd || op == Op::rmsnorm_bwd; }
+bool has_beta(Op op) { return op == Op::layernorm_fwd; }
+
+// Each (family, d, index) has its own stream, so a row does not depend on
+// which kernels ran before it, and kernels with the same input range see the
+// same rows (comparable side by side).
+props::Rng row_rng(uint64_t seed, int family, int64_t d, int index) {
+  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                    static_cast<uint32_t>(family), static_cast<uint32_t>(d), static_cast<uint32_t>(index)};
+  return props::Rng(seq);
+}
+
+// Half the rows with PyTorch's default eps, half with eps = 0 (pure
+// normalization, where constant and tiny rows are hardest); affine parameters
+// on every other pair.
+float eps_of(int index) { return index % 2 == 0 ? 1e-5f : 0.0f; }
+bool affine_of(int index) { return (index / 2) % 2 == 1; }
+
+Problem make_problem(const Kernel& k, props::RowFamily family, int64_t d, int index, uint64_t seed) {
+  props::Rng rng = row_rng(seed, static_cast<int>(family), d, index);
+  Problem p;
+  p.rows = 1;
+  p.cols = d;
+  p.eps = eps_of(index);
+  p.x = props::draw_row(family, d, props::max_abs_x(k.range, d), rng);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  if (affine_of(index)) {
+    // gamma around 1 and beta around 0, as trained LayerNorm parameters are.
+    for (int64_t j = 0; j < d; ++j) p.gamma.push_back(static_cast<float>(1.0 + 0.25 * normal(rng)));
+    if (has_beta(k.op))
+      for (int64_t j = 0; j < d; ++j) p.beta.push_back(static_cast<float>(0.25 * normal(rng)));
+  }
+  if (is_backward(k.op))
+    for (int64_t j = 0; j < d; ++j) p.dy.push_back(static_cast<float>(normal(rng)));
+  return p;
+}
+
+struct RowFacts {
+  double mean_over_sigma = 0, max_abs_x = 0, r = 0;
+};
+
+// The exact statistics of x (the reference's), which the plots' x axis is.
+RowFacts facts_of(const Problem& p, bool rms) {
+  RowFacts f;
+  for (float v : p.x) f.max_abs_x = std::max(f.max_abs_x, static_cast<double>(std::fabs(v)));
+  const LayerNormFwdReference ref = reference_layernorm_fwd(p.x, {}, {}, 1, p.cols, p.eps);
+  const RowStats& s = ref.stats[0];
+  f.mean_over_sigma = s.variance > 0 ? std::fabs(s.mean) / std::sqrt(s.variance)
+                                     : std::numeric_limits<double>::infinity();
+  f.r = s.r;
+  if (rms) {
+    const RmsNormFwdReference rr = reference_rmsnorm_fwd(p.x, {}, 1, p.cols, p.eps);
+    f.r = rr.stats[0].r;
+  }
+  return f;
+}
+
+}  // namespace
+
+// Lengths: odd ones that leave SIMD tails, a transformer width (768), and in
+// the default workload long rows where summation error grows.
+AccuracyOptions quick_accuracy(uint64_t seed) { return {{3, 17, 64, 768}, 8, seed}; }
+AccuracyOptions default_accuracy(uint64_t seed) { return {{3, 17, 64, 256, 768, 4096, 8192}, 10, seed}; }
+
+int64_t accuracy_steps(const std::vector<const Kernel*>& kernels, const AccuracyOptions& options) {
+  return static_cast<int64_t>(kernels.size()) * props::kRowFamilyCount *
+         static_cast<int64_t>(options.lengths.size()) * options.rows_per_family;
+}
+
+std::vector<KernelAccuracy> run_accuracy(const std::vector<const Kernel*>& kernels,
+                                         const AccuracyOptions& options,
+                                         const std::function<void(int64_t, int64_t)>& progress) {
+  const int64_t total = accuracy_steps(kernels, options);
+  int64_t done = 0;
+  // Row facts are shared by kernels that drew the same row.
+  std::map<std::tuple<int, int64_t, int, double, bool>, RowFacts> facts;
+  std::vector<KernelAccuracy> out;
+  for (const Kernel* k : kernels) {
+    KernelAccuracy ka{k, {}};
+    const bool rms = k->op == Op::rmsnorm_fwd || k->op == Op::rmsnorm_bwd;
+    for (int f = 0; f < props::kRowFamilyCount; ++f) {
+      const auto family = static_cast<props::RowFamily>(f);
+      for (int64_t d : options.lengths) {
+        for (int i = 0; i < options.rows_per_family; ++i) {
+          const Problem p = make_problem(*k, family, d, i, options.seed);
+          const auto key = std::make_tuple(f, d, i, props::max_abs_x(k->range, d), rms);
+          auto it = facts.find(key);
+          if (it == facts.end()) it = facts.emplace(key, facts_of(p, rms)).first;
+          RowResult r;
+          r.family = std::string(props::to_string(family));
+          r.d = d;
+          r.index = i;
+          r.eps = p.eps;
+          r.affine = !p.gamma.empty();
+          r.mean_over_sigma = it->second.mean_over_sigma;
+          r.max_abs_x = it->second.max_abs_x;
+          r.rstd = it->second.r;
+          r.evaluation = evaluate(*k, p);
+          ka.rows.push_back(std::move(r));
+          if (progress) progress(++done, total);
+        }
+      }
+    }
+    out.push_back(std::move(ka));
+  }
+  return out;
+}
+
+std::vector<OutputWorst> output_worsts(const KernelAccuracy& k) {
+  std::vector<OutputWorst> worsts;
+  for (const RowResult& row : k.rows) {
+    if (!row.evaluation.declined.empty()) continue;
+    for (const OutputError& o : row.evaluation.outputs) {
+      auto it = std::find_if(worsts.begin(), worsts.end(),
+                             [&](const OutputWorst& w) { return w.output == o.output; });
+      if (it == worsts.end()) it = worsts.insert(worsts.end(), OutputWorst{o.output});
+      if (o.max_error_over_bound > it->max_error_over_bound) {
+        it->max_error_over_bound = o.max_error_over_bound;
+        it->ratio_row = &row;
+      }
+      if (o.max_ulp > it->max_ulp) {
+        it->max_ulp = o.max_ulp;
+        it->ulp_row = &row;
+      }
+    }
+  }
+  return worsts;
+}
+
+}  // namespace normcheck::report

@@ -1,0 +1,63 @@
+// The accuracy part of `normcheck report`: every kernel of the table run by
+// evaluate() on rows drawn from the adversarial row families
+// (properties/row_families.h) at several lengths, one row per problem, so each
+// row's error lands on its own |mean|/sigma.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "normcheck/evaluate.h"
+#include "normcheck/kernel.h"
+
+namespace normcheck::report {
+
+struct AccuracyOptions {
+  std::vector<int64_t> lengths;  // d of the rows
+  int rows_per_family = 1;       // rows drawn per (family, d)
+  uint64_t seed = 0;
+};
+
+// The quick workload (CI, the baseline) and the default one.
+AccuracyOptions quick_accuracy(uint64_t seed);
+AccuracyOptions default_accuracy(uint64_t seed);
+
+// One row of the workload, as run by one kernel.
+struct RowResult {
+  std::string family;        // the row family's name (row_families.h)
+  int64_t d = 0;
+  int index = 0;             // which draw of (family, d)
+  float eps = 0;
+  bool affine = false;       // gamma (and beta for the forward) given
+  double mean_over_sigma = 0;// exact |mean| / sqrt(variance) of x (+inf for a constant row)
+  double max_abs_x = 0;
+  double rstd = 0;           // exact 1/sqrt(variance + eps) (rrms for RMSNorm)
+  Evaluation evaluation;     // declined non-empty: nothing ran
+};
+
+struct KernelAccuracy {
+  const Kernel* kernel = nullptr;
+  std::vector<RowResult> rows;
+};
+
+// The worst of one output of one kernel over the workload: the baseline's entry.
+struct OutputWorst {
+  std::string output;
+  double max_error_over_bound = 0;
+  double max_ulp = 0;
+  const RowResult* ratio_row = nullptr;  // the row of the worst ratio (nullptr: every ratio 0)
+  const RowResult* ulp_row = nullptr;
+};
+std::vector<OutputWorst> output_worsts(const KernelAccuracy& k);
+
+// Runs every kernel of `kernels`; `progress(done, total)` after each row.
+std::vector<KernelAccuracy> run_accuracy(const std::vector<const Kernel*>& kernels,
+                                         const AccuracyOptions& options,
+                                         const std::function<void(int64_t, int64_t)>& progress);
+
+// The number of evaluations run_accuracy will make (for progress and ETA).
+int64_t accuracy_steps(const std::vector<const Kernel*>& kernels, const AccuracyOptions& options);
+
+}  // namespace normcheck::report

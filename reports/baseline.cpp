@@ -1,0 +1,173 @@
+// The accuracy baseline file: build, format, parse, compare.
+#include "baseline.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "verdict.h"
+
+namespace normcheck::report {
+namespace {
+
+std::string exact_text(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (std::isnan(v)) return "nan";
+  char s[40];
+  std::snprintf(s, sizeof s, "%.17g", v);
+  return s;
+}
+
+double parse_number(const std::string& token, const std::string& where) {
+  if (token == "inf") return INFINITY;
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(token, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != token.size() || !(v >= 0)) throw std::invalid_argument(where + ": '" + token + "' is not a non-negative number");
+  return v;
+}
+
+const BaselineEntry* find(const Baseline& b, const std::string& kernel, const std::string& output) {
+  for (const BaselineEntry& e : b.entries)
+    if (e.kernel == kernel && e.output == output) return &e;
+  return nullptr;
+}
+
+bool has_kernel(const Baseline& b, const std::string& kernel) {
+  for (const BaselineEntry& e : b.entries)
+    if (e.kernel == kernel) return true;
+  return false;
+}
+
+}  // namespace
+
+Baseline baseline_of(const ReportData& data) {
+  Baseline b{data.quick, data.seed, data.simd_target, {}};
+  for (const KernelAccuracy& ka : data.accuracy)
+    for (const OutputWorst& w : output_worsts(ka))
+      b.entries.push_back({std::string(ka.kernel->name), std::string(to_string(ka.kernel->op)), w.output,
+                           w.max_error_over_bound, w.max_ulp});
+  return b;
+}
+
+std::string format_baseline(const Baseline& b) {
+  std::ostringstream s;
+  s << "# normcheck accuracy baseline: the worst error of each kernel x op x output on the\n"
+       "# report's " << (b.quick ? "quick" : "default") << " workload. `normcheck report"
+    << (b.quick ? " --quick" : "") << " --check-baseline FILE` fails when a\n"
+       "# kernel does worse; `--update-baseline FILE` rewrites this file (docs/report.md).\n"
+       "# columns: kernel op output max_error_over_bound max_ulp\n";
+  s << "# workload " << (b.quick ? "quick" : "default") << " seed " << b.seed << " simd_target "
+    << (b.simd_target.empty() ? "?" : b.simd_target) << "\n";
+  for (const BaselineEntry& e : b.entries)
+    s << e.kernel << " " << e.op << " " << e.output << " " << exact_text(e.max_error_over_bound) << " "
+      << exact_text(e.max_ulp) << "\n";
+  return s.str();
+}
+
+Baseline parse_baseline(const std::string& text, const std::string& file_name) {
+  Baseline b;
+  bool have_workload = false;
+  std::istringstream lines(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(lines, line)) {
+    ++number;
+    const std::string where = file_name + ":" + std::to_string(number);
+    std::istringstream words(line);
+    std::string first;
+    if (!(words >> first)) continue;
+    if (first == "#") {
+      std::string key;
+      if (words >> key && key == "workload") {
+        std::string mode, seed_word, target_word;
+        unsigned long long seed = 0;
+        if (!(words >> mode >> seed_word >> seed >> target_word >> b.simd_target) || seed_word != "seed" ||
+            target_word != "simd_target" || (mode != "quick" && mode != "default"))
+          throw std::invalid_argument(where + ": expected '# workload quick|default seed N simd_target T'");
+        b.quick = mode == "quick";
+        b.seed = seed;
+        have_workload = true;
+      }
+      continue;
+    }
+    if (first[0] == '#') continue;
+    BaselineEntry e;
+    e.kernel = first;
+    std::string ratio, ulp, extra;
+    if (!(words >> e.op >> e.output >> ratio >> ulp) || (words >> extra))
+      throw std::invalid_argument(where + ": expected 'kernel op output max_error_over_bound max_ulp'");
+    e.max_error_over_bound = parse_number(ratio, where);
+    e.max_ulp = parse_number(ulp, where);
+    b.entries.push_back(e);
+  }
+  if (!have_workload) throw std::invalid_argument(file_name + ": no '# workload ...' line");
+  return b;
+}
+
+Baseline read_baseline(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument("cannot read baseline file " + path.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return parse_baseline(s.str(), path.string());
+}
+
+BaselineCheck check_baseline(const ReportData& data, const Baseline& baseline) {
+  BaselineCheck check;
+  if (!baseline.simd_target.empty() && baseline.simd_target != data.simd_target)
+    check.notes.push_back("the baseline was made on SIMD target " + baseline.simd_target + ", this run is on " +
+                          data.simd_target + ": the SIMD kernels' figures may differ for that reason alone");
+  for (const KernelAccuracy& ka : data.accuracy) {
+    const std::string kernel(ka.kernel->name);
+    if (!has_kernel(baseline, kernel)) {
+      check.notes.push_back(kernel + " is not in the baseline (a new kernel: add it with --update-baseline)");
+      continue;
+    }
+    for (const OutputWorst& w : output_worsts(ka)) {
+      const BaselineEntry* e = find(baseline, kernel, w.output);
+      // An output the baseline never saw an error in counts from 0.
+      const double ratio_before = e ? e->max_error_over_bound : 0, ulp_before = e ? e->max_ulp : 0;
+      const std::string op(to_string(ka.kernel->op));
+      if (w.max_error_over_bound > ratio_before)
+        check.regressions.push_back({kernel, op, w.output, "error/bound", ratio_before, w.max_error_over_bound,
+                                     w.ratio_row ? describe(*w.ratio_row) : ""});
+      if (w.max_ulp > ulp_before)
+        check.regressions.push_back(
+            {kernel, op, w.output, "ULP", ulp_before, w.max_ulp, w.ulp_row ? describe(*w.ulp_row) : ""});
+    }
+  }
+  for (const BaselineEntry& e : baseline.entries) {
+    bool present = false;
+    for (const KernelAccuracy& ka : data.accuracy) present = present || ka.kernel->name == e.kernel;
+    if (!present) {
+      const std::string note = e.kernel + " is in the baseline but not in this run's table";
+      if (check.notes.empty() || check.notes.back() != note) check.notes.push_back(note);
+    }
+  }
+  return check;
+}
+
+std::string format_check(const BaselineCheck& check, const std::string& file_name) {
+  std::ostringstream s;
+  for (const std::string& n : check.notes) s << "baseline: note: " << n << "\n";
+  if (check.regressions.empty()) {
+    s << "baseline: no kernel got worse than " << file_name << "\n";
+    return s.str();
+  }
+  s << "baseline: " << check.regressions.size() << " figure(s) got worse than " << file_name << ":\n";
+  for (const Regression& r : check.regressions) {
+    const std::string factor = r.before > 0 ? figure(r.after / r.before) + "x" : "from 0";
+    s << "  " << r.kernel << " " << r.op << " " << r.output << ": " << r.metric << " " << figure(r.before) << " -> "
+      << figure(r.after) << " (" << factor << " worse) on " << r.input << "\n";
+  }
+  return s.str();
+}
+
+}  // namespace normcheck::report

@@ -1,0 +1,115 @@
+#include "collect.h"
+
+#include <chrono>
+#include <ctime>
+#include <exception>
+
+#include "progress.h"
+#include "target_info.h"
+
+namespace normcheck::report {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char s[32];
+  std::strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return s;
+}
+
+// run_bench reports progress through a plain function pointer.
+Progress* g_progress = nullptr;
+int g_bench_shapes = 0, g_bench_done = 0;
+void bench_progress(const std::string& line) {
+  if (g_progress) g_progress->update(g_bench_done++, g_bench_shapes, line);
+}
+
+}  // namespace
+
+bench::BenchOptions report_bench_options(bool quick) {
+  bench::BenchOptions o;
+  for (const Kernel& k : kernel_table()) o.kernels.push_back(&k);
+  if (quick) {
+    // As `normcheck bench --quick`: small shapes, short samples, a copy buffer
+    // within the L3 cache. Ratios for a smoke test, not figures to quote.
+    o.shapes = {{1, 768}, {64, 768}, {256, 1024}};
+    o.repeats = 3;
+    o.min_sample_seconds = 0.002;
+    o.copy_buffer_bytes = std::size_t{16} << 20;
+  } else {
+    o.shapes = bench::standard_shapes();
+    o.repeats = 5;
+  }
+  return o;
+}
+
+ReportData collect(const RunOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  ReportData data;
+  data.seed = options.seed;
+  data.quick = options.quick;
+  data.started_utc = utc_now();
+  data.simd_target = simd::dispatched_target_name();
+  data.accuracy_options = options.quick ? quick_accuracy(options.seed) : default_accuracy(options.seed);
+  std::vector<const Kernel*> kernels = options.kernels;
+  if (kernels.empty())
+    for (const Kernel& k : kernel_table()) kernels.push_back(&k);
+
+  // Weights: roughly the phases' shares of a run on this project's 2-core machine.
+  Progress progress(options.quick ? 0.5 : 0.6, options.claims ? 0.25 : 0, options.bench ? 0.25 : 0);
+  g_progress = &progress;
+
+  progress.phase(0, "accuracy");
+  auto t = std::chrono::steady_clock::now();
+  data.accuracy = run_accuracy(kernels, data.accuracy_options, [&](int64_t done, int64_t total) {
+    progress.update(static_cast<double>(done), static_cast<double>(total),
+                    std::to_string(done) + "/" + std::to_string(total) + " rows");
+  });
+  data.accuracy_seconds = seconds_since(t);
+
+  if (options.claims) {
+    progress.phase(1, "claims");
+    t = std::chrono::steady_clock::now();
+    ClaimOptions claim_options;
+    claim_options.seed = options.seed;
+    const auto table = claim_table();
+    int done = 0;
+    for (const Claim& c : table) {
+      progress.update(done, static_cast<double>(table.size()), std::string(c.id));
+      const auto ct = std::chrono::steady_clock::now();
+      ClaimRun run{&c, {}, 0};
+      try {
+        run.result = c.check(claim_options);
+      } catch (const std::exception& e) {
+        run.result.figure = std::string("check failed: ") + e.what();
+      }
+      run.seconds = seconds_since(ct);
+      data.claims.push_back(std::move(run));
+      ++done;
+    }
+    progress.update(done, static_cast<double>(table.size()));
+    data.claims_seconds = seconds_since(t);
+  }
+
+  if (options.bench) {
+    progress.phase(2, "bench");
+    t = std::chrono::steady_clock::now();
+    const bench::BenchOptions bo = report_bench_options(options.quick);
+    g_bench_shapes = static_cast<int>(bo.shapes.size());
+    g_bench_done = 0;
+    data.bench = bench::run_bench(bo, &bench_progress);
+    data.bench_seconds = seconds_since(t);
+  }
+  g_progress = nullptr;
+  data.seconds = seconds_since(start);
+  progress.finish("done in " + std::to_string(static_cast<int>(data.seconds + 0.5)) + " s");
+  return data;
+}
+
+}  // namespace normcheck::report

@@ -1,0 +1,26 @@
+// One report run: the accuracy workload, the claims and the bench, with
+// progress on stderr. What the writers then turn into files.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "report_data.h"
+
+namespace normcheck::report {
+
+struct RunOptions {
+  bool quick = false;
+  uint64_t seed = 0;
+  bool bench = true;   // --no-bench leaves the bench out
+  bool claims = true;  // --no-claims leaves the claims out
+  std::vector<const Kernel*> kernels;  // the accuracy workload's kernels (the whole table by default)
+};
+
+ReportData collect(const RunOptions& options);
+
+// The bench options of a report run: `normcheck bench --quick`'s shapes and
+// sample counts for --quick, the standard shapes with fewer samples otherwise.
+bench::BenchOptions report_bench_options(bool quick);
+
+}  // namespace normcheck::report

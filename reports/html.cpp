@@ -1,0 +1,182 @@
+// report.html: one self-contained page (no script, nothing fetched). The
+// verdicts come first, as a table a user picks a kernel from; each kernel links
+// to its details; then the plots (gnuplot SVG as data: URIs, so their ids and
+// styles cannot clash), the claims and the baseline.
+#include <sstream>
+
+#include "results_json.h"
+#include "writers.h"
+
+namespace normcheck::report {
+namespace {
+
+std::string base64(const std::string& in) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
+                       static_cast<unsigned char>(in[i + 2]);
+    out += kAlphabet[v >> 18];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += kAlphabet[v & 63];
+  }
+  if (i < in.size()) {
+    unsigned v = static_cast<unsigned char>(in[i]) << 16;
+    if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
+    out += kAlphabet[v >> 18];
+    out += kAlphabet[(v >> 12) & 63];
+    out += i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+std::string e(const std::string& s) { return xml_escape(s); }
+std::string e(std::string_view s) { return xml_escape(std::string(s)); }
+
+std::string anchor(const Kernel& k) {
+  std::string a = "k-";
+  for (char c : k.name) a += c == '.' ? '-' : c;
+  return a;
+}
+
+std::string ratio_text(const std::optional<double>& v) {
+  if (!v) return "&ndash;";
+  char s[32];
+  std::snprintf(s, sizeof s, *v >= 0.1 ? "%.2fx" : "%.2gx", *v);  // small ratios keep 2 digits
+  return s;
+}
+
+// The plot frame colour (#b4a0dc) is used nowhere else on the page: the screenshot test
+// (tests/reports) finds the plot areas by it.
+constexpr const char* kStyle = R"(
+body { font-family: sans-serif; margin: 1.5em; color: #222; max-width: 1250px; }
+h1 { margin-bottom: 0.2em; }
+table { border-collapse: collapse; margin: 0.6em 0; }
+th, td { border: 1px solid #ccc; padding: 0.3em 0.5em; text-align: left; vertical-align: top; font-size: 0.92em; }
+th { background: #eee; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.status { font-weight: bold; padding: 0.1em 0.4em; border-radius: 3px; white-space: nowrap; }
+.trusted { background: #d7f0d7; } .fails { background: #f8d0d0; } .caught { background: #e4e4e4; }
+.not-caught { background: #f8d0d0; } .declined { background: #e4e4e4; }
+.read { background: #f6f6f0; border-left: 4px solid #bb9; padding: 0.5em 1em; }
+figure.plot { margin: 1.2em 0; width: 776px; }
+.plotarea { border: 4px solid #b4a0dc; padding: 4px; width: 760px; background: #fff; }
+.plotarea img { display: block; }
+figcaption { font-size: 0.88em; color: #333; margin-top: 0.4em; }
+.missing { color: #a00; }
+code { font-size: 0.95em; }
+)";
+
+}  // namespace
+
+std::string html_report(const ReportData& data, const std::vector<KernelVerdict>& verdicts,
+                        const std::vector<Plot>& plots, const std::optional<BaselineCheck>& baseline_check) {
+  std::ostringstream s;
+  s << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>normcheck report</title>"
+    << "<style>" << kStyle << "</style></head><body>\n"
+    << "<h1>normcheck report</h1>\n<p>" << (data.quick ? "Quick" : "Default") << " workload, seed " << data.seed
+    << " (<code>--seed</code> or <code>NORMCHECK_SEED</code> reproduces it), SIMD target " << e(data.simd_target)
+    << ", " << figure(data.seconds) << " s, started " << e(data.started_utc) << ". Every kernel of the table ran on "
+    << "rows of the adversarial families (" << e(workload_text(data)) << ").</p>\n";
+  if (data.quick && data.bench)
+    s << "<p><b>Quick run:</b> the bench used small shapes and short samples, so its speeds are a smoke test, not "
+         "figures to quote; run without --quick for the standard shapes.</p>\n";
+
+  s << "<h2 id=\"verdicts\">Which kernel to trust, on which inputs, how fast</h2>\n"
+    << "<div class=\"read\"><p><b>How to read it.</b> A kernel is held to an a-priori error bound derived from its "
+       "algorithm and the row's condition (|mean|/sigma, d). <b>error/bound</b> is what to act on: at most 1 means "
+       "within the promise. ULP counts are shown too, but near an output's zero one ULP of the exact value is tiny, "
+       "so a kernel well within its bound can show a billion ULP there. <b>Speed</b> is the median over the bench "
+       "shapes of the throughput as a ratio to a memory copy measured in the same run (1 = the memory-bandwidth "
+       "limit) and to oneDNN's kernel for the same op.</p></div>\n"
+    << "<table class=\"verdicts\"><tr><th>kernel</th><th>op</th><th>origin</th><th>verdict</th><th>what to do</th>"
+       "<th>rows failed / run / declined</th><th>worst error/bound</th><th>max ULP</th><th>vs limit</th>"
+       "<th>vs oneDNN</th></tr>\n";
+  for (const KernelVerdict& v : verdicts) {
+    std::string cls = v.status;
+    for (char& c : cls) c = c == ' ' ? '-' : c;
+    s << "<tr><td><a href=\"#" << anchor(*v.kernel) << "\"><code>" << e(v.kernel->name) << "</code></a></td><td>"
+      << to_string(v.kernel->op) << " (" << to_string(v.kernel->dtype) << ")</td><td>" << to_string(v.kernel->origin)
+      << "</td><td><span class=\"status " << cls << "\">" << e(v.status) << "</span></td><td>" << e(v.advice)
+      << "</td><td class=\"num\">" << v.rows_failed << " / " << v.rows_run << " / " << v.rows_declined
+      << "</td><td class=\"num\">" << figure(v.worst_ratio) << "</td><td class=\"num\">" << figure(v.max_ulp)
+      << "</td><td class=\"num\">" << ratio_text(v.copy_ratio) << "</td><td class=\"num\">"
+      << ratio_text(v.onednn_ratio) << "</td></tr>\n";
+  }
+  s << "</table>\n";
+
+  const auto section = [&](const std::string& id, const std::string& title, const std::string& intro) {
+    s << "<h2 id=\"" << id << "\">" << e(title) << "</h2>\n";
+    if (!intro.empty()) s << "<p>" << e(intro) << "</p>\n";
+    int shown = 0;
+    for (const Plot& p : plots) {
+      if (p.section != id) continue;
+      ++shown;
+      s << "<figure class=\"plot\" id=\"plot-" << e(p.id) << "\">";
+      if (!p.svg.empty())
+        s << "<div class=\"plotarea\"><img alt=\"" << e(p.title) << "\" src=\"data:image/svg+xml;base64,"
+          << base64(p.svg) << "\"></div>";
+      else
+        s << "<p class=\"missing\">" << e(p.error) << "</p>";
+      s << "<figcaption><b>" << e(p.title) << ".</b> " << e(p.caption) << "</figcaption></figure>\n";
+    }
+    if (shown == 0)
+      s << "<p class=\"missing\">No plots: "
+        << (gnuplot_available() ? "nothing to plot in this run." : "gnuplot was not found (scripts/setup.sh installs gnuplot-nox).")
+        << "</p>\n";
+  };
+  section("accuracy", "Error against the row's condition", "");
+  section("distribution", "Error distributions", "");
+  section("speed", "Throughput against the memory-bandwidth limit",
+          data.bench ? "" : "The bench was left out of this run (--no-bench).");
+
+  s << "<h2 id=\"claims\">Claims: the math practitioners rely on, checked by computation</h2>\n"
+    << "<table><tr><th>id</th><th>verdict</th><th>figure</th><th>title</th><th>source</th></tr>\n";
+  for (const ClaimRun& c : data.claims)
+    s << "<tr><td>" << e(c.claim->id) << "</td><td>" << to_string(c.result.verdict) << "</td><td>"
+      << e(c.result.figure) << "</td><td>" << e(c.claim->title) << "</td><td>" << e(c.claim->source)
+      << "</td></tr>\n";
+  s << "</table>\n";
+  section("claims", "Claims' series", "");
+
+  if (baseline_check) {
+    s << "<h2 id=\"baseline\">Accuracy baseline</h2>\n";
+    if (baseline_check->regressions.empty()) s << "<p>No kernel got worse than the baseline.</p>\n";
+    else {
+      s << "<table><tr><th>kernel</th><th>output</th><th>metric</th><th>baseline</th><th>now</th><th>on</th></tr>\n";
+      for (const Regression& r : baseline_check->regressions)
+        s << "<tr><td><code>" << e(r.kernel) << "</code></td><td>" << e(r.output) << "</td><td>" << e(r.metric)
+          << "</td><td class=\"num\">" << figure(r.before) << "</td><td class=\"num\">" << figure(r.after)
+          << "</td><td>" << e(r.input) << "</td></tr>\n";
+      s << "</table>\n";
+    }
+    for (const std::string& n : baseline_check->notes) s << "<p>Note: " << e(n) << "</p>\n";
+  }
+
+  s << "<h2 id=\"kernels\">Kernel details</h2>\n";
+  for (std::size_t i = 0; i < verdicts.size(); ++i) {
+    const KernelVerdict& v = verdicts[i];
+    s << "<h3 id=\"" << anchor(*v.kernel) << "\"><code>" << e(v.kernel->name) << "</code></h3>\n<p>"
+      << e(v.kernel->algorithm) << "</p>\n<p><b>" << e(v.headline) << "</b></p>\n<ul>";
+    for (const std::string& n : v.notes) s << "<li>" << e(n) << "</li>";
+    s << "<li>Speed: " << e(v.speed) << ".</li></ul>\n";
+    const auto worsts = output_worsts(data.accuracy[i]);
+    if (!worsts.empty()) {
+      s << "<table><tr><th>output</th><th>max error/bound</th><th>on</th><th>max ULP</th></tr>\n";
+      for (const OutputWorst& w : worsts)
+        s << "<tr><td>" << e(w.output) << "</td><td class=\"num\">" << figure(w.max_error_over_bound) << "</td><td>"
+          << (w.ratio_row ? e(describe(*w.ratio_row)) : "") << "</td><td class=\"num\">" << figure(w.max_ulp)
+          << "</td></tr>\n";
+      s << "</table>\n";
+    }
+  }
+  s << "<p>Every figure of this page is in results.json (schema version " << kResultsSchemaVersion
+    << ", docs/report.md).</p>\n</body></html>\n";
+  return s.str();
+}
+
+}  // namespace normcheck::report

@@ -1,0 +1,71 @@
+// report.md: the verdicts and the claims' table, short enough for a pull
+// request comment or a CI job summary.
+#include <sstream>
+
+#include "writers.h"
+
+namespace normcheck::report {
+namespace {
+
+std::string cell(std::string s) {
+  for (std::size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.replace(i, 1, "\\|");
+  return s;
+}
+
+std::string ratio_text(const std::optional<double>& v) {
+  if (!v) return "-";
+  char s[32];
+  std::snprintf(s, sizeof s, *v >= 0.1 ? "%.2fx" : "%.2gx", *v);  // small ratios keep 2 digits
+  return s;
+}
+
+}  // namespace
+
+std::string markdown_report(const ReportData& data, const std::vector<KernelVerdict>& verdicts,
+                            const std::optional<BaselineCheck>& baseline_check) {
+  std::ostringstream s;
+  s << "# normcheck report\n\n"
+    << (data.quick ? "Quick" : "Default") << " workload, seed " << data.seed << " (`--seed` or NORMCHECK_SEED), "
+    << "SIMD target " << data.simd_target << ", " << figure(data.seconds) << " s, started " << data.started_utc
+    << ".\n\n"
+    << (data.quick && data.bench ? "Quick run: the bench's speeds are a smoke test (small shapes, short samples), "
+                                   "not figures to quote.\n\n"
+                                 : "")
+    << "Verdict: error/bound is what to act on (1 = the kernel's a-priori bound). Speed: median ratio to the "
+       "memory-bandwidth limit (a copy measured in the same run) and to oneDNN.\n\n"
+    << "| kernel | origin | verdict | rows failed / run / declined | worst error/bound | max ULP | vs limit | vs oneDNN |\n"
+    << "|---|---|---|---|---|---|---|---|\n";
+  for (const KernelVerdict& v : verdicts)
+    s << "| `" << v.kernel->name << "` | " << to_string(v.kernel->origin) << " | " << v.status << " | "
+      << v.rows_failed << " / " << v.rows_run << " / " << v.rows_declined << " | " << figure(v.worst_ratio) << " | "
+      << figure(v.max_ulp) << " | " << ratio_text(v.copy_ratio) << " | " << ratio_text(v.onednn_ratio) << " |\n";
+  s << "\nA max ULP in the billions on a trusted kernel is an output near zero, where one ULP is tiny, or an "
+       "ill-conditioned row; report.html says which, per kernel.\n";
+  // Kept short for a pull-request comment: the kernels that need more than
+  // their table row (failures, declines, controls); report.html has them all.
+  bool heading = false;
+  for (const KernelVerdict& v : verdicts) {
+    if (v.status == "trusted" && v.rows_declined == 0) continue;
+    if (!heading) s << "\n## Kernels to read about\n\n";
+    heading = true;
+    s << "- **" << v.kernel->name << "**: " << v.headline << "\n";
+    for (const std::string& n : v.notes)
+      if (n.rfind("Max ULP", 0) != 0) s << "  - " << n << "\n";
+  }
+  s << "\n## Claims\n\n| id | verdict | figure | source |\n|---|---|---|---|\n";
+  for (const ClaimRun& c : data.claims)
+    s << "| " << c.claim->id << " | " << to_string(c.result.verdict) << " | " << cell(c.result.figure) << " | "
+      << cell(std::string(c.claim->source)) << " |\n";
+  if (baseline_check) {
+    s << "\n## Accuracy baseline\n\n";
+    if (baseline_check->regressions.empty()) s << "No kernel got worse than the baseline.\n";
+    for (const Regression& r : baseline_check->regressions)
+      s << "- **" << r.kernel << "** " << r.output << ": " << r.metric << " " << figure(r.before) << " -> "
+        << figure(r.after) << " on " << r.input << "\n";
+    for (const std::string& n : baseline_check->notes) s << "- note: " << n << "\n";
+  }
+  s << "\nFull report with plots: report.html; every figure: results.json.\n";
+  return s.str();
+}
+
+}  // namespace normcheck::report

@@ -1,0 +1,274 @@
+// Verdicts from the rows: counts, failing families, declines grouped by reason,
+// and the hints that say why (each from the rows' own facts, never from a
+// kernel's name).
+#include "verdict.h"
+
+#include "row_families.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <regex>
+
+namespace normcheck::report {
+namespace {
+
+void add(std::vector<Count>& counts, const std::string& what) {
+  auto it = std::find_if(counts.begin(), counts.end(), [&](const Count& c) { return c.what == what; });
+  if (it == counts.end()) counts.push_back({what, 1});
+  else ++it->rows;
+}
+
+// Decline reasons name the row's figures; grouped without them.
+std::string decline_group(std::string reason) {
+  if (reason.rfind("row ", 0) == 0) {
+    if (const auto colon = reason.find("): "); colon != std::string::npos) reason = reason.substr(colon + 3);
+  }
+  static const std::regex x_value(R"(\|x\| = \S+ is )");
+  static const std::regex number(R"(= [-+0-9.e]+(inf)?)");
+  reason = std::regex_replace(reason, x_value, "");
+  return std::regex_replace(reason, number, "= ...");
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string join_counts(const std::vector<Count>& counts) {
+  std::string s;
+  for (const Count& c : counts)
+    s += (s.empty() ? "" : ", ") + c.what + " (" + std::to_string(c.rows) + (c.rows == 1 ? " row)" : " rows)");
+  return s;
+}
+
+std::string lengths_text(const AccuracyOptions& o) {
+  std::string s;
+  for (int64_t d : o.lengths) s += (s.empty() ? "" : ", ") + std::to_string(d);
+  return "d = " + s;
+}
+
+// float's rstd^3 leaves the normal range below this rstd: 2^-42 (cube 2^-126).
+constexpr double kRstdCubeUnderflows = 0x1p-42;
+const double kRstdCubeOverflows = std::cbrt(static_cast<double>(FLT_MAX));
+
+void failure_hints(const KernelAccuracy& ka, KernelVerdict& v) {
+  std::vector<const RowResult*> failed;
+  for (const RowResult& r : ka.rows)
+    if (r.evaluation.declined.empty() && !r.evaluation.pass) failed.push_back(&r);
+  if (failed.empty()) return;
+  const bool backward = ka.kernel->op == Op::layernorm_bwd || ka.kernel->op == Op::rmsnorm_bwd;
+  // rstd^3 leaves float's range below 2^-42 (underflow) and above 2^42.67 (overflow).
+  const auto cube_out = [](const RowResult* r) {
+    return r->rstd > 0 && (r->rstd < kRstdCubeUnderflows || r->rstd > kRstdCubeOverflows);
+  };
+  const auto explained = std::count_if(failed.begin(), failed.end(), cube_out);
+  if (backward && 2 * explained >= static_cast<std::ptrdiff_t>(failed.size())) {
+    char where[300];
+    std::snprintf(where, sizeof where,
+                  "%lld of the %zu failing rows have rstd^3 outside float's range (rstd < 2^-42, i.e. sigma > "
+                  "4.4e12, where it underflows to 0, or rstd > 2^42.7, where it overflows)",
+                  static_cast<long long>(explained), failed.size());
+    // The table's own statement of the algorithm says whether it forms rstd^3.
+    const bool forms_cube = ka.kernel->algorithm.find("rstd^3") != std::string_view::npos;
+    v.notes.push_back(forms_cube ? "Why: " + std::string(where) +
+                                       "; its algorithm forms rstd^3 in float (\"" + std::string(ka.kernel->algorithm) +
+                                       "\"), so dx loses or spoils its projection term there."
+                                 : "Where: " + std::string(where) + ".");
+  }
+  double lo_ratio = INFINITY, hi_ratio = 0, lo_x = INFINITY, hi_x = 0;
+  for (const RowResult* r : failed) {
+    lo_ratio = std::min(lo_ratio, r->mean_over_sigma);
+    hi_ratio = std::max(hi_ratio, r->mean_over_sigma);
+    lo_x = std::min(lo_x, r->max_abs_x);
+    hi_x = std::max(hi_x, r->max_abs_x);
+  }
+  v.notes.push_back("Failing rows have |mean|/sigma " + figure(lo_ratio) + " .. " + figure(hi_ratio) +
+                    " and max|x| " + figure(lo_x) + " .. " + figure(hi_x) +
+                    (v.rows_nonfinite_mismatch ? "; " + std::to_string(v.rows_nonfinite_mismatch) +
+                                                     " with NaN/inf where the exact result is finite (or the reverse)"
+                                               : "") +
+                    (v.rows_memory ? "; " + std::to_string(v.rows_memory) + " wrote outside its outputs or into an input"
+                                   : "") +
+                    ". Worst: " + describe(*v.worst_row) + ", " + v.worst_output +
+                    (std::isinf(v.worst_ratio) ? " NaN/inf where the exact value is finite (or the reverse)."
+                                               : " off by " + figure(v.worst_ratio) + "x its bound."));
+}
+
+// ULP is measured against the exact value: next to an output's zero one ULP is
+// tiny, while every float computation of x - mean errs relative to the row's
+// scale. The verdict says which figure to act on.
+void ulp_note(const KernelAccuracy& ka, KernelVerdict& v) {
+  if (v.max_ulp < 0x1p20) return;
+  for (const OutputWorst& w : output_worsts(ka)) {
+    if (w.max_ulp != v.max_ulp || !w.ulp_row) continue;
+    double exact = 0;
+    for (const OutputError& o : w.ulp_row->evaluation.outputs)
+      if (o.output == w.output) exact = o.max_ulp_exact;
+    const RowResult& row = *w.ulp_row;
+    std::string why;
+    if (std::isinf(v.max_ulp) && v.rows_nonfinite_mismatch > 0) {
+      why = "the output is NaN or inf where the exact value (" + figure(exact) +
+            ") is finite: a failure, counted in error/bound as infinite";
+    } else if (std::isinf(v.max_ulp)) {
+      why = "the output is NaN or inf where the exact value (" + figure(exact) +
+            ") is finite, on a row where the kernel's bound promises nothing for that output (an infinite "
+            "coefficient: the row is outside what its algorithm can deliver), so error/bound leaves it out";
+    } else if (std::fabs(exact) < 1e-3) {
+      why = "the exact value there is " + figure(exact) +
+            ", near the output's zero, where one ULP is tiny while any float computation errs in proportion "
+            "to the row's scale";
+    } else if (std::isinf(row.mean_over_sigma)) {
+      why = "the row is constant (sigma = 0), so every output is decided by eps and rounding alone";
+    } else {
+      char bits[32];
+      std::snprintf(bits, sizeof bits, "%.0f", std::log2(std::max(row.mean_over_sigma, 1.0)));
+      why = "the row is ill-conditioned (|mean|/sigma = " + figure(row.mean_over_sigma) + "): x - mean loses about " +
+            bits + " bits in float, and the bound grows with |mean|/sigma accordingly";
+    }
+    v.notes.push_back("Max ULP " + figure(v.max_ulp) + " (" + w.output + ", " + describe(row) + "): " + why +
+                      ". Act on error/bound (worst " + figure(v.worst_ratio) + "), not on ULP.");
+    return;
+  }
+}
+
+void speed(const ReportData& data, KernelVerdict& v) {
+  if (!data.bench) {
+    v.speed = "not measured (--no-bench)";
+    return;
+  }
+  std::vector<double> copy, onednn;
+  for (const auto& r : data.bench->results) {
+    if (r.kernel != v.kernel) continue;
+    copy.push_back(r.ratio_to_copy);
+    if (r.ratio_to_onednn) onednn.push_back(*r.ratio_to_onednn);
+  }
+  v.bench_shapes = static_cast<int>(copy.size());
+  if (copy.empty()) {
+    std::string reason;
+    for (const auto& d : data.bench->declined)
+      if (d.kernel == v.kernel) reason = d.reason;
+    v.speed = "not measured" + (reason.empty() ? std::string() : " (declined: " + reason + ")");
+    return;
+  }
+  v.copy_ratio = median(copy);
+  char line[200];
+  std::snprintf(line, sizeof line, "%.2fx the memory-bandwidth limit (copy)", *v.copy_ratio);
+  v.speed = line;
+  if (!onednn.empty()) {
+    v.onednn_ratio = median(onednn);
+    std::snprintf(line, sizeof line, ", %.2fx oneDNN's throughput", *v.onednn_ratio);
+    v.speed += line;
+  }
+  v.speed += ", median of " + std::to_string(copy.size()) + (copy.size() == 1 ? " shape" : " shapes");
+}
+
+}  // namespace
+
+std::string workload_text(const ReportData& data) {
+  return std::to_string(props::kRowFamilyCount) + " families, " + lengths_text(data.accuracy_options) + ", " +
+         std::to_string(data.accuracy_options.rows_per_family) +
+         " rows per family and length, eps 1e-5 and 0, with and without affine parameters";
+}
+
+std::string figure(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (v == 0) return "0";
+  char s[32];
+  std::snprintf(s, sizeof s, "%.3g", v);
+  // A ratio just under 1 must not read as 1 (at the bound): more digits then.
+  if (v < 1 && std::string(s) == "1") std::snprintf(s, sizeof s, "%.6g", v);
+  return s;
+}
+
+std::string describe(const RowResult& row) {
+  char s[200];
+  std::snprintf(s, sizeof s, "%s row #%d, d = %lld, eps = %g%s, |mean|/sigma = %s, max|x| = %s",
+                row.family.c_str(), row.index, static_cast<long long>(row.d), static_cast<double>(row.eps),
+                row.affine ? ", affine" : "", figure(row.mean_over_sigma).c_str(), figure(row.max_abs_x).c_str());
+  return s;
+}
+
+std::vector<KernelVerdict> verdicts(const ReportData& data) {
+  std::vector<KernelVerdict> out;
+  for (const KernelAccuracy& ka : data.accuracy) {
+    KernelVerdict v;
+    v.kernel = ka.kernel;
+    std::vector<std::string> families_run;
+    for (const RowResult& r : ka.rows) {
+      const Evaluation& e = r.evaluation;
+      if (!e.declined.empty()) {
+        ++v.rows_declined;
+        add(v.decline_reasons, decline_group(e.declined));
+        continue;
+      }
+      ++v.rows_run;
+      if (std::find(families_run.begin(), families_run.end(), r.family) == families_run.end())
+        families_run.push_back(r.family);
+      if (!v.worst_row || e.max_error_over_bound > v.worst_ratio) {
+        v.worst_ratio = e.max_error_over_bound;
+        v.worst_output = e.worst.output;
+        v.worst_row = &r;
+      }
+      v.max_ulp = std::max(v.max_ulp, e.max_ulp);
+      if (!e.pass) {
+        ++v.rows_failed;
+        add(v.failing_families, r.family);
+        if (e.nonfinite_mismatch) ++v.rows_nonfinite_mismatch;
+        if (e.out_of_bounds_write || e.wrote_input || e.unwritten_output) ++v.rows_memory;
+      }
+    }
+    const std::string scope = std::to_string(v.rows_run) + " rows run (" + std::to_string(families_run.size()) +
+                              " families, " + lengths_text(data.accuracy_options) + ")";
+    const bool control = ka.kernel->origin == Origin::control;
+    if (v.rows_run == 0) {
+      v.status = "declined";
+      v.headline = "Nothing ran: every row was declined.";
+    } else if (control) {
+      v.status = v.rows_failed ? "caught" : "not caught";
+      v.headline = v.rows_failed ? "Known-bad control, do not use: breaks its bound on " +
+                                       std::to_string(v.rows_failed) + " of " + scope + ": " +
+                                       join_counts(v.failing_families) + ". The checks catch it, as they must."
+                                 : "Known-bad control NOT caught: within its bound on all " + scope +
+                                       "; the workload misses the inputs it is known to fail on.";
+    } else if (v.rows_failed == 0) {
+      v.status = "trusted";
+      v.headline = "Trust it on every input tried: within its bound on all " + scope + ", worst error " +
+                   figure(v.worst_ratio) + "x the bound.";
+    } else {
+      v.status = "fails";
+      v.headline = "Do not trust it on: " + join_counts(v.failing_families) + " (" + std::to_string(v.rows_failed) +
+                   " of " + scope + " break its bound); within its bound on the other " +
+                   std::to_string(v.rows_run - v.rows_failed) + ".";
+    }
+    std::string families;
+    for (const Count& f : v.failing_families)
+      families += (families.empty() ? "" : ", ") + f.what + " (" + std::to_string(f.rows) + ")";
+    if (v.status == "trusted") v.advice = "Trust it (worst " + figure(v.worst_ratio) + "x its bound)";
+    else if (v.status == "fails") v.advice = "Trust it except on rows like: " + families;
+    else if (v.status == "caught") v.advice = "Known-bad control, caught: do not use";
+    else if (v.status == "not caught") v.advice = "Known-bad control NOT caught";
+    else v.advice = "Declined every row";
+    if (v.rows_declined && v.rows_run)
+      v.advice += "; declines " + std::to_string(v.rows_declined) + " rows (see its notes)";
+    failure_hints(ka, v);
+    if (!v.decline_reasons.empty())
+      v.notes.push_back("Declines " + std::to_string(v.rows_declined) + " rows: " + join_counts(v.decline_reasons) +
+                        ".");
+    ulp_note(ka, v);
+    speed(data, v);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+bool run_failed(const std::vector<KernelVerdict>& v) {
+  return std::any_of(v.begin(), v.end(), [](const KernelVerdict& k) {
+    return (k.kernel->origin == Origin::ours && k.status == "fails") || k.status == "not caught";
+  });
+}
+
+}  // namespace normcheck::report

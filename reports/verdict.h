@@ -1,0 +1,58 @@
+// The verdict per kernel a user acts on: on which inputs to trust it, what it
+// declines, why it fails where it does, and how fast it is next to the memory
+// limit and oneDNN. Markdown, HTML, JSON and JUnit all print these.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report_data.h"
+
+namespace normcheck::report {
+
+struct Count {
+  std::string what;
+  int64_t rows = 0;
+};
+
+struct KernelVerdict {
+  const Kernel* kernel = nullptr;
+  int64_t rows_run = 0, rows_declined = 0, rows_failed = 0;
+  int64_t rows_nonfinite_mismatch = 0, rows_memory = 0;  // subsets of rows_failed
+  // "trusted": no row failed; "fails": some row failed; "caught": a control
+  // that failed, as it must; "not caught": a control that passed everything;
+  // "declined": nothing ran.
+  std::string status;
+  std::string advice;                  // a few words for the verdict table
+  std::string headline;                // one sentence: trust on which inputs
+  std::vector<std::string> notes;      // why it fails, what it declines, ULP read right
+  std::vector<Count> failing_families; // family: failed rows
+  std::vector<Count> decline_reasons;  // reason: declined rows
+  double worst_ratio = 0;              // max error/bound over the rows run
+  double max_ulp = 0;
+  std::string worst_output;
+  const RowResult* worst_row = nullptr;
+  std::optional<double> copy_ratio, onednn_ratio;  // medians over the bench shapes
+  int bench_shapes = 0;
+  std::string speed;                   // one line
+};
+
+// The verdict of every kernel of data.accuracy, in the same order.
+std::vector<KernelVerdict> verdicts(const ReportData& data);
+
+// Whether the run is a failure (exit 1 without a baseline): a kernel of ours
+// failed, or a control was not caught. Third-party failures are findings about
+// those libraries, reported in full, like a REFUTED claim.
+bool run_failed(const std::vector<KernelVerdict>& v);
+
+// "8 families, d = 5, 64, 768, 2 rows each, eps 1e-5 and 0": the workload in words.
+std::string workload_text(const ReportData& data);
+
+// "1.23e-04", "0", "inf": the figures in prose and tables.
+std::string figure(double v);
+
+// A row in words: "huge, d = 768, eps = 1e-05, |mean|/sigma = 3.1, max|x| = 1e+30".
+std::string describe(const RowResult& row);
+
+}  // namespace normcheck::report

@@ -1,0 +1,129 @@
+// `normcheck report`: the main job. Every kernel of the table over the
+// adversarial row families, the claims and the bench, written to DIR as
+// report.html (verdicts and plots, self-contained), report.md (for a pull
+// request comment), results.json (reports/results.schema.json) and junit.xml.
+// With --check-baseline FILE the run is held to the accuracy baseline; with
+// --update-baseline FILE it rewrites it (reports/baseline.h).
+//
+// Exit codes: 0 all good; 1 a kernel got worse than the baseline, a kernel of
+// ours broke its bound, a control was not caught, or a claim could not be
+// decided (third-party failures and REFUTED claims are findings, reported in
+// full, not failures of the run); 2 bad usage or input.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "baseline.h"
+#include "collect.h"
+#include "command.h"
+#include "normcheck/io.h"
+#include "plots.h"
+#include "results_json.h"
+#include "seed.h"
+#include "writers.h"
+
+namespace normcheck::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ReportArgs {
+  std::string out = "build/report";
+  bool quick = false, no_bench = false, no_claims = false;
+  std::string seed;
+  std::string check_baseline, update_baseline;
+};
+
+std::optional<report::Baseline> read_baseline_or_usage(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  try {
+    return report::read_baseline(path);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+int run_report(const ReportArgs& args) {
+  if (!args.check_baseline.empty() && !args.update_baseline.empty())
+    throw UsageError("--check-baseline and --update-baseline are exclusive: check, or rewrite");
+  const std::optional<report::Baseline> baseline = read_baseline_or_usage(args.check_baseline);
+
+  report::RunOptions options;
+  options.quick = args.quick;
+  options.bench = !args.no_bench;
+  options.claims = !args.no_claims;
+  options.seed = seed_from_flag_or_env(args.seed, baseline ? baseline->seed : ClaimOptions{}.seed);
+  if (baseline) {
+    if (baseline->quick != args.quick)
+      throw UsageError(args.check_baseline + " holds the " + (baseline->quick ? "quick" : "default") +
+                       " workload's figures; run with" + (baseline->quick ? "" : "out") + " --quick to check it");
+    if (baseline->seed != options.seed)
+      throw UsageError(args.check_baseline + " was made with seed " + std::to_string(baseline->seed) +
+                       ", this run uses " + std::to_string(options.seed) + " (--seed or NORMCHECK_SEED)");
+  }
+  const fs::path out(args.out);
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec || !fs::is_directory(out)) throw UsageError("cannot create the output folder " + out.string() + ": " + ec.message());
+
+  std::cerr << "report: seed " << options.seed << " (--seed or NORMCHECK_SEED), " << (args.quick ? "quick" : "default")
+            << " workload, writing to " << out.string() << "\n";
+  const report::ReportData data = report::collect(options);
+  const auto verdicts = report::verdicts(data);
+  std::optional<report::BaselineCheck> check;
+  if (baseline) check = report::check_baseline(data, *baseline);
+  const auto plots = report::make_plots(data);
+
+  // Each file is replaced whole (write_file_atomically); the page that links
+  // the others is written last, and nothing is written before the run is done,
+  // so an interrupted run leaves the previous report as it was.
+  write_file_atomically(out / "results.json", report::results_json(data, verdicts, check).dump(1) + "\n");
+  write_file_atomically(out / "report.md", report::markdown_report(data, verdicts, check));
+  write_file_atomically(out / "junit.xml", report::junit_report(data, verdicts, check));
+  write_file_atomically(out / "report.html", report::html_report(data, verdicts, plots, check));
+  if (!args.update_baseline.empty()) {
+    write_file_atomically(args.update_baseline, report::format_baseline(report::baseline_of(data)));
+    std::cout << "baseline written to " << args.update_baseline << "\n";
+  }
+
+  for (const auto& v : verdicts)
+    std::cout << v.kernel->name << "  " << v.status << "  worst error/bound " << report::figure(v.worst_ratio) << "\n";
+  bool undecided = false;
+  for (const auto& c : data.claims) undecided = undecided || c.result.verdict == Verdict::unchecked;
+  if (check) std::cout << report::format_check(*check, args.check_baseline);
+  for (const auto& p : plots)
+    if (!p.error.empty()) std::cerr << "report: plot " << p.id << ": " << p.error << "\n";
+  if (!report::gnuplot_available())
+    std::cerr << "report: gnuplot not found: report.html has no plots (scripts/setup.sh installs gnuplot-nox)\n";
+  std::cout << "report: " << fs::absolute(out / "report.html").lexically_normal().string() << "\n";
+
+  const bool regressed = check && !check->regressions.empty();
+  return regressed || report::run_failed(verdicts) || undecided ? kExitFinding : kExitOk;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, Action& action) {
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "report",
+      "The main job: every kernel of the table over the adversarial row families, the claims and the bench, "
+      "written to DIR as report.html, report.md, results.json and junit.xml (docs/report.md).\n"
+      "Exit 0 all good; 1 a kernel got worse than --check-baseline's figures, a kernel of ours broke its bound, "
+      "a control was not caught, or a claim could not be decided; 2 bad usage.");
+  sub->add_option("--out", args->out, "Folder of the report (default build/report)");
+  sub->add_flag("--quick", args->quick, "The quick workload (about a minute): CI and the baseline");
+  sub->add_option("--seed", args->seed,
+                  "Seed of the rows (default: NORMCHECK_SEED, else the baseline's with --check-baseline, else 20261121)");
+  sub->add_option("--check-baseline", args->check_baseline,
+                  "Exit 1 when a kernel's worst error got larger than in this baseline file");
+  sub->add_option("--update-baseline", args->update_baseline, "Rewrite this baseline file with this run's figures");
+  sub->add_flag("--no-bench", args->no_bench, "Leave the bench out");
+  sub->add_flag("--no-claims", args->no_claims, "Leave the claims out");
+  sub->callback([&action, args] { action = [args] { return run_report(*args); }; });
+}
+
+}  // namespace normcheck::cli
