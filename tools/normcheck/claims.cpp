@@ -17,6 +17,7 @@
 #include "command.h"
 #include "json_number.h"
 #include "normcheck/claims.h"
+#include "seed.h"
 
 namespace normcheck::cli {
 namespace {
@@ -26,17 +27,6 @@ struct ClaimsArgs {
   std::vector<std::string> only;
   std::string seed;  // text, so a bad value gets our message and exit 2
 };
-
-uint64_t parse_seed(const std::string& text) {
-  if (text.empty()) return ClaimOptions{}.seed;
-  std::size_t used = 0;
-  try {
-    const unsigned long long value = std::stoull(text, &used, 0);
-    if (used == text.size() && text[0] != '-') return value;
-  } catch (const std::exception&) {
-  }
-  throw UsageError("bad seed '" + text + "': expected a non-negative integer");
-}
 
 std::vector<const Claim*> select_claims(const std::vector<std::string>& only) {
   const auto table = claim_table();
@@ -78,8 +68,7 @@ nlohmann::json series_json(const Series& s) {
 
 int run_claims(const ClaimsArgs& args) {
   ClaimOptions options;
-  const char* env_seed = std::getenv("NORMCHECK_SEED");
-  options.seed = parse_seed(!args.seed.empty() ? args.seed : (env_seed ? env_seed : ""));
+  options.seed = seed_from(args.seed, ClaimOptions{}.seed);
   options.full = args.full;
   const auto selected = select_claims(args.only);
 

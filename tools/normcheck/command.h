@@ -27,5 +27,6 @@ void add_list_command(CLI::App& app, Action& action);    // list.cpp
 void add_check_command(CLI::App& app, Action& action);   // check.cpp
 void add_bench_command(CLI::App& app, Action& action);   // bench.cpp
 void add_claims_command(CLI::App& app, Action& action);  // claims.cpp
+void add_fuzz_command(CLI::App& app, Action& action);    // fuzz.cpp
 
 }  // namespace normcheck::cli

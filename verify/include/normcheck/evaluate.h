@@ -46,6 +46,25 @@ struct Evaluation {
   bool wrote_input = false;        // an input array changed
   bool pass = true;                // ratio <= 1 and none of the above
   Worst worst;
+  // A hash of the bits of every output (y, mean, rstd / rrms; dx, dgamma,
+  // dbeta), so that two runs of one problem can be compared bit for bit.
+  uint64_t output_digest = 0;
+};
+
+// How evaluate() runs the kernel, beyond the defaults.
+struct EvaluateOptions {
+  // Replaces the kernel's own bound (used for plugins that ask for a tolerance).
+  std::optional<BoundFn> bound_override;
+  // Every array in a PageGuardedBlock (guard_pages.h) with its end flush
+  // against the trailing guard page, so a read or write past the end faults;
+  // the canary zone before the start stays (the problem's misalignment is not
+  // used: the end's placement decides the start's). For kernels that run in a
+  // child process: a fault there ends the process.
+  bool guard_pages = false;
+  // Called with true just before the kernel's function is called and with
+  // false just after it returns (a watchdog times the call alone).
+  void (*around_call)(bool entering, void* context) = nullptr;
+  void* context = nullptr;
 };
 
 // Runs `kernel` on `problem` and compares with the exact reference.
@@ -53,6 +72,7 @@ struct Evaluation {
 // that ask for a tolerance).
 Evaluation evaluate(const Kernel& kernel, const Problem& problem,
                     std::optional<BoundFn> bound_override = std::nullopt);
+Evaluation evaluate(const Kernel& kernel, const Problem& problem, const EvaluateOptions& options);
 
 // The pieces evaluate() uses, for suites that derive tolerances from a bound
 // (kernel.h states the formulas; each includes Bound::underflow_abs).
