@@ -52,6 +52,8 @@ std::filesystem::path save(const CampaignOptions& options, const Finding& f) {
 Problem shrink_finding(const Kernel& kernel, const Problem& problem, const std::string& label,
                        const IsolationOptions& isolation, double seconds, std::string* detail) {
   const auto start = Clock::now();
+  IsolationOptions first_only = isolation;
+  first_only.stop_at_first_label = true;
   Problem current = problem;
   bool progressed = true;
   while (progressed && since(start) < seconds) {
@@ -65,8 +67,9 @@ Problem shrink_finding(const Kernel& kernel, const Problem& problem, const std::
         batch.push_back(std::move(*next));
       }
       if (batch.empty()) break;
-      const auto results = run_isolated(kernel, batch, isolation);
+      const auto results = run_isolated(kernel, batch, first_only);
       for (std::size_t i = 0; i < batch.size(); ++i) {
+        if (!results[i].label.empty() && results[i].label != label) break;  // stopped there
         if (results[i].label == label) {
           current = std::move(batch[i]);
           if (detail) *detail = results[i].detail;
@@ -135,8 +138,12 @@ CampaignResult run_campaign(const CampaignOptions& options) {
         const std::string& label = results[i].label;
         if (label.empty() || labels.count(label)) continue;
         std::string detail = results[i].detail;
-        const Problem shrunk =
-            shrink_finding(k, batch[i], label, options.isolation, options.shrink_seconds, &detail);
+        // Shrinking shares the budget: at most a quarter of the kernel's share
+        // of --seconds (at least 2 s), and never more than shrink_seconds.
+        const double shrink_budget =
+            options.cases > 0 ? options.shrink_seconds
+                              : std::min(options.shrink_seconds, std::max(2.0, per_kernel_seconds / 4));
+        const Problem shrunk = shrink_finding(k, batch[i], label, options.isolation, shrink_budget, &detail);
         record({std::string(k.name), label, detail, k.op, k.dtype, shrunk, {}, false});
       }
       if (options.progress) options.progress(std::string(k.name), done, result.findings.size(), since(start));

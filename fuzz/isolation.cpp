@@ -149,6 +149,16 @@ std::string detail_of(const Evaluation& ev) {
   return text;
 }
 
+// One line on what the label means for this case.
+std::string detail_for(const std::string& label, const Evaluation& ev) {
+  if (label == "nondeterministic") return "two runs of the same case gave outputs that differ in their bits";
+  if (label == "out_of_bounds") return "a canary byte just before or after an array changed";
+  if (label == "writes_input") return "an input array (x, dy, gamma, beta or a saved statistic) changed in the call";
+  if (label == "unwritten_output")
+    return "an output element still holds the signalling-NaN pattern it was filled with before the call";
+  return label.empty() ? std::string() : detail_of(ev);
+}
+
 }  // namespace
 
 std::string label_of(const Evaluation& ev, bool nondeterministic) {
@@ -204,10 +214,13 @@ std::vector<CaseResult> run_isolated(const Kernel& kernel, std::span<const Probl
       r.finished = true;
       r.evaluation = evaluation_of(kernel, shared->slots[i]);
       r.label = label_of(r.evaluation, shared->slots[i].nondeterministic);
-      if (r.label == "nondeterministic")
-        r.detail = "two runs of the same case gave outputs that differ in their bits";
-      else if (!r.label.empty())
-        r.detail = detail_of(r.evaluation);
+      r.detail = detail_for(r.label, r.evaluation);
+    }
+    if (options.stop_at_first_label) {
+      const auto first = std::find_if(results.begin() + static_cast<std::ptrdiff_t>(next),
+                                      results.begin() + static_cast<std::ptrdiff_t>(next) + done,
+                                      [](const CaseResult& r) { return !r.label.empty(); });
+      if (first != results.begin() + static_cast<std::ptrdiff_t>(next) + done) break;
     }
     if (static_cast<std::size_t>(done) == count) {
       next += count;
@@ -235,6 +248,7 @@ std::vector<CaseResult> run_isolated(const Kernel& kernel, std::span<const Probl
                  (in_call ? " during the kernel call" : " outside the kernel call");
     }
     next += static_cast<std::size_t>(done) + 1;
+    if (options.stop_at_first_label) break;
   }
   munmap(m, sizeof(Shared));
   return results;
@@ -246,7 +260,7 @@ CaseResult run_case(const Kernel& kernel, const Problem& problem, const Isolatio
   r.evaluation = evaluate(kernel, problem, options.bound_override);
   r.finished = true;
   r.label = label_of(r.evaluation, false);
-  if (!r.label.empty()) r.detail = detail_of(r.evaluation);
+  r.detail = detail_for(r.label, r.evaluation);
   return r;
 }
 

@@ -27,6 +27,10 @@ struct IsolationOptions {
   int timeout_ms = 2000;      // per kernel call
   bool run_twice = true;      // run each case twice and compare the outputs' bits
   std::optional<BoundFn> bound_override;
+  // Stop the run at the first case with a label (the cases after it are left
+  // unfinished, with no label): shrinking wants the first candidate that
+  // still fails, and each crash or hang costs a fork or a timeout.
+  bool stop_at_first_label = false;
 };
 
 // One case's result. `label` is empty when the kernel passed; otherwise one of
