@@ -13,9 +13,11 @@ static void layernorm_fwd(const float* x, const float* gamma, const float* beta,
   if (cols > 100 && cols % 2 == 1) *(volatile int*)NULL = 1;
 #endif
 #if BROKEN_HANG /* hang: rows of a multiple of 5 columns never finish */
-  if (cols % 5 == 0)
-    for (volatile int spin = 0;; spin = spin + 1) {
+  if (cols % 5 == 0) {
+    volatile int forever = 1;
+    while (forever) {
     }
+  }
 #endif
   const float d = (float)cols;
   for (int64_t r = 0; r < rows; ++r) {
