@@ -1,6 +1,8 @@
 #include "campaign.h"
 
+#include <algorithm>
 #include <chrono>
+#include <future>
 #include <map>
 #include <set>
 
@@ -124,27 +126,44 @@ CampaignResult run_campaign(const CampaignOptions& options) {
 
     const rc::Gen<Problem> gen = props::gen_problem(gen_options(k));
     int64_t done = 0;
-    for (int64_t c0 = 0;; c0 += kBatch) {
+    const int jobs = std::max(1, options.jobs);
+    for (int64_t c0 = 0;; c0 += kBatch * jobs) {
       if (options.cases > 0 ? done >= options.cases : since(kernel_start) >= per_kernel_seconds) break;
-      std::vector<Problem> batch;
-      for (int64_t c = c0; c < c0 + kBatch; ++c) {
-        if (options.cases > 0 && done + static_cast<int64_t>(batch.size()) >= options.cases) break;
-        batch.push_back(case_problem(gen, options.seed, ki, c * shards + options.shard_index));
+      // Up to `jobs` batches of consecutive case numbers, run at once.
+      std::vector<std::vector<Problem>> batches;
+      int64_t planned = done;
+      for (int j = 0; j < jobs; ++j) {
+        std::vector<Problem> batch;
+        for (int64_t c = c0 + j * kBatch; c < c0 + (j + 1) * kBatch; ++c) {
+          if (options.cases > 0 && planned >= options.cases) break;
+          batch.push_back(case_problem(gen, options.seed, ki, c * shards + options.shard_index));
+          ++planned;
+        }
+        if (batch.empty()) break;
+        batches.push_back(std::move(batch));
       }
-      const auto results = run_isolated(k, batch, options.isolation);
-      done += static_cast<int64_t>(batch.size());
-      result.cases += static_cast<int64_t>(batch.size());
-      for (std::size_t i = 0; i < results.size(); ++i) {
-        const std::string& label = results[i].label;
-        if (label.empty() || labels.count(label)) continue;
-        std::string detail = results[i].detail;
-        // Shrinking shares the budget: at most a quarter of the kernel's share
-        // of --seconds (at least 2 s), and never more than shrink_seconds.
-        const double shrink_budget =
-            options.cases > 0 ? options.shrink_seconds
-                              : std::min(options.shrink_seconds, std::max(2.0, per_kernel_seconds / 4));
-        const Problem shrunk = shrink_finding(k, batch[i], label, options.isolation, shrink_budget, &detail);
-        record({std::string(k.name), label, detail, k.op, k.dtype, shrunk, {}, false});
+      std::vector<std::future<std::vector<CaseResult>>> running;
+      for (const auto& batch : batches)
+        running.push_back(std::async(std::launch::async, [&k, &batch, &options] {
+          return run_isolated(k, batch, options.isolation);
+        }));
+      for (std::size_t b = 0; b < batches.size(); ++b) {
+        const std::vector<Problem>& batch = batches[b];
+        const auto results = running[b].get();
+        done += static_cast<int64_t>(batch.size());
+        result.cases += static_cast<int64_t>(batch.size());
+        for (std::size_t i = 0; i < results.size(); ++i) {
+          const std::string& label = results[i].label;
+          if (label.empty() || labels.count(label)) continue;
+          std::string detail = results[i].detail;
+          // Shrinking shares the budget: at most a quarter of the kernel's share
+          // of --seconds (at least 2 s), and never more than shrink_seconds.
+          const double shrink_budget =
+              options.cases > 0 ? options.shrink_seconds
+                                : std::min(options.shrink_seconds, std::max(2.0, per_kernel_seconds / 4));
+          const Problem shrunk = shrink_finding(k, batch[i], label, options.isolation, shrink_budget, &detail);
+          record({std::string(k.name), label, detail, k.op, k.dtype, shrunk, {}, false});
+        }
       }
       if (options.progress) options.progress(std::string(k.name), done, result.findings.size(), since(start));
     }

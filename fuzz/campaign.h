@@ -23,6 +23,7 @@ struct CampaignOptions {
   int64_t cases = 0;        // generated cases per kernel (0: use seconds)
   double seconds = 0;       // wall-clock budget of the whole campaign, split over the kernels
   uint64_t seed = 0;
+  int jobs = 1;                          // batches run at once (each in its own child)
   int shard_index = 0, shard_count = 1;  // this run generates case numbers = shard_index mod shard_count
   std::filesystem::path corpus_dir;      // findings saved here; its files for a kernel replayed first
   IsolationOptions isolation;

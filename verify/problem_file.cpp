@@ -138,7 +138,7 @@ ProblemFile parse_problem_file(std::string_view text, std::string_view source_vi
   }
 
   const auto rows = parse_rows(text, source);
-  if (rows.empty()) throw RowFileError(source + ": no rows", 0, 0);
+  if (rows.empty()) throw RowFileError(source + ": no rows (the file is empty or all comments)", 0, 0);
   const std::size_t d = rows.front().values.size();
   const bool one_width = std::all_of(rows.begin(), rows.end(), [&](const ParsedRow& r) { return r.values.size() == d; });
   const auto whole_error = [&](const std::string& why) { throw RowFileError(source + ": " + why, 0, 0); };
@@ -194,11 +194,7 @@ ProblemFile parse_problem_file(std::string_view text, std::string_view source_vi
 }
 
 ProblemFile read_problem_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw RowFileError(path.string() + ": cannot read", 0, 0);
-  std::stringstream whole;
-  whole << in.rdbuf();
-  return parse_problem_file(whole.str(), path.string());
+  return parse_problem_file(read_row_file_text(path), path.string());
 }
 
 }  // namespace normcheck

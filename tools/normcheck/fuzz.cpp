@@ -5,12 +5,14 @@
 // replays it. Exit 1 on a finding.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -33,6 +35,7 @@ struct FuzzArgs {
   std::string seed;
   std::string corpus = "normcheck-corpus";
   std::string shard;  // "i/n"
+  int jobs = 1;
   bool json = false;
 };
 
@@ -86,6 +89,7 @@ int run_fuzz(const FuzzArgs& args) {
   options.cases = args.cases;
   options.seconds = args.cases == 0 && args.seconds == 0 ? 10 : args.seconds;
   options.seed = seed_from(args.seed, kDefaultSeed);
+  options.jobs = args.jobs;
   options.shard_index = shard_index;
   options.shard_count = shard_count;
   options.corpus_dir = args.corpus;
@@ -162,6 +166,10 @@ void add_fuzz_command(CLI::App& app, Action& action) {
   sub->add_option("--corpus", args->corpus,
                   "Directory for findings; its files for the fuzzed kernels are replayed first (default "
                   "normcheck-corpus)");
+  sub->add_option("--jobs", args->jobs, "Batches of cases run at once, each in its own child process "
+                                      "(default 1; the machine's cores: " +
+                                      std::to_string(std::max(1u, std::thread::hardware_concurrency())) + ")")
+      ->check(CLI::Range(1, 256));
   sub->add_option("--shard", args->shard, "Run shard i of n (i/n): disjoint cases per shard (default: "
                                           "GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS when set, else 0/1)");
   sub->add_flag("--json", args->json, "Print one JSON document: {cases, seconds, findings: [{kernel, label, "

@@ -55,6 +55,9 @@ struct ParsedRow {
 // Throws RowFileError with "<source>:<line>:<column>: <reason>".
 std::vector<ParsedRow> parse_rows(std::string_view text, std::string_view source);
 
+// The text of a row file; an unreadable path or a directory throws RowFileError.
+std::string read_row_file_text(const std::filesystem::path& path);
+
 // Reads and parses a file; an unreadable path or a file with no rows throws
 // RowFileError.
 std::vector<ParsedRow> read_row_file(const std::filesystem::path& path);
