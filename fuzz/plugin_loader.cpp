@@ -13,6 +13,7 @@
 
 #include "normcheck/bounds.h"
 #include "normcheck/plugin.h"
+#include "plugin_bounds.h"
 
 namespace normcheck::fuzz {
 namespace {
@@ -152,7 +153,7 @@ std::vector<Kernel> open_and_check(const std::filesystem::path& path) {
              .dtype = *dtype,
              .algorithm = algorithm,
              .fn = typed(*op, *dtype, e.fn),
-             .bound = default_bound(*op),
+             .bound = plugin_bound(*op, *dtype),
              .range = twopass->range};
     rows.push_back(k);
   }

@@ -2,9 +2,10 @@
 // kernels/include/normcheck/plugin.h; docs/plugins.md).
 //
 // A plugin's kernels become rows of the kernel table for the run (origin
-// plugin): evaluate() runs them like ours, held to default_bound(op) (what a
-// careful two-pass float32 kernel meets) over the input range
-// layernorm_fwd.twopass declares. Their calls run in a child process
+// plugin): evaluate() runs them like ours, held to plugin_bound(op, dtype)
+// (plugin_bounds.h: what a careful two-pass float32 kernel meets, plus the
+// rounding of 16-bit outputs) over the input range layernorm_fwd.twopass
+// declares. Their calls run in a child process
 // (isolation.h).
 #pragma once
 

@@ -1,6 +1,7 @@
 /* An example normcheck plugin: careful two-pass float32 LayerNorm forward and
- * backward, RMSNorm forward (version-1 list) and RMSNorm backward (the
- * extension list). docs/plugins.md walks through it. */
+ * backward and RMSNorm forward (the version-1 list); RMSNorm backward and a
+ * bf16-storage LayerNorm forward (the extension list). docs/plugins.md walks
+ * through it. */
 #include <math.h>
 #include <stddef.h>
 
@@ -141,6 +142,52 @@ static void rmsnorm_bwd(const float* dy, const float* x, const float* gamma, con
   }
 }
 
+/* bf16 storage: x and y hold bf16 bit patterns (the top 16 bits of a float). */
+static float float_from_bf16(uint16_t h) {
+  union { uint32_t u; float f; } v;
+  v.u = (uint32_t)h << 16;
+  return v.f;
+}
+
+static uint16_t bf16_from_float(float f) { /* round to nearest, ties to even; NaN stays NaN */
+  union { uint32_t u; float f; } v;
+  v.f = f;
+  if (isnan(f)) return (uint16_t)((v.u >> 16) | 0x40);
+  return (uint16_t)((v.u + 0x7fff + ((v.u >> 16) & 1)) >> 16);
+}
+
+/* The two-pass forward in float on the widened row, y rounded to bf16. */
+static void layernorm_fwd_bf16(const uint16_t* x, const float* gamma, const float* beta, uint16_t* y,
+                               float* mean, float* rstd, int64_t rows, int64_t cols, float eps) {
+  enum { kChunk = 256 };
+  float xs[kChunk], ys[kChunk];
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint16_t* xr = x + r * cols;
+    const float d = (float)cols;
+    float sum = 0.0f;
+    for (int64_t i = 0; i < cols; ++i) sum += float_from_bf16(xr[i]);
+    const float mu = sum / d;
+    float squares = 0.0f;
+    for (int64_t i = 0; i < cols; ++i) {
+      const float c = float_from_bf16(xr[i]) - mu;
+      squares += c * c;
+    }
+    const float a = 1.0f / sqrtf(squares / d + eps);
+    for (int64_t i0 = 0; i0 < cols; i0 += kChunk) {
+      const int64_t n = cols - i0 < kChunk ? cols - i0 : kChunk;
+      for (int64_t i = 0; i < n; ++i) xs[i] = float_from_bf16(xr[i0 + i]);
+      for (int64_t i = 0; i < n; ++i) {
+        const float xhat = (xs[i] - mu) * a;
+        const float scaled = gamma ? gamma[i0 + i] * xhat : xhat;
+        ys[i] = beta ? scaled + beta[i0 + i] : scaled;
+      }
+      for (int64_t i = 0; i < n; ++i) y[r * cols + i0 + i] = bf16_from_float(ys[i]);
+    }
+    if (mean) mean[r] = mu;
+    if (rstd) rstd[r] = a;
+  }
+}
+
 static const nc_kernel kKernels[] = {
     {"example.layernorm_fwd", NC_LAYERNORM_FWD, (void (*)(void))layernorm_fwd},
     {"example.layernorm_bwd", NC_LAYERNORM_BWD, (void (*)(void))layernorm_bwd},
@@ -149,6 +196,7 @@ static const nc_kernel kKernels[] = {
 
 static const nc_kernel_ext kKernelsExt[] = {
     {"example.rmsnorm_bwd", NC_RMSNORM_BWD, NC_F32, (void (*)(void))rmsnorm_bwd},
+    {"example.layernorm_fwd_bf16", NC_LAYERNORM_FWD, NC_BF16, (void (*)(void))layernorm_fwd_bf16},
 };
 
 int normcheck_plugin_abi(void) { return NORMCHECK_ABI_VERSION; }

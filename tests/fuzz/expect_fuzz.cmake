@@ -47,3 +47,24 @@ string(JSON replayed GET "${out2}" kernels 0 label)
 if(NOT replayed STREQUAL LABEL)
   message(FATAL_ERROR "reproduce gave label '${replayed}', the finding was '${LABEL}'")
 endif()
+
+# The next run replays the corpus first: the finding comes back, marked as
+# from the corpus, before any new case (--cases 1).
+execute_process(COMMAND ${NORMCHECK} fuzz --plugin ${PLUGIN} --cases 1 --seed 7 --timeout-ms 500 --json
+                        --corpus ${CORPUS}
+                RESULT_VARIABLE rc3 OUTPUT_VARIABLE out3 ERROR_VARIABLE err3)
+string(JSON n3 LENGTH "${out3}" findings)
+set(replayed_from_corpus FALSE)
+if(n3 GREATER 0)
+  math(EXPR last3 "${n3} - 1")
+  foreach(i RANGE ${last3})
+    string(JSON l GET "${out3}" findings ${i} label)
+    string(JSON c GET "${out3}" findings ${i} from_corpus)
+    if(l STREQUAL LABEL AND c)
+      set(replayed_from_corpus TRUE)
+    endif()
+  endforeach()
+endif()
+if(NOT rc3 EQUAL 1 OR NOT replayed_from_corpus)
+  message(FATAL_ERROR "the second run did not replay the ${LABEL} finding from the corpus (exit ${rc3}):\n${out3}")
+endif()

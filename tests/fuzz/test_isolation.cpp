@@ -6,12 +6,14 @@
 
 #include <signal.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <vector>
 
 #include "isolation.h"
 #include "normcheck/bounds.h"
+#include "plugin_bounds.h"
 
 namespace normcheck::fuzz {
 namespace {
@@ -144,6 +146,41 @@ TEST(Isolation, BatchSurvivesACrash) {
   EXPECT_EQ(results[1].label, "crash");
   EXPECT_TRUE(results[2].finished);
   EXPECT_EQ(results[2].label, "");
+}
+
+// 16-bit storage (the ABI's extension): the bf16 poison and the bf16 bound.
+float from_bf16(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
+uint16_t to_bf16_rounded(float f) {
+  const uint32_t u = std::bit_cast<uint32_t>(f);
+  return static_cast<uint16_t>((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+template <bool kTruncate, bool kSkipLast>
+void bf16_fwd(const uint16_t* x, const float* gamma, const float* beta, uint16_t* y, float* mean, float* rstd,
+              int64_t rows, int64_t cols, float eps) {
+  std::vector<float> xf(static_cast<size_t>(rows * cols)), yf(xf.size());
+  for (size_t i = 0; i < xf.size(); ++i) xf[i] = from_bf16(x[i]);
+  twopass(xf.data(), gamma, beta, yf.data(), mean, rstd, rows, cols, eps);
+  for (size_t i = 0; i + (kSkipLast ? 1 : 0) < yf.size(); ++i)
+    y[i] = kTruncate ? static_cast<uint16_t>(std::bit_cast<uint32_t>(yf[i]) >> 16) : to_bf16_rounded(yf[i]);
+}
+
+std::string bf16_label(nc_layernorm_fwd16_fn fn) {
+  const Kernel k{.name = "bf16_under_test", .op = Op::layernorm_fwd, .origin = Origin::plugin,
+                 .dtype = DType::bf16, .algorithm = "test", .fn = fn,
+                 .bound = plugin_bound(Op::layernorm_fwd, DType::bf16)};
+  // The bound allows 2^-8 |y| for the rounding to bf16 (with_16bit_outputs);
+  // truncation errs by the discarded bits, up to one bf16 ulp = 2^-7 |y| / m
+  // (m in [1, 2) the mantissa of y), so an element with m near 1 and more than
+  // half an ulp discarded breaks it. The input is fixed, and this one has such
+  // elements (the rounded kernel passing on it is the control).
+  std::vector<Problem> ps = {problem(3, 17)};
+  return run_isolated(k, ps, {}).at(0).label;
+}
+
+TEST(Isolation, Bf16RoundedKernelPasses) { EXPECT_EQ(bf16_label(&bf16_fwd<false, false>), ""); }
+TEST(Isolation, Bf16TruncatingKernelIsAccuracy) { EXPECT_EQ(bf16_label(&bf16_fwd<true, false>), "accuracy"); }
+TEST(Isolation, Bf16UnwrittenElementIsUnwrittenOutput) {
+  EXPECT_EQ(bf16_label(&bf16_fwd<false, true>), "unwritten_output");
 }
 
 }  // namespace
