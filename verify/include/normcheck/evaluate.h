@@ -61,6 +61,10 @@ struct EvaluateOptions {
   // used: the end's placement decides the start's). For kernels that run in a
   // child process: a fault there ends the process.
   bool guard_pages = false;
+  // Run the kernel and fill the memory verdicts and output_digest only: no
+  // reference, no accuracy verdict (max_ulp, the ratio and pass say nothing).
+  // A second run for comparing outputs bit for bit costs the kernel alone.
+  bool outputs_only = false;
   // Called with true just before the kernel's function is called and with
   // false just after it returns (a watchdog times the call alone).
   void (*around_call)(bool entering, void* context) = nullptr;
