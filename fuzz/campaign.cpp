@@ -93,9 +93,14 @@ CampaignResult run_campaign(const CampaignOptions& options) {
       options.kernels.empty() ? 0 : options.seconds / static_cast<double>(options.kernels.size());
 
   for (std::size_t ki = 0; ki < options.kernels.size(); ++ki) {
-    const Kernel& k = *options.kernels[ki];
+    const Kernel& declared = *options.kernels[ki];
+    // With wide_range the kernel runs on every float: a copy of its row that
+    // declares the whole range (evaluate() would decline the rest).
+    Kernel k = declared;
+    if (options.wide_range) k.range = InputRange{};
     const auto kernel_start = Clock::now();
     std::set<std::string> labels;  // one finding per label
+    std::set<std::string> limit_labels;
     const auto record = [&](Finding f) {
       if (!labels.insert(f.label).second) return;
       if (!f.from_corpus) f.file = save(options, f);
@@ -154,7 +159,17 @@ CampaignResult run_campaign(const CampaignOptions& options) {
         result.cases += static_cast<int64_t>(batch.size());
         for (std::size_t i = 0; i < results.size(); ++i) {
           const std::string& label = results[i].label;
-          if (label.empty() || labels.count(label)) continue;
+          if (label.empty()) continue;
+          if (options.wide_range) {
+            const std::string outside = outside_declared_range(declared, batch[i]);
+            if (!outside.empty()) {
+              if (limit_labels.insert(label).second)
+                result.limits.push_back({std::string(k.name), label, outside + "; " + results[i].detail, k.op,
+                                         k.dtype, batch[i], {}, false});
+              continue;
+            }
+          }
+          if (labels.count(label)) continue;
           std::string detail = results[i].detail;
           // Shrinking shares the budget: at most a quarter of the kernel's share
           // of --seconds (at least 2 s), and never more than shrink_seconds.

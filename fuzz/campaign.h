@@ -28,6 +28,10 @@ struct CampaignOptions {
   std::filesystem::path corpus_dir;      // findings saved here; its files for a kernel replayed first
   IsolationOptions isolation;
   double shrink_seconds = 20;            // budget for shrinking one finding
+  // Also generate beyond each kernel's declared input range (every float,
+  // NaN and inf included). What a kernel does there is reported as one of its
+  // limits, not as a finding: it never promised anything there.
+  bool wide_range = false;
   std::vector<std::string> notes;        // extra comment lines for saved files
   // Called after every batch (for a progress line).
   std::function<void(const std::string& kernel, int64_t cases, std::size_t findings, double seconds)> progress;
@@ -48,6 +52,9 @@ struct CampaignResult {
   int64_t cases = 0;             // cases run, corpus replays and shrink candidates not counted
   double seconds = 0;
   std::vector<Finding> findings; // at most one per (kernel, label)
+  // wide_range: labelled cases outside the kernel's declared range (file
+  // empty: limits are not saved), at most one per (kernel, label).
+  std::vector<Finding> limits;
 };
 
 CampaignResult run_campaign(const CampaignOptions& options);

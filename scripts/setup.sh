@@ -11,6 +11,7 @@ packages=(
   librapidcheck-dev libhwy-dev libdnnl-dev libtorch-dev
   libcli11-dev nlohmann-json3-dev
   ocl-icd-opencl-dev
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -36,6 +36,7 @@ struct FuzzArgs {
   std::string corpus = "normcheck-corpus";
   std::string shard;  // "i/n"
   int jobs = 1;
+  bool wide_range = false;
   bool json = false;
 };
 
@@ -90,6 +91,7 @@ int run_fuzz(const FuzzArgs& args) {
   options.seconds = args.cases == 0 && args.seconds == 0 ? 10 : args.seconds;
   options.seed = seed_from(args.seed, kDefaultSeed);
   options.jobs = args.jobs;
+  options.wide_range = args.wide_range;
   options.shard_index = shard_index;
   options.shard_count = shard_count;
   options.corpus_dir = args.corpus;
@@ -130,10 +132,15 @@ int run_fuzz(const FuzzArgs& args) {
                           {"rows", f.problem.rows},
                           {"cols", f.problem.cols},
                           {"from_corpus", f.from_corpus}});
-    const nlohmann::json doc = {{"cases", result.cases},
-                                {"seconds", json_number(result.seconds)},
-                                {"seed", options.seed},
-                                {"findings", findings}};
+    nlohmann::json limits = nlohmann::json::array();
+    for (const auto& f : result.limits)
+      limits.push_back({{"kernel", f.kernel}, {"label", f.label}, {"detail", f.detail},
+                        {"rows", f.problem.rows}, {"cols", f.problem.cols}});
+    nlohmann::json doc = {{"cases", result.cases},
+                          {"seconds", json_number(result.seconds)},
+                          {"seed", options.seed},
+                          {"findings", findings}};
+    if (args.wide_range) doc["limits"] = limits;
     std::cout << doc.dump(2) << "\n";
   } else {
     std::printf("%lld cases on %zu kernels in %.1f s, seed %llu: %zu findings\n",
@@ -145,6 +152,10 @@ int run_fuzz(const FuzzArgs& args) {
                   static_cast<long long>(f.problem.cols), f.detail.c_str());
       std::printf("    input: %s\n    reproduce: %s\n", f.file.string().c_str(), reproduce(f).c_str());
     }
+    for (const auto& f : result.limits)
+      std::printf("\nlimit of %s (outside its declared range, not a finding): %s (%lld x %lld)\n    %s\n",
+                  f.kernel.c_str(), f.label.c_str(), static_cast<long long>(f.problem.rows),
+                  static_cast<long long>(f.problem.cols), f.detail.c_str());
   }
   return result.findings.empty() ? kExitOk : kExitFinding;
 }
@@ -172,6 +183,9 @@ void add_fuzz_command(CLI::App& app, Action& action) {
       ->check(CLI::Range(1, 256));
   sub->add_option("--shard", args->shard, "Run shard i of n (i/n): disjoint cases per shard (default: "
                                           "GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS when set, else 0/1)");
+  sub->add_flag("--wide-range", args->wide_range,
+                "Also draw inputs beyond each kernel's declared range (every float, NaN, inf); what a kernel "
+                "does there is listed as its limits, not as findings");
   sub->add_flag("--json", args->json, "Print one JSON document: {cases, seconds, findings: [{kernel, label, "
                                       "input, reproduce, ...}]}");
   sub->callback([&action, args] { action = [args] { return run_fuzz(*args); }; });

@@ -102,6 +102,11 @@ RowCondition row_condition(const RowStats& stats);
 // A row with a non-finite input is checked: its y or dx must be NaN.
 bool row_checked(Op op, const RowStats& stats);
 
+// Why `problem` lies outside the input range `kernel` declares (InputRange:
+// |x| beyond its limit, or a non-finite input it does not handle), or an
+// empty string when it lies inside. evaluate() declines such a problem.
+std::string outside_declared_range(const Kernel& kernel, const Problem& problem);
+
 // kernel.h: a coefficient of +inf promises nothing for that output on that row.
 // The allowances below are +inf exactly then (never inf * 0 = NaN), and
 // evaluate() checks nothing of such an element: not its value, not whether it
