@@ -46,6 +46,7 @@
 #include <string>
 #include <type_traits>
 
+#include "f16_bits.h"
 #include "normcheck/bounds.h"
 #include "normcheck/guard_pages.h"
 #include "normcheck/metrics.h"
@@ -67,9 +68,15 @@ uint16_t bf16_from_float(float f) {
 
 float float_from_bf16(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
 
+#if defined(__FLT16_MAX__)  // the compiler has _Float16 on this target
 uint16_t f16_from_float(float f) { return std::bit_cast<uint16_t>(static_cast<_Float16>(f)); }
 
 float float_from_f16(uint16_t h) { return static_cast<float>(std::bit_cast<_Float16>(h)); }
+#else
+uint16_t f16_from_float(float f) { return f16_bits::from_float(f); }
+
+float float_from_f16(uint16_t h) { return f16_bits::to_float(h); }
+#endif
 
 uint16_t to_16(DType t, float f) { return t == DType::bf16 ? bf16_from_float(f) : f16_from_float(f); }
 
