@@ -20,6 +20,10 @@ namespace {
 
 constexpr int kBatch = 64;           // cases per child
 constexpr int kFaultExit = 86;       // the child's exit status after a caught fault
+// A case whose evaluation (reference included) makes no progress for this long
+// plus 30 kernel timeouts is given up as a hang. The slowest case the
+// generators make (4 rows of 65536) takes about a second to verify.
+constexpr int64_t kStallNs = int64_t{60} * 1000000000;
 
 // A finished case as plain data (it crosses the process boundary).
 struct Slot {
@@ -74,6 +78,9 @@ void copy_string(char* to, std::size_t size, const std::string& from) {
 }
 
 [[noreturn]] void child_main(const Kernel& kernel, std::span<const Problem> batch, const IsolationOptions& options) {
+  // Whatever the kernel prints goes to stderr: stdout carries normcheck's
+  // report (one JSON document with --json).
+  dup2(STDERR_FILENO, STDOUT_FILENO);
   // The handler runs on its own stack: a kernel may fault by overflowing its own.
   static char alt_stack[1 << 16];
   stack_t ss{};
@@ -198,14 +205,24 @@ std::vector<CaseResult> run_isolated(const Kernel& kernel, std::span<const Probl
       child_main(kernel, batch, options);
     }
     int status = 0;
-    bool hung = false;
+    bool hung = false, stalled = false;
+    int last_done = 0;
+    int64_t last_progress = now_ns();
     for (;;) {
       const pid_t w = waitpid(pid, &status, WNOHANG);
       if (w == pid) break;
-      if (shared->in_call.load() && now_ns() - shared->call_start_ns.load() > timeout_ns) {
+      const int64_t now = now_ns();
+      if (shared->in_call.load() && now - shared->call_start_ns.load() > timeout_ns) {
+        hung = true;
+      } else if (const int d = shared->done.load(); d != last_done) {
+        last_done = d;
+        last_progress = now;
+      } else if (now - last_progress > kStallNs + 30 * timeout_ns) {
+        stalled = true;  // no case finished for that long, outside the kernel's calls
+      }
+      if (hung || stalled) {
         kill(pid, SIGKILL);
         waitpid(pid, &status, 0);
-        hung = true;
         break;
       }
       usleep(500);
@@ -234,6 +251,10 @@ std::vector<CaseResult> run_isolated(const Kernel& kernel, std::span<const Probl
     if (hung) {
       r.label = "hang";
       r.detail = "the kernel call ran longer than " + std::to_string(options.timeout_ms) + " ms";
+    } else if (stalled) {
+      r.label = "hang";
+      r.detail = "no result for this case for over a minute, outside the kernel's calls (normcheck's own "
+                 "evaluation, or the kernel's effects on it)";
     } else if (shared->fault_signal.load() != 0) {
       const int sig = shared->fault_signal.load();
       const bool guard = shared->fault_in_guard.load() != 0;

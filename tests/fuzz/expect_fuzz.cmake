@@ -3,7 +3,7 @@
 # finding's file present, and the finding's printed `reproduce` command exits 1
 # with `check --json` giving the same label.
 file(REMOVE_RECURSE ${CORPUS})
-execute_process(COMMAND ${NORMCHECK} fuzz --plugin ${PLUGIN} --cases 400 --seed 7 --timeout-ms 500 --json
+execute_process(COMMAND ${NORMCHECK} fuzz --plugin ${PLUGIN} --cases ${CASES} --seed 7 --timeout-ms 500 --json
                         --corpus ${CORPUS}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message(STATUS "stderr:\n${err}")
