@@ -41,6 +41,7 @@ fuzz_test(fuzz_broken_hang libbroken_hang.so hang 150)
 fuzz_test(fuzz_broken_nondeterministic libbroken_nondeterministic.so nondeterministic)
 fuzz_test(fuzz_broken_writes_input libbroken_writes_input.so writes_input)
 fuzz_test(fuzz_broken_bwd_wrong_projection libbroken_bwd_wrong_projection.so accuracy)
+fuzz_test(fuzz_broken_bwd_skips_dbeta libbroken_bwd_skips_dbeta.so unwritten_output)
 
 # The loader's refusals: `normcheck list --plugin X` exits 2 with the reason.
 function(refused_test name plugin reason)

@@ -66,12 +66,17 @@ static void layernorm_fwd(const float* x, const float* gamma, const float* beta,
 #endif
 }
 
-#if BROKEN_BWD_WRONG_PROJECTION
-/* accuracy (backward): dx = rstd (g - mean(g)), the projection on xhat forgotten. */
+#if BROKEN_BWD_WRONG_PROJECTION || BROKEN_BWD_SKIPS_DBETA
+/* accuracy (backward, BWD_WRONG_PROJECTION): dx = rstd (g - mean(g)), the projection
+   on xhat forgotten. unwritten_output (BWD_SKIPS_DBETA): the projection is right but
+   dbeta is never written. */
 static void layernorm_bwd(const float* dy, const float* x, const float* gamma, const float* mean,
                           const float* rstd, float* dx, float* dgamma, float* dbeta, int64_t rows,
                           int64_t cols) {
   const float d = (float)cols;
+#if BROKEN_BWD_SKIPS_DBETA
+  dbeta = NULL;
+#endif
   for (int64_t j = 0; j < cols; ++j) {
     if (dgamma) dgamma[j] = 0.0f;
     if (dbeta) dbeta[j] = 0.0f;
@@ -80,17 +85,34 @@ static void layernorm_bwd(const float* dy, const float* x, const float* gamma, c
     const float* xr = x + r * cols;
     const float* dyr = dy + r * cols;
     float* dxr = dx + r * cols;
-    float sum_g = 0.0f;
+    float sum_g = 0.0f, sum_g_xhat = 0.0f;
+    int finite = 1;
     for (int64_t j = 0; j < cols; ++j) {
       const float xhat = (xr[j] - mean[r]) * rstd[r];
-      sum_g += gamma ? gamma[j] * dyr[j] : dyr[j];
+      const float g = gamma ? gamma[j] * dyr[j] : dyr[j];
+      sum_g += g;
+      sum_g_xhat += g * xhat;
       if (dgamma) dgamma[j] += dyr[j] * xhat;
       if (dbeta) dbeta[j] += dyr[j];
+      finite = finite && isfinite(xr[j]) && isfinite(dyr[j]);
     }
-    for (int64_t j = 0; j < cols; ++j) dxr[j] = rstd[r] * ((gamma ? gamma[j] * dyr[j] : dyr[j]) - sum_g / d);
+    for (int64_t j = 0; j < cols; ++j) {
+      const float xhat = (xr[j] - mean[r]) * rstd[r];
+      const float g = gamma ? gamma[j] * dyr[j] : dyr[j];
+#if BROKEN_BWD_WRONG_PROJECTION
+      (void)xhat, (void)sum_g_xhat, (void)finite;
+      dxr[j] = rstd[r] * (g - sum_g / d);
+#else
+      dxr[j] = finite ? rstd[r] * ((g - sum_g / d) - xhat * (sum_g_xhat / d)) : NAN;
+#endif
+    }
   }
 }
+#if BROKEN_BWD_WRONG_PROJECTION
 static const nc_kernel kKernels[] = {{"broken.bwd_wrong_projection", NC_LAYERNORM_BWD, (void (*)(void))layernorm_bwd}};
+#else
+static const nc_kernel kKernels[] = {{"broken.bwd_skips_dbeta", NC_LAYERNORM_BWD, (void (*)(void))layernorm_bwd}};
+#endif
 #else
 #if BROKEN_WRONG_STATISTICS
 #define NAME "broken.wrong_statistics"
