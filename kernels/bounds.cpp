@@ -287,12 +287,14 @@ Bound default_layernorm_fwd_bound(const RowCondition& c) {
 // derivation (kernels/scalar/layernorm_bwd_twopass.cpp, docs/accuracy_backward.md)
 // redone for every admitted form, with the saved m^ = fl(mu), r^ = fl(r):
 //   - xhat h_j, in pass 1, pass 2 or dgamma, stored or recomputed, in any of
-//       fl(fl(x - m^) r^)            = (xhat + e_m)(1 + theta_3),     |e_m| <= u kappa,
+//       fl(fl(x - m^) r^)            = (xhat + e_m)(1 + theta_3),     |e_m| <= u kappa + 2^-150 r
+//         (|m^ - mu| <= u |mu| + 2^-150: a mean below 2^-126 rounds to the subnormal grid,
+//         and r scales that absolute error into xhat),
 //       fl(fl(x r^) + fl(-m^ r^))    = xhat (1 + theta_3) + F (1 + theta_2),
 //         F = e_m (1 + rho) + (mu r)(1 + rho) e1 - m^ r^ e2, |F| <= (3 + u) u kappa,
 //       fma(x, r^, fl(-m^ r^))       (F smaller),
 //     i.e. h_j = (xhat_j + E_j)(1 + theta_3) with a per-element
-//     |E_j| <= e = (3 + u) u kappa (1 + gamma_2)/(1 - gamma_3) + 2^-149 (1+u)/(1 - gamma_3)
+//     |E_j| <= e = ((3 + u) u kappa + 2^-150 r) (1 + gamma_2)/(1 - gamma_3) + 2^-149 (1+u)/(1 - gamma_3)
 //     (the last term: both products of the scale/bias form may underflow).
 //     The twopass derivation only ever bounds |E| (sum_j g_j E_j / d <= e mean|g|),
 //     so a per-element shift changes nothing but e.
@@ -320,7 +322,8 @@ Bound default_layernorm_bwd_bound(const RowCondition& c) {
   const double d = static_cast<double>(c.d);
   const double rows = static_cast<double>(c.rows);
   const double shift_cover = (1 + gamma_n(2)) / (1 - gamma_n(3));
-  const double e = (3 + u) * u * c.kappa * shift_cover + 0x1p-149 * (1 + u) / (1 - gamma_n(3));
+  const double e = ((3 + u) * u * c.kappa + kUnderflowUnit * c.r) * shift_cover +
+                   0x1p-149 * (1 + u) / (1 - gamma_n(3));
   const double g_long = gamma_n(d + 14);
   const double g_rows = gamma_n(rows + 3);
   const double max_xhat = std::min(std::sqrt(std::max(d - 1, 0.0)), c.kappa + c.max_kappa);

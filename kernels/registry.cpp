@@ -4,6 +4,8 @@
 // initialization order. Order: ours (scalar, SIMD, threaded), then the
 // controls, then third-party adapters; `normcheck list` prints this order.
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "normcheck/kernel.h"
@@ -30,8 +32,10 @@ extern const Kernel kOnednnLayerNormFwd, kOnednnLayerNormBwd;
 extern const Kernel kTorchLayerNormFwd, kTorchLayerNormBwd;
 #endif
 
-std::span<const Kernel> kernel_table() {
-  static const std::vector<Kernel> table = {
+namespace {
+
+std::vector<Kernel>& mutable_table() {
+  static std::vector<Kernel> table = {
       // scalar
       kLayerNormFwdTwopass, kLayerNormFwdWelford, kLayerNormFwdPytorchForm,
       kLayerNormBwdTwopass, kLayerNormBwdPytorchForm, kRmsNormFwdScalar, kRmsNormBwdScalar,
@@ -51,6 +55,19 @@ std::span<const Kernel> kernel_table() {
 #endif
   };
   return table;
+}
+
+}  // namespace
+
+std::span<const Kernel> kernel_table() { return mutable_table(); }
+
+void add_kernel_rows(std::span<const Kernel> rows) {
+  std::vector<Kernel>& table = mutable_table();
+  for (const Kernel& row : rows) {
+    if (find_kernel(row.name))
+      throw std::invalid_argument("kernel name '" + std::string(row.name) + "' is already in the table");
+    table.push_back(row);
+  }
 }
 
 const Kernel* find_kernel(std::string_view name) {

@@ -15,6 +15,8 @@ packages=(
   # Chromium for the screenshot (with a font: --no-install-recommends leaves
   # Chromium without one), zlib to decode it
   gnuplot-nox chromium fonts-dejavu-core zlib1g-dev
+  # normcheck fuzz's libFuzzer entry point (clang -fsanitize=fuzzer)
+  clang libclang-rt-14-dev
 )
 
 missing=()

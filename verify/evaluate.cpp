@@ -40,12 +40,14 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 
 #include "normcheck/bounds.h"
+#include "normcheck/guard_pages.h"
 #include "normcheck/metrics.h"
 #include "normcheck/reference.h"
 #include "normcheck/storage16.h"
@@ -94,16 +96,37 @@ constexpr uint32_t kSentinel32 = 0x7fa5a5a5;  // signalling NaN (quiet bit 22 cl
 constexpr uint16_t kSentinelBf16 = 0x7f85;    // signalling NaN (quiet bit 6 clear)
 constexpr uint16_t kSentinelF16 = 0x7d05;     // signalling NaN (quiet bit 9 clear)
 
+// How the arrays of the evaluate() call in progress on this thread are laid
+// out, and whom to tell around the kernel's call (EvaluateOptions).
+thread_local const EvaluateOptions* t_options = nullptr;
+
+bool page_guards_on() { return t_options && t_options->guard_pages; }
+
+bool outputs_only() { return t_options && t_options->outputs_only; }
+
+void around_call(bool entering) {
+  if (t_options && t_options->around_call) t_options->around_call(entering, t_options->context);
+}
+
 template <class T>
 class GuardedArray {
  public:
   // An array of n elements starting misalign_floats * 4 bytes past a 64-byte
-  // boundary, each element set to `fill`, guards canaried.
+  // boundary, each element set to `fill`, guards canaried. With page guards
+  // (EvaluateOptions::guard_pages) the array ends flush against a PROT_NONE
+  // page instead, with the canary zone before its start.
   GuardedArray(std::size_t n, int misalign_floats, T fill) : n_(n) {
-    const std::size_t lead = kGuardBytes + 4 * static_cast<std::size_t>(misalign_floats);
-    storage_.assign(64 + lead + n * sizeof(T) + kGuardBytes, kCanary);
-    const auto address = reinterpret_cast<std::uintptr_t>(storage_.data());
-    begin_ = (64 - address % 64) % 64 + lead;
+    if (page_guards_on()) {
+      block_ = std::make_unique<PageGuardedBlock>(kGuardBytes + n * sizeof(T));
+      std::fill(block_->begin(), block_->end(), kCanary);
+      base_ = block_->end() - n * sizeof(T);
+      flush_end_ = true;
+    } else {
+      const std::size_t lead = kGuardBytes + 4 * static_cast<std::size_t>(misalign_floats);
+      storage_.assign(64 + lead + n * sizeof(T) + kGuardBytes, kCanary);
+      const auto address = reinterpret_cast<std::uintptr_t>(storage_.data());
+      base_ = storage_.data() + (64 - address % 64) % 64 + lead;
+    }
     for (std::size_t i = 0; i < n; ++i) data()[i] = fill;
   }
   GuardedArray(const std::vector<T>& values, int misalign_floats)
@@ -113,17 +136,16 @@ class GuardedArray {
   GuardedArray(const GuardedArray&) = delete;
   GuardedArray& operator=(const GuardedArray&) = delete;
 
-  T* data() { return reinterpret_cast<T*>(storage_.data() + begin_); }
-  const T* data() const { return reinterpret_cast<const T*>(storage_.data() + begin_); }
+  T* data() { return reinterpret_cast<T*>(base_); }
+  const T* data() const { return reinterpret_cast<const T*>(base_); }
   std::size_t size() const { return n_; }
   T operator[](std::size_t i) const { return data()[i]; }
 
   bool guards_intact() const {
     const auto is_canary = [](unsigned char b) { return b == kCanary; };
-    const auto data_end = storage_.begin() + static_cast<std::ptrdiff_t>(begin_ + n_ * sizeof(T));
-    return std::all_of(storage_.begin() + static_cast<std::ptrdiff_t>(begin_ - kGuardBytes),
-                       storage_.begin() + static_cast<std::ptrdiff_t>(begin_), is_canary) &&
-           std::all_of(data_end, data_end + kGuardBytes, is_canary);
+    const unsigned char* data_end = base_ + n_ * sizeof(T);
+    return std::all_of(base_ - kGuardBytes, base_, is_canary) &&
+           (flush_end_ || std::all_of(data_end, data_end + kGuardBytes, is_canary));
   }
   // Byte-for-byte equal to `values` (NaN payloads included).
   bool holds(const std::vector<T>& values) const {
@@ -133,8 +155,10 @@ class GuardedArray {
 
  private:
   std::size_t n_;
-  std::size_t begin_ = 0;
+  unsigned char* base_ = nullptr;
+  bool flush_end_ = false;
   std::vector<unsigned char> storage_;
+  std::unique_ptr<PageGuardedBlock> block_;
 };
 
 using FloatArray = GuardedArray<float>;
@@ -167,6 +191,17 @@ Readback read(const HalfArray& a, DType t) {
     r.unwritten |= a[i] == sentinel;
   }
   return r;
+}
+
+// FNV-1a over the bits of every value of the outputs, in order.
+uint64_t digest_of(std::initializer_list<const Readback*> outputs) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const Readback* r : outputs)
+    for (const float v : r->values) {
+      const uint32_t bits = std::bit_cast<uint32_t>(v);
+      for (int b = 0; b < 4; ++b) h = (h ^ ((bits >> (8 * b)) & 0xff)) * 0x100000001b3ull;
+    }
+  return h;
 }
 
 // The inputs a 16-bit kernel sees (rounded) and what the reference is given
@@ -342,7 +377,9 @@ MainRun run_on_storage(const Kernel& k, const StoredInput& x, const StoredInput*
     std::optional<Array> dy_in;
     if (dy_values) dy_in.emplace(*dy_values, misalign);
     Array out(n, misalign, sentinel);
+    around_call(true);
     call(x_in.data(), dy_in ? dy_in->data() : nullptr, out.data());
+    around_call(false);
     MainRun r;
     r.out = read_out(out);
     r.memory_ok = x_in.guards_intact() && (!dy_in || dy_in->guards_intact()) && out.guards_intact();
@@ -477,9 +514,6 @@ void evaluate_layernorm_fwd(const Kernel& k, const Problem& p, BoundFn bound, Ev
   const auto n = static_cast<std::size_t>(p.rows * p.cols);
   const auto rows = static_cast<std::size_t>(p.rows);
   const StoredInput x = store(k.dtype, p.x);
-  const LayerNormFwdReference ref =
-      reference_layernorm_fwd(x.widened, p.gamma, p.beta, p.rows, p.cols, p.eps);
-
   OptionalInput gamma(p.gamma, p.misalign_floats), beta(p.beta, p.misalign_floats);
   FloatArray mean(rows, p.misalign_floats, sentinel32());
   FloatArray rstd(rows, p.misalign_floats, sentinel32());
@@ -494,6 +528,10 @@ void evaluate_layernorm_fwd(const Kernel& k, const Problem& p, BoundFn bound, Ev
                            !rstd.guards_intact();
   ev.wrote_input = !run.inputs_kept || !gamma.array.holds(p.gamma) || !beta.array.holds(p.beta);
   ev.unwritten_output = y.unwritten || mean_out.unwritten || rstd_out.unwritten;
+  ev.output_digest = digest_of({&y, &mean_out, &rstd_out});
+  if (outputs_only()) return;
+  const LayerNormFwdReference ref =
+      reference_layernorm_fwd(x.widened, p.gamma, p.beta, p.rows, p.cols, p.eps);
 
   tally_rows(ev, p.rows, [&](Tally& tally, int64_t row) {
     const RowStats& s = ref.stats[static_cast<std::size_t>(row)];
@@ -562,8 +600,6 @@ void evaluate_layernorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Ev
   const auto n = static_cast<std::size_t>(p.rows * p.cols);
   const auto cols = static_cast<std::size_t>(p.cols);
   const StoredInput x = store(k.dtype, p.x), dy = store(k.dtype, p.dy);
-  const LayerNormBwdReference ref =
-      reference_layernorm_bwd(dy.widened, x.widened, p.gamma, p.rows, p.cols, p.eps);
   // The saved statistics: the forward's mean and rstd correctly rounded.
   const LayerNormFwdReference saved =
       reference_layernorm_fwd(x.widened, {}, {}, p.rows, p.cols, p.eps);
@@ -587,6 +623,10 @@ void evaluate_layernorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Ev
   ev.wrote_input = !run.inputs_kept || !gamma.array.holds(p.gamma) ||
                    !mean.holds(saved.mean.rounded) || !rstd.holds(saved.rstd.rounded);
   ev.unwritten_output = dx.unwritten || dgamma_out.unwritten || dbeta_out.unwritten;
+  ev.output_digest = digest_of({&dx, &dgamma_out, &dbeta_out});
+  if (outputs_only()) return;
+  const LayerNormBwdReference ref =
+      reference_layernorm_bwd(dy.widened, x.widened, p.gamma, p.rows, p.cols, p.eps);
 
   Tally tally(ev);
   tally_dx(tally, Op::layernorm_bwd, ref, p, dy.widened, dx.values, bound, k.dtype);
@@ -617,8 +657,6 @@ void evaluate_layernorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Ev
 void evaluate_rmsnorm_fwd(const Kernel& k, const Problem& p, BoundFn bound, Evaluation& ev) {
   const auto n = static_cast<std::size_t>(p.rows * p.cols);
   const StoredInput x = store(k.dtype, p.x);
-  const RmsNormFwdReference ref = reference_rmsnorm_fwd(x.widened, p.gamma, p.rows, p.cols, p.eps);
-
   OptionalInput gamma(p.gamma, p.misalign_floats);
   FloatArray rrms(static_cast<std::size_t>(p.rows), p.misalign_floats, sentinel32());
   const MainRun run = run_on_storage(k, x, nullptr, n, p.misalign_floats, [&](auto* x_in, auto*, auto* y_out) {
@@ -630,6 +668,9 @@ void evaluate_rmsnorm_fwd(const Kernel& k, const Problem& p, BoundFn bound, Eval
   ev.out_of_bounds_write = !run.memory_ok || !gamma.array.guards_intact() || !rrms.guards_intact();
   ev.wrote_input = !run.inputs_kept || !gamma.array.holds(p.gamma);
   ev.unwritten_output = y.unwritten || rrms_out.unwritten;
+  ev.output_digest = digest_of({&y, &rrms_out});
+  if (outputs_only()) return;
+  const RmsNormFwdReference ref = reference_rmsnorm_fwd(x.widened, p.gamma, p.rows, p.cols, p.eps);
 
   tally_rows(ev, p.rows, [&](Tally& tally, int64_t row) {
     const auto r = static_cast<std::size_t>(row);
@@ -658,8 +699,6 @@ void evaluate_rmsnorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Eval
   const auto n = static_cast<std::size_t>(p.rows * p.cols);
   const auto cols = static_cast<std::size_t>(p.cols);
   const StoredInput x = store(k.dtype, p.x), dy = store(k.dtype, p.dy);
-  const RmsNormBwdReference ref =
-      reference_rmsnorm_bwd(dy.widened, x.widened, p.gamma, p.rows, p.cols, p.eps);
   // The saved statistic: the forward's rrms correctly rounded.
   const RmsNormFwdReference saved = reference_rmsnorm_fwd(x.widened, {}, p.rows, p.cols, p.eps);
   ev.declined = declined_statistic(k, saved.rrms.rounded, "rrms");
@@ -678,6 +717,10 @@ void evaluate_rmsnorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Eval
                            !dgamma.guards_intact();
   ev.wrote_input = !run.inputs_kept || !gamma.array.holds(p.gamma) || !rrms.holds(saved.rrms.rounded);
   ev.unwritten_output = dx.unwritten || dgamma_out.unwritten;
+  ev.output_digest = digest_of({&dx, &dgamma_out});
+  if (outputs_only()) return;
+  const RmsNormBwdReference ref =
+      reference_rmsnorm_bwd(dy.widened, x.widened, p.gamma, p.rows, p.cols, p.eps);
 
   Tally tally(ev);
   tally_dx(tally, Op::rmsnorm_bwd, ref, p, dy.widened, dx.values, bound, k.dtype);
@@ -758,6 +801,19 @@ std::string outside_declared_range(const Kernel& k, const Problem& p) {
 
 Evaluation evaluate(const Kernel& kernel, const Problem& problem,
                     std::optional<BoundFn> bound_override) {
+  EvaluateOptions options;
+  options.bound_override = bound_override;
+  return evaluate(kernel, problem, options);
+}
+
+Evaluation evaluate(const Kernel& kernel, const Problem& problem, const EvaluateOptions& options) {
+  // The arrays and the call hook of this evaluation (restored on every exit).
+  struct OptionsInEffect {
+    explicit OptionsInEffect(const EvaluateOptions* o) : previous(t_options) { t_options = o; }
+    ~OptionsInEffect() { t_options = previous; }
+    const EvaluateOptions* previous;
+  } in_effect(&options);
+  const std::optional<BoundFn>& bound_override = options.bound_override;
   Evaluation ev;
   ev.kernel = std::string(kernel.name);
   ev.op = kernel.op;

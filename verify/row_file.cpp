@@ -86,7 +86,7 @@ std::vector<ParsedRow> parse_rows(std::string_view text, std::string_view source
   return rows;
 }
 
-std::vector<ParsedRow> read_row_file(const std::filesystem::path& path) {
+std::string read_row_file_text(const std::filesystem::path& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw RowFileError(path.string() + ": is a directory, not a row file", 0, 0);
@@ -95,7 +95,11 @@ std::vector<ParsedRow> read_row_file(const std::filesystem::path& path) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) throw RowFileError(path.string() + ": read error", 0, 0);
-  auto rows = parse_rows(buffer.str(), path.string());
+  return buffer.str();
+}
+
+std::vector<ParsedRow> read_row_file(const std::filesystem::path& path) {
+  auto rows = parse_rows(read_row_file_text(path), path.string());
   if (rows.empty()) throw RowFileError(path.string() + ": no rows (the file is empty or all comments)", 0, 0);
   return rows;
 }

@@ -1,8 +1,13 @@
 // `normcheck check --input FILE`: runs kernels on the rows of a file (each line
 // its own problem) and holds each kernel to its declared bound.
 //
-// Backward kernels need an upstream gradient dy that the file does not hold: it
-// is drawn from N(0, 1) per row with --seed (printed), so a run reproduces.
+// Backward kernels need an upstream gradient dy that a plain row file does not
+// hold: it is drawn from N(0, 1) per row with --seed (printed), so a run
+// reproduces. A problem file (row_file.h: `# nc.` lines with op, eps, gamma,
+// beta, dy, ...) is one whole problem and is replayed exactly as written, on
+// the kernels of its op and dtype (or the --kernel named). A plugin's kernels
+// (--plugin) run in a child process (fuzz/isolation.h), as `normcheck fuzz`
+// runs them, so a finding of fuzz replays bit for bit.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +22,7 @@
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
 #include "normcheck/row_file.h"
+#include "plugin_option.h"
 
 namespace normcheck::cli {
 namespace {
@@ -24,8 +30,9 @@ namespace {
 struct CheckOptions {
   std::string input;
   std::string op = "layernorm";
-  std::string eps_text = "1e-5";
+  std::string eps_text;  // empty: 1e-5, or the problem file's
   std::vector<std::string> kernels;
+  PluginOptions plugins;
   uint64_t seed = 1;
   bool json = false;
 };
@@ -37,11 +44,14 @@ bool belongs_to(Op op, const std::string& family) {
 
 bool is_backward(Op op) { return op == Op::layernorm_bwd || op == Op::rmsnorm_bwd; }
 
-std::vector<const Kernel*> select_kernels(const CheckOptions& options) {
+// The kernels to run: those named, else every kernel of --op's family, or for
+// a problem file every kernel of its op and dtype.
+std::vector<const Kernel*> select_kernels(const CheckOptions& options, const ProblemFile& file) {
+  const bool whole = file.whole && file.op;
   std::vector<const Kernel*> selected;
   if (options.kernels.empty()) {
     for (const Kernel& k : kernel_table())
-      if (belongs_to(k.op, options.op)) selected.push_back(&k);
+      if (whole ? k.op == *file.op && k.dtype == file.dtype : belongs_to(k.op, options.op)) selected.push_back(&k);
     return selected;
   }
   std::set<std::string> seen;
@@ -52,6 +62,9 @@ std::vector<const Kernel*> select_kernels(const CheckOptions& options) {
       for (const Kernel& row : kernel_table()) known += "\n  " + std::string(row.name);
       throw UsageError("unknown kernel '" + name + "'; the table has:" + known);
     }
+    if (whole && k->op != *file.op)
+      throw UsageError("kernel '" + name + "' is " + std::string(to_string(k->op)) + ", the problem file is " +
+                       std::string(to_string(*file.op)));
     if (seen.insert(name).second) selected.push_back(k);
   }
   return selected;
@@ -65,44 +78,77 @@ struct KernelSummary {
   std::string last_decline;
   Worst worst;
   int64_t worst_line = 0;
+  std::string label, detail;  // the first finding's label (fuzz's labels) and its detail
 };
 
 int run_check(const CheckOptions& options) {
-  float eps;
+  load_plugins(options.plugins);
+  ProblemFile file;
   try {
-    eps = parse_float_token(options.eps_text);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError("--eps: " + std::string(e.what()));
-  }
-  if (!(eps >= 0) || std::isinf(eps)) throw UsageError("--eps must be finite and >= 0, got " + options.eps_text);
-
-  std::vector<ParsedRow> rows;
-  try {
-    rows = read_row_file(options.input);
+    file = read_problem_file(options.input);
   } catch (const RowFileError& e) {
     throw UsageError(e.what());
   }
-  const std::vector<const Kernel*> kernels = select_kernels(options);
-  if (kernels.empty()) throw UsageError("no kernel in the table for --op " + options.op);
+  const bool whole = file.whole && file.op.has_value();
+  float eps = 1e-5f;
+  if (whole && !options.eps_text.empty())
+    throw UsageError("--eps: the problem file " + options.input + " sets eps (nc.eps)");
+  if (whole) eps = file.problems.front().eps;
+  if (!options.eps_text.empty()) {
+    try {
+      eps = parse_float_token(options.eps_text);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError("--eps: " + std::string(e.what()));
+    }
+    if (!(eps >= 0) || std::isinf(eps)) throw UsageError("--eps must be finite and >= 0, got " + options.eps_text);
+  }
+  const std::vector<const Kernel*> kernels = select_kernels(options, file);
+  if (kernels.empty())
+    throw UsageError(whole ? "no kernel in the table for the problem file's op and dtype"
+                           : "no kernel in the table for --op " + options.op);
+  const fuzz::IsolationOptions isolation = isolation_options(options.plugins);
 
   std::vector<KernelSummary> summaries;
   for (const Kernel* k : kernels) summaries.emplace_back().kernel = k;
 
-  std::mt19937_64 rng(options.seed);
-  for (const ParsedRow& row : rows) {
-    Problem problem;
-    problem.rows = 1;
-    problem.cols = static_cast<int64_t>(row.values.size());
-    problem.x = row.values;
-    problem.eps = eps;
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    problem.dy.resize(row.values.size());
-    for (float& g : problem.dy) g = normal(rng);
+  // The problems: the file's one, or one per row of a plain file (dy drawn).
+  std::vector<std::pair<Problem, int64_t>> problems;  // with the line it starts on
+  if (whole) {
+    problems.emplace_back(file.problems.front(), 1);
+  } else {
+    std::vector<ParsedRow> rows;
+    try {
+      rows = read_row_file(options.input);
+    } catch (const RowFileError& e) {
+      throw UsageError(e.what());
+    }
+    std::mt19937_64 rng(options.seed);
+    for (const ParsedRow& row : rows) {
+      Problem problem;
+      problem.rows = 1;
+      problem.cols = static_cast<int64_t>(row.values.size());
+      problem.x = row.values;
+      problem.eps = eps;
+      std::normal_distribution<float> normal(0.0f, 1.0f);
+      problem.dy.resize(row.values.size());
+      for (float& g : problem.dy) g = normal(rng);
+      problems.emplace_back(std::move(problem), row.line);
+    }
+  }
 
+  for (const auto& [problem, line] : problems) {
     for (KernelSummary& s : summaries) {
       Problem run = problem;
       if (!is_backward(s.kernel->op)) run.dy.clear();
-      const Evaluation e = evaluate(*s.kernel, run);
+      const fuzz::CaseResult r = fuzz::run_case(*s.kernel, run, isolation);
+      if (!r.finished) {  // crash or hang: no evaluation
+        ++s.rows;
+        s.pass = false;
+        s.max_ratio = INFINITY;
+        if (s.label.empty()) s.label = r.label, s.detail = r.detail, s.worst_line = line;
+        continue;
+      }
+      const Evaluation& e = r.evaluation;
       if (!e.declined.empty()) {
         ++s.declined;
         s.last_decline = e.declined;
@@ -110,16 +156,20 @@ int run_check(const CheckOptions& options) {
       }
       ++s.rows;
       s.max_ulp = std::max(s.max_ulp, e.max_ulp);
-      if (!e.pass) s.pass = false;
+      if (!r.label.empty()) {
+        s.pass = false;
+        if (s.label.empty()) s.label = r.label, s.detail = r.detail;
+      }
       const bool worse = e.max_error_over_bound > s.max_ratio || std::isnan(e.max_error_over_bound) ||
-                         (!e.pass && s.worst_line == 0);
+                         (!r.label.empty() && s.worst_line == 0);
       if (worse) {
         s.max_ratio = std::isnan(e.max_error_over_bound) ? INFINITY : e.max_error_over_bound;
         s.worst = e.worst;
-        s.worst_line = row.line;
+        s.worst_line = line;
       }
     }
   }
+  const std::size_t row_count = problems.size();
 
   const bool all_pass = std::all_of(summaries.begin(), summaries.end(), [](const auto& s) { return s.pass; });
   if (options.json) {
@@ -138,6 +188,7 @@ int run_check(const CheckOptions& options) {
                           {"max_error_over_bound", json_number(s.max_ratio)},
                           {"pass", s.pass}};
       if (s.declined) k["declined_reason"] = s.last_decline;
+      if (!s.label.empty()) k["label"] = s.label, k["detail"] = s.detail;
       if (s.worst_line)
         k["worst"] = {{"line", s.worst_line},       {"output", s.worst.output},
                       {"col", s.worst.col},         {"computed", json_number(s.worst.computed)},
@@ -146,9 +197,15 @@ int run_check(const CheckOptions& options) {
     }
     std::cout << out.dump(2) << "\n";
   } else {
-    std::printf("%zu rows from %s, eps = %g, dy for backward kernels: N(0,1) with --seed %llu\n\n",
-                rows.size(), options.input.c_str(), static_cast<double>(eps),
-                static_cast<unsigned long long>(options.seed));
+    if (whole)
+      std::printf("one %lld x %lld %s problem from %s, eps = %g\n\n",
+                  static_cast<long long>(problems.front().first.rows),
+                  static_cast<long long>(problems.front().first.cols), std::string(to_string(*file.op)).c_str(),
+                  options.input.c_str(), static_cast<double>(eps));
+    else
+      std::printf("%zu rows from %s, eps = %g, dy for backward kernels: N(0,1) with --seed %llu\n\n",
+                  row_count, options.input.c_str(), static_cast<double>(eps),
+                  static_cast<unsigned long long>(options.seed));
     std::printf("%-34s %-14s %6s %12s %14s  %s\n", "kernel", "op", "rows", "max_ulp", "max_err/bound",
                 "verdict");
     for (const KernelSummary& s : summaries) {
@@ -157,7 +214,8 @@ int run_check(const CheckOptions& options) {
       std::printf("%-34s %-14s %6lld %12.4g %14.4g  %s\n", name.c_str(), op.c_str(),
                   static_cast<long long>(s.rows), s.max_ulp, s.max_ratio,
                   s.rows == 0 ? "declined" : (s.pass ? "pass" : "FAIL"));
-      if (!s.pass)
+      if (!s.label.empty()) std::printf("    %s: %s\n", s.label.c_str(), s.detail.c_str());
+      if (!s.pass && !s.worst.output.empty())
         std::printf("    worst: line %lld, %s[%lld] = %a, exact %a, allowed error %.3g\n",
                     static_cast<long long>(s.worst_line), s.worst.output.c_str(),
                     static_cast<long long>(s.worst.col), static_cast<double>(s.worst.computed),
@@ -177,7 +235,8 @@ void add_check_command(CLI::App& app, Action& action) {
   sub->add_option("--input", options->input, "Row file: one row per line (see docs/cli.md)")->required();
   sub->add_option("--op", options->op, "Which kernels run when no --kernel is named")
       ->check(CLI::IsMember({"layernorm", "rmsnorm"}));
-  sub->add_option("--eps", options->eps_text, "eps (decimal or hex-float, >= 0; default 1e-5)");
+  sub->add_option("--eps", options->eps_text, "eps (decimal or hex-float, >= 0; default 1e-5; a problem file sets its own)");
+  add_plugin_options(sub, options->plugins, true);
   sub->add_option("--kernel", options->kernels, "Run only this kernel (repeatable; default: all of --op)");
   sub->add_option("--seed", options->seed, "Seed of the dy drawn for backward kernels (default 1)");
   sub->add_flag("--json", options->json, "Print one JSON document");

@@ -69,7 +69,7 @@ nlohmann::json series_json(const Series& s) {
 
 int run_claims(const ClaimsArgs& args) {
   ClaimOptions options;
-  options.seed = seed_from_flag_or_env(args.seed, ClaimOptions{}.seed);
+  options.seed = seed_from(args.seed, ClaimOptions{}.seed);
   options.full = args.full;
   const auto selected = select_claims(args.only);
 

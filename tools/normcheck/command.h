@@ -29,5 +29,6 @@ void add_bench_command(CLI::App& app, Action& action);   // bench.cpp
 void add_claims_command(CLI::App& app, Action& action);  // claims.cpp
 void add_fold_command(CLI::App& app, Action& action);    // fold.cpp
 void add_report_command(CLI::App& app, Action& action);  // report.cpp
+void add_fuzz_command(CLI::App& app, Action& action);    // fuzz.cpp
 
 }  // namespace normcheck::cli

@@ -39,7 +39,7 @@ std::string read_text(const std::string& path) {
 }
 
 int run_fold(const FoldArgs& args) {
-  const uint64_t seed = seed_from_flag_or_env(args.seed, 20261121);
+  const uint64_t seed = seed_from(args.seed, 20261121);
   if (args.rows < 1) throw UsageError("--rows must be at least 1");
   if (args.activations != "float32" && args.activations != "storage")
     throw UsageError("--activations must be float32 or storage, not '" + args.activations + "'");

@@ -11,6 +11,7 @@
 #include "command.h"
 #include "json_number.h"
 #include "normcheck/kernel.h"
+#include "plugin_option.h"
 
 namespace normcheck::cli {
 namespace {
@@ -133,8 +134,15 @@ int run_list(bool json) {
 void add_list_command(CLI::App& app, Action& action) {
   auto* sub = app.add_subcommand("list", "List the kernels in the table with their ops and bounds");
   auto json = std::make_shared<bool>(false);
+  auto plugins = std::make_shared<PluginOptions>();
   sub->add_flag("--json", *json, "Print one JSON document");
-  sub->callback([&action, json] { action = [json] { return run_list(*json); }; });
+  add_plugin_options(sub, *plugins, false);
+  sub->callback([&action, json, plugins] {
+    action = [json, plugins] {
+      load_plugins(*plugins);
+      return run_list(*json);
+    };
+  });
 }
 
 }  // namespace normcheck::cli

@@ -55,7 +55,7 @@ int run_report(const ReportArgs& args) {
   options.quick = args.quick;
   options.bench = !args.no_bench;
   options.claims = !args.no_claims;
-  options.seed = seed_from_flag_or_env(args.seed, baseline ? baseline->seed : ClaimOptions{}.seed);
+  options.seed = seed_from(args.seed, baseline ? baseline->seed : ClaimOptions{}.seed);
   if (baseline) {
     if (baseline->quick != args.quick)
       throw UsageError(args.check_baseline + " holds the " + (baseline->quick ? "quick" : "default") +

@@ -52,23 +52,12 @@ std::string_view to_string(Origin origin);
 std::string_view to_string(DType dtype);
 std::string_view to_string(Family family);
 
-// RMSNorm backward has no plugin ABI type yet; ours follows the same shape.
-using nc_rmsnorm_bwd_fn = void (*)(const float* dy, const float* x, const float* gamma,
-                                   const float* rrms, float* dx, float* dgamma,
-                                   int64_t rows, int64_t cols);
-
-// 16-bit storage variants (bf16 or f16 bits; which one is the row's dtype).
-using LayerNormFwd16Fn = void (*)(const uint16_t* x, const float* gamma, const float* beta,
-                                  uint16_t* y, float* mean, float* rstd, int64_t rows,
-                                  int64_t cols, float eps);
-using LayerNormBwd16Fn = void (*)(const uint16_t* dy, const uint16_t* x, const float* gamma,
-                                  const float* mean, const float* rstd, uint16_t* dx,
-                                  float* dgamma, float* dbeta, int64_t rows, int64_t cols);
-using RmsNormFwd16Fn = void (*)(const uint16_t* x, const float* gamma, uint16_t* y, float* rrms,
-                                int64_t rows, int64_t cols, float eps);
-using RmsNormBwd16Fn = void (*)(const uint16_t* dy, const uint16_t* x, const float* gamma,
-                                const float* rrms, uint16_t* dx, float* dgamma, int64_t rows,
-                                int64_t cols);
+// RMSNorm backward (nc_rmsnorm_bwd_fn) and the 16-bit storage variants (bf16 or
+// f16 bits; which one is the row's dtype) are the plugin ABI's extension types.
+using LayerNormFwd16Fn = nc_layernorm_fwd16_fn;
+using LayerNormBwd16Fn = nc_layernorm_bwd16_fn;
+using RmsNormFwd16Fn = nc_rmsnorm_fwd16_fn;
+using RmsNormBwd16Fn = nc_rmsnorm_bwd16_fn;
 
 using KernelFn = std::variant<nc_layernorm_fwd_fn, nc_layernorm_bwd_fn, nc_rmsnorm_fwd_fn,
                               nc_rmsnorm_bwd_fn, LayerNormFwd16Fn, LayerNormBwd16Fn,
@@ -168,8 +157,14 @@ struct Kernel {
   Family family = Family::scalar;
 };
 
-// Every built-in kernel, in the order of kernels/registry.cpp.
+// Every built-in kernel, in the order of kernels/registry.cpp, followed by the
+// rows added with add_kernel_rows() (plugins loaded for this run).
 std::span<const Kernel> kernel_table();
+
+// Appends rows (origin plugin) to the table for the rest of the process. Call
+// before taking spans or pointers into kernel_table(): appending may move the
+// rows. Throws std::invalid_argument when a name is already in the table.
+void add_kernel_rows(std::span<const Kernel> rows);
 
 // The row with this name, or nullptr.
 const Kernel* find_kernel(std::string_view name);

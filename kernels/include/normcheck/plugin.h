@@ -1,8 +1,13 @@
 /* normcheck plugin ABI (contract: see docs/plugins.md).
  *
  * A user builds a shared library from their kernel and hands it to
- * `normcheck fuzz --plugin PATH` or `normcheck check --plugin PATH`.
- * Plain C so that any toolchain can produce it. */
+ * `normcheck fuzz --plugin PATH`, `normcheck check --plugin PATH` or
+ * `normcheck list --plugin PATH`. Plain C so that any toolchain can produce it.
+ *
+ * Version 1 (below, unchanged): float32 LayerNorm forward/backward and RMSNorm
+ * forward, listed by normcheck_plugin_kernels(). The extension (further below)
+ * adds RMSNorm backward and bf16/f16 storage through one more, optional,
+ * symbol; a plugin built against the version-1 header loads unchanged. */
 #ifndef NORMCHECK_PLUGIN_H
 #define NORMCHECK_PLUGIN_H
 
@@ -39,6 +44,48 @@ typedef struct {
 /* The plugin exports these two symbols. */
 typedef int (*normcheck_plugin_abi_fn)(void);                 /* returns NORMCHECK_ABI_VERSION */
 typedef const nc_kernel* (*normcheck_plugin_kernels_fn)(int* n); /* its kernels, n set to the count */
+
+/* ---- Extension: RMSNorm backward and 16-bit storage (optional) ----
+ *
+ * A plugin that has such kernels also exports
+ *   const nc_kernel_ext* normcheck_plugin_kernels_ext(int* n);
+ * Its kernels join those of normcheck_plugin_kernels() (which may then return
+ * n = 0; the plugin as a whole must have at least one kernel). A version-1
+ * plugin does not export it and loads as before. */
+
+/* The op values of the extension list: nc_op's, plus RMSNorm backward. */
+#define NC_RMSNORM_BWD 4
+
+typedef enum { NC_F32 = 0, NC_BF16 = 1, NC_F16 = 2 } nc_dtype;
+
+/* RMSNorm backward: rrms is the forward's saved statistic 1/sqrt(mean(x^2) + eps);
+   dgamma is a sum over rows and may be NULL. */
+typedef void (*nc_rmsnorm_bwd_fn)(const float* dy, const float* x, const float* gamma,
+                                  const float* rrms, float* dx, float* dgamma,
+                                  int64_t rows, int64_t cols);
+
+/* 16-bit storage (dtype NC_BF16 or NC_F16): x, y, dy, dx hold the 16-bit bit
+   patterns; gamma, beta, the statistics and dgamma/dbeta stay float. */
+typedef void (*nc_layernorm_fwd16_fn)(const uint16_t* x, const float* gamma, const float* beta,
+                                      uint16_t* y, float* mean, float* rstd,
+                                      int64_t rows, int64_t cols, float eps);
+typedef void (*nc_layernorm_bwd16_fn)(const uint16_t* dy, const uint16_t* x, const float* gamma,
+                                      const float* mean, const float* rstd, uint16_t* dx,
+                                      float* dgamma, float* dbeta, int64_t rows, int64_t cols);
+typedef void (*nc_rmsnorm_fwd16_fn)(const uint16_t* x, const float* gamma, uint16_t* y,
+                                    float* rrms, int64_t rows, int64_t cols, float eps);
+typedef void (*nc_rmsnorm_bwd16_fn)(const uint16_t* dy, const uint16_t* x, const float* gamma,
+                                    const float* rrms, uint16_t* dx, float* dgamma,
+                                    int64_t rows, int64_t cols);
+
+typedef struct {
+  const char* name;
+  int op;          /* NC_LAYERNORM_FWD, NC_LAYERNORM_BWD, NC_RMSNORM_FWD or NC_RMSNORM_BWD */
+  nc_dtype dtype;  /* storage of x, y, dy, dx; fn has the matching type above */
+  void (*fn)(void);
+} nc_kernel_ext;
+
+typedef const nc_kernel_ext* (*normcheck_plugin_kernels_ext_fn)(int* n);
 
 #ifdef __cplusplus
 }

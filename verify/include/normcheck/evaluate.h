@@ -56,6 +56,29 @@ struct Evaluation {
   bool pass = true;                // ratio <= 1 and none of the above
   Worst worst;
   std::vector<OutputError> outputs;  // every output checked, in the order first met
+  // A hash of the bits of every output (y, mean, rstd / rrms; dx, dgamma,
+  // dbeta), so that two runs of one problem can be compared bit for bit.
+  uint64_t output_digest = 0;
+};
+
+// How evaluate() runs the kernel, beyond the defaults.
+struct EvaluateOptions {
+  // Replaces the kernel's own bound (used for plugins that ask for a tolerance).
+  std::optional<BoundFn> bound_override;
+  // Every array in a PageGuardedBlock (guard_pages.h) with its end flush
+  // against the trailing guard page, so a read or write past the end faults;
+  // the canary zone before the start stays (the problem's misalignment is not
+  // used: the end's placement decides the start's). For kernels that run in a
+  // child process: a fault there ends the process.
+  bool guard_pages = false;
+  // Run the kernel and fill the memory verdicts and output_digest only: no
+  // reference, no accuracy verdict (max_ulp, the ratio and pass say nothing).
+  // A second run for comparing outputs bit for bit costs the kernel alone.
+  bool outputs_only = false;
+  // Called with true just before the kernel's function is called and with
+  // false just after it returns (a watchdog times the call alone).
+  void (*around_call)(bool entering, void* context) = nullptr;
+  void* context = nullptr;
 };
 
 // Runs `kernel` on `problem` and compares with the exact reference.
@@ -63,6 +86,7 @@ struct Evaluation {
 // that ask for a tolerance).
 Evaluation evaluate(const Kernel& kernel, const Problem& problem,
                     std::optional<BoundFn> bound_override = std::nullopt);
+Evaluation evaluate(const Kernel& kernel, const Problem& problem, const EvaluateOptions& options);
 
 // The pieces evaluate() uses, for suites that derive tolerances from a bound
 // (kernel.h states the formulas; each includes Bound::underflow_abs).
@@ -87,6 +111,11 @@ RowCondition row_condition(const RowStats& stats);
 //     eps < 2^128), so inside their range only the first case occurs.
 // A row with a non-finite input is checked: its y or dx must be NaN.
 bool row_checked(Op op, const RowStats& stats);
+
+// Why `problem` lies outside the input range `kernel` declares (InputRange:
+// |x| beyond its limit, or a non-finite input it does not handle), or an
+// empty string when it lies inside. evaluate() declines such a problem.
+std::string outside_declared_range(const Kernel& kernel, const Problem& problem);
 
 // kernel.h: a coefficient of +inf promises nothing for that output on that row.
 // The allowances below are +inf exactly then (never inf * 0 = NaN), and

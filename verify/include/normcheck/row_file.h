@@ -6,6 +6,25 @@
 //   - `#` starts a comment that runs to the end of the line; blank lines are skipped.
 // A value outside the float range (1e39) is an error, not a silent infinity;
 // decimals that fall below the subnormal range round to zero as strtof does.
+//
+// A row file may also hold one whole problem (a problem file): `# nc.<key>`
+// comment lines, which a plain reader skips as comments, carry what the rows
+// (x) do not:
+//   # nc.op layernorm_fwd | layernorm_bwd | rmsnorm_fwd | rmsnorm_bwd
+//   # nc.dtype f32 | bf16 | f16       (the storage the kernel had; default f32)
+//   # nc.kernel <name>                (informational: the kernel it was found on)
+//   # nc.eps <value>                  (default 1e-5)
+//   # nc.misalign <floats>            (default 0)
+//   # nc.gamma <d values>             # nc.beta <d values>
+//   # nc.dy <d values>                (one line per row, in row order)
+//   # nc.mean <rows values>           # nc.rstd <rows values>    (LayerNorm backward)
+//   # nc.rrms <rows values>           (RMSNorm backward)
+// The saved statistics of a backward problem are the forward's, correctly
+// rounded to float from x; that is what evaluate() passes the kernel, and a
+// file whose statistics differ is refused rather than replayed differently.
+// Every value is written so that it reads back to the same bits
+// (format_float_exact). A file without nc. lines is a plain row file: each row
+// its own problem.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +32,11 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <optional>
 #include <vector>
+
+#include "normcheck/evaluate.h"
+#include "normcheck/kernel.h"
 
 namespace normcheck {
 
@@ -32,6 +55,9 @@ struct ParsedRow {
 // Throws RowFileError with "<source>:<line>:<column>: <reason>".
 std::vector<ParsedRow> parse_rows(std::string_view text, std::string_view source);
 
+// The text of a row file; an unreadable path or a directory throws RowFileError.
+std::string read_row_file_text(const std::filesystem::path& path);
+
 // Reads and parses a file; an unreadable path or a file with no rows throws
 // RowFileError.
 std::vector<ParsedRow> read_row_file(const std::filesystem::path& path);
@@ -43,5 +69,28 @@ float parse_float_token(std::string_view token);
 // Formats a float so that parse_float_token gives back the same bits (hex-float
 // for finite values, "nan", "inf", "-inf").
 std::string format_float_exact(float value);
+
+// ---- problem files ----
+
+struct ProblemFile {
+  bool whole = false;           // the file had nc. lines: problems holds the one problem
+  std::optional<Op> op;         // nc.op, if given
+  DType dtype = DType::f32;     // nc.dtype
+  std::string kernel;           // nc.kernel, if given
+  std::vector<Problem> problems;  // one, or (a plain file with rows of differing length) one per row
+};
+
+// The text of a problem file for `problem` (each `note` becomes a comment line first).
+std::string problem_file_text(Op op, DType dtype, const Problem& problem, const std::vector<std::string>& notes,
+                              std::string_view kernel = {});
+
+// Parses a problem file (or a plain row file). Throws RowFileError with the
+// path and line on a malformed file, an unknown key or op, widths that do not
+// match, or saved statistics other than the correctly rounded ones.
+ProblemFile parse_problem_file(std::string_view text, std::string_view source);
+ProblemFile read_problem_file(const std::filesystem::path& path);
+
+std::optional<Op> op_from_string(std::string_view name);
+std::optional<DType> dtype_from_string(std::string_view name);
 
 }  // namespace normcheck

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "normcheck/f16_bits.h"
 #include "normcheck/kernel.h"
 
 namespace normcheck {
@@ -24,11 +25,16 @@ inline uint16_t bf16_from_float(float f) {
 // bf16 bits -> float32: exact.
 inline float float_from_bf16(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
 
+#if defined(__FLT16_MAX__)  // the compiler has _Float16 on this target
 // float32 -> f16 bits, rounded to nearest even with subnormals and overflow to inf.
 inline uint16_t f16_from_float(float f) { return std::bit_cast<uint16_t>(static_cast<_Float16>(f)); }
 
 // f16 bits -> float32: exact.
 inline float float_from_f16(uint16_t h) { return static_cast<float>(std::bit_cast<_Float16>(h)); }
+#else  // the same conversions in integer arithmetic (f16_bits.h)
+inline uint16_t f16_from_float(float f) { return f16_bits::from_float(f); }
+inline float float_from_f16(uint16_t h) { return f16_bits::to_float(h); }
+#endif
 
 inline uint16_t to_16(DType t, float f) { return t == DType::bf16 ? bf16_from_float(f) : f16_from_float(f); }
 

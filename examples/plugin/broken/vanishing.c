@@ -1,0 +1,1 @@
+int vanishing_dependency_value(void) { return 1; }

@@ -1,0 +1,290 @@
+#include "isolation.h"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include "normcheck/guard_pages.h"
+
+namespace normcheck::fuzz {
+namespace {
+
+constexpr int kBatch = 64;           // cases per child
+constexpr int kFaultExit = 86;       // the child's exit status after a caught fault
+// A case whose evaluation (reference included) makes no progress for this long
+// plus 30 kernel timeouts is given up as a hang. The slowest case the
+// generators make (4 rows of 65536) takes about a second to verify.
+constexpr int64_t kStallNs = int64_t{60} * 1000000000;
+
+// A finished case as plain data (it crosses the process boundary).
+struct Slot {
+  double max_ulp, max_error_over_bound, normwise;
+  bool nonfinite_mismatch, out_of_bounds_write, unwritten_output, wrote_input, pass;
+  bool nondeterministic;
+  uint64_t output_digest;
+  char declined[240];
+  char worst_output[16];
+  int64_t worst_row, worst_col;
+  float worst_computed;
+  double worst_exact, worst_allowed;
+};
+
+struct Shared {
+  std::atomic<int> current;         // case of the batch in progress
+  std::atomic<int> done;            // cases finished
+  std::atomic<int> in_call;         // 1 while the kernel's function runs
+  std::atomic<int64_t> call_start_ns;
+  std::atomic<int> fault_signal;    // the signal the child caught (0: none)
+  std::atomic<int> fault_in_guard;  // the fault address lay in a guard page
+  std::atomic<int> fault_in_call;   // the fault happened inside the kernel's call
+  Slot slots[kBatch];
+};
+static_assert(std::atomic<int64_t>::is_always_lock_free);
+
+int64_t now_ns() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return int64_t{t.tv_sec} * 1000000000 + t.tv_nsec;
+}
+
+Shared* g_shared = nullptr;  // the child's view, for the signal handler and the call hook
+
+void on_fault(int sig, siginfo_t* info, void*) {
+  g_shared->fault_signal.store(sig);
+  g_shared->fault_in_call.store(g_shared->in_call.load());
+  if ((sig == SIGSEGV || sig == SIGBUS) && info && address_in_guard_page(info->si_addr))
+    g_shared->fault_in_guard.store(1);
+  _exit(kFaultExit);
+}
+
+void around_call(bool entering, void*) {
+  if (entering) g_shared->call_start_ns.store(now_ns());
+  g_shared->in_call.store(entering ? 1 : 0);
+}
+
+void copy_string(char* to, std::size_t size, const std::string& from) {
+  const std::size_t n = std::min(size - 1, from.size());
+  std::memcpy(to, from.data(), n);
+  to[n] = '\0';
+}
+
+[[noreturn]] void child_main(const Kernel& kernel, std::span<const Problem> batch, const IsolationOptions& options) {
+  // Whatever the kernel prints goes to stderr: stdout carries normcheck's
+  // report (one JSON document with --json).
+  dup2(STDERR_FILENO, STDOUT_FILENO);
+  // The handler runs on its own stack: a kernel may fault by overflowing its own.
+  static char alt_stack[1 << 16];
+  stack_t ss{};
+  ss.ss_sp = alt_stack;
+  ss.ss_size = sizeof alt_stack;
+  sigaltstack(&ss, nullptr);
+  struct sigaction sa{};
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP, SIGSYS}) sigaction(sig, &sa, nullptr);
+
+  EvaluateOptions eo;
+  eo.bound_override = options.bound_override;
+  eo.guard_pages = true;
+  eo.around_call = around_call;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    g_shared->current.store(static_cast<int>(i));
+    Slot& s = g_shared->slots[i];
+    const Evaluation ev = evaluate(kernel, batch[i], eo);
+    bool nondeterministic = false;
+    if (options.run_twice && ev.declined.empty()) {
+      EvaluateOptions again_options = eo;
+      again_options.outputs_only = true;
+      const Evaluation again = evaluate(kernel, batch[i], again_options);
+      nondeterministic = again.output_digest != ev.output_digest;
+    }
+    s.max_ulp = ev.max_ulp;
+    s.max_error_over_bound = ev.max_error_over_bound;
+    s.normwise = ev.normwise;
+    s.nonfinite_mismatch = ev.nonfinite_mismatch;
+    s.out_of_bounds_write = ev.out_of_bounds_write;
+    s.unwritten_output = ev.unwritten_output;
+    s.wrote_input = ev.wrote_input;
+    s.pass = ev.pass;
+    s.nondeterministic = nondeterministic;
+    s.output_digest = ev.output_digest;
+    copy_string(s.declined, sizeof s.declined, ev.declined);
+    copy_string(s.worst_output, sizeof s.worst_output, ev.worst.output);
+    s.worst_row = ev.worst.row;
+    s.worst_col = ev.worst.col;
+    s.worst_computed = ev.worst.computed;
+    s.worst_exact = ev.worst.exact;
+    s.worst_allowed = ev.worst.allowed;
+    g_shared->done.store(static_cast<int>(i + 1));
+  }
+  _exit(0);
+}
+
+Evaluation evaluation_of(const Kernel& kernel, const Slot& s) {
+  Evaluation ev;
+  ev.kernel = std::string(kernel.name);
+  ev.op = kernel.op;
+  ev.declined = s.declined;
+  ev.max_ulp = s.max_ulp;
+  ev.max_error_over_bound = s.max_error_over_bound;
+  ev.normwise = s.normwise;
+  ev.nonfinite_mismatch = s.nonfinite_mismatch;
+  ev.out_of_bounds_write = s.out_of_bounds_write;
+  ev.unwritten_output = s.unwritten_output;
+  ev.wrote_input = s.wrote_input;
+  ev.pass = s.pass;
+  ev.output_digest = s.output_digest;
+  ev.worst = {s.worst_output, s.worst_row, s.worst_col, s.worst_computed, s.worst_exact, s.worst_allowed};
+  return ev;
+}
+
+std::string detail_of(const Evaluation& ev) {
+  if (ev.worst.output.empty()) return {};
+  char text[200];
+  std::snprintf(text, sizeof text, "%s[row %lld, col %lld] = %a, exact %a, allowed error %.3g",
+                ev.worst.output.c_str(), static_cast<long long>(ev.worst.row),
+                static_cast<long long>(ev.worst.col), static_cast<double>(ev.worst.computed),
+                ev.worst.exact, ev.worst.allowed);
+  return text;
+}
+
+// One line on what the label means for this case.
+std::string detail_for(const std::string& label, const Evaluation& ev) {
+  if (label == "nondeterministic") return "two runs of the same case gave outputs that differ in their bits";
+  if (label == "out_of_bounds") return "a canary byte just before or after an array changed";
+  if (label == "writes_input") return "an input array (x, dy, gamma, beta or a saved statistic) changed in the call";
+  if (label == "unwritten_output")
+    return "an output element still holds the signalling-NaN pattern it was filled with before the call";
+  return label.empty() ? std::string() : detail_of(ev);
+}
+
+}  // namespace
+
+std::string label_of(const Evaluation& ev, bool nondeterministic) {
+  if (!ev.declined.empty()) return {};
+  if (ev.out_of_bounds_write) return "out_of_bounds";
+  if (ev.wrote_input) return "writes_input";
+  if (ev.unwritten_output) return "unwritten_output";
+  if (nondeterministic) return "nondeterministic";
+  if (ev.nonfinite_mismatch) return "nan";
+  if (!ev.pass) return "accuracy";
+  return {};
+}
+
+std::vector<CaseResult> run_isolated(const Kernel& kernel, std::span<const Problem> problems,
+                                     const IsolationOptions& options) {
+  std::vector<CaseResult> results(problems.size());
+  void* m = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) throw std::runtime_error("run_isolated: mmap of the shared results failed");
+  Shared* shared = static_cast<Shared*>(m);
+  const int64_t timeout_ns = int64_t{std::max(1, options.timeout_ms)} * 1000000;
+
+  std::size_t next = 0;
+  while (next < problems.size()) {
+    const std::size_t count = std::min<std::size_t>(kBatch, problems.size() - next);
+    const std::span<const Problem> batch = problems.subspan(next, count);
+    new (shared) Shared();
+    std::fflush(nullptr);  // the child must not flush the parent's buffered output again
+    const pid_t pid = fork();
+    if (pid < 0) {
+      munmap(m, sizeof(Shared));
+      throw std::runtime_error("run_isolated: fork failed");
+    }
+    if (pid == 0) {
+      g_shared = shared;
+      child_main(kernel, batch, options);
+    }
+    int status = 0;
+    bool hung = false, stalled = false;
+    int last_done = 0;
+    int64_t last_progress = now_ns();
+    for (;;) {
+      const pid_t w = waitpid(pid, &status, WNOHANG);
+      if (w == pid) break;
+      const int64_t now = now_ns();
+      if (shared->in_call.load() && now - shared->call_start_ns.load() > timeout_ns) {
+        hung = true;
+      } else if (const int d = shared->done.load(); d != last_done) {
+        last_done = d;
+        last_progress = now;
+      } else if (now - last_progress > kStallNs + 30 * timeout_ns) {
+        stalled = true;  // no case finished for that long, outside the kernel's calls
+      }
+      if (hung || stalled) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        break;
+      }
+      usleep(500);
+    }
+    const int done = shared->done.load();
+    for (int i = 0; i < done; ++i) {
+      CaseResult& r = results[next + static_cast<std::size_t>(i)];
+      r.finished = true;
+      r.evaluation = evaluation_of(kernel, shared->slots[i]);
+      r.label = label_of(r.evaluation, shared->slots[i].nondeterministic);
+      r.detail = detail_for(r.label, r.evaluation);
+    }
+    if (options.stop_at_first_label) {
+      const auto first = std::find_if(results.begin() + static_cast<std::ptrdiff_t>(next),
+                                      results.begin() + static_cast<std::ptrdiff_t>(next) + done,
+                                      [](const CaseResult& r) { return !r.label.empty(); });
+      if (first != results.begin() + static_cast<std::ptrdiff_t>(next) + done) break;
+    }
+    if (static_cast<std::size_t>(done) == count) {
+      next += count;
+      continue;
+    }
+    // The case in progress ended the child.
+    CaseResult& r = results[next + static_cast<std::size_t>(done)];
+    const bool in_call = shared->in_call.load() != 0;
+    if (hung) {
+      r.label = "hang";
+      r.detail = "the kernel call ran longer than " + std::to_string(options.timeout_ms) + " ms";
+    } else if (stalled) {
+      r.label = "hang";
+      r.detail = "no result for this case for over a minute, outside the kernel's calls (normcheck's own "
+                 "evaluation, or the kernel's effects on it)";
+    } else if (shared->fault_signal.load() != 0) {
+      const int sig = shared->fault_signal.load();
+      const bool guard = shared->fault_in_guard.load() != 0;
+      r.label = guard ? "out_of_bounds" : "crash";
+      r.detail = std::string(guard ? "access to a guard page past an array: " : "") + "signal " +
+                 std::to_string(sig) + " (" + strsignal(sig) + ")" +
+                 (shared->fault_in_call.load() ? " in the kernel call" : " outside the kernel call (in normcheck)");
+    } else if (WIFSIGNALED(status)) {
+      r.label = "crash";
+      r.detail = "killed by signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+    } else {
+      r.label = "crash";
+      r.detail = "the process exited with status " + std::to_string(WEXITSTATUS(status)) +
+                 (in_call ? " during the kernel call" : " outside the kernel call");
+    }
+    next += static_cast<std::size_t>(done) + 1;
+    if (options.stop_at_first_label) break;
+  }
+  munmap(m, sizeof(Shared));
+  return results;
+}
+
+CaseResult run_case(const Kernel& kernel, const Problem& problem, const IsolationOptions& options) {
+  if (kernel.origin == Origin::plugin) return run_isolated(kernel, std::span<const Problem>(&problem, 1), options)[0];
+  CaseResult r;
+  r.evaluation = evaluate(kernel, problem, options.bound_override);
+  r.finished = true;
+  r.label = label_of(r.evaluation, false);
+  r.detail = detail_for(r.label, r.evaluation);
+  return r;
+}
+
+}  // namespace normcheck::fuzz

@@ -1,0 +1,58 @@
+// Running a kernel's cases in a child process (a fork server): one fork per
+// batch of cases, a watchdog on each kernel call, and memory laid out so that
+// misbehaviour becomes a finding instead of taking normcheck down.
+//
+// The child runs evaluate() (the one verdict path, verify/evaluate.h) with
+// every array between guard pages (EvaluateOptions::guard_pages) and each case
+// twice, comparing the outputs bit for bit. It writes each case's result into
+// memory shared with the parent (mmap MAP_SHARED). The parent watches: a case
+// whose kernel call runs longer than the timeout is a hang (the child is
+// killed); a child that dies by a signal or exits during a case makes that
+// case a crash, or out_of_bounds when the fault address lies in a guard page.
+// The next batch starts a fresh child after the failing case.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "normcheck/evaluate.h"
+#include "normcheck/kernel.h"
+
+namespace normcheck::fuzz {
+
+struct IsolationOptions {
+  int timeout_ms = 2000;      // per kernel call
+  bool run_twice = true;      // run each case twice and compare the outputs' bits
+  std::optional<BoundFn> bound_override;
+  // Stop the run at the first case with a label (the cases after it are left
+  // unfinished, with no label): shrinking wants the first candidate that
+  // still fails, and each crash or hang costs a fork or a timeout.
+  bool stop_at_first_label = false;
+};
+
+// One case's result. `label` is empty when the kernel passed; otherwise one of
+// accuracy, nan, crash, hang, out_of_bounds, unwritten_output, writes_input,
+// nondeterministic (most severe first: a memory fault hides the rest).
+struct CaseResult {
+  Evaluation evaluation;   // meaningful when the child finished the case
+  bool finished = false;   // the child returned a result for it
+  std::string label;
+  std::string detail;      // one line: the signal, the output that broke its bound, ...
+};
+
+// The label of a finished evaluation ("" when it passed; declined counts as passed).
+std::string label_of(const Evaluation& ev, bool nondeterministic);
+
+// Runs `kernel` on every problem, batch by batch, each batch in one child.
+std::vector<CaseResult> run_isolated(const Kernel& kernel, std::span<const Problem> problems,
+                                     const IsolationOptions& options);
+
+// One case on any kernel of the table: a plugin's in a child (run_isolated),
+// ours in this process with evaluate() (they are trusted not to crash; the
+// canary guards still catch their out-of-bounds writes).
+CaseResult run_case(const Kernel& kernel, const Problem& problem, const IsolationOptions& options);
+
+}  // namespace normcheck::fuzz

@@ -1,0 +1,97 @@
+// Problem files (verify/include/normcheck/row_file.h): a whole problem written
+// by problem_file_text reads back to the same bits, plain row files keep
+// their meaning, and a file that does not describe what normcheck would run
+// is refused.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "normcheck/reference.h"
+#include "normcheck/row_file.h"
+
+namespace normcheck {
+namespace {
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
+}
+
+Problem backward_problem() {
+  Problem p;
+  p.rows = 2;
+  p.cols = 3;
+  p.x = {1.5f, -0.0f, 0x1p-149f, 3e38f, -2.25f, 0x1.234566p-7f};
+  p.dy = {0.5f, std::numeric_limits<float>::infinity(), -1.0f, 0.0f, 7.0f, -0x1p-130f};
+  p.gamma = {1.0f, -0.5f, 0x1.fffffep+3f};
+  p.eps = 0x1.4f8b58p-17f;
+  p.misalign_floats = 3;
+  return p;
+}
+
+TEST(ProblemFile, RoundTripsEveryBit) {
+  const Problem p = backward_problem();
+  const std::string text = problem_file_text(Op::layernorm_bwd, DType::f32, p, {"a note"}, "some.kernel");
+  const ProblemFile f = parse_problem_file(text, "mem");
+  ASSERT_TRUE(f.whole);
+  ASSERT_EQ(f.op, Op::layernorm_bwd);
+  EXPECT_EQ(f.dtype, DType::f32);
+  EXPECT_EQ(f.kernel, "some.kernel");
+  ASSERT_EQ(f.problems.size(), 1u);
+  const Problem& q = f.problems[0];
+  EXPECT_EQ(q.rows, 2);
+  EXPECT_EQ(q.cols, 3);
+  EXPECT_TRUE(same_bits(q.x, p.x));
+  EXPECT_TRUE(same_bits(q.dy, p.dy));
+  EXPECT_TRUE(same_bits(q.gamma, p.gamma));
+  EXPECT_TRUE(q.beta.empty());
+  EXPECT_EQ(std::bit_cast<uint32_t>(q.eps), std::bit_cast<uint32_t>(p.eps));
+  EXPECT_EQ(q.misalign_floats, 3);
+  EXPECT_NE(text.find("# nc.mean "), std::string::npos);
+  EXPECT_NE(text.find("# nc.rstd "), std::string::npos);
+}
+
+TEST(ProblemFile, RmsNormBackwardCarriesRrms) {
+  Problem p = backward_problem();
+  p.misalign_floats = 0;
+  const std::string text = problem_file_text(Op::rmsnorm_bwd, DType::f32, p, {});
+  EXPECT_NE(text.find("# nc.rrms "), std::string::npos);
+  EXPECT_EQ(parse_problem_file(text, "mem").op, Op::rmsnorm_bwd);
+}
+
+TEST(ProblemFile, PlainRowFilesStayRowsOfTheirOwn) {
+  const ProblemFile f = parse_problem_file("1 2 3\n# a comment\n4, 5\n", "plain");
+  EXPECT_FALSE(f.whole);
+  ASSERT_EQ(f.problems.size(), 2u);
+  EXPECT_EQ(f.problems[0].cols, 3);
+  EXPECT_EQ(f.problems[1].cols, 2);
+  EXPECT_EQ(f.problems[1].eps, 1e-5f);
+}
+
+// Negative controls: statistics other than the correctly rounded ones, an
+// unknown key or op, and widths that do not match are refused, with the source.
+TEST(ProblemFile, RefusesWhatItCannotReplay) {
+  const Problem p = backward_problem();
+  std::string text = problem_file_text(Op::layernorm_bwd, DType::f32, p, {});
+  const auto at = text.find("# nc.rstd ");
+  ASSERT_NE(at, std::string::npos);
+  const auto end = text.find('\n', at);
+  std::string wrong = text;
+  wrong.replace(at, end - at, "# nc.rstd 1 1");
+  EXPECT_THROW(parse_problem_file(wrong, "wrong_stats"), RowFileError);
+  EXPECT_THROW(parse_problem_file("# nc.colour blue\n1 2\n", "k"), RowFileError);
+  EXPECT_THROW(parse_problem_file("# nc.op batchnorm\n1 2\n", "k"), RowFileError);
+  EXPECT_THROW(parse_problem_file("# nc.op layernorm_fwd\n# nc.gamma 1 2 3\n1 2\n", "k"), RowFileError);
+  EXPECT_THROW(parse_problem_file("# nc.op layernorm_bwd\n1 2\n", "k"), RowFileError);  // no dy
+  try {
+    parse_problem_file("# nc.op layernorm_fwd\n# nc.eps -1\n1 2\n", "where.txt");
+    FAIL() << "a negative eps was accepted";
+  } catch (const RowFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("where.txt:2"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace normcheck

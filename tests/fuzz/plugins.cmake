@@ -1,0 +1,62 @@
+# The example plugin project (examples/plugin) built against an installed tree,
+# then `normcheck fuzz` / `check` / `list` end to end on it:
+#   fuzz_plugins_build           install + configure + build the plugins (fixture)
+#   fuzz_example_clean           the correct example plugin: no finding, exit 0
+#   fuzz_broken_<defect>         a broken plugin: the expected label, exit 1, and
+#                                the printed reproduce command replays it
+#   fuzz_refused_<defect>        a library the loader refuses: exit 2, the reason
+set(plugin_work ${CMAKE_CURRENT_BINARY_DIR}/plugins)
+set(plugin_dir ${plugin_work}/build)
+add_test(NAME fuzz_plugins_build
+  COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINARY_DIR} -DWORK_DIR=${plugin_work}
+    -DPLUGIN_SOURCE=${PROJECT_SOURCE_DIR}/examples/plugin -P ${CMAKE_CURRENT_SOURCE_DIR}/build_plugins.cmake)
+set_tests_properties(fuzz_plugins_build PROPERTIES LABELS unit TIMEOUT 600 FIXTURES_SETUP fuzz_plugins)
+
+# One fuzz run: PLUGIN, the LABEL expected among the findings ("" for none).
+# Cases rather than seconds, with a fixed seed, so that the run is the same on
+# any machine; 400 cases reach every defect's shapes (the generator's sizes
+# cycle through d up to 2^16, and d > 100 odd or d = 0 mod 5 occur early).
+# An optional fourth argument sets the cases (the hang plugin: every hanging
+# case costs a timeout, and the first comes within 150 cases).
+function(fuzz_test name plugin label)
+  set(cases 400)
+  if(ARGC GREATER 3)
+    set(cases ${ARGV3})
+  endif()
+  add_test(NAME ${name}
+    COMMAND ${CMAKE_COMMAND} -DNORMCHECK=$<TARGET_FILE:normcheck> -DPLUGIN=${plugin_dir}/${plugin}
+      -DLABEL=${label} -DCASES=${cases} -DCORPUS=${CMAKE_CURRENT_BINARY_DIR}/corpus/${name}
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_fuzz.cmake)
+  set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT 300 FIXTURES_REQUIRED fuzz_plugins)
+endfunction()
+
+fuzz_test(fuzz_example_clean libexample_norms.so "")
+fuzz_test(fuzz_broken_wrong_statistics libbroken_wrong_statistics.so accuracy)
+fuzz_test(fuzz_broken_tail_bug libbroken_tail_bug.so accuracy)
+fuzz_test(fuzz_broken_wrong_variance libbroken_wrong_variance.so accuracy)
+fuzz_test(fuzz_broken_oob_write libbroken_oob_write.so out_of_bounds)
+fuzz_test(fuzz_broken_unwritten_row libbroken_unwritten_row.so unwritten_output)
+fuzz_test(fuzz_broken_crash_on_shape libbroken_crash_on_shape.so crash)
+fuzz_test(fuzz_broken_hang libbroken_hang.so hang 150)
+fuzz_test(fuzz_broken_nondeterministic libbroken_nondeterministic.so nondeterministic)
+fuzz_test(fuzz_broken_writes_input libbroken_writes_input.so writes_input)
+fuzz_test(fuzz_broken_bwd_wrong_projection libbroken_bwd_wrong_projection.so accuracy)
+fuzz_test(fuzz_broken_bwd_skips_dbeta libbroken_bwd_skips_dbeta.so unwritten_output)
+
+# The loader's refusals: `normcheck list --plugin X` exits 2 with the reason.
+function(refused_test name plugin reason)
+  add_test(NAME ${name}
+    COMMAND ${CMAKE_COMMAND} -DNORMCHECK=$<TARGET_FILE:normcheck> -DPLUGIN=${plugin} -DREASON=${reason}
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_refused.cmake)
+  set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT 60 FIXTURES_REQUIRED fuzz_plugins)
+endfunction()
+refused_test(fuzz_refused_not_a_library ${PROJECT_SOURCE_DIR}/examples/plugin/example_norms.c "not a shared library")
+refused_test(fuzz_refused_missing_file ${plugin_dir}/no_such_plugin.so "no such file")
+refused_test(fuzz_refused_abi_version ${plugin_dir}/librefused_abi_version.so "ABI version 2, normcheck supports 1")
+refused_test(fuzz_refused_missing_symbol ${plugin_dir}/librefused_missing_symbol.so "missing symbol normcheck_plugin_abi")
+refused_test(fuzz_refused_no_kernels ${plugin_dir}/librefused_no_kernels.so "lists no kernels")
+refused_test(fuzz_refused_duplicate ${plugin_dir}/librefused_duplicate.so "duplicate kernel name")
+refused_test(fuzz_refused_null_fn ${plugin_dir}/librefused_null_fn.so "null function")
+refused_test(fuzz_refused_unknown_op ${plugin_dir}/librefused_unknown_op.so "unknown op 42")
+refused_test(fuzz_refused_missing_dependency ${plugin_dir}/librefused_missing_dependency.so
+  "a library it depends on is missing")

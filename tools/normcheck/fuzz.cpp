@@ -1,0 +1,194 @@
+// `normcheck fuzz`: an adversarial search for problems on which a kernel
+// breaks its bound or misbehaves (fuzz/campaign.h), usually a user's kernel
+// loaded with --plugin. Every finding is shrunk, labelled, saved to --corpus
+// as a problem file and printed with the `normcheck check` command that
+// replays it. Exit 1 on a finding.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "campaign.h"
+#include "command.h"
+#include "json_number.h"
+#include "plugin_option.h"
+#include "seed.h"
+
+namespace normcheck::cli {
+namespace {
+
+constexpr uint64_t kDefaultSeed = 20261124;
+
+struct FuzzArgs {
+  PluginOptions plugins;
+  std::vector<std::string> kernels;
+  int64_t cases = 0;
+  double seconds = 0;
+  std::string seed;
+  std::string corpus = "normcheck-corpus";
+  std::string shard;  // "i/n"
+  int jobs = 1;
+  bool wide_range = false;
+  bool json = false;
+};
+
+std::vector<const Kernel*> select(const FuzzArgs& args) {
+  std::vector<const Kernel*> selected;
+  if (!args.kernels.empty()) {
+    std::set<std::string> seen;
+    for (const std::string& name : args.kernels) {
+      const Kernel* k = find_kernel(name);
+      if (!k) throw UsageError("unknown kernel '" + name + "' (normcheck list shows the table)");
+      if (seen.insert(name).second) selected.push_back(k);
+    }
+    return selected;
+  }
+  // Default: the plugins' kernels, or, without plugins, every kernel of the table.
+  for (const Kernel& k : kernel_table())
+    if (args.plugins.paths.empty() || k.origin == Origin::plugin) selected.push_back(&k);
+  return selected;
+}
+
+std::pair<int, int> parse_shard(const std::string& text) {
+  if (text.empty()) {
+    // A CI matrix that already shards gtest suites shards the campaign the same way.
+    const char* index = std::getenv("GTEST_SHARD_INDEX");
+    const char* total = std::getenv("GTEST_TOTAL_SHARDS");
+    if (index && total && *index && *total) return parse_shard(std::string(index) + "/" + total);
+    return {0, 1};
+  }
+  int i = -1, n = 0;
+  char rest = 0;
+  if (std::sscanf(text.c_str(), "%d/%d%c", &i, &n, &rest) != 2 || n < 1 || i < 0 || i >= n)
+    throw UsageError("--shard must be i/n with 0 <= i < n, got '" + text + "'");
+  return {i, n};
+}
+
+std::string self_path() {
+  std::error_code ec;
+  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("normcheck") : p.string();
+}
+
+int run_fuzz(const FuzzArgs& args) {
+  if (args.cases < 0) throw UsageError("--cases must be >= 0");
+  if (!(args.seconds >= 0) || std::isinf(args.seconds)) throw UsageError("--seconds must be finite and >= 0");
+  load_plugins(args.plugins);
+  const auto [shard_index, shard_count] = parse_shard(args.shard);
+
+  fuzz::CampaignOptions options;
+  options.kernels = select(args);
+  if (options.kernels.empty()) throw UsageError("no kernel to fuzz");
+  options.cases = args.cases;
+  options.seconds = args.cases == 0 && args.seconds == 0 ? 10 : args.seconds;
+  options.seed = seed_from(args.seed, kDefaultSeed);
+  options.jobs = args.jobs;
+  options.wide_range = args.wide_range;
+  options.shard_index = shard_index;
+  options.shard_count = shard_count;
+  options.corpus_dir = args.corpus;
+  options.isolation = isolation_options(args.plugins);
+  options.notes = {"seed " + std::to_string(options.seed)};
+  std::cerr << "fuzz: seed " << options.seed << " (--seed or NORMCHECK_SEED), "
+            << (options.cases ? std::to_string(options.cases) + " cases per kernel"
+                              : std::to_string(options.seconds) + " s")
+            << ", shard " << shard_index << "/" << shard_count << ", corpus " << args.corpus << "\n";
+  const bool tty = isatty(2);
+  double last_print = -1;
+  options.progress = [&](const std::string& kernel, int64_t cases, std::size_t findings, double seconds) {
+    if (!tty && seconds - last_print < 2) return;
+    last_print = seconds;
+    std::fprintf(stderr, "%sfuzz: %s: %lld cases, %zu findings so far, %.1f s%s", tty ? "\r" : "", kernel.c_str(),
+                 static_cast<long long>(cases), findings, seconds, tty ? "   " : "\n");
+  };
+
+  const fuzz::CampaignResult result = fuzz::run_campaign(options);
+  if (tty) std::fprintf(stderr, "\n");
+  const std::string binary = shell_quote(self_path());
+  const auto reproduce = [&](const fuzz::Finding& f) {
+    return binary + " check --input " +
+           shell_quote(std::filesystem::absolute(f.file).lexically_normal().string()) + plugin_arguments(args.plugins) +
+           " --kernel " + f.kernel;
+  };
+
+  if (args.json) {
+    nlohmann::json findings = nlohmann::json::array();
+    for (const auto& f : result.findings)
+      findings.push_back({{"kernel", f.kernel},
+                          {"label", f.label},
+                          {"input", std::filesystem::absolute(f.file).lexically_normal().string()},
+                          {"reproduce", reproduce(f)},
+                          {"detail", f.detail},
+                          {"op", to_string(f.op)},
+                          {"dtype", to_string(f.dtype)},
+                          {"rows", f.problem.rows},
+                          {"cols", f.problem.cols},
+                          {"from_corpus", f.from_corpus}});
+    nlohmann::json limits = nlohmann::json::array();
+    for (const auto& f : result.limits)
+      limits.push_back({{"kernel", f.kernel}, {"label", f.label}, {"detail", f.detail},
+                        {"rows", f.problem.rows}, {"cols", f.problem.cols}});
+    nlohmann::json doc = {{"cases", result.cases},
+                          {"seconds", json_number(result.seconds)},
+                          {"seed", options.seed},
+                          {"findings", findings}};
+    if (args.wide_range) doc["limits"] = limits;
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    std::printf("%lld cases on %zu kernels in %.1f s, seed %llu: %zu findings\n",
+                static_cast<long long>(result.cases), options.kernels.size(), result.seconds,
+                static_cast<unsigned long long>(options.seed), result.findings.size());
+    for (const auto& f : result.findings) {
+      std::printf("\n%s: %s%s (%lld x %lld)\n    %s\n", f.kernel.c_str(), f.label.c_str(),
+                  f.from_corpus ? " (from the corpus)" : "", static_cast<long long>(f.problem.rows),
+                  static_cast<long long>(f.problem.cols), f.detail.c_str());
+      std::printf("    input: %s\n    reproduce: %s\n", f.file.string().c_str(), reproduce(f).c_str());
+    }
+    for (const auto& f : result.limits)
+      std::printf("\nlimit of %s (outside its declared range, not a finding): %s (%lld x %lld)\n    %s\n",
+                  f.kernel.c_str(), f.label.c_str(), static_cast<long long>(f.problem.rows),
+                  static_cast<long long>(f.problem.cols), f.detail.c_str());
+  }
+  return result.findings.empty() ? kExitOk : kExitFinding;
+}
+
+}  // namespace
+
+void add_fuzz_command(CLI::App& app, Action& action) {
+  auto args = std::make_shared<FuzzArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "fuzz", "Search for problems on which a kernel (usually a --plugin's) breaks its bound, crashes, hangs, "
+              "writes out of bounds, leaves an output unwritten, writes its input or is nondeterministic");
+  add_plugin_options(sub, args->plugins, true);
+  sub->add_option("--kernel", args->kernels, "Fuzz this kernel (repeatable; default: the plugins' kernels, "
+                                             "or every kernel without --plugin)");
+  auto* cases = sub->add_option("--cases", args->cases, "Generated cases per kernel");
+  sub->add_option("--seconds", args->seconds, "Wall-clock budget, split over the kernels (default 10)")
+      ->excludes(cases);
+  sub->add_option("--seed", args->seed, "Seed (default: NORMCHECK_SEED, else 20261124)");
+  sub->add_option("--corpus", args->corpus,
+                  "Directory for findings; its files for the fuzzed kernels are replayed first (default "
+                  "normcheck-corpus)");
+  sub->add_option("--jobs", args->jobs, "Batches of cases run at once, each in its own child process "
+                                      "(default 1; the machine's cores: " +
+                                      std::to_string(std::max(1u, std::thread::hardware_concurrency())) + ")")
+      ->check(CLI::Range(1, 256));
+  sub->add_option("--shard", args->shard, "Run shard i of n (i/n): disjoint cases per shard (default: "
+                                          "GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS when set, else 0/1)");
+  sub->add_flag("--wide-range", args->wide_range,
+                "Also draw inputs beyond each kernel's declared range (every float, NaN, inf); what a kernel "
+                "does there is listed as its limits, not as findings");
+  sub->add_flag("--json", args->json, "Print one JSON document: {cases, seconds, findings: [{kernel, label, "
+                                      "input, reproduce, ...}]}");
+  sub->callback([&action, args] { action = [args] { return run_fuzz(*args); }; });
+}
+
+}  // namespace normcheck::cli

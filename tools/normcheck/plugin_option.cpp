@@ -1,0 +1,65 @@
+#include "plugin_option.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include "command.h"
+#include "plugin_loader.h"
+#include "tolerance.h"
+
+namespace normcheck::cli {
+
+void add_plugin_options(CLI::App* sub, PluginOptions& options, bool run_options) {
+  sub->add_option("--plugin", options.paths,
+                  "Load the kernels of this shared library (the plugin ABI, docs/plugins.md; repeatable)");
+  if (!run_options) return;
+  sub->add_option("--timeout-ms", options.timeout_ms,
+                  "A plugin kernel call running longer than this is a hang (default 2000)")
+      ->check(CLI::Range(1, 3600000));
+  sub->add_option("--tolerance-ulp", options.tolerance_ulp,
+                  "Hold kernels to K units of u = 2^-24 per output element (docs/plugins.md) "
+                  "instead of their bound");
+}
+
+void load_plugins(const PluginOptions& options) {
+  if (options.tolerance_ulp && !(*options.tolerance_ulp > 0 && std::isfinite(*options.tolerance_ulp)))
+    throw UsageError("--tolerance-ulp must be finite and > 0");
+  try {
+    fuzz::load_plugins_into_table(options.paths);
+  } catch (const fuzz::PluginError& e) {
+    throw UsageError("plugin refused: " + std::string(e.what()));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("plugin refused: " + std::string(e.what()));
+  }
+}
+
+fuzz::IsolationOptions isolation_options(const PluginOptions& options) {
+  fuzz::IsolationOptions iso;
+  iso.timeout_ms = options.timeout_ms;
+  if (options.tolerance_ulp) iso.bound_override = fuzz::tolerance_bound(*options.tolerance_ulp);
+  return iso;
+}
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=+:,") ==
+                        std::string::npos)
+    return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string plugin_arguments(const PluginOptions& options) {
+  std::string args;
+  for (const auto& p : options.paths)
+    args += " --plugin " + shell_quote(std::filesystem::absolute(p).lexically_normal().string());
+  if (options.timeout_ms != PluginOptions{}.timeout_ms) args += " --timeout-ms " + std::to_string(options.timeout_ms);
+  if (options.tolerance_ulp) {
+    char k[40];
+    std::snprintf(k, sizeof k, "%.17g", *options.tolerance_ulp);
+    args += std::string(" --tolerance-ulp ") + k;
+  }
+  return args;
+}
+
+}  // namespace normcheck::cli

@@ -1,0 +1,38 @@
+// `--plugin PATH` (repeatable) and the options of running a plugin's kernels
+// (--timeout-ms, --tolerance-ulp), shared by list, check and fuzz.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "isolation.h"
+
+namespace normcheck::cli {
+
+struct PluginOptions {
+  std::vector<std::string> paths;
+  int timeout_ms = 2000;
+  std::optional<double> tolerance_ulp;
+};
+
+// Adds --plugin to `sub`; with `run_options`, --timeout-ms and --tolerance-ulp too.
+void add_plugin_options(CLI::App* sub, PluginOptions& options, bool run_options);
+
+// Loads every --plugin into the kernel table; a refused library is a
+// UsageError (exit 2) with the reason.
+void load_plugins(const PluginOptions& options);
+
+// The isolation settings the options ask for (the tolerance as a bound override).
+fuzz::IsolationOptions isolation_options(const PluginOptions& options);
+
+// The --plugin/--timeout-ms/--tolerance-ulp arguments that repeat this run's
+// settings in a printed command (paths made absolute).
+std::string plugin_arguments(const PluginOptions& options);
+
+// `s` quoted for a POSIX shell when it needs it.
+std::string shell_quote(const std::string& s);
+
+}  // namespace normcheck::cli

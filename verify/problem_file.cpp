@@ -1,0 +1,200 @@
+// Problem files: a whole problem in a row file (row_file.h states the format).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "normcheck/reference.h"
+#include "normcheck/row_file.h"
+
+namespace normcheck {
+namespace {
+
+void write_values(std::ostream& os, const float* v, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) os << (i ? " " : "") << format_float_exact(v[i]);
+}
+
+void write_line(std::ostream& os, const char* key, const std::vector<float>& v) {
+  os << "# nc." << key << ' ';
+  write_values(os, v.data(), v.size());
+  os << '\n';
+}
+
+std::vector<float> parse_values(std::istringstream& tokens, const std::string& source, int64_t line) {
+  std::vector<float> out;
+  std::string token;
+  while (tokens >> token) {
+    try {
+      out.push_back(parse_float_token(token));
+    } catch (const std::invalid_argument& e) {
+      throw RowFileError(source + ":" + std::to_string(line) + ": " + e.what(), line, 0);
+    }
+  }
+  return out;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+
+}  // namespace
+
+std::optional<Op> op_from_string(std::string_view name) {
+  for (Op op : {Op::layernorm_fwd, Op::layernorm_bwd, Op::rmsnorm_fwd, Op::rmsnorm_bwd})
+    if (to_string(op) == name) return op;
+  return std::nullopt;
+}
+
+std::optional<DType> dtype_from_string(std::string_view name) {
+  for (DType t : {DType::f32, DType::bf16, DType::f16})
+    if (to_string(t) == name) return t;
+  return std::nullopt;
+}
+
+std::string problem_file_text(Op op, DType dtype, const Problem& p, const std::vector<std::string>& notes,
+                              std::string_view kernel) {
+  std::ostringstream os;
+  for (const auto& note : notes) os << "# " << note << '\n';
+  os << "# nc.op " << to_string(op) << '\n';
+  os << "# nc.dtype " << to_string(dtype) << '\n';
+  if (!kernel.empty()) os << "# nc.kernel " << kernel << '\n';
+  os << "# nc.eps " << format_float_exact(p.eps) << '\n';
+  os << "# nc.misalign " << p.misalign_floats << '\n';
+  if (!p.gamma.empty()) write_line(os, "gamma", p.gamma);
+  if (!p.beta.empty()) write_line(os, "beta", p.beta);
+  const auto cols = static_cast<std::size_t>(p.cols);
+  for (int64_t r = 0; r < p.rows && !p.dy.empty(); ++r) {
+    os << "# nc.dy ";
+    write_values(os, p.dy.data() + r * p.cols, cols);
+    os << '\n';
+  }
+  // The saved statistics a backward kernel is given (f32 storage: x as written).
+  if (dtype == DType::f32 && op == Op::layernorm_bwd) {
+    const auto saved = reference_layernorm_fwd(p.x, {}, {}, p.rows, p.cols, p.eps);
+    write_line(os, "mean", saved.mean.rounded);
+    write_line(os, "rstd", saved.rstd.rounded);
+  } else if (dtype == DType::f32 && op == Op::rmsnorm_bwd) {
+    write_line(os, "rrms", reference_rmsnorm_fwd(p.x, {}, p.rows, p.cols, p.eps).rrms.rounded);
+  }
+  for (int64_t r = 0; r < p.rows; ++r) {
+    write_values(os, p.x.data() + r * p.cols, cols);
+    os << '\n';
+  }
+  return os.str();
+}
+
+ProblemFile parse_problem_file(std::string_view text, std::string_view source_view) {
+  const std::string source(source_view);
+  ProblemFile file;
+  Problem header;
+  std::vector<std::vector<float>> dy_rows;
+  std::optional<std::vector<float>> mean, rstd, rrms;
+  std::istringstream lines{std::string(text)};
+  std::string line;
+  for (int64_t number = 1; std::getline(lines, line); ++number) {
+    if (line.rfind("# nc.", 0) != 0) continue;
+    file.whole = true;
+    std::istringstream tokens(line.substr(5));
+    std::string key;
+    tokens >> key;
+    const std::string where = source + ":" + std::to_string(number) + ": ";
+    const auto fail = [&](const std::string& why) { throw RowFileError(where + why, number, 0); };
+    if (key == "op") {
+      std::string name;
+      tokens >> name;
+      file.op = op_from_string(name);
+      if (!file.op) fail("unknown op '" + name + "'");
+    } else if (key == "dtype") {
+      std::string name;
+      tokens >> name;
+      const auto t = dtype_from_string(name);
+      if (!t) fail("unknown dtype '" + name + "'");
+      file.dtype = *t;
+    } else if (key == "kernel") {
+      tokens >> file.kernel;
+    } else if (key == "eps") {
+      const auto v = parse_values(tokens, source, number);
+      if (v.size() != 1 || !(v[0] >= 0) || std::isinf(v[0])) fail("nc.eps takes one finite value >= 0");
+      header.eps = v[0];
+    } else if (key == "misalign") {
+      if (!(tokens >> header.misalign_floats) || header.misalign_floats < 0 || header.misalign_floats >= 16)
+        fail("nc.misalign takes one integer in [0, 16)");
+    } else if (key == "gamma") {
+      header.gamma = parse_values(tokens, source, number);
+    } else if (key == "beta") {
+      header.beta = parse_values(tokens, source, number);
+    } else if (key == "dy") {
+      dy_rows.push_back(parse_values(tokens, source, number));
+    } else if (key == "mean") {
+      mean = parse_values(tokens, source, number);
+    } else if (key == "rstd") {
+      rstd = parse_values(tokens, source, number);
+    } else if (key == "rrms") {
+      rrms = parse_values(tokens, source, number);
+    } else {
+      fail("unknown key nc." + key);
+    }
+  }
+
+  const auto rows = parse_rows(text, source);
+  if (rows.empty()) throw RowFileError(source + ": no rows (the file is empty or all comments)", 0, 0);
+  const std::size_t d = rows.front().values.size();
+  const bool one_width = std::all_of(rows.begin(), rows.end(), [&](const ParsedRow& r) { return r.values.size() == d; });
+  const auto whole_error = [&](const std::string& why) { throw RowFileError(source + ": " + why, 0, 0); };
+  if (!one_width) {
+    if (!header.gamma.empty() || !header.beta.empty() || !dy_rows.empty() || mean || rstd || rrms)
+      whole_error("rows differ in length, so nc.gamma/beta/dy and the statistics cannot apply");
+    for (const auto& r : rows) {
+      Problem p = header;
+      p.rows = 1;
+      p.cols = static_cast<int64_t>(r.values.size());
+      p.x = r.values;
+      file.problems.push_back(std::move(p));
+    }
+    return file;
+  }
+  Problem p = header;
+  p.rows = static_cast<int64_t>(rows.size());
+  p.cols = static_cast<int64_t>(d);
+  for (const auto& r : rows) p.x.insert(p.x.end(), r.values.begin(), r.values.end());
+  const auto check_width = [&](const std::vector<float>& v, const char* name, std::size_t want) {
+    if (!v.empty() && v.size() != want)
+      whole_error(std::string("nc.") + name + " has " + std::to_string(v.size()) + " values, expected " +
+                  std::to_string(want));
+  };
+  check_width(p.gamma, "gamma", d);
+  check_width(p.beta, "beta", d);
+  if (!dy_rows.empty() && dy_rows.size() != rows.size())
+    whole_error(std::to_string(dy_rows.size()) + " nc.dy lines for " + std::to_string(rows.size()) + " rows");
+  for (const auto& dy : dy_rows) {
+    check_width(dy, "dy", d);
+    p.dy.insert(p.dy.end(), dy.begin(), dy.end());
+  }
+  const bool backward = file.op == Op::layernorm_bwd || file.op == Op::rmsnorm_bwd;
+  if (backward && p.dy.empty()) whole_error("a backward problem needs nc.dy lines");
+  // The saved statistics: those evaluate() supplies, or the file is refused.
+  if (mean || rstd) {
+    if (file.op != Op::layernorm_bwd || file.dtype != DType::f32 || !mean || !rstd)
+      whole_error("nc.mean and nc.rstd go together, with nc.op layernorm_bwd and dtype f32");
+    const auto saved = reference_layernorm_fwd(p.x, {}, {}, p.rows, p.cols, p.eps);
+    if (!same_bits(*mean, saved.mean.rounded) || !same_bits(*rstd, saved.rstd.rounded))
+      whole_error("nc.mean/nc.rstd are not the forward's statistics of x correctly rounded, which is what "
+                  "normcheck gives a backward kernel");
+  }
+  if (rrms) {
+    if (file.op != Op::rmsnorm_bwd || file.dtype != DType::f32)
+      whole_error("nc.rrms goes with nc.op rmsnorm_bwd and dtype f32");
+    if (!same_bits(*rrms, reference_rmsnorm_fwd(p.x, {}, p.rows, p.cols, p.eps).rrms.rounded))
+      whole_error("nc.rrms is not the forward's rrms of x correctly rounded, which is what normcheck gives "
+                  "a backward kernel");
+  }
+  file.problems.push_back(std::move(p));
+  return file;
+}
+
+ProblemFile read_problem_file(const std::filesystem::path& path) {
+  return parse_problem_file(read_row_file_text(path), path.string());
+}
+
+}  // namespace normcheck
