@@ -87,8 +87,8 @@ double gamma_n(double n) {
 // eta collecting the squares' and the scale's underflow. With w^ = fl(var^ + eps)
 // and T = sigma^2 + eps = 1/r^2, (1 - s) = sigma^2 r^2:
 //   w^ / T in [(1 - (1-s) g - eta r^2)(1 - u), (1 + (1-s) g + delta_r^2 (1 + g) + eta r^2)(1 + u)]
-// with g = gamma_{d+2+k}. For k = 1 this is the (sigma^2 + delta^2 + eps)(1 +- gamma_{d+4})
-// of the sketch in issue 2, refined to show that delta^2 only ever increases w^.
+// with g = gamma_{d+2+k}. For k = 1 this refines the textbook (sigma^2 + delta^2 + eps)
+// (1 +- gamma_{d+4}): delta^2 only ever increases w^.
 MomentsError twopass_moments_error(const RowCondition& c, int scale_roundings) {
   const double d = static_cast<double>(c.d);
   const double k = scale_roundings;
@@ -221,8 +221,8 @@ Bound bound_max(const Bound& a, const Bound& b) {
 //   y1 sqrt(w^) = [(1 + e0)(3/2 - a) - (1 + e0) a theta_2](1 + theta_2')
 //               = [1 - 3 e0^2 / 2 - e0^3 / 2 - (1 + e0)^3 theta_2 / 2](1 + theta_2'),
 // so |y1 sqrt(w^) - 1| <= (1 + 3E^2/2 + E^3/2 + (1 + E)^3 gamma_2 / 2)(1 + gamma_2) - 1
-// = 6.38 u, within [(1 - u)^7, (1 - u)^-7] (3E^2/2 alone is 3.375 u: four
-// roundings, the count this bound used before, do not cover it).
+// = 6.38 u, within [(1 - u)^7, (1 - u)^-7] (3E^2/2 alone is 3.375 u: counting
+// only the four roundings of the Newton step would not cover it).
 constexpr int kDefaultRstdRoundings = 7;
 
 // y of the gamma-folded scale/bias form: a = fl(r^ gamma), y^ = fl(fl(x a) + fl(beta - fl(mu^ a)))

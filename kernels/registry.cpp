@@ -110,4 +110,15 @@ std::string_view to_string(DType dtype) {
   return "?";
 }
 
+std::string_view to_string(Family family) {
+  switch (family) {
+    case Family::scalar: return "scalar";
+    case Family::highway: return "highway";
+    case Family::onednn: return "onednn";
+    case Family::libtorch: return "libtorch";
+    case Family::external: return "external";
+  }
+  return "?";
+}
+
 }  // namespace normcheck

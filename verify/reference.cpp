@@ -133,7 +133,7 @@ struct ColumnSums {
       mp::exact_add(sum, dy[j], term);
       mpfr_swap(raw(sum), raw(dy[j]));
       mpfr_add_d(raw(abs_dy[j]), raw(abs_dy[j]), std::fabs(double{dy_row[j]}), MPFR_RNDN);
-      mp::exact_mul(product, term, row.dev[j]);  // inf x 0 = NaN, as agreed
+      mp::exact_mul(product, term, row.dev[j]);  // inf x 0 = NaN (docs/semantics.md)
       accumulate(j, mpfr_mul(raw(scaled), raw(product), raw(c), MPFR_RNDN) == 0 && c_exact);
     }
   }

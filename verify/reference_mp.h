@@ -22,7 +22,10 @@
 
 #include <boost/multiprecision/mpfr.hpp>
 
-namespace normcheck::mp {
+// Internal: hidden from normcheck_verify's exported symbols (only the API of
+// include/normcheck/ is public); tests link normcheck_reference_mp directly.
+namespace normcheck {
+namespace [[gnu::visibility("hidden")]] mp {
 
 using Real = boost::multiprecision::mpfr_float;
 
@@ -162,4 +165,5 @@ class NormRow {
   RoundingDecider decider_;
 };
 
-}  // namespace normcheck::mp
+}  // namespace mp
+}  // namespace normcheck

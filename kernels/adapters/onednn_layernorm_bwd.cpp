@@ -140,6 +140,7 @@ constinit const Kernel kOnednnLayerNormBwd{
     .bound = &onednn_bwd_bound,
     .range = {.max_abs_x = 0x1p124},
     .declines = &onednn_bwd_declines,
+    .family = Family::onednn,
 };
 
 }  // namespace normcheck

@@ -119,6 +119,7 @@ constinit const Kernel kOnednnLayerNormFwd{
     .bound = &onednn_fwd_bound,
     .range = {.max_abs_x = 0x1p62, .sqrt_d_scaled = true},
     .declines = &onednn_fwd_declines,
+    .family = Family::onednn,
 };
 
 }  // namespace normcheck

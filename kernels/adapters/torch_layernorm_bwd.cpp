@@ -71,6 +71,7 @@ constinit const Kernel kTorchLayerNormBwd{
     .bound = &torch_bwd_bound,
     .range = {.max_abs_x = 0x1p124},
     .declines = &torch_bwd_declines,
+    .family = Family::libtorch,
 };
 
 }  // namespace normcheck

@@ -63,6 +63,7 @@ constinit const Kernel kTorchLayerNormFwd{
     .bound = &torch_fwd_bound,
     .range = {.max_abs_x = 0x1p62, .sqrt_d_scaled = true},
     .declines = &torch_fwd_declines,
+    .family = Family::libtorch,
 };
 
 }  // namespace normcheck

@@ -108,6 +108,7 @@ constinit const Kernel kLayerNormBwdHwy{
     // As the scalar backward: the saved rstd stays a normal float (r > 2^-126)
     // and x - mean cannot overflow.
     .range = {.max_abs_x = 0x1p124},
+    .family = Family::highway,
 };
 
 }  // namespace normcheck

@@ -58,6 +58,7 @@ constinit const Kernel kLayerNormBwdHwyBf16{
     // overflow. bf16 has float's exponent range: x = 1.5 2^127 followed by
     // 100 of -1.5 2^127 (normal rstd) overflowed x - mean, giving a NaN dx.
     .range = {.max_abs_x = 0x1p124},
+    .family = Family::highway,
 };
 
 }  // namespace normcheck

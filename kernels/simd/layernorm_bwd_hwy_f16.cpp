@@ -57,7 +57,8 @@ constinit const Kernel kLayerNormBwdHwyF16{
     .bound = &simd::hwy_f16_layernorm_bwd_bound,
     // No input range: layernorm_bwd.hwy's |x| <= 2^124 (saved rstd normal,
     // x - mean finite) holds for every f16 value (|x| <= 65504); larger
-    // floats are stored as inf.
+    // floats are stored as inf.,
+    .family = Family::highway,
 };
 
 }  // namespace normcheck

@@ -112,6 +112,7 @@ constinit const Kernel kLayerNormFwdAccurate{
     .fn = &simd::layernorm_fwd_accurate,
     .bound = &accurate_layernorm_fwd_bound,
     .ulp_promise = 1,  // docs/accuracy_accurate.md, "From 2^-26 to 1 ULP"
+    .family = Family::highway,
 };
 
 }  // namespace normcheck

@@ -87,6 +87,7 @@ constinit const Kernel kLayerNormFwdHwy{
                  "float64 fallback for uncentred, overflow and underflow rows",
     .fn = &simd::layernorm_fwd_hwy,
     .bound = &simd::hwy_layernorm_fwd_bound,
+    .family = Family::highway,
 };
 
 }  // namespace normcheck

@@ -55,6 +55,7 @@ constinit const Kernel kLayerNormFwdHwyBf16{
     .algorithm = "layernorm_fwd.hwy's rows on bf16 x/y (float32 math, y rounded to nearest even)",
     .fn = &simd::layernorm_fwd_hwy_bf16,
     .bound = &simd::hwy_bf16_layernorm_fwd_bound,
+    .family = Family::highway,
 };
 
 }  // namespace normcheck

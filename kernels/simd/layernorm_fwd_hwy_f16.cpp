@@ -58,6 +58,7 @@ constinit const Kernel kLayerNormFwdHwyF16{
     .algorithm = "layernorm_fwd.hwy's rows on f16 x/y (float32 math, y rounded to nearest even)",
     .fn = &simd::layernorm_fwd_hwy_f16,
     .bound = &simd::hwy_f16_layernorm_fwd_bound,
+    .family = Family::highway,
 };
 
 }  // namespace normcheck

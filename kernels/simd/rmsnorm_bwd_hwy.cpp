@@ -85,7 +85,8 @@ constinit const Kernel kRmsNormBwdHwy{
                  "threaded over 32-row blocks, dgamma partials merged in block order",
     .fn = &simd::rmsnorm_bwd_hwy,
     .bound = &simd::hwy_rmsnorm_bwd_bound,
-    .range = {.max_abs_x = 0x1p124},  // as rmsnorm_bwd.scalar: the saved rrms stays normal
+    .range = {.max_abs_x = 0x1p124},  // as rmsnorm_bwd.scalar: the saved rrms stays normal,
+    .family = Family::highway,
 };
 
 }  // namespace normcheck

@@ -58,6 +58,7 @@ constinit const Kernel kRmsNormBwdHwyBf16{
     // As rmsnorm_bwd.hwy: the saved rrms stays normal. bf16 has float's
     // exponent range, so its values reach past 2^124.
     .range = {.max_abs_x = 0x1p124},
+    .family = Family::highway,
 };
 
 }  // namespace normcheck

@@ -56,7 +56,8 @@ constinit const Kernel kRmsNormBwdHwyF16{
     .fn = &simd::rmsnorm_bwd_hwy_f16,
     .bound = &simd::hwy_f16_rmsnorm_bwd_bound,
     // No input range: rmsnorm_bwd.hwy's |x| <= 2^124 (saved rrms normal)
-    // holds for every f16 value (|x| <= 65504); larger floats are stored as inf.
+    // holds for every f16 value (|x| <= 65504); larger floats are stored as inf.,
+    .family = Family::highway,
 };
 
 }  // namespace normcheck

@@ -68,6 +68,7 @@ constinit const Kernel kRmsNormFwdHwy{
                  "float64 rounded once; threaded over rows or chunks",
     .fn = &simd::rmsnorm_fwd_hwy,
     .bound = &simd::hwy_rmsnorm_fwd_bound,
+    .family = Family::highway,
 };
 
 }  // namespace normcheck

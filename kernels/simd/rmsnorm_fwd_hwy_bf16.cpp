@@ -54,6 +54,7 @@ constinit const Kernel kRmsNormFwdHwyBf16{
     .algorithm = "rmsnorm_fwd.hwy's rows on bf16 x/y (float64 math, y rounded to nearest even)",
     .fn = &simd::rmsnorm_fwd_hwy_bf16,
     .bound = &simd::hwy_bf16_rmsnorm_fwd_bound,
+    .family = Family::highway,
 };
 
 }  // namespace normcheck

@@ -57,6 +57,7 @@ constinit const Kernel kRmsNormFwdHwyF16{
     .algorithm = "rmsnorm_fwd.hwy's rows on f16 x/y (float64 math, y rounded to nearest even)",
     .fn = &simd::rmsnorm_fwd_hwy_f16,
     .bound = &simd::hwy_f16_rmsnorm_fwd_bound,
+    .family = Family::highway,
 };
 
 }  // namespace normcheck

@@ -35,6 +35,24 @@ TEST(ClaimsCli, JsonOnlySemanticClaims) {
   EXPECT_EQ(doc.at("claims")[0].at("id"), "S1");
 }
 
+// J6 through --json: the contract fields, the per-coordinate reading in the
+// figure, the source named by title, and the sqrt(d) series a report can plot.
+TEST(ClaimsCli, JsonJ6StatesThePerCoordinateReading) {
+  const CliRun run = normcheck("claims --json --only J6");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto c = nlohmann::json::parse(run.out).at("claims").at(0);
+  EXPECT_EQ(c.at("id"), "J6");
+  EXPECT_EQ(c.at("verdict"), "HOLDS_APPROXIMATELY");
+  const std::string figure = c.at("figure").get<std::string>();
+  EXPECT_NE(figure.find("per coordinate"), std::string::npos) << figure;
+  EXPECT_NE(figure.find("units factor sqrt(d)"), std::string::npos) << figure;
+  EXPECT_NE(figure.find("Post-LN"), std::string::npos) << figure;
+  EXPECT_NE(c.at("source").get<std::string>().find("DeepNet"), std::string::npos);
+  bool units_series = false;
+  for (const auto& s : c.at("series")) units_series = units_series || s.at("name") == "sqrt(d), the units factor";
+  EXPECT_TRUE(units_series);
+}
+
 TEST(ClaimsCli, TextOutputNamesTheClaim) {
   const CliRun run = normcheck("claims --only A2");
   ASSERT_EQ(run.exit_code, 0) << run.err;  // a REFUTED seed claim is a finding, not a failure

@@ -120,17 +120,89 @@ TEST(JTransformer, FiniteDifferenceCheckCatchesWrongAlpha) {
   EXPECT_GT(m.failed, m.checked / 2);
 }
 
-// model_update.h's eta = 1e-6 is first order: the same measurement at eta/10
-// agrees to 1e-3 relative on the most curved stack of the J7 default sweep
-// (Post-LN, whose update is largest).
-TEST(JTransformer, FirstOrderEtaIsLinear) {
+// The forward-mode derivative (forward_tangents) of F in the direction of the
+// gradient, entry by entry against the central difference of F along that
+// direction. Tolerance as in compare(): rounding 10 u max|F| / h with
+// max|F| <= sqrt(d) (an LN output row has norm sqrt(d)), plus the truncation
+// estimate |D(2h) - D(h)|.
+int tangent_mismatches(const nt::Stack& stack, const nt::Stack& tangent_stack, const nt::Matrix& x,
+                       const std::vector<nt::Layer>& direction) {
+  const double h = 1e-5;
+  const double rounding = 10 * 0x1p-53 * std::sqrt(static_cast<double>(x.cols())) / h;
+  auto moved = [&](double step) { return nt::forward_states(stack, x, {&direction, step, false}).back(); };
+  const nt::Matrix d1 = (moved(h) - moved(-h)) / (2 * h);
+  const nt::Matrix d2 = (moved(2 * h) - moved(-2 * h)) / (4 * h);
+  const nt::Matrix jvp =
+      nt::forward_tangents(tangent_stack, nt::forward_states(tangent_stack, x), direction, 1.0).back();
+  int failed = 0;
+  for (Eigen::Index i = 0; i < jvp.size(); ++i)
+    failed += std::abs(jvp.data()[i] - d1.data()[i]) > rounding + std::abs(d2.data()[i] - d1.data()[i]);
+  return failed;
+}
+
+TEST(JTransformer, TangentMatchesCentralDifferences) {
+  const uint64_t seed = test_seed();
+  for (bool causal : {false, true}) {
+    for (nt::Residual residual : {nt::Residual{1, 1}, nt::deepnorm_encoder(2)}) {
+      StackProblem s = small_setup(causal, residual, seed);
+      const auto grads = nt::backward(s.stack, nt::forward_states(s.stack, s.x), s.r);
+      EXPECT_EQ(tangent_mismatches(s.stack, s.stack, s.x, grads), 0)
+          << "causal " << causal << " alpha " << residual.alpha;
+    }
+  }
+}
+
+// Negative control: the tangent of a stack whose alpha is off by 1e-3 fails the
+// same comparison in most entries.
+TEST(JTransformer, TangentCheckCatchesWrongAlpha) {
+  const uint64_t seed = test_seed();
+  StackProblem s = small_setup(false, nt::deepnorm_encoder(2), seed);
+  nt::Stack wrong = s.stack;
+  wrong.alpha *= 1 + 1e-3;
+  const auto grads = nt::backward(s.stack, nt::forward_states(s.stack, s.x), s.r);
+  EXPECT_GT(tangent_mismatches(s.stack, wrong, s.x, grads), s.x.size() / 2);
+}
+
+// With L = <R, F>, the JVP in the direction -g and the backward's g are tied by
+// <R, J(-g)> = -||g||^2 exactly. In float64 both sides are sums of products
+// through 2N sublayers of ~10 matrix products each (inner dimension <= 4d = 256):
+// the classical bound n u per product gives ~256 * 1.1e-16 = 3e-14 relative per
+// product, about 5e-12 over N = 8; 1e-10 leaves a factor 20 for cancellation.
+// A wrong residual scale in one of the two (1e-3) is caught by far.
+TEST(JTransformer, TangentAndGradientAgreeOnTheLoss) {
   const uint64_t seed = test_seed();
   nt::Shape shape;
   shape.layers = 8;
   normcheck::claims_deepnorm::UpdateOptions options;
   options.finite_step = options.adam_step = false;
-  const double at_eta = normcheck::claims_deepnorm::measure_update(shape, {1, 1}, seed, options).sgd_per_eta;
-  options.first_order_eta /= 10;
-  const double at_tenth = normcheck::claims_deepnorm::measure_update(shape, {1, 1}, seed, options).sgd_per_eta;
-  EXPECT_NEAR(at_eta / at_tenth, 1.0, 1e-3);
+  for (nt::Residual residual : {nt::Residual{1, 1}, nt::deepnorm_encoder(8)}) {
+    const auto m = normcheck::claims_deepnorm::measure_update(shape, residual, seed, options);
+    EXPECT_NEAR(-m.loss_change / m.gradient_squared, 1.0, 1e-10) << "alpha " << residual.alpha;
+    // Cauchy-Schwarz, ||R|| = 1: ||dF|| >= |<R, dF>| = ||g||^2.
+    EXPECT_GE(m.sgd_per_eta, m.gradient_squared * (1 - 1e-10));
+  }
+  StackProblem s = small_setup(false, nt::deepnorm_encoder(2), seed);
+  nt::Stack wrong = s.stack;
+  wrong.alpha *= 1 + 1e-3;
+  const auto grads = nt::backward(s.stack, nt::forward_states(s.stack, s.x), s.r);
+  double g2 = 0;
+  for (int sub = 0; sub < 4; ++sub) g2 += std::pow(nt::sublayer_norm(grads, sub), 2);
+  const nt::Matrix jvp = nt::forward_tangents(wrong, nt::forward_states(wrong, s.x), grads, -1.0).back();
+  EXPECT_GT(std::abs(-jvp.cwiseProduct(s.r).sum() / g2 - 1), 1e-10);
+}
+
+// A finite step of eta = 1e-6 agrees with the exact first-order value (JVP) to
+// 1e-3 relative on Post-LN at N = 8 (the relative gap is the second-order term
+// ~eta ||d2F||/||dF||; the J7 sweep measures a median of 1.2e-4 at N = 8 and
+// 1.1e-3 at N = 16, so 1e-3 has an 8x margin at N = 8). A JVP that missed a
+// term would be off by far more.
+TEST(JTransformer, SmallStepMatchesTheJvpAtModerateDepth) {
+  const uint64_t seed = test_seed();
+  nt::Shape shape;
+  shape.layers = 8;
+  normcheck::claims_deepnorm::UpdateOptions options;
+  options.finite_step = options.adam_step = false;
+  options.small_step = true;
+  const auto m = normcheck::claims_deepnorm::measure_update(shape, {1, 1}, seed, options);
+  EXPECT_NEAR(m.sgd_small_per_eta / m.sgd_per_eta, 1.0, 1e-3);
 }

@@ -143,6 +143,18 @@ TEST(S4, HoldsAndTellsTheFloatFormsApart) {
   // correctly rounded ones; at least both series exist and have every point.
   ASSERT_EQ(r.series.size(), 4u);
   EXPECT_EQ(r.series[2].y.size(), r.series[0].y.size());
+  // The figure at |mu|/sigma = 1e4 (index 4: one point per decade from 1).
+  // There x lies in [8192, 16384), where a float's half ulp is 2^-11 = 4.9e-4.
+  // The rewrite rounds x*r and mu*r (each ~1e4) before they cancel, so over the
+  // 1024 * 64 outputs its largest error reaches at least one such half ulp; the
+  // (x - mu) form's error is the rounding of mu times r only (~half ulp times
+  // 1/sigma of the row), measured 2.4x smaller. A regression to a handful of
+  // rows, or a rewrite that subtracts first, breaks one of these.
+  ASSERT_GE(r.series[0].x.size(), 5u);
+  ASSERT_EQ(r.series[0].x[4], 1e4);
+  EXPECT_GE(r.series[0].y[4], std::ldexp(1.0, -11));
+  EXPECT_GT(r.series[0].y[4], r.series[1].y[4]);
+  EXPECT_TRUE(contains(r.explanation, "1024 rows")) << r.explanation;
 }
 
 TEST(S5, HoldsAndAWrongFormulaIsRefuted) {

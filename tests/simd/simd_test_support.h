@@ -1,9 +1,8 @@
-// Helpers of the SIMD kernel tests: the table rows this area owns, forcing the
-// Highway dispatch to each target the CPU supports, random problems.
+// Helpers of the SIMD kernel tests: the table rows this area owns, one gtest
+// per Highway target the CPU supports, random problems.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -11,39 +10,38 @@
 
 #include "../support/describe_evaluation.h"
 #include "hwy/targets.h"
+#include "hwy/tests/hwy_gtest.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
 
 namespace normcheck::test {
 
-// Rows of the kernel table written with Highway: names "<op>.hwy...",
-// and layernorm_fwd.accurate.
+// Our rows of the kernel table written with Highway (Kernel::family).
 inline std::vector<const Kernel*> simd_kernels() {
   std::vector<const Kernel*> out;
-  for (const Kernel& k : kernel_table()) {
-    const std::string_view variant = k.name.substr(k.name.find('.') + 1);
-    if (k.origin == Origin::ours && (variant.starts_with("hwy") || variant == "accurate"))
-      out.push_back(&k);
-  }
+  for (const Kernel& k : kernel_table())
+    if (k.origin == Origin::ours && k.family == Family::highway) out.push_back(&k);
   return out;
 }
 
-// Runs body(target name) once for every Highway target this CPU supports and
-// the kernels were built for, with the dynamic dispatch forced to it; the
-// normal dispatch is restored afterwards, even when body fails an ASSERT.
-inline void for_each_target(const std::function<void(const char* target)>& body) {
-  struct Restore {
-    ~Restore() {
-      hwy::SetSupportedTargetsForTest(0);
-      hwy::GetChosenTarget().Update(hwy::SupportedTargets());
-    }
-  } restore;
-  for (const int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
+// One gtest per Highway target, as hwy/tests/hwy_gtest.h does it: a suite
+// derived from PerTarget and instantiated with
+// HWY_TARGET_INSTANTIATE_TEST_SUITE_P(Suite) runs each TEST_P(Suite, ...) once
+// for every target this CPU supports and the kernels were built for (named
+// .../AVX2, .../SSE4, ...), with the kernels' dynamic dispatch forced to it;
+// TearDown restores the normal dispatch, even after a failed ASSERT.
+class PerTarget : public hwy::TestWithParamTarget {
+ protected:
+  void SetUp() override {
+    hwy::TestWithParamTarget::SetUp();
     hwy::GetChosenTarget().Update(hwy::SupportedTargets());
-    body(hwy::TargetName(target));
   }
-}
+  void TearDown() override {
+    hwy::TestWithParamTarget::TearDown();
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+  }
+  const char* target() const { return hwy::TargetName(GetParam()); }
+};
 
 // x = center + N(0,1) (and dy ~ N(0,1) for the backward ops); with `affine`,
 // gamma = 1 + N(0,1)/2 and beta ~ N(0,1) (RMSNorm has no beta).

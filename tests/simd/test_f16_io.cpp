@@ -104,11 +104,15 @@ struct Mismatches {
   }
 };
 
-TEST(F16Io, StoreRoundsToNearestEvenOnEveryTarget) {
+class F16Io : public test::PerTarget {};
+HWY_TARGET_INSTANTIATE_TEST_SUITE_P(F16Io);
+
+TEST_P(F16Io, StoreRoundsToNearestEvenOnEveryTarget) {
   const std::vector<float> in = store_cases();
   std::vector<uint16_t> want(in.size());
   for (size_t i = 0; i < in.size(); ++i) want[i] = to_f16(in[i]);
-  test::for_each_target([&](const char* target) {
+  {
+    const char* target = this->target();
     std::vector<uint16_t> got(in.size());
     in_pieces(in.size(), [&](size_t i, size_t count) {
       HWY_DYNAMIC_DISPATCH(simd::StoreF16ForTest)(in.data() + i, got.data() + i, count);
@@ -124,13 +128,14 @@ TEST(F16Io, StoreRoundsToNearestEvenOnEveryTarget) {
       }
     }
     EXPECT_EQ(bad.count, 0u) << target << ", of " << in.size() << ":\n" << bad.first;
-  });
+  }
 }
 
-TEST(F16Io, LoadIsExactOnEveryTarget) {
+TEST_P(F16Io, LoadIsExactOnEveryTarget) {
   std::vector<uint16_t> in(0x10000);
   for (uint32_t h = 0; h < in.size(); ++h) in[h] = static_cast<uint16_t>(h);
-  test::for_each_target([&](const char* target) {
+  {
+    const char* target = this->target();
     std::vector<float> got(in.size());
     in_pieces(in.size(), [&](size_t i, size_t count) {
       HWY_DYNAMIC_DISPATCH(simd::LoadF16ForTest)(in.data() + i, got.data() + i, count);
@@ -149,7 +154,7 @@ TEST(F16Io, LoadIsExactOnEveryTarget) {
       }
     }
     EXPECT_EQ(bad.count, 0u) << target << ":\n" << bad.first;
-  });
+  }
 }
 
 }  // namespace

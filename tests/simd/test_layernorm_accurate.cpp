@@ -98,10 +98,14 @@ void put_element_at_mean(Problem& p, int64_t row, int64_t col) {
 
 // |mean|/sigma from 0 to 1e7 (the range), d = 768 and 4096; in each
 // row a few elements are put at the mean.
-TEST(LayerNormAccurate, WithinOneUlpWhateverTheMeanOverSigma) {
+class LayerNormAccurate : public test::PerTarget {};
+HWY_TARGET_INSTANTIATE_TEST_SUITE_P(LayerNormAccurate);
+
+TEST_P(LayerNormAccurate, WithinOneUlpWhateverTheMeanOverSigma) {
   const uint64_t seed = test::test_seed();
   const Kernel& accurate = kernel("layernorm_fwd.accurate");
-  test::for_each_target([&](const char* target) {
+  {
+    const char* target = this->target();
     std::mt19937_64 rng(seed);
     // Only small |mean|/sigma lets an element come this near the mean: at
     // |mean| >> sigma the float grid near the mean is coarser than that.
@@ -121,7 +125,7 @@ TEST(LayerNormAccurate, WithinOneUlpWhateverTheMeanOverSigma) {
       }
     }
     EXPECT_GT(exact_tier, 0) << target << ": no element near the mean, the exact tier is not tested";
-  });
+  }
 }
 
 // Rows of +-a pairs that cancel exactly plus a tiny t: the mean is t/d, and
@@ -148,7 +152,7 @@ Problem cancelling_pairs(int64_t d, float a, float t, std::mt19937_64& rng) {
 // depend on the scale), float-overflowing squares, mixed magnitudes,
 // subnormal outputs, elements exactly at the mean, rows whose first elements
 // are far from the mean.
-TEST(LayerNormAccurate, WithinOneUlpOnTheCorners) {
+TEST_P(LayerNormAccurate, WithinOneUlpOnTheCorners) {
   std::mt19937_64 rng(test::test_seed());
   const Kernel& accurate = kernel("layernorm_fwd.accurate");
   struct Case {
@@ -195,7 +199,7 @@ TEST(LayerNormAccurate, WithinOneUlpOnTheCorners) {
   EXPECT_EQ(y[499], 0.0f) << "x = mean exactly gives y = 0 exactly";
 }
 
-TEST(LayerNormAccurate, NegativeControlFastKernelIsNotWithinOneUlp) {
+TEST(LayerNormAccurateControl, FastKernelIsNotWithinOneUlp) {
   std::mt19937_64 rng(test::test_seed());
   const Problem p = shifted_rows(1e4, 1.0, 2, 4096, 1e-5f, rng);
   const Kernel& fast = kernel("layernorm_fwd.hwy");

@@ -19,13 +19,16 @@
 namespace normcheck {
 namespace {
 
-TEST(SimdTargets, DispatchFollowsTheForcedTarget) {
-  int targets = 0;
-  test::for_each_target([&](const char* target) {
-    ++targets;
-    EXPECT_STREQ(simd::dispatched_target_name(), target);
-  });
-  EXPECT_GE(targets, 2) << "a build for x86 has at least the scalar and one SIMD target";
+class SimdTargets : public test::PerTarget {};
+HWY_TARGET_INSTANTIATE_TEST_SUITE_P(SimdTargets);
+
+TEST(SimdTargetList, ScalarAndAtLeastOneSimdTarget) {
+  EXPECT_GE(hwy::SupportedAndGeneratedTargets().size(), 2u)
+      << "a build for x86 has at least the scalar and one SIMD target";
+}
+
+TEST_P(SimdTargets, DispatchFollowsTheForcedTarget) {
+  EXPECT_STREQ(simd::dispatched_target_name(), target());
 }
 
 struct Shape {
@@ -37,12 +40,12 @@ struct Shape {
 constexpr Shape kShapes[] = {{3, 1}, {2, 3}, {3, 17}, {2, 64}, {2, 77}, {3, 300}, {2, 1031}};
 constexpr Shape kLongRow = {1, 2 * simd::kChunk + 37};
 
-TEST(SimdTargets, EveryKernelMeetsItsBoundOnEveryTarget) {
+TEST_P(SimdTargets, EveryKernelMeetsItsBoundOnEveryTarget) {
   const uint64_t seed = test::test_seed();
   const auto kernels = test::simd_kernels();
-  // LN fwd (f32, bf16, f16, accurate), LN bwd, RMS fwd, RMS bwd (f32, bf16, f16 each)
-  ASSERT_GE(kernels.size(), 13u);
-  test::for_each_target([&](const char* target) {
+  ASSERT_FALSE(kernels.empty()) << "no Highway kernel in the table";
+  {
+    const char* target = this->target();
     std::mt19937_64 rng(seed);
     int variant = 0;
     for (const Kernel* k : kernels) {
@@ -59,27 +62,28 @@ TEST(SimdTargets, EveryKernelMeetsItsBoundOnEveryTarget) {
         }
       }
     }
-  });
+  }
 }
 
 // Rows over two chunks: the chunked sums and their merge, on every target.
-TEST(SimdTargets, LongRowsMeetTheBoundOnEveryTarget) {
+TEST_P(SimdTargets, LongRowsMeetTheBoundOnEveryTarget) {
   const uint64_t seed = test::test_seed();
-  test::for_each_target([&](const char* target) {
+  {
+    const char* target = this->target();
     std::mt19937_64 rng(seed);
     for (const Kernel* k : test::simd_kernels()) {
       const Problem p = test::random_problem(*k, kLongRow.rows, kLongRow.cols, 10.0, true, 1, rng);
       const Evaluation e = evaluate(*k, p);
       EXPECT_TRUE(e.pass) << target << " long row: " << test::describe(e);
     }
-  });
+  }
 }
 
 // The rows the fast kernels treat specially, on every target: constant rows
 // (eps 0: NaN; eps > 0: y = beta), d = 1, NaN and inf, and rows whose float
 // statistics overflow (1e30) or underflow (1e-30 with eps 0), which go to the
 // float64 row. Every Highway kernel must meet its bound and the NaN semantics.
-TEST(SimdTargets, SpecialRowsOnEveryTarget) {
+TEST_P(SimdTargets, SpecialRowsOnEveryTarget) {
   struct Row {
     const char* what;
     std::vector<float> x;
@@ -99,7 +103,8 @@ TEST(SimdTargets, SpecialRowsOnEveryTarget) {
   };
   std::mt19937_64 rng(test::test_seed());
   std::normal_distribution<double> normal;
-  test::for_each_target([&](const char* target) {
+  {
+    const char* target = this->target();
     for (const Kernel* k : test::simd_kernels()) {
       for (const Row& row : rows) {
         Problem p;
@@ -117,7 +122,7 @@ TEST(SimdTargets, SpecialRowsOnEveryTarget) {
         EXPECT_TRUE(e.pass) << target << " " << row.what << ": " << test::describe(e);
       }
     }
-  });
+  }
 }
 
 // f16 ends at 65504 (values from 65520 on round to inf): outputs beyond it
@@ -128,7 +133,7 @@ TEST(SimdTargets, SpecialRowsOnEveryTarget) {
 // at column 0 only (gamma 1e5 everywhere): LayerNorm dx_0 = 1e5 (1 - 2/d) =
 // 75000 for d = 8, the other columns -25000 (xhat -1) or 0; RMSNorm dx_0 =
 // 1e5 (1 - 1/d) = 87500, the others 1e5 x_j / d = +-12500.
-TEST(SimdTargets, F16OutputsBeyondItsRangeAreInfOnEveryTarget) {
+TEST_P(SimdTargets, F16OutputsBeyondItsRangeAreInfOnEveryTarget) {
   constexpr int64_t d = 8;
   Problem p;
   p.rows = 1;
@@ -139,7 +144,8 @@ TEST(SimdTargets, F16OutputsBeyondItsRangeAreInfOnEveryTarget) {
   }
   p.eps = 0;
   std::set<std::string_view> f16_kernels;
-  test::for_each_target([&](const char* target) {
+  {
+    const char* target = this->target();
     for (const Kernel* k : test::simd_kernels()) {
       if (k->dtype != DType::f16) continue;
       f16_kernels.insert(k->name);
@@ -152,7 +158,7 @@ TEST(SimdTargets, F16OutputsBeyondItsRangeAreInfOnEveryTarget) {
       const Evaluation e = evaluate(*k, q);
       EXPECT_TRUE(e.pass) << target << " " << k->name << ": " << test::describe(e);
     }
-  });
+  }
   EXPECT_GE(f16_kernels.size(), 4u) << "the f16 LayerNorm and RMSNorm rows, forward and backward";
 }
 
@@ -161,7 +167,7 @@ TEST(SimdTargets, F16OutputsBeyondItsRangeAreInfOnEveryTarget) {
 // wherever the format reaches: bf16 has float's exponent range, so the same
 // limit; every f16 value (|x| <= 65504) must lie inside the float32 limit,
 // or the f16 row needs one too.
-TEST(SimdTargets, SixteenBitRowsDeclareTheirFloat32RowsRange) {
+TEST(SimdRows, SixteenBitRowsDeclareTheirFloat32RowsRange) {
   int rows = 0;
   for (const Kernel* k : test::simd_kernels()) {
     if (k->dtype == DType::f32) continue;

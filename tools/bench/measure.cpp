@@ -78,8 +78,8 @@ std::vector<BenchShape> standard_shapes() {
 
 const Kernel* onednn_peer(const Kernel& kernel) {
   for (const Kernel& candidate : kernel_table())
-    if (candidate.origin == Origin::third_party && candidate.op == kernel.op &&
-        candidate.dtype == kernel.dtype && candidate.name.find(".onednn") != std::string_view::npos)
+    if (candidate.family == Family::onednn && candidate.op == kernel.op &&
+        candidate.dtype == kernel.dtype)
       return &candidate;
   return nullptr;
 }

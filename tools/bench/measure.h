@@ -16,7 +16,8 @@
 
 namespace normcheck::bench {
 
-// M x d = 1x768, 64x768, 4096x1024, 4096x4096, 256x65536 (issue 4).
+// M x d = 1x768 (one token), 64x768 (a short sequence), 4096x1024, 4096x4096
+// (a large batch, memory-bound), 256x65536 (long rows, split over threads).
 std::vector<BenchShape> standard_shapes();
 
 // The oneDNN row of the table with `kernel`'s op and dtype (its own row if it

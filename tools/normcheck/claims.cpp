@@ -1,4 +1,5 @@
-// `normcheck claims`: runs the claim checks of shared/claims.md (claim_table())
+// `normcheck claims`: runs the claim checks (claim_table(): statements about LayerNorm from
+// blog posts and papers practitioners rely on)
 // and prints id, verdict, the figure that decides it, and the source.
 //
 // Exit codes: a REFUTED verdict is a finding about a seed's math, which is what
@@ -105,7 +106,7 @@ void add_claims_command(CLI::App& app, Action& action) {
   auto args = std::make_shared<ClaimsArgs>();
   CLI::App* sub = app.add_subcommand(
       "claims",
-      "Check the math the seeds state (shared/claims.md): per claim its id, verdict (HOLDS, "
+      "Check the math that LayerNorm blog posts and papers state: per claim its id, verdict (HOLDS, "
       "HOLDS_APPROXIMATELY, REFUTED, UNCHECKED), the figure that decides it and its source.\n"
       "Exit 0 when every selected claim got a verdict (a REFUTED claim is a finding about the seed, "
       "reported, not a failure); 1 when a claim could not be decided (UNCHECKED or its check failed); "

@@ -90,6 +90,7 @@ int run_list(bool json) {
                          {"op", to_string(k.op)},
                          {"origin", to_string(k.origin)},
                          {"dtype", to_string(k.dtype)},
+                         {"family", to_string(k.family)},
                          {"algorithm", k.algorithm},
                          {"range", {{"max_abs_x", k.range.max_abs_x},
                                     {"sqrt_d_scaled", k.range.sqrt_d_scaled},
@@ -113,7 +114,9 @@ int run_list(bool json) {
                 static_cast<int>(to_string(k.dtype).size()), to_string(k.dtype).data(),
                 headline_in_u(k.op, k.bound(kExamples[0].condition)),
                 headline_in_u(k.op, k.bound(kExamples[1].condition)), range_text(k.range).c_str());
-    std::printf("    %.*s\n", static_cast<int>(k.algorithm.size()), k.algorithm.data());
+    std::printf("    %.*s: %.*s\n", static_cast<int>(to_string(k.family).size()),
+                to_string(k.family).data(), static_cast<int>(k.algorithm.size()),
+                k.algorithm.data());
     if (k.ulp_promise > 0)
       std::printf("    promises y within %g ULP of the exact result (gamma = 1, beta = 0)\n",
                   k.ulp_promise);

@@ -2,6 +2,7 @@
 // as the channel axis (the seed reshapes to (B, S, D, 1) for InstanceNorm2d).
 // Also measured: the same conclusion does not carry over to image tensors,
 // where LayerNorm([C, H, W]) and InstanceNorm2d reduce over different axes.
+#include "claim_sources.h"
 #include <algorithm>
 #include <random>
 
@@ -68,7 +69,7 @@ ClaimResult check_a1(const ClaimOptions& options, const NormOp& instance_norm_op
 constinit const Claim kClaimA1{
     .id = "A1",
     .title = "LayerNorm(D) on (B,S,D) equals InstanceNorm with S as the channel axis",
-    .source = "seed 002",
+    .source = NORMCHECK_SOURCE_ADD_NORM,
     .check = [](const ClaimOptions& options) {
       return check_a1(options, [](const ExactTensor& x, int, double eps) { return instance_norm(x, eps); });
     },

@@ -2,6 +2,7 @@
 // (S, D) (its "LN1 = (w11 + ... + w34)/12"), which is LayerNorm([S, D]), while
 // nn.LayerNorm(D) -- what its code and every Transformer uses -- averages each
 // token over D. Shows they differ, with BatchNorm's axes in the same picture.
+#include "claim_sources.h"
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -66,7 +67,7 @@ ClaimResult check_a2(const ClaimOptions&, const ExactTensor& x) {
 constinit const Claim kClaimA2{
     .id = "A2",
     .title = "Seed 002's description of LayerNorm (mean over (S,D) per batch item) is LayerNorm([S,D]), not LayerNorm(D)",
-    .source = "seed 002",
+    .source = NORMCHECK_SOURCE_ADD_NORM,
     .check = [](const ClaimOptions& options) {
       auto rng = claims_mc::seeded_rng(options.seed, /*stream=*/0x4132);
       std::normal_distribution<double> normal;

@@ -9,6 +9,7 @@
 //    LayerNorm([3,4]) output (which normalizes the manual's input per batch
 //    item) and the library output not.
 // With libtorch in the build, the seed's input itself is regenerated.
+#include "claim_sources.h"
 #include <algorithm>
 #include <cmath>
 
@@ -165,7 +166,7 @@ ClaimResult check_a3(const ClaimOptions&) {
 constinit const Claim kClaimA3{
     .id = "A3",
     .title = "Seed 002's manual LayerNorm equals the library's; what makes its printed outputs differ",
-    .source = "seed 002",
+    .source = NORMCHECK_SOURCE_ADD_NORM,
     .check = check_a3,
 };
 

@@ -34,24 +34,26 @@ UpdateMeasurement measure_update(const transformer::Shape& shape,
   for (int s = 0; s < sublayers; ++s) {
     const double g = transformer::sublayer_norm(grads, s);
     out.theorem_rhs_per_eta += gain * g;
+    out.rhs_gain_squared += gain * gain;
     out.gradient_squared += g * g;
     if (options.per_sublayer) out.param_change.push_back(g);
   }
 
-  const std::vector<Matrix> moved =
-      transformer::forward_states(stack, x, {&grads, -options.first_order_eta, false});
-  out.sgd_per_eta = (moved.back() - states.back()).norm() / options.first_order_eta;
-  if (options.finite_step) {
-    const Matrix f = transformer::forward_states(stack, x, {&grads, -kFiniteEta, false}).back();
-    out.sgd_finite_per_eta = (f - states.back()).norm() / kFiniteEta;
-  }
-  if (options.adam_step) {
-    const Matrix f = transformer::forward_states(stack, x, {&grads, -options.first_order_eta, true}).back();
-    out.adam_per_eta = (f - states.back()).norm() / options.first_order_eta;
-  }
+  const std::vector<Matrix> tangents = transformer::forward_tangents(stack, states, grads, -1.0);
+  out.sgd_per_eta = tangents.back().norm();
+  out.loss_change = tangents.back().cwiseProduct(loss_direction).sum();
+  auto step_per_eta = [&](double eta, bool sign) {
+    const Matrix f = transformer::forward_states(stack, x, {&grads, -eta, sign}).back();
+    return (f - states.back()).norm() / eta;
+  };
+  if (options.small_step) out.sgd_small_per_eta = step_per_eta(options.first_order_eta, false);
+  if (options.finite_step) out.sgd_finite_per_eta = step_per_eta(kFiniteEta, false);
+  if (options.adam_step) out.adam_per_eta = step_per_eta(options.first_order_eta, true);
   if (options.per_sublayer) {
+    const std::vector<Matrix> moved =
+        transformer::forward_states(stack, x, {&grads, -options.first_order_eta, false});
     for (int s = 0; s < sublayers; ++s) {
-      out.state_change.push_back((moved[s + 1] - states[s + 1]).norm() / options.first_order_eta);
+      out.state_change.push_back(tangents[s + 1].norm());
       if (s == 0) continue;  // its input does not change
       const Matrix propagated = transformer::sublayer_forward(stack, s, moved[s]);
       out.input_amplification.push_back((propagated - states[s + 1]).norm() /

@@ -2,10 +2,12 @@
 // Monte Carlo claim checks (J3-J8). Header-only and tiny on purpose.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <span>
+#include <vector>
 
 namespace normcheck::claims_mc {
 
@@ -46,6 +48,26 @@ inline MeanInterval mean_interval(std::span<const double> values) {
   for (double v : values) squares += (v - out.mean) * (v - out.mean);
   const double variance = squares / static_cast<double>(values.size() - 1);
   out.half_width = 1.96 * std::sqrt(variance / static_cast<double>(values.size()));
+  return out;
+}
+
+// Median and range of a handful of replicates (one per seed), for quantities
+// whose spread over seeds is too wide and skewed for a mean +- interval
+// (Post-LN's update varies 30x across seeds at N = 64).
+struct MedianRange {
+  double median = 0, low = 0, high = 0;
+  std::size_t samples = 0;
+};
+
+inline MedianRange median_range(std::vector<double> values) {
+  MedianRange out;
+  out.samples = values.size();
+  if (values.empty()) return out;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  out.median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  out.low = values.front();
+  out.high = values.back();
   return out;
 }
 

@@ -1,6 +1,7 @@
-// The one ordered list of claim checks, in the order of shared/claims.md.
+// The one ordered list of claim checks (S*, A*, then J*).
 #include <vector>
 
+#include "claim_sources.h"
 #include "normcheck/claims.h"
 #include "semantics.h"
 
@@ -24,21 +25,21 @@ std::span<const Claim> claim_table() {
       claims::kClaimA1, claims::kClaimA2, claims::kClaimA3,
       // ---- J* ----
       {"J1", "||dLN(z)/dz||_2 ~ sqrt(d)/||z||_2 (exact: 1/sqrt(sigma^2 + eps), d >= 3)",
-       "seed 003 (Xiong et al., arXiv 2002.04745)", check_j1_layernorm_jacobian_norm},
+       NORMCHECK_SOURCE_DEEPNET ", section 5.1, citing the LN Jacobian norm of Xiong et al. (arXiv 2002.04745)", check_j1_layernorm_jacobian_norm},
       {"J2", "Lemma 4.1: ||softmax(q) X|| <= max ||x_i|| = sqrt(d) (the paper wrote d)",
-       "seed 003 (DeepNet, arXiv 2203.00555, Lemma 4.1)", check_j2_softmax_lemma},
+       NORMCHECK_SOURCE_DEEPNET ", section 4.1 (the paper's Lemma 4.1)", check_j2_softmax_lemma},
       {"J3", "FFN sublayer sum: E[z_i^2] = alpha^2 + v^2 w^2",
-       "seed 003 (section 5.1)", check_j3_ffn_second_moment},
+       NORMCHECK_SOURCE_DEEPNET ", section 5.1 (matrix derivation, FFN sublayer)", check_j3_ffn_second_moment},
       {"J4", "||dz/dx dx|| ~ sqrt(alpha^2 + v^2 w^2) ||dx||, ||dLN/dz|| ~ 1/sqrt(alpha^2 + v^2 w^2)",
-       "seed 003 (section 5.1)", check_j4_sublayer_jacobian},
+       NORMCHECK_SOURCE_DEEPNET ", section 5.1 (matrix derivation, FFN sublayer)", check_j4_sublayer_jacobian},
       {"J5", "Sublayer Jacobian products decay like ((alpha^2 - v^2 w^2)/(alpha^2 + v^2 w^2))^(K/2)",
-       "seed 003 (section 4 supplement)", check_j5_jacobian_product},
+       NORMCHECK_SOURCE_DEEPNET ", section 4.3 supplement (products of sublayer Jacobians)", check_j5_jacobian_product},
       {"J6", "Per-sublayer bound and Theorem 4.2 ||dF|| <= sum sqrt(v^2 + w^2)/alpha ||dtheta_i||",
-       "seed 003 (DeepNet, arXiv 2203.00555, Theorem 4.2)", check_j6_update_bound},
+       NORMCHECK_SOURCE_DEEPNET ", sections 4.2 and 5 (the paper's Lemma / Theorem 4.2)", check_j6_update_bound},
       {"J7", "DeepNorm keeps the one-step model update O(eta) as depth grows; Post-LN's grows",
-       "seed 003 (DeepNet, arXiv 2203.00555, Section 4 and Table 1)", check_j7_deepnorm_update},
+       NORMCHECK_SOURCE_DEEPNET ", section 4.3 (DeepNorm's alpha and beta; the paper's Table 1)", check_j7_deepnorm_update},
       {"J8", "xavier_normal_(gain = beta) scales the output norm by beta; 1/n_in vs 2/(n_in+n_out) is a constant",
-       "seed 003 (section 3)", check_j8_xavier_gain},
+       NORMCHECK_SOURCE_DEEPNET ", section 3 (xavier-normal initialization)", check_j8_xavier_gain},
   };
   return table;
 }

@@ -2,6 +2,7 @@
 // equals flattening to (N, C*H*W) and normalizing each row; permuting to
 // (N, H, W, C), LayerNorm(C), and permuting back equals normalizing each pixel
 // over its C channels. Both sides at 332 bits, data really reshaped/permuted.
+#include "claim_sources.h"
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -120,7 +121,7 @@ ClaimResult check_s1(const ClaimOptions& options, const NormOp& layer_norm_op, s
 constinit const Claim kClaimS1{
     .id = "S1",
     .title = "normalized_shape [C,H,W] equals flatten-then-normalize; permute + LayerNorm(C) equals per-pixel normalization",
-    .source = "seed 001",
+    .source = NORMCHECK_SOURCE_LN_IMPLEMENTATION,
     .check = [](const ClaimOptions& options) { return check_s1(options, layer_norm, kernel_table()); },
 };
 

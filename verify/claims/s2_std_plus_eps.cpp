@@ -1,6 +1,7 @@
 // S2 (seed 001): the seed's hand check (x - mu) / (std + eps) "matches"
 // nn.LayerNorm's (x - mu) / sqrt(var + eps) to 4 digits. Quantified exactly as
 // sigma shrinks, on constant rows, and measured on every kernel of the table.
+#include "claim_sources.h"
 #include <algorithm>
 #include <cmath>
 
@@ -101,7 +102,7 @@ ClaimResult check_s2(const ClaimOptions& options, std::span<const Kernel> kernel
 constinit const Claim kClaimS2{
     .id = "S2",
     .title = "(x - mu)/(std + eps) matches nn.LayerNorm's (x - mu)/sqrt(var + eps)",
-    .source = "seed 001",
+    .source = NORMCHECK_SOURCE_LN_IMPLEMENTATION,
     .check = [](const ClaimOptions& options) { return check_s2(options, kernel_table()); },
 };
 

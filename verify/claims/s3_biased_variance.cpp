@@ -2,6 +2,7 @@
 // correction = 0); torch.std's default (d - 1) gives outputs larger by
 // sqrt(d/(d-1)). The ratio is computed exactly for d = 2..4096, and which
 // variance each kernel of the table uses is measured.
+#include "claim_sources.h"
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -73,7 +74,7 @@ ClaimResult check_s3(const ClaimOptions& options, std::span<const Kernel> kernel
 constinit const Claim kClaimS3{
     .id = "S3",
     .title = "LayerNorm uses the biased variance (divide by d); torch.std's default d-1 differs",
-    .source = "seed 001",
+    .source = NORMCHECK_SOURCE_LN_IMPLEMENTATION,
     .check = [](const ClaimOptions& options) { return check_s3(options, kernel_table()); },
 };
 

@@ -7,6 +7,7 @@
 // that is not misses by far more than the 1e-60 threshold. Float: the formula
 // and the (x - mu) form r (g - mean g - xhat mean(g xhat)) run with the same
 // float statistics, error against the exact gradient as |mu|/sigma grows.
+#include "claim_sources.h"
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -204,7 +205,7 @@ ClaimResult check_s5(const ClaimOptions& options, BackwardFormula formula) {
 constinit const Claim kClaimS5{
     .id = "S5",
     .title = "Seed 004's backward (dx = a dy gamma + b x + c, dgamma, dbeta) is the exact LayerNorm gradient",
-    .source = "seed 004",
+    .source = NORMCHECK_SOURCE_LN_SOURCE_CODE,
     .check = [](const ClaimOptions& options) { return check_s5(options); },
 };
 

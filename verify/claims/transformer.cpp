@@ -135,6 +135,43 @@ Matrix ffn_backward(const Stack& stack, const Layer& layer, const Matrix& x, con
   return stack.alpha * dz + dhidden * layer.w1.transpose();
 }
 
+// The JVP of a sublayer: d LN(alpha x + G(x; W)) for an input change dx and a
+// weight change scale * dir. Each product rule term is written out; the LN
+// step d xhat = r (dz - mean(dz) - xhat mean(dz .* xhat)) is J_LN dz, and J_LN
+// is symmetric (r (I - 11^T/d - xhat xhat^T/d)), so it is layer_norm_backward.
+Matrix attention_tangent(const Stack& stack, const Layer& layer, const Layer& dir, double scale,
+                         const Matrix& x, const Matrix& dx) {
+  const Shape& s = stack.shape;
+  const int dk = s.width / s.heads;
+  const double score_scale = 1.0 / std::sqrt(static_cast<double>(dk));
+  const AttentionTrace t = attention_forward(stack, layer, x);
+  const Matrix dq = dx * layer.wq + scale * (x * dir.wq);
+  const Matrix dkey = dx * layer.wk + scale * (x * dir.wk);
+  const Matrix dv = dx * layer.wv + scale * (x * dir.wv);
+  Matrix d_o(x.rows(), s.width);
+  for (int h = 0; h < s.heads; ++h) {
+    const Matrix& p = t.p[h];
+    const Matrix dscores = (dq.middleCols(h * dk, dk) * t.k.middleCols(h * dk, dk).transpose() +
+                            t.q.middleCols(h * dk, dk) * dkey.middleCols(h * dk, dk).transpose()) *
+                           score_scale;
+    // softmax JVP per row: dp = p .* (ds - sum(p .* ds)); masked entries have p = 0.
+    Matrix dp = p.cwiseProduct(dscores);
+    for (Eigen::Index i = 0; i < dp.rows(); ++i) dp.row(i) -= p.row(i) * dp.row(i).sum();
+    d_o.middleCols(h * dk, dk) = dp * t.v.middleCols(h * dk, dk) + p * dv.middleCols(h * dk, dk);
+  }
+  const Matrix dz = stack.alpha * dx + d_o * layer.wo + scale * (t.o * dir.wo);
+  return layer_norm_backward(t.out, dz);
+}
+
+Matrix ffn_tangent(const Stack& stack, const Layer& layer, const Layer& dir, double scale,
+                   const Matrix& x, const Matrix& dx) {
+  const FfnTrace t = ffn_forward(stack, layer, x);
+  const Matrix dhidden = (dx * layer.w1 + scale * (x * dir.w1))
+                             .cwiseProduct((t.hidden.array() > 0.0).cast<double>().matrix());
+  const Matrix dz = stack.alpha * dx + dhidden * layer.w2 + scale * (t.relu * dir.w2);
+  return layer_norm_backward(t.out, dz);
+}
+
 }  // namespace
 
 Residual deepnorm_encoder(int layers) {
@@ -212,6 +249,20 @@ std::vector<Layer> backward(const Stack& stack, const std::vector<Matrix>& state
                     : ffn_backward(stack, layer, states[s], dy, grads[s / 2]);
   }
   return grads;
+}
+
+std::vector<Matrix> forward_tangents(const Stack& stack, const std::vector<Matrix>& states,
+                                     const std::vector<Layer>& direction, double scale) {
+  std::vector<Matrix> tangents;
+  tangents.reserve(states.size());
+  tangents.push_back(Matrix::Zero(states[0].rows(), states[0].cols()));
+  for (int s = 0; s < 2 * static_cast<int>(stack.layers.size()); ++s) {
+    const Layer& layer = stack.layers[s / 2];
+    const Layer& dir = direction[s / 2];
+    tangents.push_back(s % 2 == 0 ? attention_tangent(stack, layer, dir, scale, states[s], tangents.back())
+                                  : ffn_tangent(stack, layer, dir, scale, states[s], tangents.back()));
+  }
+  return tangents;
 }
 
 double sublayer_norm(const std::vector<Layer>& grads, int sublayer) {

@@ -81,6 +81,14 @@ std::vector<Matrix> forward_states(const Stack& stack, const Matrix& x,
 std::vector<Layer> backward(const Stack& stack, const std::vector<Matrix>& states,
                             const Matrix& dF);
 
+// Forward-mode derivative (a JVP) of the whole stack at (x, theta) in the
+// parameter direction `scale * direction` (x held fixed): the exact first-order
+// change of every state, tangents[s] = d states[s] (tangents[0] = 0,
+// tangents[2N] = dF). Written out per sublayer like the backward; the LN part
+// reuses the backward's row formula because the LN Jacobian is symmetric.
+std::vector<Matrix> forward_tangents(const Stack& stack, const std::vector<Matrix>& states,
+                                     const std::vector<Layer>& direction, double scale);
+
 // Frobenius norm of sublayer s's parameters in `grads` (attention: Q, K, V, O).
 double sublayer_norm(const std::vector<Layer>& grads, int sublayer);
 

@@ -32,6 +32,17 @@ enum class Origin {
   plugin,       // loaded from a user's shared library
 };
 
+// How a kernel is implemented. Tests and bench select kernels by it (every
+// Highway kernel on every target; a kernel's speed next to oneDNN's), never by
+// their names.
+enum class Family {
+  scalar,    // plain C++, one element at a time
+  highway,   // Highway SIMD, dispatched per target at run time, threaded
+  onednn,    // the oneDNN adapter
+  libtorch,  // the libtorch adapter
+  external,  // a user's plugin: how it computes is not known
+};
+
 // Element type of the kernel's inputs and outputs. The math is float32 for
 // every kernel; bf16/f16 kernels round their inputs and outputs.
 enum class DType { f32, bf16, f16 };
@@ -39,6 +50,7 @@ enum class DType { f32, bf16, f16 };
 std::string_view to_string(Op op);
 std::string_view to_string(Origin origin);
 std::string_view to_string(DType dtype);
+std::string_view to_string(Family family);
 
 // RMSNorm backward (nc_rmsnorm_bwd_fn) and the 16-bit storage variants (bf16 or
 // f16 bits; which one is the row's dtype) are the plugin ABI's extension types.
@@ -133,6 +145,7 @@ struct Kernel {
   // gamma = 1, beta = 0, for every finite row (0: no such promise beyond the
   // bound). The property suite's within_ulp_promise holds the kernel to it.
   double ulp_promise = 0;
+  Family family = Family::scalar;
 };
 
 // Every built-in kernel, in the order of kernels/registry.cpp, followed by the

@@ -1,4 +1,4 @@
-// Claim checks: the math of ../shared/claims.md checked by computation.
+// Claim checks: statements about LayerNorm from blog posts and papers, checked by computation.
 //
 // Each claim is a row of claim_table() (verify/claims/registry.cpp is the one
 // ordered list, one claim or one closely related group per file). A check ends
@@ -40,9 +40,9 @@ struct ClaimOptions {
 };
 
 struct Claim {
-  std::string_view id;      // "S1", "J7", ... as in claims.md
+  std::string_view id;      // "S1", "J7", ... as in docs/claims.md
   std::string_view title;   // one line
-  std::string_view source;  // "seed 001", "seed 003 (DeepNet, arXiv 2203.00555)", ...
+  std::string_view source;  // the document: its title and what it derives (verify/claims/claim_sources.h)
   ClaimResult (*check)(const ClaimOptions&);
 };
 

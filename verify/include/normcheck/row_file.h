@@ -41,8 +41,8 @@
 namespace normcheck {
 
 struct RowFileError : std::runtime_error {
-  RowFileError(const std::string& what, int64_t line, int64_t column)
-      : std::runtime_error(what), line(line), column(column) {}
+  RowFileError(const std::string& what, int64_t at_line, int64_t at_column)
+      : std::runtime_error(what), line(at_line), column(at_column) {}
   int64_t line, column;  // 1-based; 0 when the error is about the whole file
 };
 
