@@ -71,9 +71,10 @@ inline std::string hex(double v) {
 inline std::string replay_file_name(Op op) {
   static std::atomic<int> counter{0};
   std::string name = "normcheck";
-  if (const auto* info = ::testing::UnitTest::GetInstance()->current_test_info())
-    name += std::string("-") + info->test_suite_name() + "." + info->name();
-  name += "-" + std::string(to_string(op)) + "-" + std::to_string(counter++) + ".txt";
+  if (const auto* info = ::testing::UnitTest::GetInstance()->current_test_info()) {
+    name.append("-").append(info->test_suite_name()).append(".").append(info->name());
+  }
+  name.append("-").append(to_string(op)).append("-").append(std::to_string(counter++)).append(".txt");
   for (char& c : name)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-')) c = '_';
   return name;
@@ -132,11 +133,16 @@ inline ::testing::AssertionResult within_bound(const char* kernel_expr, const ch
   if (nondeterministic) failure << "\n  nondeterministic: a second call gave different output bits";
   if (!ev.worst.output.empty()) {
     const Worst& w = ev.worst;
-    failure << "\n  worst element: output " << w.output << ", row " << w.row << ", col " << w.col
-            << "\n    computed  " << format_float_exact(w.computed) << "\n    exact     " << hex(w.exact)
+    failure << "\n  worst element: output " << w.output;
+    if (w.row >= 0) failure << ", row " << w.row;  // -1: dgamma, dbeta (sums over rows)
+    if (w.col >= 0) failure << ", col " << w.col;  // -1: mean, rstd, rrms (one per row)
+    failure << "\n    computed  " << format_float_exact(w.computed) << "\n    exact     " << hex(w.exact)
             << "\n    |error|   " << hex(std::fabs(static_cast<double>(w.computed) - w.exact))
-            << "\n    allowance " << hex(w.allowed) << "\n  max error / allowance " << ev.max_error_over_bound
-            << ", max ULP " << ev.max_ulp;
+            << "\n    allowance " << hex(w.allowed);
+    char figures[96];
+    std::snprintf(figures, sizeof figures, "\n  max error / allowance %.3g, max ULP %.3g", ev.max_error_over_bound,
+                  ev.max_ulp);
+    failure << figures;
   }
   bool saved = false;
   const std::string file = save_problem(kernel_expr, op, problem, saved);
