@@ -24,19 +24,24 @@ endif()
 
 list(JOIN command " " shown)
 execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+# The verdict first, then normcheck's own output verbatim (message() without a
+# mode does not reflow it), then the test's end.
 if(rc EQUAL 0)
-  message("${err}${out}normcheck: pass\n  ${shown}")
+  message("normcheck: pass\n  ${shown}\n${err}${out}")
+  return()
 elseif(rc EQUAL 1)
   if(MODE STREQUAL "check")
     set(replay "replay: ${shown}")
   else()
-    set(replay "replay each finding with its `reproduce` command; copy its input file into the CORPUS directory to keep it as a regression test")
+    set(replay "replay a finding with its `reproduce:` command; copy its input file into the CORPUS "
+               "directory to keep it as a regression test")
   endif()
-  message(FATAL_ERROR "normcheck found a defect in the kernel (exit 1)\n  ${shown}\n"
-                      "${err}${out}${replay}")
+  message("normcheck found a defect in the kernel (exit 1)\n  ${shown}\n\n${err}${out}\n${replay}\n")
+  message(FATAL_ERROR "normcheck found a defect in the kernel (exit 1): see above")
 elseif(rc EQUAL 2)
-  message(FATAL_ERROR "normcheck refused the run (exit 2: bad usage or input, or a refused plugin)\n"
-                      "  ${shown}\n${err}${out}")
+  message("normcheck refused the run (exit 2: bad usage or input, or a refused plugin)\n  ${shown}\n\n${err}${out}")
+  message(FATAL_ERROR "normcheck refused the run (exit 2): see above")
 else()
-  message(FATAL_ERROR "normcheck did not finish (${rc})\n  ${shown}\n${err}${out}")
+  message("normcheck did not finish (${rc})\n  ${shown}\n\n${err}${out}")
+  message(FATAL_ERROR "normcheck did not finish (${rc}): see above")
 endif()
