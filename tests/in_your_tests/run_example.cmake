@@ -59,6 +59,12 @@ endif()
 expect_in("${out}" "fuzz: seed 123 (--seed or NORMCHECK_SEED)")
 expect_in("${out}" "shard 1/2")
 expect_in("${out}" "100% tests passed, 0 tests failed out of 2")
+# `check --plugin` without --kernel runs the plugin's kernel, not ours.
+expect_in("${out}" "my.layernorm_fwd ")
+string(FIND "${out}" "layernorm_fwd.twopass" ours)
+if(NOT ours EQUAL -1)
+  message(FATAL_ERROR "check --plugin ran normcheck's own kernels too:\n${out}")
+endif()
 
 # 3. The broken kernel: each test fails, with a message a user can act on.
 execute_process(COMMAND ${CTEST} -L broken --output-on-failure WORKING_DIRECTORY ${example_build}
