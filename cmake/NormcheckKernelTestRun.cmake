@@ -33,8 +33,8 @@ elseif(rc EQUAL 1)
   if(MODE STREQUAL "check")
     set(replay "replay: ${shown}")
   else()
-    set(replay "replay a finding with its `reproduce:` command; copy its input file into the CORPUS "
-               "directory to keep it as a regression test")
+    string(CONCAT replay "replay a finding with its `reproduce:` command; copy its input file into the "
+                         "CORPUS directory to keep it as a regression test")
   endif()
   message("normcheck found a defect in the kernel (exit 1)\n  ${shown}\n\n${err}${out}\n${replay}\n")
   message(FATAL_ERROR "normcheck found a defect in the kernel (exit 1): see above")
