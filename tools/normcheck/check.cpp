@@ -29,7 +29,7 @@ namespace {
 
 struct CheckOptions {
   std::string input;
-  std::string op = "layernorm";
+  std::string op;  // layernorm | rmsnorm; empty: layernorm, or with --plugin every plugin kernel
   std::string eps_text;  // empty: 1e-5, or the problem file's
   std::vector<std::string> kernels;
   PluginOptions plugins;
@@ -44,14 +44,22 @@ bool belongs_to(Op op, const std::string& family) {
 
 bool is_backward(Op op) { return op == Op::layernorm_bwd || op == Op::rmsnorm_bwd; }
 
-// The kernels to run: those named, else every kernel of --op's family, or for
-// a problem file every kernel of its op and dtype.
+// The kernels to run: those named, else every kernel of --op's family (default
+// layernorm), or for a problem file every kernel of its op and dtype. With
+// --plugin, only the plugins' kernels among those (as `fuzz` does), all of them
+// when --op is not given, so a user's check of their library runs their
+// kernels alone.
 std::vector<const Kernel*> select_kernels(const CheckOptions& options, const ProblemFile& file) {
   const bool whole = file.whole && file.op;
+  const bool plugins_only = !options.plugins.paths.empty();
   std::vector<const Kernel*> selected;
   if (options.kernels.empty()) {
     for (const Kernel& k : kernel_table())
-      if (whole ? k.op == *file.op && k.dtype == file.dtype : belongs_to(k.op, options.op)) selected.push_back(&k);
+      if ((whole ? k.op == *file.op && k.dtype == file.dtype
+                 : options.op.empty() ? plugins_only || belongs_to(k.op, "layernorm")
+                                      : belongs_to(k.op, options.op)) &&
+          (!plugins_only || k.origin == Origin::plugin))
+        selected.push_back(&k);
     return selected;
   }
   std::set<std::string> seen;
@@ -104,8 +112,9 @@ int run_check(const CheckOptions& options) {
   }
   const std::vector<const Kernel*> kernels = select_kernels(options, file);
   if (kernels.empty())
-    throw UsageError(whole ? "no kernel in the table for the problem file's op and dtype"
-                           : "no kernel in the table for --op " + options.op);
+    throw UsageError(std::string(options.plugins.paths.empty() ? "no kernel in the table" : "no kernel of the plugins") +
+                     (whole ? " for the problem file's op and dtype"
+                            : " for --op " + (options.op.empty() ? std::string("layernorm") : options.op)));
   const fuzz::IsolationOptions isolation = isolation_options(options.plugins);
 
   std::vector<KernelSummary> summaries;
@@ -233,7 +242,7 @@ void add_check_command(CLI::App& app, Action& action) {
   auto options = std::make_shared<CheckOptions>();
   auto* sub = app.add_subcommand("check", "Run kernels on the rows of a file and hold them to their bounds");
   sub->add_option("--input", options->input, "Row file: one row per line (see docs/cli.md)")->required();
-  sub->add_option("--op", options->op, "Which kernels run when no --kernel is named")
+  sub->add_option("--op", options->op, "Which kernels run when no --kernel is named (default layernorm; with --plugin, every plugin kernel)")
       ->check(CLI::IsMember({"layernorm", "rmsnorm"}));
   sub->add_option("--eps", options->eps_text, "eps (decimal or hex-float, >= 0; default 1e-5; a problem file sets its own)");
   add_plugin_options(sub, options->plugins, true);

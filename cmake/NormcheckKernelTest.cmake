@@ -1,0 +1,117 @@
+# normcheck_add_kernel_test(): a user's kernel, built as a normcheck plugin
+# (normcheck/plugin.h), under normcheck's checks in the user's own ctest run.
+# find_package(normcheck) includes this file (docs/in-your-tests.md).
+#
+#   normcheck_add_kernel_test(NAME <name> PLUGIN <target or path>
+#     [CORPUS <dir>]                  every file at the top of <dir>: a row file or problem file
+#     [FUZZ_CASES <n> | FUZZ_SECONDS <s>]  the campaign's budget (default: normcheck fuzz's, 10 s)
+#     [SEED <s>]                      the campaign's seed when NORMCHECK_SEED is not set
+#     [KERNELS <name>...]             only these kernels of the plugin (default: all of them)
+#     [TIMEOUT_MS <ms>]               a kernel call longer than this is a hang (normcheck's default 2000)
+#     [EXTRA_ARGS <arg>...]           more options for both commands, e.g. --tolerance-ulp 4
+#     [TIMEOUT <s>]                   ctest's timeout of each test
+#     [LABELS <label>...])            besides the label `normcheck`
+#
+# It builds nothing. It registers, labelled `normcheck` and LABELS:
+#   <name>.check.<file>  `normcheck check --plugin <lib> --input <file>` per corpus file
+#   <name>.fuzz          `normcheck fuzz --plugin <lib> --cases/--seconds ...`, its
+#                        findings saved under <build dir>/normcheck-findings/<name> and
+#                        replayed first by the next run
+# A test passes when normcheck exits 0, fails with the finding printed when it
+# exits 1, and fails with the reason when it exits 2 (bad usage, a refused
+# plugin). NORMCHECK_SEED, GTEST_SHARD_INDEX and GTEST_TOTAL_SHARDS pass
+# through the environment to `normcheck fuzz`, which honours them.
+#
+# The normcheck binary: normcheck::normcheck (an imported executable the package
+# defines), or NORMCHECK_EXECUTABLE when set.
+
+set(_normcheck_kernel_test_runner "${CMAKE_CURRENT_LIST_DIR}/NormcheckKernelTestRun.cmake")
+
+function(normcheck_add_kernel_test)
+  cmake_parse_arguments(NKT "" "NAME;PLUGIN;CORPUS;FUZZ_CASES;FUZZ_SECONDS;SEED;TIMEOUT_MS;TIMEOUT"
+                        "KERNELS;EXTRA_ARGS;LABELS" ${ARGN})
+  if(NKT_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "normcheck_add_kernel_test: unknown arguments: ${NKT_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT NKT_NAME OR NOT NKT_PLUGIN)
+    message(FATAL_ERROR "normcheck_add_kernel_test: NAME and PLUGIN are required")
+  endif()
+  if(DEFINED NKT_FUZZ_CASES AND DEFINED NKT_FUZZ_SECONDS)
+    message(FATAL_ERROR "normcheck_add_kernel_test(${NKT_NAME}): give FUZZ_CASES or FUZZ_SECONDS, not both")
+  endif()
+
+  if(NORMCHECK_EXECUTABLE)
+    set(normcheck "${NORMCHECK_EXECUTABLE}")
+  elseif(TARGET normcheck::normcheck)
+    set(normcheck "$<TARGET_FILE:normcheck::normcheck>")
+  else()
+    message(FATAL_ERROR "normcheck_add_kernel_test: no normcheck::normcheck target; set NORMCHECK_EXECUTABLE")
+  endif()
+
+  if(TARGET ${NKT_PLUGIN})
+    set(plugin "$<TARGET_FILE:${NKT_PLUGIN}>")
+  else()
+    get_filename_component(plugin "${NKT_PLUGIN}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+  endif()
+
+  # Arguments both commands take (joined with `;`, passed whole to the runner).
+  set(common --plugin "${plugin}")
+  foreach(kernel IN LISTS NKT_KERNELS)
+    list(APPEND common --kernel ${kernel})
+  endforeach()
+  if(DEFINED NKT_TIMEOUT_MS)
+    list(APPEND common --timeout-ms ${NKT_TIMEOUT_MS})
+  endif()
+  list(APPEND common ${NKT_EXTRA_ARGS})
+
+  set(labels normcheck ${NKT_LABELS})
+  # `;` separates list elements in a -D value too: pass the lists with `|`.
+  string(REPLACE ";" "|" common_arg "${common}")
+
+  # The corpus: one test per file, so a failing file is named by its test.
+  if(NKT_CORPUS)
+    get_filename_component(corpus "${NKT_CORPUS}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(NOT IS_DIRECTORY "${corpus}")
+      message(FATAL_ERROR "normcheck_add_kernel_test(${NKT_NAME}): CORPUS ${corpus} is not a directory")
+    endif()
+    file(GLOB files LIST_DIRECTORIES false CONFIGURE_DEPENDS "${corpus}/*")
+    list(SORT files)
+    foreach(file IN LISTS files)
+      get_filename_component(base "${file}" NAME)
+      if(base MATCHES "^\\.")
+        continue()
+      endif()
+      set(test ${NKT_NAME}.check.${base})
+      add_test(NAME ${test}
+        COMMAND ${CMAKE_COMMAND} "-DNORMCHECK=${normcheck}" -DMODE=check "-DINPUT=${file}"
+          "-DARGS=${common_arg}" -P "${_normcheck_kernel_test_runner}")
+      set_tests_properties(${test} PROPERTIES LABELS "${labels}")
+      if(NKT_TIMEOUT)
+        set_tests_properties(${test} PROPERTIES TIMEOUT ${NKT_TIMEOUT})
+      endif()
+    endforeach()
+  endif()
+
+  # The campaign.
+  set(fuzz_args ${common})
+  if(DEFINED NKT_FUZZ_CASES)
+    list(APPEND fuzz_args --cases ${NKT_FUZZ_CASES})
+  elseif(DEFINED NKT_FUZZ_SECONDS)
+    list(APPEND fuzz_args --seconds ${NKT_FUZZ_SECONDS})
+  endif()
+  list(APPEND fuzz_args --corpus "${CMAKE_CURRENT_BINARY_DIR}/normcheck-findings/${NKT_NAME}")
+  string(REPLACE ";" "|" fuzz_arg "${fuzz_args}")
+  set(test ${NKT_NAME}.fuzz)
+  add_test(NAME ${test}
+    COMMAND ${CMAKE_COMMAND} "-DNORMCHECK=${normcheck}" -DMODE=fuzz "-DSEED=${NKT_SEED}"
+      "-DARGS=${fuzz_arg}" -P "${_normcheck_kernel_test_runner}")
+  set_tests_properties(${test} PROPERTIES LABELS "${labels}")
+  if(NKT_TIMEOUT)
+    set_tests_properties(${test} PROPERTIES TIMEOUT ${NKT_TIMEOUT})
+  elseif(NKT_FUZZ_SECONDS MATCHES "^[0-9]+$")
+    # The campaign keeps to its budget, shrinking included; the margin covers
+    # loading, the corpus replay and a slow machine.
+    math(EXPR timeout "${NKT_FUZZ_SECONDS} * 2 + 120")
+    set_tests_properties(${test} PROPERTIES TIMEOUT ${timeout})
+  endif()
+endfunction()
