@@ -10,10 +10,19 @@
 #include <thread>
 #include <vector>
 
+#include <pthread.h>
+
 namespace normcheck::simd {
 namespace {
 
 thread_local bool inside_task = false;
+
+// fork() copies only the calling thread: in the child the workers are gone
+// while the pool still counts them, so a parallel_for would wait for them
+// forever (the fuzz driver forks to isolate a kernel after the parent has
+// used the pool). A child of a process whose pool had started runs every
+// parallel_for serially and never joins the workers it does not have.
+std::atomic<bool> forked_child{false};
 
 int default_thread_count() {
   if (const char* env = std::getenv("NORMCHECK_THREADS")) {
@@ -25,12 +34,25 @@ int default_thread_count() {
 
 class Pool {
  public:
-  Pool() { start(default_thread_count()); }
-  ~Pool() { stop(); }
+  Pool() {
+    static const int registered =
+        pthread_atfork(nullptr, nullptr, [] { forked_child.store(true); });
+    (void)registered;
+    start(default_thread_count());
+  }
+  ~Pool() {
+    if (forked_child.load()) {
+      for (std::thread& worker : workers_) worker.detach();  // not threads of this process
+      workers_.clear();
+      return;
+    }
+    stop();
+  }
 
-  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+  int threads() const { return forked_child.load() ? 1 : static_cast<int>(workers_.size()) + 1; }
 
   void resize(int threads) {
+    if (forked_child.load()) return;  // serial in a forked child, whatever was asked
     const std::lock_guard<std::mutex> one_caller(caller_);
     stop();
     start(std::max(1, threads));
@@ -38,7 +60,8 @@ class Pool {
 
   void run(int64_t tasks, void (*task)(void*, int64_t), void* context) {
     std::unique_lock<std::mutex> one_caller(caller_, std::try_to_lock);
-    if (tasks <= 1 || workers_.empty() || inside_task || !one_caller.owns_lock()) {
+    if (tasks <= 1 || workers_.empty() || inside_task || !one_caller.owns_lock() ||
+        forked_child.load()) {
       for (int64_t i = 0; i < tasks; ++i) task(context, i);
       return;
     }

@@ -19,6 +19,8 @@ int thread_count();
 
 // Changes the thread count (1 runs everything on the caller). Waits for a
 // running parallel_for to finish; workers are started or stopped only here.
+// In a child forked after the pool started (the fuzz driver's isolation), the
+// workers are not there: the count is 1 and this does nothing.
 void set_thread_count(int threads);
 
 // Runs task(context, i) for i in [0, tasks). Runs serially on the caller when

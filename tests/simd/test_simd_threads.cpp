@@ -12,6 +12,10 @@
 #include <variant>
 #include <vector>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "../reference/test_seed.h"
 #include "simd/row_partition.h"
 #include "simd/thread_pool.h"
@@ -194,6 +198,40 @@ TEST(ThreadPool, RunsEveryTaskOnceAndNestsSerially) {
     });
     for (const auto& r : runs) EXPECT_EQ(r.load(), 1);
   }
+}
+
+// fork() copies the calling thread only: a child forked after the pool started
+// must run a parallel_for on its own (the workers it counted are not there)
+// and exit without joining them. Before the pool knew it, the child waited for
+// the missing workers forever; here the parent gives it 20 s (a serial loop
+// of 1000 increments takes microseconds) and then kills it.
+TEST(ThreadPool, ChildForkedAfterThePoolStartedRunsSerially) {
+  ThreadCountGuard guard;
+  simd::set_thread_count(3);
+  std::atomic<int> warm{0};
+  simd::parallel_for(100, [&](int64_t) { warm++; });  // the workers have run
+  ASSERT_EQ(warm.load(), 100);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::atomic<int> runs{0};
+    simd::parallel_for(1000, [&](int64_t) { runs++; });
+    _exit(runs.load() == 1000 && simd::thread_count() == 1 ? 0 : 1);
+  }
+  int status = 0;
+  pid_t done = 0;
+  for (int tenth = 0; tenth < 200 && done == 0; ++tenth) {
+    done = waitpid(child, &status, WNOHANG);
+    if (done == 0) usleep(100000);
+  }
+  if (done == 0) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+    FAIL() << "the forked child's parallel_for did not return within 20 s";
+  }
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of a signal";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child ran a task more or less than once";
+  EXPECT_EQ(simd::thread_count(), 3) << "the parent keeps its pool";
 }
 
 // Outputs of kStreamOutputBytes or more bypass the cache (non-temporal stores
