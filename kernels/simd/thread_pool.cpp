@@ -81,9 +81,19 @@ class Pool {
   }
 
  private:
+  // A new worker starts at the current generation: one that started at 0
+  // would take the last call's generation for a new call, run a round of
+  // take_tasks() for it and count itself done twice in the next call, so the
+  // caller could wait for busy_workers_ == 0 after it had passed to -1.
+  // (start() runs with caller_ held or in the constructor: no call is running.)
   void start(int threads) {
     stopping_ = false;
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+    uint64_t now = 0;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      now = generation_;
+    }
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, now] { work(now); });
   }
 
   void stop() {
@@ -102,8 +112,7 @@ class Pool {
     inside_task = false;
   }
 
-  void work() {
-    uint64_t seen = 0;
+  void work(uint64_t seen) {
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mutex_);
