@@ -108,6 +108,14 @@ std::vector<Kernel> open_and_check(const std::filesystem::path& path) {
     throw PluginError(where + "ABI version " + std::to_string(version) + ", normcheck supports " +
                       std::to_string(NORMCHECK_ABI_VERSION));
 
+  // A plugin may put any int in an enum field (nc_op, nc_dtype): read the
+  // field's bytes as an int rather than load an enum value it may not hold.
+  const auto as_int = [](const auto& field) {
+    static_assert(sizeof(field) == sizeof(int));
+    int value = 0;
+    std::memcpy(&value, &field, sizeof value);
+    return value;
+  };
   std::vector<Entry> entries;
   int n = -1;
   const nc_kernel* kernels = list(&n);
@@ -115,14 +123,14 @@ std::vector<Kernel> open_and_check(const std::filesystem::path& path) {
     throw PluginError(where + "normcheck_plugin_kernels gave n = " + std::to_string(n) +
                       (kernels ? "" : " and a null list"));
   for (int i = 0; i < n; ++i)
-    entries.push_back({kernels[i].name, static_cast<int>(kernels[i].op), NC_F32, kernels[i].fn});
+    entries.push_back({kernels[i].name, as_int(kernels[i].op), NC_F32, kernels[i].fn});
   if (list_ext) {
     int m = -1;
     const nc_kernel_ext* ext = list_ext(&m);
     if (m < 0 || (m > 0 && !ext))
       throw PluginError(where + "normcheck_plugin_kernels_ext gave n = " + std::to_string(m) +
                         (ext ? "" : " and a null list"));
-    for (int i = 0; i < m; ++i) entries.push_back({ext[i].name, ext[i].op, static_cast<int>(ext[i].dtype), ext[i].fn});
+    for (int i = 0; i < m; ++i) entries.push_back({ext[i].name, ext[i].op, as_int(ext[i].dtype), ext[i].fn});
   }
   if (entries.empty()) throw PluginError(where + "the plugin lists no kernels");
 
