@@ -101,7 +101,7 @@ bool signed_sqrt_ratio(Real& dst, const Real& a, long d, const Real& den, Real& 
   exact_mul(sq, a, a);
   mpfr_set_prec(raw(sq_d), mpfr_get_prec(raw(sq)) + 64);
   require_exact(mpfr_mul_si(raw(sq_d), raw(sq), d, MPFR_RNDN));
-  const int t1 = mpfr_div(raw(dst), raw(sq_d), raw(den), MPFR_RNDN);  // 0/0 = NaN, as agreed
+  const int t1 = mpfr_div(raw(dst), raw(sq_d), raw(den), MPFR_RNDN);  // 0/0 = NaN (docs/semantics.md)
   const int t2 = mpfr_sqrt(raw(dst), raw(dst), MPFR_RNDN);
   if (mpfr_signbit(raw(a))) mpfr_neg(raw(dst), raw(dst), MPFR_RNDN);
   return t1 == 0 && t2 == 0;
