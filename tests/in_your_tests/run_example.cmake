@@ -2,12 +2,7 @@
 # against it (with -DMY_NORMS_WITH_BROKEN=ON). STAGE=run: runs the example's
 # ctest (CTEST: the ctest binary) and checks what a user sees.
 cmake_minimum_required(VERSION 3.25)
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../support/run_checked.cmake)
 
 function(expect_in text what)
   string(FIND "${text}" "${what}" at)
