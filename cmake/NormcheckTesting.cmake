@@ -10,6 +10,8 @@ function(normcheck_add_test)
   endif()
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
+  # tests/support: what tests share (seed, kernel rows, describing an evaluation, the CLI).
+  target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
   gtest_discover_tests(${T_NAME}
     PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
     DISCOVERY_TIMEOUT 120)
@@ -18,7 +20,6 @@ endfunction()
 # normcheck_uses_cli(<test target>): the test runs build/bin/normcheck end to end
 # through tests/support/normcheck_cli.h.
 function(normcheck_uses_cli target)
-  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
   target_compile_definitions(${target} PRIVATE NORMCHECK_BINARY="$<TARGET_FILE:normcheck>")
   add_dependencies(${target} normcheck)
 endfunction()

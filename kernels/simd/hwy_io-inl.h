@@ -47,7 +47,7 @@ HWY_INLINE hn::Vec<D> LoadAsFloat(D d, const hwy::bfloat16_t* HWY_RESTRICT p) {
 // exact widening, narrowing rounded to nearest even); its emulation on the
 // other targets (SCALAR, SSSE3, SSE4) truncates, and maps f16 inf/NaN and
 // float overflow, inf and NaN to finite values. There we convert by bits
-// (tests/simd/test_f16_io.cpp checks every target against the compiler's
+// (tests/kernels/simd/test_f16_io.cpp checks every target against the compiler's
 // _Float16 conversions). Re-included per target: the macro is decided anew.
 #undef NORMCHECK_F16_BY_BITS
 #if HWY_TARGET >= HWY_SSE4 || defined(HWY_DISABLE_F16C)

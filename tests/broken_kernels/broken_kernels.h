@@ -1,5 +1,5 @@
 // Deliberately broken kernels: the negative controls of the property suite
-// (properties/negative_controls_test.cpp). Each claims the default bound of
+// (tests/properties/negative_controls_test.cpp). Each claims the default bound of
 // its op (what every correct two-pass kernel meets) and breaks it in a way
 // seen in real code. They are not in kernel_table(): nothing but the negative
 // controls should ever run them.

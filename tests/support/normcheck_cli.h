@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
 
 namespace normcheck::test_support {
 
@@ -26,11 +27,22 @@ inline std::string read_whole_file(const std::filesystem::path& path) {
   return s.str();
 }
 
-// A directory of this test process's own, for inputs and captured output.
-inline std::filesystem::path scratch_dir() {
-  const auto dir = std::filesystem::temp_directory_path() / ("normcheck_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
+// A directory of this test process's own, for inputs and captured output:
+// made on first use, removed with everything in it when the process exits
+// normally (a crashed test leaves it behind to be looked at).
+inline const std::filesystem::path& scratch_dir() {
+  struct Scratch {
+    Scratch() : path(std::filesystem::temp_directory_path() / ("normcheck_test_" + std::to_string(::getpid()))) {
+      std::filesystem::create_directories(path);
+    }
+    ~Scratch() {
+      std::error_code ignored;  // nothing to report to at exit; a leftover directory is harmless
+      std::filesystem::remove_all(path, ignored);
+    }
+    std::filesystem::path path;
+  };
+  static const Scratch scratch;
+  return scratch.path;
 }
 
 // `args` is passed through the shell as written after the binary's path.

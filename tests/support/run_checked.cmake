@@ -1,7 +1,7 @@
 # run(<command> [args...]): runs a command from a `cmake -P` test script and
 # fails the script with the command, its exit code and its output when it does
 # not exit 0. Shared by the scripts that install normcheck and build a project
-# against it (tests/cli, tests/fuzz, tests/in_your_tests).
+# against it (tests/cmake, tests/fuzz, tests/testing).
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)

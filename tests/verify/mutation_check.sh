@@ -3,13 +3,13 @@
 # objects against mutants of verify/reference_row.cpp (one bug each) and
 # requires every mutant to fail at least the named test. Not part of ctest (it
 # compiles); run by hand after building test_reference_mp and test_reference:
-#   tests/reference/mutation_check.sh [build-dir]
+#   tests/verify/mutation_check.sh [build-dir]
 # Exit 0: every mutant was caught. docs/semantics.md lists the results.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
 for t in test_reference_mp test_reference; do
-  [[ -d $build/tests/reference/CMakeFiles/$t.dir ]] || { echo "build $t first" >&2; exit 2; }
+  [[ -d $build/tests/verify/CMakeFiles/$t.dir ]] || { echo "build $t first" >&2; exit 2; }
 done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -37,7 +37,7 @@ open(dst, "w").write(s.replace(old, new, 1))
 EOF
   g++ -O2 -std=c++20 -fPIC -I"$root/verify" -I"$root/verify/include" -I"$root/kernels/include" \
       -c "$work/$name.cpp" -o "$work/$name.o"
-  g++ -o "$work/$name" "$build/tests/reference/CMakeFiles/$binary.dir"/*.o "$work/$name.o" \
+  g++ -o "$work/$name" "$build/tests/verify/CMakeFiles/$binary.dir"/*.o "$work/$name.o" \
       "$build/verify/CMakeFiles/normcheck_verify.dir/reference.cpp.o" \
       -L"$build/kernels" -lnormcheck_kernels -Wl,-rpath,"$build/kernels" \
       -lgtest -lgtest_main -lmpfr -lgmp -lpthread

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../support/describe_evaluation.h"
+#include "describe_evaluation.h"
 #include "hwy/targets.h"
 #include "hwy/tests/hwy_gtest.h"
 #include "normcheck/evaluate.h"

@@ -1,5 +1,5 @@
 # Installs the build tree to a scratch prefix, then configures, builds and runs
-# tests/cli/consumer against it with find_package(normcheck), and checks that
+# tests/cmake/consumer against it with find_package(normcheck), and checks that
 # the installed libraries export no internal symbols.
 file(REMOVE_RECURSE ${WORK_DIR})
 include(${CMAKE_CURRENT_LIST_DIR}/../support/run_checked.cmake)
