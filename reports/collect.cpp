@@ -62,10 +62,12 @@ ReportData collect(const RunOptions& options) {
     for (const Kernel& k : kernel_table()) kernels.push_back(&k);
 
   // Weights: roughly the phases' shares of a run on this project's 2-core machine.
-  Progress progress(options.quick ? 0.5 : 0.6, options.claims ? 0.25 : 0, options.bench ? 0.25 : 0);
+  enum Phase { kAccuracy, kFuzz, kClaims, kBench };
+  Progress progress({options.quick ? 0.5 : 0.6, options.fuzz_cases > 0 ? 0.2 : 0, options.claims ? 0.25 : 0,
+                     options.bench ? 0.25 : 0});
   g_progress = &progress;
 
-  progress.phase(0, "accuracy");
+  progress.phase(kAccuracy, "accuracy");
   auto t = std::chrono::steady_clock::now();
   data.accuracy = run_accuracy(kernels, data.accuracy_options, [&](int64_t done, int64_t total) {
     progress.update(static_cast<double>(done), static_cast<double>(total),
@@ -73,8 +75,32 @@ ReportData collect(const RunOptions& options) {
   });
   data.accuracy_seconds = seconds_since(t);
 
+  if (options.fuzz_cases > 0) {
+    progress.phase(kFuzz, "fuzz");
+    fuzz::CampaignOptions campaign;
+    campaign.kernels = kernels;
+    campaign.cases = options.fuzz_cases;
+    campaign.seed = options.seed;
+    campaign.corpus_dir = options.fuzz_dir;
+    // The label of a finding is what the report shows; a shorter shrink leaves
+    // a somewhat larger problem that replays the same (fuzz/campaign.h).
+    campaign.shrink_seconds = options.quick ? 2 : 10;
+    campaign.notes = {"normcheck report, seed " + std::to_string(options.seed)};
+    const double total = static_cast<double>(kernels.size());
+    std::size_t kernels_done = 0;
+    std::string current;
+    campaign.progress = [&](const std::string& kernel, int64_t, std::size_t findings, double) {
+      if (kernel != current) current = kernel, ++kernels_done;
+      progress.update(static_cast<double>(kernels_done - 1), total,
+                      kernel + ", " + std::to_string(findings) + " findings so far");
+    };
+    t = std::chrono::steady_clock::now();
+    data.fuzz = FuzzRun{options.fuzz_cases, fuzz::run_campaign(campaign)};
+    data.fuzz_seconds = seconds_since(t);
+  }
+
   if (options.claims) {
-    progress.phase(1, "claims");
+    progress.phase(kClaims, "claims");
     t = std::chrono::steady_clock::now();
     ClaimOptions claim_options;
     claim_options.seed = options.seed;
@@ -98,7 +124,7 @@ ReportData collect(const RunOptions& options) {
   }
 
   if (options.bench) {
-    progress.phase(2, "bench");
+    progress.phase(kBench, "bench");
     t = std::chrono::steady_clock::now();
     const bench::BenchOptions bo = report_bench_options(options.quick);
     g_bench_shapes = static_cast<int>(bo.shapes.size());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <vector>
 
 #include "report_data.h"
@@ -14,6 +15,10 @@ struct RunOptions {
   uint64_t seed = 0;
   bool bench = true;   // --no-bench leaves the bench out
   bool claims = true;  // --no-claims leaves the claims out
+  // Cases per kernel of the fuzz campaign (0 leaves it out), and the folder
+  // its findings are saved to (made when there is one).
+  int64_t fuzz_cases = 0;
+  std::filesystem::path fuzz_dir;
   std::vector<const Kernel*> kernels;  // the accuracy workload's kernels (the whole table by default)
 };
 

@@ -134,6 +134,21 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
   section("speed", "Throughput against the memory-bandwidth limit",
           data.bench ? "" : "The bench was left out of this run (--no-bench).");
 
+  if (data.fuzz) {
+    s << "<h2 id=\"fuzz\">Fuzzing</h2>\n<p>" << e(fuzz_summary(data))
+      << ": problems drawn by the property suite's generators, each finding shrunk to the smallest problem that "
+         "still shows it and saved in <code>findings/</code> next to this page.</p>\n";
+    if (!data.fuzz->result.findings.empty()) {
+      s << "<table><tr><th>kernel</th><th>origin</th><th>found</th><th>problem</th><th>what</th><th>replay</th></tr>\n";
+      for (const KernelVerdict& v : verdicts)
+        for (const fuzz::Finding* f : v.fuzz_findings)
+          s << "<tr><td><code>" << e(f->kernel) << "</code></td><td>" << to_string(v.kernel->origin) << "</td><td>"
+            << e(f->label) << "</td><td class=\"num\">" << e(finding_shape(*f)) << "</td><td>" << e(f->detail)
+            << "</td><td><code>" << e(replay_command(*f)) << "</code></td></tr>\n";
+      s << "</table>\n";
+    }
+  }
+
   s << "<h2 id=\"claims\">Claims: the math practitioners rely on, checked by computation</h2>\n"
     << "<table><tr><th>id</th><th>verdict</th><th>figure</th><th>title</th><th>source</th></tr>\n";
   for (const ClaimRun& c : data.claims)

@@ -1,4 +1,5 @@
-// junit.xml: one testcase per kernel x check, one per claim, so CI systems that
+// junit.xml: one testcase per kernel x check (within_bound, nonfinite, memory,
+// fuzz, baseline), one per claim, so CI systems that
 // read JUnit show the report. A control's within_bound case passes when the
 // control is caught (it breaks its bound somewhere), as a negative control must.
 #include <sstream>
@@ -59,7 +60,7 @@ std::string junit_report(const ReportData& data, const std::vector<KernelVerdict
     const std::string cls = "normcheck.kernels." + name;
     std::string notes;
     for (const std::string& n : v.notes) notes += n + "\n";
-    if (v.rows_run == 0) {
+    if (v.rows_run == 0 && v.fuzz_findings.empty()) {
       kernels.push_back({"within_bound", cls, "", v.headline + "\n" + notes, true});
       continue;
     }
@@ -75,6 +76,14 @@ std::string junit_report(const ReportData& data, const std::vector<KernelVerdict
                                        " rows that wrote outside an output, into an input, or left an output unwritten"};
     if (v.rows_memory > 0) memory.failure = memory.out;
     kernels.push_back(memory);
+    if (data.fuzz) {
+      // A control is caught by the rows or by fuzzing: its findings pass.
+      Case fuzzed{"fuzz", cls, "", std::to_string(v.fuzz_findings.size()) + " findings in " +
+                                       std::to_string(data.fuzz->cases_per_kernel) + " generated problems"};
+      for (const fuzz::Finding* f : v.fuzz_findings) fuzzed.out += "\n" + f->label + ": " + replay_command(*f);
+      if (!control && !v.fuzz_findings.empty()) fuzzed.failure = fuzzed.out;
+      kernels.push_back(fuzzed);
+    }
     if (baseline_check) {
       Case base{"baseline", cls, "", "no figure worse than the baseline"};
       for (const Regression& r : baseline_check->regressions)

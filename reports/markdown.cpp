@@ -50,7 +50,15 @@ std::string markdown_report(const ReportData& data, const std::vector<KernelVerd
     heading = true;
     s << "- **" << v.kernel->name << "**: " << v.headline << "\n";
     for (const std::string& n : v.notes)
-      if (n.rfind("Max ULP", 0) != 0) s << "  - " << n << "\n";
+      if (n.rfind("Max ULP", 0) != 0 && n.rfind("Fuzzing", 0) != 0) s << "  - " << n << "\n";
+  }
+  if (data.fuzz) {
+    s << "\n## Fuzzing\n\n" << fuzz_summary(data) << ". Each finding is shrunk and saved in `findings/`.\n";
+    if (!data.fuzz->result.findings.empty()) s << "\n| kernel | origin | found | problem | replay |\n|---|---|---|---|---|\n";
+    for (const KernelVerdict& v : verdicts)
+      for (const fuzz::Finding* f : v.fuzz_findings)
+        s << "| `" << f->kernel << "` | " << to_string(v.kernel->origin) << " | " << f->label << " | "
+          << finding_shape(*f) << " | `" << cell(replay_command(*f)) << "` |\n";
   }
   s << "\n## Claims\n\n| id | verdict | figure | source |\n|---|---|---|---|\n";
   for (const ClaimRun& c : data.claims)

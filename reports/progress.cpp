@@ -4,22 +4,23 @@
 
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace normcheck::report {
 
-Progress::Progress(double accuracy_weight, double claims_weight, double bench_weight)
+Progress::Progress(std::vector<double> weights)
     : tty_(::isatty(2) != 0),
-      weights_{accuracy_weight, claims_weight, bench_weight},
+      weights_(std::move(weights)),
       start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {}
 
 double Progress::overall(double fraction) const {
   double total = 0, before = 0;
-  for (int i = 0; i < 3; ++i) {
+  for (std::size_t i = 0; i < weights_.size(); ++i) {
     total += weights_[i];
-    if (i < phase_) before += weights_[i];
+    if (static_cast<int>(i) < phase_) before += weights_[i];
   }
-  return total > 0 ? (before + weights_[phase_] * fraction) / total : 0;
+  return total > 0 ? (before + weights_[static_cast<std::size_t>(phase_)] * fraction) / total : 0;
 }
 
 void Progress::phase(int index, const std::string& name) {

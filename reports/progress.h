@@ -5,15 +5,17 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 namespace normcheck::report {
 
 class Progress {
  public:
   // `weights`: the share of the run's time each phase is expected to take,
-  // used to turn per-phase fractions into one overall fraction for the ETA.
-  Progress(double accuracy_weight, double claims_weight, double bench_weight);
-  // Starts phase `index` (0 accuracy, 1 claims, 2 bench) named `name`.
+  // in the order the phases run, used to turn per-phase fractions into one
+  // overall fraction for the ETA.
+  explicit Progress(std::vector<double> weights);
+  // Starts phase `index` (an index into the weights) named `name`.
   void phase(int index, const std::string& name);
   // `done` of `total` units of the current phase.
   void update(double done, double total, const std::string& detail = "");
@@ -23,7 +25,7 @@ class Progress {
  private:
   double overall(double fraction) const;
   bool tty_;
-  double weights_[3];
+  std::vector<double> weights_;
   int phase_ = 0;
   std::string name_;
   int last_decile_ = -1;

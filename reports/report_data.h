@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "accuracy.h"
+#include "campaign.h"
 #include "measure.h"
 #include "normcheck/claims.h"
 
@@ -19,6 +20,14 @@ struct ClaimRun {
   double seconds = 0;
 };
 
+// A short fuzz campaign over the same kernels (fuzz/campaign.h): the
+// property suite's generators, each finding shrunk and saved as a problem file
+// that `normcheck check --input FILE --kernel K` replays.
+struct FuzzRun {
+  int64_t cases_per_kernel = 0;
+  fuzz::CampaignResult result;  // findings' files are in the report's findings/ folder
+};
+
 struct ReportData {
   uint64_t seed = 0;
   bool quick = false;
@@ -27,9 +36,10 @@ struct ReportData {
   std::string simd_target;     // Highway's target the SIMD kernels ran on
   AccuracyOptions accuracy_options;
   std::vector<KernelAccuracy> accuracy;  // one per kernel, table order
+  std::optional<FuzzRun> fuzz;  // absent with --no-fuzz
   std::vector<ClaimRun> claims;
   std::optional<bench::BenchReport> bench;  // absent with --no-bench
-  double accuracy_seconds = 0, claims_seconds = 0, bench_seconds = 0;
+  double accuracy_seconds = 0, fuzz_seconds = 0, claims_seconds = 0, bench_seconds = 0;
 };
 
 }  // namespace normcheck::report

@@ -100,6 +100,25 @@ json bench_json(const bench::BenchReport& b) {
           {"declined", declined}};
 }
 
+json fuzz_json(const ReportData& data) {
+  if (!data.fuzz) return nullptr;
+  json findings = json::array();
+  for (const fuzz::Finding& f : data.fuzz->result.findings)
+    findings.push_back({{"kernel", f.kernel},
+                        {"label", f.label},
+                        {"detail", f.detail},
+                        {"op", to_string(f.op)},
+                        {"dtype", to_string(f.dtype)},
+                        {"rows", f.problem.rows},
+                        {"cols", f.problem.cols},
+                        {"input", "findings/" + f.file.filename().string()},
+                        {"replay", replay_command(f)}});
+  return {{"cases_per_kernel", data.fuzz->cases_per_kernel},
+          {"cases", data.fuzz->result.cases},
+          {"seconds", json_number(data.fuzz_seconds)},
+          {"findings", findings}};
+}
+
 }  // namespace
 
 json series_json(const Series& s) {
@@ -146,9 +165,10 @@ json results_json(const ReportData& data, const std::vector<KernelVerdict>& verd
           {"simd_target", data.simd_target},
           {"workload", {{"lengths", lengths}, {"rows_per_family", data.accuracy_options.rows_per_family},
                         {"eps", {1e-5, 0.0}}}},
-          {"timings", {{"accuracy_seconds", data.accuracy_seconds}, {"claims_seconds", data.claims_seconds},
-                       {"bench_seconds", data.bench_seconds}}},
+          {"timings", {{"accuracy_seconds", data.accuracy_seconds}, {"fuzz_seconds", data.fuzz_seconds},
+                       {"claims_seconds", data.claims_seconds}, {"bench_seconds", data.bench_seconds}}},
           {"kernels", kernels},
+          {"fuzz", fuzz_json(data)},
           {"claims", claims},
           {"bench", data.bench ? bench_json(*data.bench) : json(nullptr)},
           {"baseline", baseline}};

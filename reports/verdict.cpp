@@ -165,7 +165,56 @@ void speed(const ReportData& data, KernelVerdict& v) {
   v.speed += ", median of " + std::to_string(copy.size()) + (copy.size() == 1 ? " shape" : " shapes");
 }
 
+// What the fuzz campaign found on the kernel. A finding overrides a clean
+// accuracy workload: the kernel broke its promise on a generated problem
+// (shrunk, saved, replayable), which is as much a failure as a failing row; a
+// control the rows missed but the campaign caught is caught.
+void fuzz_verdict(const ReportData& data, KernelVerdict& v) {
+  if (!data.fuzz) return;
+  for (const fuzz::Finding& f : data.fuzz->result.findings)
+    if (f.kernel == v.kernel->name) v.fuzz_findings.push_back(&f);
+  if (v.fuzz_findings.empty()) {
+    if (v.rows_run > 0)
+      v.notes.push_back("Fuzzing: no finding in " + std::to_string(data.fuzz->cases_per_kernel) +
+                        " generated problems.");
+    return;
+  }
+  std::string labels;
+  for (const fuzz::Finding* f : v.fuzz_findings) labels += (labels.empty() ? "" : ", ") + f->label;
+  if (v.status == "not caught") {
+    v.status = "caught";
+    v.headline = "Known-bad control, do not use: within its bound on the workload's rows, but the fuzz campaign "
+                 "catches it (" + labels + ").";
+    v.advice = "Known-bad control, caught by fuzzing: do not use";
+  } else if (v.status == "trusted" || v.status == "declined") {
+    v.status = "fails";
+    v.headline = "Do not trust it: the fuzz campaign found " + labels + " (shrunk problems below)" +
+                 (v.rows_run > 0 ? "; within its bound on the workload's " + std::to_string(v.rows_run) + " rows."
+                                 : ".");
+    v.advice = "Fuzzing found: " + labels;
+  }
+  for (const fuzz::Finding* f : v.fuzz_findings)
+    v.notes.push_back("Fuzzing found " + f->label + " on a " + finding_shape(*f) + " problem: " + f->detail +
+                      ". Replay: " + replay_command(*f));
+}
+
 }  // namespace
+
+std::string fuzz_summary(const ReportData& data) {
+  if (!data.fuzz) return "";
+  const fuzz::CampaignResult& r = data.fuzz->result;
+  return std::to_string(data.fuzz->cases_per_kernel) + " generated problems per kernel, seed " +
+         std::to_string(data.seed) + ", " + std::to_string(r.findings.size()) +
+         (r.findings.size() == 1 ? " finding" : " findings") + " in " + figure(data.fuzz_seconds) + " s";
+}
+
+std::string finding_shape(const fuzz::Finding& f) {
+  return std::to_string(f.problem.rows) + " x " + std::to_string(f.problem.cols);
+}
+
+std::string replay_command(const fuzz::Finding& f) {
+  return "normcheck check --input findings/" + f.file.filename().string() + " --kernel " + f.kernel;
+}
 
 std::string workload_text(const ReportData& data) {
   return std::to_string(props::kRowFamilyCount) + " families, " + lengths_text(data.accuracy_options) + ", " +
@@ -254,6 +303,7 @@ std::vector<KernelVerdict> verdicts(const ReportData& data) {
     else v.advice = "Declined every row";
     if (v.rows_declined && v.rows_run)
       v.advice += "; declines " + std::to_string(v.rows_declined) + " rows (see its notes)";
+    fuzz_verdict(data, v);
     failure_hints(ka, v);
     if (!v.decline_reasons.empty())
       v.notes.push_back("Declines " + std::to_string(v.rows_declined) + " rows: " + join_counts(v.decline_reasons) +

@@ -33,6 +33,7 @@ struct KernelVerdict {
   double max_ulp = 0;
   std::string worst_output;
   const RowResult* worst_row = nullptr;
+  std::vector<const fuzz::Finding*> fuzz_findings;  // the fuzz campaign's, into data.fuzz
   std::optional<double> copy_ratio, onednn_ratio;  // medians over the bench shapes
   int bench_shapes = 0;
   std::string speed;                   // one line
@@ -51,6 +52,15 @@ std::string workload_text(const ReportData& data);
 
 // "1.23e-04", "0", "inf": the figures in prose and tables.
 std::string figure(double v);
+
+// The fuzz campaign in one sentence ("16 generated problems per kernel, seed
+// S, 4 findings in 19 s"), or "" when it was left out.
+std::string fuzz_summary(const ReportData& data);
+
+// A finding's problem in words and the command that replays it from the
+// report's folder: "1 x 3" and "normcheck check --input findings/F --kernel K".
+std::string finding_shape(const fuzz::Finding& f);
+std::string replay_command(const fuzz::Finding& f);
 
 // A row in words: "huge, d = 768, eps = 1e-05, |mean|/sigma = 3.1, max|x| = 1e+30".
 std::string describe(const RowResult& row);

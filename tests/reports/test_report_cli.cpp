@@ -1,6 +1,6 @@
 // `normcheck report` end to end through the real binary: the four files of a
 // --quick run (results.json against its schema, junit.xml parsed and
-// consistent, report.html self-contained, report.md), the accuracy baseline
+// consistent, report.html self-contained, report.md) and its fuzz findings, the accuracy baseline
 // checked in and a tightened copy of it failing, an interrupted run leaving
 // the previous report intact, and bad usage giving exit 2.
 #include <cstdlib>
@@ -101,6 +101,31 @@ TEST(ReportCli, QuickRunWritesFourValidFiles) {
   const std::string md = read_whole_file(out / "report.md");
   EXPECT_NE(md.find("| kernel |"), std::string::npos);
   EXPECT_LT(md.size(), 65536u) << "report.md must fit a pull-request comment (GitHub's limit is 65536)";
+
+  // The fuzz campaign: every kernel got its 16 generated problems, and each
+  // finding's file is in findings/ and replays its label through `check`
+  // (exit 1) from the report's folder, as the printed command says.
+  const json& fuzz = doc["fuzz"];
+  ASSERT_FALSE(fuzz.is_null());
+  EXPECT_EQ(fuzz["cases_per_kernel"], 16);
+  EXPECT_EQ(fuzz["cases"].get<std::size_t>(), 16 * kernel_table().size());
+  for (const json& f : fuzz["findings"]) {
+    const std::string kernel = f["kernel"];
+    const Kernel* k = find_kernel(kernel);
+    ASSERT_NE(k, nullptr) << kernel;
+    EXPECT_NE(k->origin, Origin::ours) << "a kernel of ours has a finding: " << f.dump();
+    ASSERT_TRUE(fs::is_regular_file(out / f["input"].get<std::string>())) << f.dump();
+    // The printed command, run from elsewhere: its findings/ is the report's.
+    const std::string replay = f["replay"];
+    ASSERT_EQ(replay.rfind("normcheck check --input findings/", 0), 0u) << replay;
+    std::string args = replay.substr(std::string("normcheck ").size());
+    args.replace(args.find("findings/"), std::string("findings/").size(), (out / "findings").string() + "/");
+    const auto again = run_normcheck(args);
+    EXPECT_EQ(again.exit_code, 1) << replay << "\n" << again.out << again.err;
+    EXPECT_NE(again.out.find("FAIL"), std::string::npos) << replay << "\n" << again.out;
+  }
+  EXPECT_NE(md.find("## Fuzzing"), std::string::npos);
+  EXPECT_NE(html.find("id=\"fuzz\""), std::string::npos);
 }
 
 TEST(ReportCli, CheckedInBaselineHoldsAndATightenedOneFails) {
@@ -169,11 +194,33 @@ TEST(ReportCli, AnInterruptedRunLeavesThePreviousReport) {
   EXPECT_EQ(files, 4u) << "no temporary file left behind";
 }
 
+// findings/ is this run's: a run without the campaign leaves none, and an
+// older folder's files do not survive a run that finds other things.
+TEST(ReportCli, FindingsFolderIsThisRunsOwn) {
+  const fs::path out = scratch_dir() / "findings";
+  fs::create_directories(out / "findings");
+  std::ofstream(out / "findings" / "stale.txt") << "from an older run";
+  const auto without = run_normcheck("report --quick --no-bench --no-claims --no-fuzz --out " + out.string());
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  EXPECT_TRUE(json::parse(read_whole_file(out / "results.json"))["fuzz"].is_null());
+  EXPECT_FALSE(fs::exists(out / "findings"));
+
+  std::ofstream(out / "findings.partial-1") << "left by an interrupted run";
+  const auto with = run_normcheck("report --quick --no-bench --no-claims --fuzz-cases 4 --out " + out.string());
+  ASSERT_EQ(with.exit_code, 0) << with.err;
+  const json fuzz = json::parse(read_whole_file(out / "results.json"))["fuzz"];
+  EXPECT_EQ(fuzz["cases"].get<std::size_t>(), 4 * kernel_table().size());
+  EXPECT_FALSE(fs::exists(out / "findings.partial-1"));
+  EXPECT_EQ(fs::exists(out / "findings"), !fuzz["findings"].empty());
+  EXPECT_FALSE(fs::exists(out / "findings" / "stale.txt"));
+}
+
 TEST(ReportCli, BadUsageIsExitTwoWithAMessage) {
   const fs::path out = scratch_dir() / "usage";
   for (const std::string& args : std::vector<std::string>{
            "--seed banana", "--check-baseline /nonexistent/baseline.txt",
-           "--check-baseline " + kBaseline.string() + " --update-baseline /tmp/x"}) {
+           "--check-baseline " + kBaseline.string() + " --update-baseline /tmp/x", "--fuzz-cases -5",
+           "--no-fuzz --fuzz-cases 3"}) {
     const auto run = run_normcheck("report --quick --out " + out.string() + " " + args);
     EXPECT_EQ(run.exit_code, 2) << args;
     EXPECT_NE(run.err.find("normcheck:"), std::string::npos) << args << ": " << run.err;

@@ -1,7 +1,8 @@
 // `normcheck report`: the main job. Every kernel of the table over the
-// adversarial row families, the claims and the bench, written to DIR as
-// report.html (verdicts and plots, self-contained), report.md (for a pull
-// request comment), results.json (reports/results.schema.json) and junit.xml.
+// adversarial row families, a short fuzz campaign, the claims and the bench,
+// written to DIR as report.html (verdicts and plots, self-contained), report.md
+// (for a pull request comment), results.json (reports/results.schema.json),
+// junit.xml and findings/ (the fuzz campaign's shrunk problems, replayable).
 // With --check-baseline FILE the run is held to the accuracy baseline; with
 // --update-baseline FILE it rewrites it (reports/baseline.h).
 //
@@ -9,6 +10,9 @@
 // ours broke its bound, a control was not caught, or a claim could not be
 // decided (third-party failures and REFUTED claims are findings, reported in
 // full, not failures of the run); 2 bad usage or input.
+#include <unistd.h>
+
+#include <cstdint>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -30,9 +34,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Generated problems per kernel of the report's fuzz campaign. The quick
+// workload's 16 is one short batch per kernel (CI); the default's 200 finds
+// what the property suite's generators find in a few hundred cases, at about
+// a minute over the whole table on 2 cores.
+constexpr int64_t kQuickFuzzCases = 16;
+constexpr int64_t kFuzzCases = 200;
+
 struct ReportArgs {
   std::string out = "build/report";
-  bool quick = false, no_bench = false, no_claims = false;
+  bool quick = false, no_bench = false, no_claims = false, no_fuzz = false;
+  std::optional<int64_t> fuzz_cases;  // absent: the workload's default
   std::string seed;
   std::string check_baseline, update_baseline;
 };
@@ -69,6 +81,17 @@ int run_report(const ReportArgs& args) {
   fs::create_directories(out, ec);
   if (ec || !fs::is_directory(out)) throw UsageError("cannot create the output folder " + out.string() + ": " + ec.message());
 
+  // The campaign saves its findings into a folder of this run's own, which
+  // replaces findings/ only once every other file is written.
+  const fs::path findings = out / "findings";
+  const fs::path findings_partial = out / ("findings.partial-" + std::to_string(::getpid()));
+  if (args.fuzz_cases && *args.fuzz_cases < 0) throw UsageError("--fuzz-cases must be >= 0");
+  if (args.no_fuzz && args.fuzz_cases) throw UsageError("--no-fuzz and --fuzz-cases are exclusive");
+  options.fuzz_cases = args.no_fuzz ? 0 : args.fuzz_cases.value_or(args.quick ? kQuickFuzzCases : kFuzzCases);
+  options.fuzz_dir = findings_partial;
+  for (const auto& entry : fs::directory_iterator(out, ec))  // left by an interrupted run
+    if (entry.path().filename().string().rfind("findings.partial-", 0) == 0) fs::remove_all(entry.path(), ec);
+
   std::cerr << "report: seed " << options.seed << " (--seed or NORMCHECK_SEED), " << (args.quick ? "quick" : "default")
             << " workload, writing to " << out.string() << "\n";
   const report::ReportData data = report::collect(options);
@@ -84,6 +107,8 @@ int run_report(const ReportArgs& args) {
   write_file_atomically(out / "report.md", report::markdown_report(data, verdicts, check));
   write_file_atomically(out / "junit.xml", report::junit_report(data, verdicts, check));
   write_file_atomically(out / "report.html", report::html_report(data, verdicts, plots, check));
+  fs::remove_all(findings, ec);
+  if (fs::exists(findings_partial)) fs::rename(findings_partial, findings);
   if (!args.update_baseline.empty()) {
     write_file_atomically(args.update_baseline, report::format_baseline(report::baseline_of(data)));
     std::cout << "baseline written to " << args.update_baseline << "\n";
@@ -123,6 +148,10 @@ void add_report_command(CLI::App& app, Action& action) {
   sub->add_option("--update-baseline", args->update_baseline, "Rewrite this baseline file with this run's figures");
   sub->add_flag("--no-bench", args->no_bench, "Leave the bench out");
   sub->add_flag("--no-claims", args->no_claims, "Leave the claims out");
+  sub->add_flag("--no-fuzz", args->no_fuzz, "Leave the fuzz campaign out");
+  sub->add_option("--fuzz-cases", args->fuzz_cases,
+                  "Generated problems per kernel of the fuzz campaign (default " + std::to_string(kFuzzCases) +
+                      ", " + std::to_string(kQuickFuzzCases) + " with --quick)");
   sub->callback([&action, args] { action = [args] { return run_report(*args); }; });
 }
 
