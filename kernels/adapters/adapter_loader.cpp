@@ -19,7 +19,13 @@ LoadedModule load(const char* file) {
   // global namespace. The module is never closed: oneDNN and libtorch keep
   // threads and thread-local state that outlive any one call.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) return {nullptr, where + dlerror()};
+  if (!handle) {
+    // dlerror() names the file it could not open: the module itself, or a
+    // library the module needs (then the module's path is added).
+    const std::string reason = dlerror();
+    if (reason.starts_with(path)) return {nullptr, "cannot load the adapter module " + reason};
+    return {nullptr, where + reason};
+  }
   const auto entry =
       reinterpret_cast<normcheck_adapter_module_fn>(dlsym(handle, NORMCHECK_ADAPTER_MODULE_SYMBOL));
   if (!entry) return {nullptr, where + "no symbol " NORMCHECK_ADAPTER_MODULE_SYMBOL};
