@@ -5,8 +5,8 @@
 //    tests are also the controls of the mapping check: it does see a library
 //    the process has loaded);
 //  - with the modules unloadable (NORMCHECK_ADAPTER_DIR naming an empty
-//    directory) every adapter row declines with the loader's reason, and
-//    nothing crashes.
+//    directory, or one whose modules need a library that is absent) every
+//    adapter row declines with the loader's reason, and nothing crashes.
 // Each check runs in a fresh process (a "threadsafe" death test re-executes
 // this binary), so what an earlier test loaded cannot hide or fake a result.
 #include <gtest/gtest.h>
@@ -146,10 +146,11 @@ bool throws_the_reason(const Kernel& k) {
   return false;
 }
 
-// NORMCHECK_ADAPTER_DIR names an empty directory: no module there.
-[[noreturn]] void run_every_adapter_without_modules() {
-  std::string dir = (std::filesystem::temp_directory_path() / "normcheck_no_adapters_XXXXXX").string();
-  if (!mkdtemp(dir.data())) std::_Exit(2);
+// With NORMCHECK_ADAPTER_DIR = dir, every adapter row declines every problem
+// with "cannot load the adapter module <dir>/libnormcheck_...: ...<cause>...",
+// running one throws, evaluate() declines, and nothing gets mapped. Exits 0
+// when all of that holds.
+[[noreturn]] void exit_checking_every_adapter_declines(const std::string& dir, const std::string& cause) {
   setenv("NORMCHECK_ADAPTER_DIR", dir.c_str(), 1);
   int failures = 0;
   const auto fail = [&](const Kernel& k, const std::string& what) {
@@ -165,7 +166,7 @@ bool throws_the_reason(const Kernel& k) {
     for (const Shape& shape : shapes) {
       const std::string reason = declines(k, shape);
       if (!reason.starts_with("cannot load the adapter module " + dir + "/libnormcheck_") ||
-          reason.find("No such file") == std::string::npos)
+          reason.find(cause) == std::string::npos)
         fail(k, "declines '" + reason + "'");
     }
     if (!throws_the_reason(k)) fail(k, "ran without its module");
@@ -174,15 +175,34 @@ bool throws_the_reason(const Kernel& k) {
       if (!e.declined.starts_with("cannot load the adapter module")) fail(k, "evaluated: '" + e.declined + "'");
     }
   }
-  std::filesystem::remove(dir);
   std::fprintf(stderr, "%d adapter rows checked\n", adapters);
   // Two rows (forward, backward) per adapter the build has: none can be skipped.
   if (failures || adapters != 2 * (NORMCHECK_WITH_ONEDNN + NORMCHECK_WITH_TORCH)) std::_Exit(1);
   exit_with_mapping({});
 }
 
+// NORMCHECK_ADAPTER_DIR names an empty directory: no module there.
+[[noreturn]] void run_every_adapter_without_modules() {
+  std::string dir = (std::filesystem::temp_directory_path() / "normcheck_no_adapters_XXXXXX").string();
+  if (!mkdtemp(dir.data())) std::_Exit(2);
+  std::filesystem::remove(dir);  // the loader only needs the name; nothing is left behind
+  exit_checking_every_adapter_declines(dir, "No such file");
+}
+
 TEST_F(LazyLoading, UnloadableModulesDeclineEveryProblemWithTheReason) {
   EXPECT_EXIT(run_every_adapter_without_modules(), testing::ExitedWithCode(0), "");
+}
+
+// Where the modules are present but the library behind them is not: stand-ins
+// named like the modules that need a library the loader cannot find
+// (tests/adapters/CMakeLists.txt, absent_library_module.cpp).
+[[noreturn]] void run_every_adapter_without_its_library() {
+  exit_checking_every_adapter_declines(NORMCHECK_MODULES_WITHOUT_LIBRARY,
+                                       "libnormcheck_absent_library.so: cannot open shared object file");
+}
+
+TEST_F(LazyLoading, ModulesWhoseLibraryIsAbsentDeclineEveryProblemWithTheReason) {
+  EXPECT_EXIT(run_every_adapter_without_its_library(), testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
