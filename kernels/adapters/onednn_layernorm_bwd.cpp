@@ -12,19 +12,18 @@
 // At the other end, rstd < 2^-64 (sigma > 2^64, e.g. |x| ~ 1e30) makes
 // 1/rstd^2 overflow float: oneDNN would be handed an infinite variance. Such
 // statistics are not expressible through oneDNN's API at all, so the kernel
-// declines every rstd whose variance is not a normal float (onednn_bwd_declines_rstd)
+// declines every rstd whose variance is not a normal float (declines_rstd in onednn_variance.h)
 // rather than report the adapter's own artifact as oneDNN's error.
-#include <cmath>
-#include <cstdio>
+// Part of libnormcheck_onednn.so; its row is in onednn_rows.cpp.
 #include <string>
 #include <vector>
 
-#include "normcheck/bounds.h"
 #include "normcheck/kernel.h"
 #include "element_count.h"
 #include "onednn_session.h"
+#include "onednn_variance.h"
 
-namespace normcheck {
+namespace normcheck::onednn {
 namespace {
 
 using dnnl::layer_normalization_backward;
@@ -61,11 +60,6 @@ layer_normalization_backward::primitive_desc backward_desc(int64_t rows, int64_t
   return {desc, onednn::engine(), hint};
 }
 
-// What oneDNN is given for a saved rstd: 1/rstd^2 in double, rounded to float once.
-float variance_for(float rstd) {
-  return static_cast<float>(1.0 / (static_cast<double>(rstd) * rstd));
-}
-
 // A primitive with its memory objects; the data handles are set per call.
 struct Backward {
   layer_normalization_backward primitive;
@@ -83,6 +77,8 @@ Backward create_backward(int64_t rows, int64_t cols, const Config& config) {
           onednn::unbound_memory(params),   onednn::unbound_memory(data),
           onednn::unbound_memory(params),   onednn::unbound_memory(params)};
 }
+
+}  // namespace
 
 void onednn_layernorm_bwd(const float* dy, const float* x, const float* gamma,
                           const float* mean, const float* rstd, float* dx, float* dgamma,
@@ -132,42 +128,4 @@ std::string onednn_bwd_declines(const Shape& shape) {
       [&] { backward_desc(shape.rows, shape.cols, config_for(shape.has_gamma, true)); });
 }
 
-// oneDNN's API takes the variance: a row whose variance 1/rstd^2 is not a
-// normal float (overflow to inf for rstd < 2^-64, subnormal or 0 for rstd >
-// 2^63) cannot be handed to it without changing the statistic by more than
-// float's rounding, which every backward bound assumes (evaluate.h, row_checked).
-std::string onednn_bwd_declines_rstd(float rstd) {
-  const float variance = variance_for(rstd);
-  if (std::isnormal(variance) || !std::isfinite(rstd) || rstd <= 0) return {};
-  char reason[200];
-  std::snprintf(reason, sizeof reason,
-                "oneDNN takes the variance, and 1/rstd^2 = %.3g is %s in float: an input oneDNN's "
-                "API cannot express",
-                1.0 / (static_cast<double>(rstd) * rstd), std::isinf(variance) ? "beyond the range" : "subnormal");
-  return reason;
-}
-
-Bound onednn_bwd_bound(const RowCondition& c) { return default_bound(Op::layernorm_bwd)(c); }
-
-}  // namespace
-
-// oneDNN forms x - mean, which overflows for |x| near FLT_MAX; 2^124 is the
-// range the scalar backward kernels (kernels/scalar) declare for the same terms.
-extern const Kernel kOnednnLayerNormBwd;
-constinit const Kernel kOnednnLayerNormBwd{
-    .name = "layernorm_bwd.onednn",
-    .op = Op::layernorm_bwd,
-    .origin = Origin::third_party,
-    .dtype = DType::f32,
-    .algorithm = "oneDNN 2.6 layer_normalization_backward (v2 API): dx from row sums of "
-                 "dy*gamma and dy*gamma*xhat; diff_scale/diff_shift summed over rows; "
-                 "fed variance = 1/rstd^2 with eps = 0",
-    .fn = &onednn_layernorm_bwd,
-    .bound = &onednn_bwd_bound,
-    .range = {.max_abs_x = 0x1p124},
-    .declines = &onednn_bwd_declines,
-    .declines_saved_statistic = &onednn_bwd_declines_rstd,
-    .family = Family::onednn,
-};
-
-}  // namespace normcheck
+}  // namespace normcheck::onednn

@@ -4,16 +4,16 @@
 // variance, not rstd, so the variance is written into the caller's rstd array
 // and turned into rstd = 1/sqrt(variance + eps) there, in float, which is the
 // expression oneDNN evaluates internally.
+// Part of libnormcheck_onednn.so; its row is in onednn_rows.cpp.
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "normcheck/bounds.h"
 #include "normcheck/kernel.h"
 #include "element_count.h"
 #include "onednn_session.h"
 
-namespace normcheck {
+namespace normcheck::onednn {
 namespace {
 
 using dnnl::layer_normalization_forward;
@@ -55,6 +55,8 @@ Forward create_forward(int64_t rows, int64_t cols, float eps, normalization_flag
           onednn::unbound_memory(stats),    onednn::unbound_memory(params),
           onednn::unbound_memory(params)};
 }
+
+}  // namespace
 
 void onednn_layernorm_fwd(const float* x, const float* gamma, const float* beta, float* y,
                           float* mean, float* rstd, int64_t rows, int64_t cols, float eps) {
@@ -100,26 +102,4 @@ std::string onednn_fwd_declines(const Shape& shape) {
   });
 }
 
-Bound onednn_fwd_bound(const RowCondition& c) { return default_bound(Op::layernorm_fwd)(c); }
-
-}  // namespace
-
-// oneDNN sums (x - mean)^2 in float: d squares of |x - mean| <= 2 max|x| stay
-// below FLT_MAX while max|x| <= 2^63 / sqrt(d); 2^62 / sqrt(d), the range of
-// the scalar two-pass kernels, leaves room for the rounding of the sum.
-extern const Kernel kOnednnLayerNormFwd;
-constinit const Kernel kOnednnLayerNormFwd{
-    .name = "layernorm_fwd.onednn",
-    .op = Op::layernorm_fwd,
-    .origin = Origin::third_party,
-    .dtype = DType::f32,
-    .algorithm = "oneDNN 2.6 layer_normalization_forward (v2 API, use_scale/use_shift): "
-                 "float mean, then float variance of x - mean, y = (x - mean) * rstd * gamma + beta",
-    .fn = &onednn_layernorm_fwd,
-    .bound = &onednn_fwd_bound,
-    .range = {.max_abs_x = 0x1p62, .sqrt_d_scaled = true},
-    .declines = &onednn_fwd_declines,
-    .family = Family::onednn,
-};
-
-}  // namespace normcheck
+}  // namespace normcheck::onednn

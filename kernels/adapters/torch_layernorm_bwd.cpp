@@ -3,6 +3,7 @@
 // copy in); libtorch allocates dx, dgamma and dbeta, which are copied into the
 // caller's arrays. Threads: OpenMP's default
 // (see use_openmp_default_threads in torch_tensors.h).
+// Part of libnormcheck_torch.so; its row is in torch_rows.cpp.
 #include <array>
 #include <string>
 #include <vector>
@@ -10,15 +11,11 @@
 #include <c10/core/InferenceMode.h>
 #include <ATen/ops/native_layer_norm_backward.h>
 
-#include "normcheck/bounds.h"
 #include "normcheck/kernel.h"
 #include "element_count.h"
 #include "torch_tensors.h"
 
-namespace normcheck {
-namespace {
-
-using torch_adapter::view;
+namespace normcheck::torch_adapter {
 
 void torch_layernorm_bwd(const float* dy, const float* x, const float* gamma,
                          const float* mean, const float* rstd, float* dx, float* dgamma,
@@ -52,26 +49,4 @@ std::string torch_bwd_declines(const Shape& shape) {
   return adapters::element_count_declines(shape, "libtorch");
 }
 
-Bound torch_bwd_bound(const RowCondition& c) { return default_bound(Op::layernorm_bwd)(c); }
-
-}  // namespace
-
-// libtorch sums dy*gamma*x, which overflows for |x| near FLT_MAX; 2^124 is the
-// range the scalar backward kernels (kernels/scalar) declare for the same terms.
-extern const Kernel kTorchLayerNormBwd;
-constinit const Kernel kTorchLayerNormBwd{
-    .name = "layernorm_bwd.torch",
-    .op = Op::layernorm_bwd,
-    .origin = Origin::third_party,
-    .dtype = DType::f32,
-    .algorithm = "libtorch 1.13 at::native_layer_norm_backward (CPU): ds = sum dy*gamma*x, "
-                 "db = sum dy*gamma, dx = rstd*dy*gamma + b*x + c with "
-                 "b = (db*mean - ds)*rstd^3/d, c = -b*mean - db*rstd/d; dgamma, dbeta column sums",
-    .fn = &torch_layernorm_bwd,
-    .bound = &torch_bwd_bound,
-    .range = {.max_abs_x = 0x1p124},
-    .declines = &torch_bwd_declines,
-    .family = Family::libtorch,
-};
-
-}  // namespace normcheck
+}  // namespace normcheck::torch_adapter

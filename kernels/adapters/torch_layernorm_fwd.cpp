@@ -5,20 +5,17 @@
 // copy is part of what using libtorch costs). Threads: OpenMP's default
 // (see use_openmp_default_threads in torch_tensors.h for why not libtorch's
 // own default).
+// Part of libnormcheck_torch.so; its row is in torch_rows.cpp.
 #include <string>
 
 #include <c10/core/InferenceMode.h>
 #include <ATen/ops/native_layer_norm.h>
 
-#include "normcheck/bounds.h"
 #include "normcheck/kernel.h"
 #include "element_count.h"
 #include "torch_tensors.h"
 
-namespace normcheck {
-namespace {
-
-using torch_adapter::view;
+namespace normcheck::torch_adapter {
 
 void torch_layernorm_fwd(const float* x, const float* gamma, const float* beta, float* y,
                          float* mean, float* rstd, int64_t rows, int64_t cols, float eps) {
@@ -43,27 +40,4 @@ std::string torch_fwd_declines(const Shape& shape) {
   return adapters::element_count_declines(shape, "libtorch");
 }
 
-Bound torch_fwd_bound(const RowCondition& c) { return default_bound(Op::layernorm_fwd)(c); }
-
-}  // namespace
-
-// Its Welford moments multiply deviations from the running mean, so like a
-// two-pass sum of squares they stay finite while max|x| <= 2^62 / sqrt(d)
-// (the range of the scalar pytorch_form kernel, which reimplements them).
-extern const Kernel kTorchLayerNormFwd;
-constinit const Kernel kTorchLayerNormFwd{
-    .name = "layernorm_fwd.torch",
-    .op = Op::layernorm_fwd,
-    .origin = Origin::third_party,
-    .dtype = DType::f32,
-    .algorithm = "libtorch 1.13 at::native_layer_norm (CPU): float mean and variance by "
-                 "vectorized Welford (RowwiseMoments), rstd = 1/sqrt(max(var,0)+eps), "
-                 "y = (x*rstd - mean*rstd)*gamma + beta",
-    .fn = &torch_layernorm_fwd,
-    .bound = &torch_fwd_bound,
-    .range = {.max_abs_x = 0x1p62, .sqrt_d_scaled = true},
-    .declines = &torch_fwd_declines,
-    .family = Family::libtorch,
-};
-
-}  // namespace normcheck
+}  // namespace normcheck::torch_adapter

@@ -1,5 +1,5 @@
 // Seed 002's embedding (torch.manual_seed(123); torch.randn(2, 3, 4)), when
-// libtorch is part of the build; empty values otherwise.
+// libtorch is part of the build and can be loaded; empty values otherwise.
 #pragma once
 
 #include <string>

@@ -14,8 +14,8 @@ set(NORMCHECK_CLAIMS_SEMANTICS_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/a2_layernorm_axes.cpp
   ${CMAKE_CURRENT_LIST_DIR}/a3_manual_vs_library.cpp
   ${CMAKE_CURRENT_LIST_DIR}/a3_seed002_input.cpp)
-# A3 regenerates seed 002's input with libtorch when the build has it (the link
-# is in CMakeLists.txt, once the library exists).
+# A3 regenerates seed 002's input with libtorch when the build has it, through
+# the torch adapter module loaded on first use (CMakeLists.txt links its loader).
 if(NORMCHECK_WITH_TORCH)
   set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/a3_seed002_input.cpp
     PROPERTIES COMPILE_DEFINITIONS NORMCHECK_HAVE_TORCH=1)

@@ -1,6 +1,7 @@
 // Uses each installed library the way a user's test would: the exact
 // reference and a metric (normcheck_verify), evaluate() over a kernel of the
-// table (normcheck_kernels), and the claim table (normcheck_claims).
+// table (normcheck_kernels) and the adapters it loads from beside it, and the
+// claim table (normcheck_claims).
 #include <cmath>
 #include <cstdio>
 #include <string_view>
@@ -41,12 +42,27 @@ int main() {
   const normcheck::Evaluation e = normcheck::evaluate(*twopass, problem);
   if (!e.pass || !e.declined.empty()) return fail("twopass does not pass a benign row");
 
+  // The adapters' rows load their modules, installed next to
+  // libnormcheck_kernels.so, on first use: found there, they run.
+  int adapters = 0;
+  for (const normcheck::Kernel& k : normcheck::kernel_table()) {
+    if (k.origin != normcheck::Origin::third_party || k.op != normcheck::Op::layernorm_fwd) continue;
+    const normcheck::Evaluation a = normcheck::evaluate(k, problem);
+    if (!a.declined.empty()) {
+      std::printf("consumer: %.*s declines: %s\n", static_cast<int>(k.name.size()), k.name.data(),
+                  a.declined.c_str());
+      return 1;
+    }
+    if (!a.pass) return fail("an adapter does not pass a benign row");
+    ++adapters;
+  }
+
   bool has_s2 = false;
   for (const normcheck::Claim& claim : normcheck::claim_table())
     has_s2 = has_s2 || claim.id == std::string_view("S2");
   if (!has_s2) return fail("claim S2 is not in the claim table");
 
-  std::printf("consumer ok: y[0] = %.9g, twopass error/bound %.3g, %zu claims\n",
-              ref.y.exact[0], e.max_error_over_bound, normcheck::claim_table().size());
+  std::printf("consumer ok: y[0] = %.9g, twopass error/bound %.3g, %d adapters ran, %zu claims\n",
+              ref.y.exact[0], e.max_error_over_bound, adapters, normcheck::claim_table().size());
   return 0;
 }

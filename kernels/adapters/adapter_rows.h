@@ -1,0 +1,46 @@
+// What an adapter row in normcheck_kernels points at: functions of the
+// table's types that load the row's module on first use (adapter_loader.h)
+// and forward to it. Included only by the *_rows.cpp files.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "adapter_loader.h"
+#include "normcheck/kernel.h"
+
+namespace normcheck::adapters {
+
+using ModuleFn = const LoadedModule& (*)();
+
+// The row's module, or a throw with the reason it did not load. Reached only
+// by a caller that ran the kernel without asking declines() first, which
+// reports the same reason.
+inline const AdapterModule& require(const LoadedModule& loaded) {
+  if (!loaded.module) throw std::runtime_error(loaded.failure);
+  return *loaded.module;
+}
+
+template <ModuleFn module>
+void layernorm_fwd(const float* x, const float* gamma, const float* beta, float* y, float* mean,
+                   float* rstd, int64_t rows, int64_t cols, float eps) {
+  require(module()).layernorm_fwd(x, gamma, beta, y, mean, rstd, rows, cols, eps);
+}
+
+template <ModuleFn module>
+void layernorm_bwd(const float* dy, const float* x, const float* gamma, const float* mean,
+                   const float* rstd, float* dx, float* dgamma, float* dbeta, int64_t rows,
+                   int64_t cols) {
+  require(module()).layernorm_bwd(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols);
+}
+
+// A row whose module did not load declines every problem with the reason.
+template <ModuleFn module, DeclineFn AdapterModule::*library_declines>
+std::string declines(const Shape& shape) {
+  const LoadedModule& loaded = module();
+  if (!loaded.module) return loaded.failure;
+  const DeclineFn fn = loaded.module->*library_declines;
+  return fn ? fn(shape) : std::string();
+}
+
+}  // namespace normcheck::adapters
