@@ -35,9 +35,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // Generated problems per kernel of the report's fuzz campaign. The quick
-// workload's 16 is one short batch per kernel (CI); the default's 200 finds
-// what the property suite's generators find in a few hundred cases, at about
-// a minute over the whole table on 2 cores.
+// workload's 16 is one short batch per kernel (CI: 7 s over the table); the
+// default's 200 take about 40 s over the table of 26 kernels on this project's
+// shared 2-core machine (`normcheck fuzz --cases 200`: 38 s wall, 19 s CPU).
 constexpr int64_t kQuickFuzzCases = 16;
 constexpr int64_t kFuzzCases = 200;
 
