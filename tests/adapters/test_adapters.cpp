@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "../reference/test_seed.h"
+#include "../support/test_seed.h"
 #include "../support/describe_evaluation.h"
 #include "normcheck/bounds.h"
 #include "normcheck/evaluate.h"

@@ -10,13 +10,13 @@
 #include "exact_tensor.h"
 #include "fold_exact.h"
 #include "normcheck/claims.h"
+#include "../support/test_seed.h"
 
 namespace {
 
 normcheck::ClaimOptions options_from_env() {
   normcheck::ClaimOptions options;
-  if (const char* env = std::getenv("NORMCHECK_SEED")) options.seed = std::strtoull(env, nullptr, 10);
-  std::printf("NORMCHECK_SEED=%llu\n", static_cast<unsigned long long>(options.seed));
+  options.seed = normcheck::test::fixed_seed(options.seed);
   return options;
 }
 

@@ -6,12 +6,12 @@
 #include <cstdlib>
 
 #include "normcheck/claims.h"
+#include "../support/test_seed.h"
 
 TEST(JClaimsNightly, J7FullSweep) {
   normcheck::ClaimOptions options;
   options.full = true;
-  if (const char* env = std::getenv("NORMCHECK_SEED")) options.seed = std::strtoull(env, nullptr, 10);
-  std::printf("NORMCHECK_SEED=%llu\n", static_cast<unsigned long long>(options.seed));
+  options.seed = normcheck::test::fixed_seed(options.seed);
   for (const normcheck::Claim& claim : normcheck::claim_table()) {
     if (claim.id != "J7") continue;
     const normcheck::ClaimResult r = claim.check(options);
@@ -26,8 +26,7 @@ TEST(JClaimsNightly, J7FullSweep) {
 TEST(JClaimsNightly, J6FullGrid) {
   normcheck::ClaimOptions options;
   options.full = true;
-  if (const char* env = std::getenv("NORMCHECK_SEED")) options.seed = std::strtoull(env, nullptr, 10);
-  std::printf("NORMCHECK_SEED=%llu\n", static_cast<unsigned long long>(options.seed));
+  options.seed = normcheck::test::fixed_seed(options.seed);
   for (const normcheck::Claim& claim : normcheck::claim_table()) {
     if (claim.id != "J6") continue;
     const normcheck::ClaimResult r = claim.check(options);

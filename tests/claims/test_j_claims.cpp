@@ -11,13 +11,13 @@
 #include "jacobian_norm.h"
 #include "model_update.h"
 #include "normcheck/claims.h"
+#include "../support/test_seed.h"
 
 namespace {
 
 normcheck::ClaimOptions options_from_env() {
   normcheck::ClaimOptions options;
-  if (const char* env = std::getenv("NORMCHECK_SEED")) options.seed = std::strtoull(env, nullptr, 10);
-  std::printf("NORMCHECK_SEED=%llu\n", static_cast<unsigned long long>(options.seed));
+  options.seed = normcheck::test::fixed_seed(options.seed);
   return options;
 }
 

@@ -10,16 +10,14 @@
 #include "model_update.h"
 #include "monte_carlo.h"
 #include "transformer.h"
+#include "../support/test_seed.h"
 
 namespace nt = normcheck::transformer;
 
 namespace {
 
 uint64_t test_seed() {
-  const char* env = std::getenv("NORMCHECK_SEED");
-  const uint64_t seed = env ? std::strtoull(env, nullptr, 10) : 20261121;
-  std::printf("NORMCHECK_SEED=%llu\n", static_cast<unsigned long long>(seed));
-  return seed;
+  return normcheck::test::fixed_seed(20261121);
 }
 
 nt::Matrix& weight(nt::Layer& layer, int which) {

@@ -8,7 +8,7 @@
 #include <bit>
 #include <random>
 
-#include "../reference/test_seed.h"
+#include "../support/test_seed.h"
 #include "fold/families.h"
 #include "fold/fold.h"
 #include "fold/fold_check.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "../reference/test_seed.h"
+#include "../support/test_seed.h"
 #include "../support/describe_evaluation.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"

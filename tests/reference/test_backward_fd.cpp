@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "normcheck/reference.h"
-#include "test_seed.h"
+#include "../support/test_seed.h"
 
 namespace normcheck {
 namespace {

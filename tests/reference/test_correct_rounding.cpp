@@ -19,7 +19,7 @@
 #include "normcheck/reference.h"
 #include "rational_oracle.h"
 #include "test_rows.h"
-#include "test_seed.h"
+#include "../support/test_seed.h"
 
 namespace normcheck {
 namespace {

@@ -21,7 +21,7 @@
 #include "rational_oracle.h"
 #include "reference_mp.h"
 #include "test_rows.h"
-#include "test_seed.h"
+#include "../support/test_seed.h"
 
 namespace normcheck {
 namespace {

@@ -22,7 +22,7 @@
 #include "normcheck/reference.h"
 #include "reference_mp.h"
 #include "test_rows.h"
-#include "test_seed.h"
+#include "../support/test_seed.h"
 
 namespace normcheck {
 namespace {

@@ -30,7 +30,7 @@
 #include "reference_fast.h"
 #include "reference_mp.h"
 #include "test_rows.h"
-#include "test_seed.h"
+#include "../support/test_seed.h"
 
 namespace normcheck {
 namespace {

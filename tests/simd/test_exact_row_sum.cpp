@@ -14,7 +14,7 @@
 #include <random>
 #include <vector>
 
-#include "../reference/test_seed.h"
+#include "../support/test_seed.h"
 #include "simd/exact_row_sum.h"
 
 namespace normcheck {

@@ -19,7 +19,7 @@
 #include "normcheck/metrics.h"
 #include "normcheck/reference.h"
 
-#include "../reference/test_seed.h"
+#include "../support/test_seed.h"
 #include "simd/hwy_bounds.h"
 #include "simd_test_support.h"
 

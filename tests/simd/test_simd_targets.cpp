@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../reference/test_seed.h"
+#include "../support/test_seed.h"
 #include "simd/row_partition.h"
 #include "simd/target_info.h"
 #include "simd_test_support.h"

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../reference/test_seed.h"
+#include "../support/test_seed.h"
 #include "simd/row_partition.h"
 #include "simd/thread_pool.h"
 #include "simd_test_support.h"
