@@ -52,6 +52,10 @@ std::string workload_text(const ReportData& data);
 // "1.23e-04", "0", "inf": the figures in prose and tables.
 std::string figure(double v);
 
+// A speed ratio in a table: "1.23x" ("0.012x" below 0.1, so that small
+// ratios keep two digits), `missing` when there is none.
+std::string ratio_text(const std::optional<double>& ratio, const char* missing);
+
 // A row in words: "huge, d = 768, eps = 1e-05, |mean|/sigma = 3.1, max|x| = 1e+30".
 std::string describe(const RowResult& row);
 
