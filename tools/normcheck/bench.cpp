@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_json.h"
+#include "bench_quick.h"
 #include "command.h"
 #include "measure.h"
 #include "normcheck/kernel.h"
@@ -72,12 +73,7 @@ BenchOptions options_from(const BenchArgs& args) {
   options.kernels = select_kernels(args.kernels);
   options.affine_forward = args.affine;
   if (args.quick) {
-    // Seconds in total, for the CLI tests: small shapes, few short samples, a
-    // copy buffer that does not leave the L3 cache. Not figures to quote.
-    options.shapes = {{1, 768}, {64, 768}, {256, 1024}};
-    options.repeats = 3;
-    options.min_sample_seconds = 0.002;
-    options.copy_buffer_bytes = std::size_t{16} << 20;
+    use_quick_bench_workload(options);
   } else {
     options.shapes = bench::standard_shapes();
   }
