@@ -7,6 +7,7 @@
 #include "corpus.h"
 #include "generators.h"
 #include "normcheck/row_file.h"
+#include "normcheck/seed.h"
 
 namespace normcheck::props {
 namespace {
@@ -27,7 +28,7 @@ RunParams default_run_params() {
   params.max_success = config.maxSuccess;
   params.max_size = config.maxSize;
   params.shrink = !config.disableShrinking;
-  if (const char* seed = std::getenv("NORMCHECK_SEED")) params.seed = std::strtoull(seed, nullptr, 0);
+  if (const auto seed = seed_from_env()) params.seed = *seed;
   return params;
 }
 

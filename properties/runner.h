@@ -26,7 +26,8 @@ struct RunParams {
 };
 
 // RapidCheck's configuration (RC_PARAMS) with NORMCHECK_SEED, when set,
-// replacing the seed.
+// replacing the seed (normcheck::seed_from_env: a bad one throws
+// std::invalid_argument naming it).
 RunParams default_run_params();
 
 struct Outcome {

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <exception>
 
+#include "bench_quick.h"
 #include "progress.h"
 #include "target_info.h"
 
@@ -36,12 +37,7 @@ bench::BenchOptions report_bench_options(bool quick) {
   bench::BenchOptions o;
   for (const Kernel& k : kernel_table()) o.kernels.push_back(&k);
   if (quick) {
-    // As `normcheck bench --quick`: small shapes, short samples, a copy buffer
-    // within the L3 cache. Ratios for a smoke test, not figures to quote.
-    o.shapes = {{1, 768}, {64, 768}, {256, 1024}};
-    o.repeats = 3;
-    o.min_sample_seconds = 0.002;
-    o.copy_buffer_bytes = std::size_t{16} << 20;
+    cli::use_quick_bench_workload(o);
   } else {
     o.shapes = bench::standard_shapes();
     o.repeats = 5;

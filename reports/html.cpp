@@ -43,13 +43,6 @@ std::string anchor(const Kernel& k) {
   return a;
 }
 
-std::string ratio_text(const std::optional<double>& v) {
-  if (!v) return "&ndash;";
-  char s[32];
-  std::snprintf(s, sizeof s, *v >= 0.1 ? "%.2fx" : "%.2gx", *v);  // small ratios keep 2 digits
-  return s;
-}
-
 // The plot frame colour (#b4a0dc) is used nowhere else on the page: the screenshot test
 // (tests/reports) finds the plot areas by it.
 constexpr const char* kStyle = R"(
@@ -104,8 +97,8 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
       << "</td><td><span class=\"status " << cls << "\">" << e(v.status) << "</span></td><td>" << e(v.advice)
       << "</td><td class=\"num\">" << v.rows_failed << " / " << v.rows_run << " / " << v.rows_declined
       << "</td><td class=\"num\">" << figure(v.worst_ratio) << "</td><td class=\"num\">" << figure(v.max_ulp)
-      << "</td><td class=\"num\">" << ratio_text(v.copy_ratio) << "</td><td class=\"num\">"
-      << ratio_text(v.onednn_ratio) << "</td></tr>\n";
+      << "</td><td class=\"num\">" << ratio_text(v.copy_ratio, "&ndash;") << "</td><td class=\"num\">"
+      << ratio_text(v.onednn_ratio, "&ndash;") << "</td></tr>\n";
   }
   s << "</table>\n";
 

@@ -12,13 +12,6 @@ std::string cell(std::string s) {
   return s;
 }
 
-std::string ratio_text(const std::optional<double>& v) {
-  if (!v) return "-";
-  char s[32];
-  std::snprintf(s, sizeof s, *v >= 0.1 ? "%.2fx" : "%.2gx", *v);  // small ratios keep 2 digits
-  return s;
-}
-
 }  // namespace
 
 std::string markdown_report(const ReportData& data, const std::vector<KernelVerdict>& verdicts,
@@ -38,7 +31,7 @@ std::string markdown_report(const ReportData& data, const std::vector<KernelVerd
   for (const KernelVerdict& v : verdicts)
     s << "| `" << v.kernel->name << "` | " << to_string(v.kernel->origin) << " | " << v.status << " | "
       << v.rows_failed << " / " << v.rows_run << " / " << v.rows_declined << " | " << figure(v.worst_ratio) << " | "
-      << figure(v.max_ulp) << " | " << ratio_text(v.copy_ratio) << " | " << ratio_text(v.onednn_ratio) << " |\n";
+      << figure(v.max_ulp) << " | " << ratio_text(v.copy_ratio, "-") << " | " << ratio_text(v.onednn_ratio, "-") << " |\n";
   s << "\nA max ULP in the billions on a trusted kernel is an output near zero, where one ULP is tiny, or an "
        "ill-conditioned row; report.html says which, per kernel.\n";
   // Kept short for a pull-request comment: the kernels that need more than

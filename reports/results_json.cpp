@@ -2,8 +2,9 @@
 // --json output of the CLI (json_number.h).
 #include "results_json.h"
 
+#include "bench_json.h"
+#include "claim_json.h"
 #include "json_number.h"
-#include "workload.h"
 
 namespace normcheck::report {
 namespace {
@@ -80,26 +81,6 @@ json kernel_json(const KernelAccuracy& ka, const KernelVerdict& v) {
           {"row_results", rows}};
 }
 
-json bench_json(const bench::BenchReport& b) {
-  json results = json::array();
-  for (const auto& r : b.results)
-    results.push_back({{"kernel", r.kernel->name},
-                       {"op", bench::op_family(r.kernel->op)},
-                       {"direction", bench::direction(r.kernel->op)},
-                       {"dtype", to_string(r.kernel->dtype)},
-                       {"rows", r.shape.rows},
-                       {"cols", r.shape.cols},
-                       {"gbps", json_number(r.gbps)},
-                       {"ratio_to_copy", json_number(r.ratio_to_copy)},
-                       {"ratio_to_onednn", r.ratio_to_onednn ? json_number(*r.ratio_to_onednn) : json(nullptr)},
-                       {"latency_us", json_number(r.seconds_per_call * 1e6)}});
-  json declined = json::array();
-  for (const auto& d : b.declined)
-    declined.push_back({{"kernel", d.kernel->name}, {"rows", d.shape.rows}, {"cols", d.shape.cols}, {"reason", d.reason}});
-  return {{"copy_gbps", json_number(b.copy_gbps)}, {"copy_threads", b.copy_threads}, {"results", results},
-          {"declined", declined}};
-}
-
 json fuzz_json(const ReportData& data) {
   if (!data.fuzz) return nullptr;
   json findings = json::array();
@@ -121,30 +102,15 @@ json fuzz_json(const ReportData& data) {
 
 }  // namespace
 
-json series_json(const Series& s) {
-  json x = json::array(), y = json::array();
-  for (double v : s.x) x.push_back(json_number(v));
-  for (double v : s.y) y.push_back(json_number(v));
-  return {{"name", s.name}, {"x_label", s.x_label}, {"y_label", s.y_label},
-          {"log_x", s.log_x}, {"log_y", s.log_y}, {"x", x}, {"y", y}};
-}
-
 json results_json(const ReportData& data, const std::vector<KernelVerdict>& verdicts,
                   const std::optional<BaselineCheck>& baseline_check) {
   json kernels = json::array();
   for (std::size_t i = 0; i < data.accuracy.size(); ++i) kernels.push_back(kernel_json(data.accuracy[i], verdicts[i]));
   json claims = json::array();
   for (const ClaimRun& c : data.claims) {
-    json series = json::array();
-    for (const Series& s : c.result.series) series.push_back(series_json(s));
-    claims.push_back({{"id", c.claim->id},
-                      {"verdict", to_string(c.result.verdict)},
-                      {"figure", c.result.figure},
-                      {"source", c.claim->source},
-                      {"title", c.claim->title},
-                      {"explanation", c.result.explanation},
-                      {"seconds", c.seconds},
-                      {"series", series}});
+    json entry = cli::claim_json(*c.claim, c.result);
+    entry["seconds"] = c.seconds;
+    claims.push_back(entry);
   }
   json baseline = nullptr;
   if (baseline_check) {
@@ -170,7 +136,7 @@ json results_json(const ReportData& data, const std::vector<KernelVerdict>& verd
           {"kernels", kernels},
           {"fuzz", fuzz_json(data)},
           {"claims", claims},
-          {"bench", data.bench ? bench_json(*data.bench) : json(nullptr)},
+          {"bench", data.bench ? cli::bench_report_json(*data.bench) : json(nullptr)},
           {"baseline", baseline}};
 }
 

@@ -18,7 +18,4 @@ inline constexpr int kResultsSchemaVersion = 1;
 nlohmann::json results_json(const ReportData& data, const std::vector<KernelVerdict>& verdicts,
                             const std::optional<BaselineCheck>& baseline_check);
 
-// One claim series as JSON (x, y, labels, log axes).
-nlohmann::json series_json(const Series& s);
-
 }  // namespace normcheck::report

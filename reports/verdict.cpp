@@ -222,6 +222,13 @@ std::string workload_text(const ReportData& data) {
          " rows per family and length, eps 1e-5 and 0, with and without affine parameters";
 }
 
+std::string ratio_text(const std::optional<double>& ratio, const char* missing) {
+  if (!ratio) return missing;
+  char s[32];
+  std::snprintf(s, sizeof s, *ratio >= 0.1 ? "%.2fx" : "%.2gx", *ratio);
+  return s;
+}
+
 std::string figure(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";

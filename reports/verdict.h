@@ -62,6 +62,10 @@ std::string fuzz_summary(const ReportData& data);
 std::string finding_shape(const fuzz::Finding& f);
 std::string replay_command(const fuzz::Finding& f);
 
+// A speed ratio in a table: "1.23x" ("0.012x" below 0.1, so that small
+// ratios keep two digits), `missing` when there is none.
+std::string ratio_text(const std::optional<double>& ratio, const char* missing);
+
 // A row in words: "huge, d = 768, eps = 1e-05, |mean|/sigma = 3.1, max|x| = 1e+30".
 std::string describe(const RowResult& row);
 

@@ -59,6 +59,7 @@ constinit const Kernel kLayerNormBwdHwyBf16{
     // 100 of -1.5 2^127 (normal rstd) overflowed x - mean, giving a NaN dx.
     .range = {.max_abs_x = 0x1p124},
     .family = Family::highway,
+    .float32_counterpart = "layernorm_bwd.hwy",
 };
 
 }  // namespace normcheck

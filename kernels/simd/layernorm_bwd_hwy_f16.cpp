@@ -59,6 +59,7 @@ constinit const Kernel kLayerNormBwdHwyF16{
     // x - mean finite) holds for every f16 value (|x| <= 65504); larger
     // floats are stored as inf.,
     .family = Family::highway,
+    .float32_counterpart = "layernorm_bwd.hwy",
 };
 
 }  // namespace normcheck

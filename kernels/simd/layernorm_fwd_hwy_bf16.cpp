@@ -56,6 +56,7 @@ constinit const Kernel kLayerNormFwdHwyBf16{
     .fn = &simd::layernorm_fwd_hwy_bf16,
     .bound = &simd::hwy_bf16_layernorm_fwd_bound,
     .family = Family::highway,
+    .float32_counterpart = "layernorm_fwd.hwy",
 };
 
 }  // namespace normcheck

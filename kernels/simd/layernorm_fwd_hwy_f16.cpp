@@ -59,6 +59,7 @@ constinit const Kernel kLayerNormFwdHwyF16{
     .fn = &simd::layernorm_fwd_hwy_f16,
     .bound = &simd::hwy_f16_layernorm_fwd_bound,
     .family = Family::highway,
+    .float32_counterpart = "layernorm_fwd.hwy",
 };
 
 }  // namespace normcheck

@@ -59,6 +59,7 @@ constinit const Kernel kRmsNormBwdHwyBf16{
     // exponent range, so its values reach past 2^124.
     .range = {.max_abs_x = 0x1p124},
     .family = Family::highway,
+    .float32_counterpart = "rmsnorm_bwd.hwy",
 };
 
 }  // namespace normcheck

@@ -58,6 +58,7 @@ constinit const Kernel kRmsNormBwdHwyF16{
     // No input range: rmsnorm_bwd.hwy's |x| <= 2^124 (saved rrms normal)
     // holds for every f16 value (|x| <= 65504); larger floats are stored as inf.,
     .family = Family::highway,
+    .float32_counterpart = "rmsnorm_bwd.hwy",
 };
 
 }  // namespace normcheck

@@ -55,6 +55,7 @@ constinit const Kernel kRmsNormFwdHwyBf16{
     .fn = &simd::rmsnorm_fwd_hwy_bf16,
     .bound = &simd::hwy_bf16_rmsnorm_fwd_bound,
     .family = Family::highway,
+    .float32_counterpart = "rmsnorm_fwd.hwy",
 };
 
 }  // namespace normcheck

@@ -58,6 +58,7 @@ constinit const Kernel kRmsNormFwdHwyF16{
     .fn = &simd::rmsnorm_fwd_hwy_f16,
     .bound = &simd::hwy_f16_rmsnorm_fwd_bound,
     .family = Family::highway,
+    .float32_counterpart = "rmsnorm_fwd.hwy",
 };
 
 }  // namespace normcheck

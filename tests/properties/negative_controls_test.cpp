@@ -19,11 +19,11 @@
 // failure that removing two keeps), hence the slack: 8.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "broken_kernels.h"
+#include "normcheck/seed.h"
 #include "property_table.h"
 #include "runner.h"
 
@@ -65,7 +65,7 @@ class NegativeControl : public testing::TestWithParam<const Kernel*> {};
 TEST_P(NegativeControl, CaughtAndShrunk) {
   const Kernel& kernel = *GetParam();
   RunParams params = default_run_params();
-  params.seed = std::getenv("NORMCHECK_SEED") ? params.seed : kSeed;
+  params.seed = seed_from_env().value_or(kSeed);
   params.max_success = kBudget;
   params.shrink = true;
 

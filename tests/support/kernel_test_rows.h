@@ -80,19 +80,6 @@ inline void expect_within_bound(const Kernel& k, const Problem& p, const std::st
   EXPECT_TRUE(ev.pass) << k.name << " on " << what << ": " << describe(ev);
 }
 
-// `k` within its bound on N(0,1) rows (eps 1e-5) of the lengths where kernels
-// differ (1, 2, 3, an odd 7, 768), one and several rows, with and without gamma.
-inline void expect_random_rows_within_bound(const Kernel& k, std::mt19937_64& rng) {
-  for (int64_t cols : {1, 2, 3, 7, 768})
-    for (int64_t rows : {1, 4})
-      for (bool with_gamma : {false, true}) {
-        const Problem p = random_problem(rng, rows, cols, with_gamma, 0.0f, 1.0f, 1e-5f);
-        const std::string what = "random rows=" + std::to_string(rows) + " d=" +
-                                 std::to_string(cols) + (with_gamma ? " gamma" : " no gamma");
-        expect_within_bound(k, p, what);
-      }
-}
-
 inline void expect_pass(const Kernel& k, const Problem& p, const std::string& what) {
   const Evaluation ev = evaluate(k, p);
   if (!ev.declined.empty()) return;  // a kernel may decline a shape; nothing ran

@@ -3,12 +3,17 @@
 // change in the code, not a fresh draw. Printed either way; other seeds are
 // explored with
 //   NORMCHECK_SEED=<seed> ctest -R <test>
+// The value is parsed by normcheck::seed_from_env (normcheck/seed.h), the
+// parser the command line uses: decimal or 0x hex. A NORMCHECK_SEED that is
+// not a seed ends the test process with its message on stderr and exit 2.
 #pragma once
 
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
-#include <string>
+#include <stdexcept>
+
+#include "normcheck/seed.h"
 
 namespace normcheck::test {
 
@@ -16,10 +21,13 @@ namespace normcheck::test {
 template <class MakeSeed>
 uint64_t seed_from_env_or(const MakeSeed& make_seed) {
   uint64_t seed;
-  if (const char* env = std::getenv("NORMCHECK_SEED"); env && *env)
-    seed = std::stoull(env);
-  else
-    seed = make_seed();
+  try {
+    const auto env = normcheck::seed_from_env();
+    seed = env ? *env : make_seed();
+  } catch (const std::invalid_argument& e) {
+    std::cerr << e.what() << "\n";
+    std::exit(2);
+  }
   std::cout << "NORMCHECK_SEED=" << seed << "\n";
   return seed;
 }

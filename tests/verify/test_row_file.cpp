@@ -10,15 +10,13 @@
 #include <gtest/gtest.h>
 
 #include "normcheck/row_file.h"
+#include "test_seed.h"
 
 namespace normcheck {
 namespace {
 
 uint64_t test_seed() {
-  const char* env = std::getenv("NORMCHECK_SEED");
-  const uint64_t seed = env ? std::strtoull(env, nullptr, 10) : 20261121;
-  std::cout << "seed " << seed << " (set NORMCHECK_SEED to change)\n";
-  return seed;
+  return test::fixed_seed(20261121);
 }
 
 uint32_t bits(float f) {

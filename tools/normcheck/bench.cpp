@@ -14,8 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_json.h"
+#include "bench_quick.h"
 #include "command.h"
-#include "json_number.h"
 #include "measure.h"
 #include "normcheck/kernel.h"
 
@@ -72,12 +73,7 @@ BenchOptions options_from(const BenchArgs& args) {
   options.kernels = select_kernels(args.kernels);
   options.affine_forward = args.affine;
   if (args.quick) {
-    // Seconds in total, for the CLI tests: small shapes, few short samples, a
-    // copy buffer that does not leave the L3 cache. Not figures to quote.
-    options.shapes = {{1, 768}, {64, 768}, {256, 1024}};
-    options.repeats = 3;
-    options.min_sample_seconds = 0.002;
-    options.copy_buffer_bytes = std::size_t{16} << 20;
+    use_quick_bench_workload(options);
   } else {
     options.shapes = bench::standard_shapes();
   }
@@ -103,43 +99,13 @@ std::string shape_text(BenchShape shape) {
 }
 
 nlohmann::json report_json(const BenchOptions& options, const BenchReport& report) {
-  nlohmann::json results = nlohmann::json::array();
-  for (const auto& r : report.results) {
-    results.push_back({{"kernel", r.kernel->name},
-                       {"op", bench::op_family(r.kernel->op)},
-                       {"direction", bench::direction(r.kernel->op)},
-                       {"dtype", to_string(r.kernel->dtype)},
-                       {"rows", r.shape.rows},
-                       {"cols", r.shape.cols},
-                       {"gbps", json_number(r.gbps)},
-                       {"ratio_to_copy", json_number(r.ratio_to_copy)},
-                       {"ratio_to_onednn", r.ratio_to_onednn ? json_number(*r.ratio_to_onednn)
-                                                             : nlohmann::json(nullptr)},
-                       {"latency_us", json_number(r.seconds_per_call * 1e6)},
-                       {"gbps_min", json_number(r.gbps_min)},
-                       {"gbps_max", json_number(r.gbps_max)},
-                       {"samples", r.samples},
-                       {"calls_per_sample", r.calls_per_sample},
-                       {"statistic", "median"}});
-  }
-  nlohmann::json declined = nlohmann::json::array();
-  for (const auto& d : report.declined)
-    declined.push_back({{"kernel", d.kernel->name},
-                        {"rows", d.shape.rows},
-                        {"cols", d.shape.cols},
-                        {"reason", d.reason}});
-  return {{"copy_gbps", json_number(report.copy_gbps)},
-          {"copy_gbps_min", json_number(report.copy_gbps_min)},
-          {"copy_gbps_max", json_number(report.copy_gbps_max)},
-          {"copy_threads", report.copy_threads},
-          {"copy_buffer_bytes", report.copy_buffer_bytes},
-          {"repeats", options.repeats},
-          {"min_sample_seconds", options.min_sample_seconds},
-          {"affine_forward", options.affine_forward},
-          {"environment", {{"OMP_NUM_THREADS", openmp_setting("OMP_NUM_THREADS")},
-                           {"OMP_WAIT_POLICY", openmp_setting("OMP_WAIT_POLICY")}}},
-          {"results", results},
-          {"declined", declined}};
+  nlohmann::json doc = bench_report_json(report);
+  doc["repeats"] = options.repeats;
+  doc["min_sample_seconds"] = options.min_sample_seconds;
+  doc["affine_forward"] = options.affine_forward;
+  doc["environment"] = {{"OMP_NUM_THREADS", openmp_setting("OMP_NUM_THREADS")},
+                        {"OMP_WAIT_POLICY", openmp_setting("OMP_WAIT_POLICY")}};
+  return doc;
 }
 
 void print_table(const BenchReport& report) {

@@ -23,6 +23,7 @@
 #include "normcheck/kernel.h"
 #include "normcheck/row_file.h"
 #include "plugin_option.h"
+#include "seed.h"
 
 namespace normcheck::cli {
 namespace {
@@ -33,6 +34,7 @@ struct CheckOptions {
   std::string eps_text;  // empty: 1e-5, or the problem file's
   std::vector<std::string> kernels;
   PluginOptions plugins;
+  std::string seed_text;  // --seed as given, parsed by parse_seed (seed.h)
   uint64_t seed = 1;
   bool json = false;
 };
@@ -247,9 +249,12 @@ void add_check_command(CLI::App& app, Action& action) {
   sub->add_option("--eps", options->eps_text, "eps (decimal or hex-float, >= 0; default 1e-5; a problem file sets its own)");
   add_plugin_options(sub, options->plugins, true);
   sub->add_option("--kernel", options->kernels, "Run only this kernel (repeatable; default: all of --op)");
-  sub->add_option("--seed", options->seed, "Seed of the dy drawn for backward kernels (default 1)");
+  sub->add_option("--seed", options->seed_text, "Seed of the dy drawn for backward kernels (default 1)");
   sub->add_flag("--json", options->json, "Print one JSON document");
-  sub->callback([&action, options] { action = [options] { return run_check(*options); }; });
+  sub->callback([&action, options] { action = [options] {
+    if (!options->seed_text.empty()) options->seed = parse_seed(options->seed_text);
+    return run_check(*options);
+  }; });
 }
 
 }  // namespace normcheck::cli

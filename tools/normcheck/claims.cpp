@@ -15,8 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "claim_json.h"
 #include "command.h"
-#include "json_number.h"
 #include "normcheck/claims.h"
 #include "seed.h"
 
@@ -33,9 +33,7 @@ std::vector<const Claim*> select_claims(const std::vector<std::string>& only) {
   const auto table = claim_table();
   std::vector<const Claim*> selected;
   for (const std::string& id : only) {
-    bool found = false;
-    for (const Claim& c : table) found = found || c.id == id;
-    if (!found) {
+    if (!find_claim(id)) {
       std::string known;
       for (const Claim& c : table) known += (known.empty() ? "" : ", ") + std::string(c.id);
       throw UsageError("unknown claim id '" + id + "' (known: " + known + ")");
@@ -59,14 +57,6 @@ ClaimResult run_one(const Claim& claim, const ClaimOptions& options) {
   }
 }
 
-nlohmann::json series_json(const Series& s) {
-  nlohmann::json x = nlohmann::json::array(), y = nlohmann::json::array();
-  for (double v : s.x) x.push_back(json_number(v));
-  for (double v : s.y) y.push_back(json_number(v));
-  return {{"name", s.name}, {"x_label", s.x_label}, {"y_label", s.y_label},
-          {"log_x", s.log_x}, {"log_y", s.log_y}, {"x", x}, {"y", y}};
-}
-
 int run_claims(const ClaimsArgs& args) {
   ClaimOptions options;
   options.seed = seed_from(args.seed, ClaimOptions{}.seed);
@@ -82,11 +72,9 @@ int run_claims(const ClaimsArgs& args) {
     const ClaimResult r = run_one(*claim, options);
     undecided = undecided || r.verdict == Verdict::unchecked;
     if (args.json) {
-      nlohmann::json series = nlohmann::json::array();
-      for (const Series& s : r.series) series.push_back(series_json(s));
-      claims.push_back({{"id", claim->id}, {"verdict", to_string(r.verdict)}, {"figure", r.figure},
-                        {"source", claim->source}, {"title", claim->title}, {"explanation", r.explanation},
-                        {"seed", options.seed}, {"series", series}});
+      nlohmann::json entry = claim_json(*claim, r);
+      entry["seed"] = options.seed;
+      claims.push_back(entry);
     } else {
       std::cout << claim->id << "  " << to_string(r.verdict) << "  " << r.figure << "  [" << claim->source << "]\n";
       if (args.explain) std::cout << "    " << claim->title << "\n    " << r.explanation << "\n";

@@ -23,4 +23,17 @@ inline FfnWeights draw_ffn_weights(double v, double w, int d, int m,
   return f;
 }
 
+// One sample of the whole setting: x ~ N(0, I) first, then W and V, all from
+// the caller's `normal` stream.
+struct FfnDraw : FfnWeights {
+  Eigen::RowVectorXd x;
+};
+
+inline FfnDraw draw_ffn_sample(double v, double w, int d, int m, std::normal_distribution<double>& normal,
+                               std::mt19937_64& rng) {
+  Eigen::RowVectorXd x(d);
+  for (int i = 0; i < d; ++i) x(i) = normal(rng);
+  return {draw_ffn_weights(v, w, d, m, normal, rng), x};
+}
+
 }  // namespace normcheck::claims_jacobian

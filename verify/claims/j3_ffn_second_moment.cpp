@@ -22,10 +22,8 @@ claims_mc::MeanInterval ffn_second_moment(double alpha, double v, double w, int 
   std::normal_distribution<double> normal(0.0, 1.0);
   std::vector<double> values;
   for (int k = 0; k < samples; ++k) {
-    Eigen::RowVectorXd x(d);
-    for (int i = 0; i < d; ++i) x(i) = normal(rng);
-    const FfnWeights f = draw_ffn_weights(v, w, d, m, normal, rng);
-    const Eigen::RowVectorXd z = alpha * x + (x * f.w).cwiseMax(0.0) * f.v;
+    const FfnDraw f = draw_ffn_sample(v, w, d, m, normal, rng);
+    const Eigen::RowVectorXd z = alpha * f.x + (f.x * f.w).cwiseMax(0.0) * f.v;
     values.push_back(z.squaredNorm() / d);
   }
   return claims_mc::mean_interval(values);

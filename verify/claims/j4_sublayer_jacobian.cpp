@@ -17,16 +17,11 @@ namespace normcheck {
 namespace claims_jacobian {
 namespace {
 
-// One sample of J3's setting: x ~ N(0, I), drawn before the weights.
-struct FfnDraw : FfnWeights {
-  Eigen::RowVectorXd x;
-};
-
-FfnDraw draw(double vscale, double wscale, int d, int m, std::mt19937_64& rng) {
+// One sample of J3's setting from a normal stream of its own (each sample
+// starts a fresh distribution on the shared engine).
+FfnDraw draw(double v, double w, int d, int m, std::mt19937_64& rng) {
   std::normal_distribution<double> normal(0.0, 1.0);
-  Eigen::RowVectorXd x(d);
-  for (int i = 0; i < d; ++i) x(i) = normal(rng);
-  return {draw_ffn_weights(vscale, wscale, d, m, normal, rng), x};
+  return draw_ffn_sample(v, w, d, m, normal, rng);
 }
 
 }  // namespace

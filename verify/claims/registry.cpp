@@ -58,6 +58,12 @@ std::span<const Claim> claim_table() {
   return table;
 }
 
+const Claim* find_claim(std::string_view id) {
+  for (const Claim& claim : claim_table())
+    if (claim.id == id) return &claim;
+  return nullptr;
+}
+
 std::string_view to_string(Verdict verdict) {
   switch (verdict) {
     case Verdict::holds: return "HOLDS";

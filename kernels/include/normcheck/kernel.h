@@ -155,6 +155,10 @@ struct Kernel {
   // bound). The property suite's within_ulp_promise holds the kernel to it.
   double ulp_promise = 0;
   Family family = Family::scalar;
+  // A bf16/f16 row that runs a float32 row's algorithm on widened inputs names
+  // that row here (empty otherwise): its input range binds the 16-bit row too,
+  // and its bound is where the 16-bit row's starts.
+  std::string_view float32_counterpart = {};
 };
 
 // Every built-in kernel, in the order of kernels/registry.cpp, followed by the

@@ -162,8 +162,8 @@ TEST_P(SimdTargets, F16OutputsBeyondItsRangeAreInfOnEveryTarget) {
   EXPECT_GE(f16_kernels.size(), 4u) << "the f16 LayerNorm and RMSNorm rows, forward and backward";
 }
 
-// A 16-bit row runs its float32 row's algorithm (name without _bf16/_f16), so
-// that row's input range (kernel.h InputRange: where its bound holds) binds
+// A 16-bit row runs its float32 row's algorithm (Kernel::float32_counterpart),
+// so that row's input range (kernel.h InputRange: where its bound holds) binds
 // wherever the format reaches: bf16 has float's exponent range, so the same
 // limit; every f16 value (|x| <= 65504) must lie inside the float32 limit,
 // or the f16 row needs one too.
@@ -172,11 +172,12 @@ TEST(SimdRows, SixteenBitRowsDeclareTheirFloat32RowsRange) {
   for (const Kernel* k : test::simd_kernels()) {
     if (k->dtype == DType::f32) continue;
     ++rows;
-    const std::string_view suffix = k->dtype == DType::bf16 ? "_bf16" : "_f16";
-    ASSERT_TRUE(k->name.ends_with(suffix)) << k->name;
-    const std::string f32_name(k->name.substr(0, k->name.size() - suffix.size()));
+    const std::string_view f32_name = k->float32_counterpart;
+    ASSERT_FALSE(f32_name.empty()) << k->name << ": a 16-bit Highway row names its float32 row";
     const Kernel* f32 = find_kernel(f32_name);
     ASSERT_NE(f32, nullptr) << k->name << ": no row " << f32_name;
+    ASSERT_EQ(f32->dtype, DType::f32) << f32_name;
+    ASSERT_EQ(f32->op, k->op) << f32_name;
     ASSERT_FALSE(f32->range.sqrt_d_scaled) << f32_name << ": compare per d then";
     if (k->dtype == DType::bf16) {
       EXPECT_EQ(k->range.max_abs_x, f32->range.max_abs_x) << k->name;

@@ -14,6 +14,7 @@
 #include "fold/round.h"
 #include "fold/safetensors.h"
 #include "fold_files.h"
+#include "normcheck/seed.h"
 #include "normcheck_cli.h"
 
 namespace nf = normcheck::fold;
@@ -87,7 +88,7 @@ TEST(FoldCli, FoldsVerifiesAndWritesAPreLnBlock) {
     EXPECT_EQ(kb->dtype, tag);
     // The centred writer's columns sum to ~0 (one storage rounding per entry).
     const auto wo = values(got, "out.weight");
-    const double us = nf::storage_format(t).unit_roundoff();
+    const double us = normcheck::unit_roundoff(t);
     for (long j = 0; j < e; ++j) {
       double s = 0, a = 0;
       for (long i = 0; i < d; ++i) s += wo[i * e + j], a += std::fabs(wo[i * e + j]);
@@ -264,8 +265,7 @@ TEST(FoldCli, SeedFromTheEnvironment) {
   const CliRun run = run_normcheck("fold --weights " + weights + " --spec " + write("spec.json", ft::kPreLnSpec) +
                                    " --out " + out_path("seed_out.safetensors") + " --json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  const char* env = std::getenv("NORMCHECK_SEED");
-  EXPECT_EQ(nlohmann::json::parse(run.out).at("seed").get<uint64_t>(), env ? std::stoull(env) : 20261121ull);
+  EXPECT_EQ(nlohmann::json::parse(run.out).at("seed").get<uint64_t>(), normcheck::seed_from_env().value_or(20261121));
   const CliRun bad = run_normcheck("fold --weights " + weights + " --spec " + write("spec.json", ft::kPreLnSpec) +
                                    " --out " + out_path("seed_out.safetensors") + " --seed banana");
   EXPECT_EQ(bad.exit_code, 2);

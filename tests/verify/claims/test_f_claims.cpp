@@ -10,22 +10,13 @@
 #include "exact_tensor.h"
 #include "fold_exact.h"
 #include "normcheck/claims.h"
+#include "run_claim.h"
 
 namespace {
 
-normcheck::ClaimOptions options_from_env() {
-  normcheck::ClaimOptions options;
-  if (const char* env = std::getenv("NORMCHECK_SEED")) options.seed = std::strtoull(env, nullptr, 10);
-  std::printf("NORMCHECK_SEED=%llu\n", static_cast<unsigned long long>(options.seed));
-  return options;
-}
+using normcheck::test::claim_options_from_env;
 
-normcheck::ClaimResult run(std::string_view id) {
-  for (const normcheck::Claim& claim : normcheck::claim_table())
-    if (claim.id == id) return claim.check(options_from_env());
-  ADD_FAILURE() << id << " is not in the claim table";
-  return {};
-}
+normcheck::ClaimResult run(std::string_view id) { return normcheck::test::run_claim(id, claim_options_from_env()); }
 
 void expect_holds(const normcheck::ClaimResult& r) {
   EXPECT_EQ(r.verdict, normcheck::Verdict::holds) << r.figure;
@@ -50,7 +41,7 @@ TEST(FClaims, F4) { expect_holds(run("F4")); }
 // The exact fold agrees below 1e-60 and the wrong side, diag(gamma) W, is
 // caught by the same comparison (it differs at order 1, not 1e-60).
 TEST(FClaims, WrongSideFoldIsCaughtExactlyAndInFloat) {
-  const auto seed = options_from_env().seed;
+  const auto seed = claim_options_from_env().seed;
   for (nf::NormKind n : {nf::NormKind::layer, nf::NormKind::rms}) {
     EXPECT_LT(cf::exact_fold_mismatch(n, 12, 3, 20, false, seed), kTol);
     EXPECT_GT(cf::exact_fold_mismatch(n, 12, 3, 1, true, seed), 1e-3);
@@ -62,7 +53,7 @@ TEST(FClaims, WrongSideFoldIsCaughtExactlyAndInFloat) {
 // handling of the unit-norm form: d eps is exact, eps unscaled is off by the
 // first-order prediction (d - 1) eps / (2 d sigma^2) when eps << sigma^2.
 TEST(FClaims, CentringAndEpsHandling) {
-  const auto c = cf::exact_centring(16, 4, 1.0, 1e-5, options_from_env().seed);
+  const auto c = cf::exact_centring(16, 4, 1.0, 1e-5, claim_options_from_env().seed);
   EXPECT_LT(c.ln_vs_rms_of_centred, kTol);
   EXPECT_LT(c.stream, kTol);
   EXPECT_LT(c.unit_norm_d_eps, kTol);
@@ -73,7 +64,7 @@ TEST(FClaims, CentringAndEpsHandling) {
 
 // Post-LN: the fold changes the model at order 1; Pre-LN: it does not.
 TEST(FClaims, PostLnFoldChangesTheModel) {
-  const auto p = cf::exact_post_ln(8, options_from_env().seed);
+  const auto p = cf::exact_post_ln(8, claim_options_from_env().seed);
   EXPECT_LT(p.pre_ln_fold, kTol);
   EXPECT_GT(p.post_ln_fold, 1e-2);
   // The 3-element counterexample: LN2(gamma xhat) = (1.336, -0.267, -1.069)

@@ -6,35 +6,19 @@
 #include <cstdlib>
 
 #include "normcheck/claims.h"
+#include "run_claim.h"
 
 TEST(JClaimsNightly, J7FullSweep) {
-  normcheck::ClaimOptions options;
-  options.full = true;
-  if (const char* env = std::getenv("NORMCHECK_SEED")) options.seed = std::strtoull(env, nullptr, 10);
-  std::printf("NORMCHECK_SEED=%llu\n", static_cast<unsigned long long>(options.seed));
-  for (const normcheck::Claim& claim : normcheck::claim_table()) {
-    if (claim.id != "J7") continue;
-    const normcheck::ClaimResult r = claim.check(options);
-    std::printf("figure: %s\n%s\n", r.figure.c_str(), r.explanation.c_str());
-    EXPECT_EQ(r.verdict, normcheck::Verdict::holds_approximately) << r.explanation;
-    EXPECT_EQ(r.series.front().x.back(), 1000);
-    return;
-  }
-  FAIL() << "J7 is not in the claim table";
+  const normcheck::ClaimResult r = normcheck::test::run_claim("J7", normcheck::test::claim_options_from_env(true));
+  std::printf("figure: %s\n%s\n", r.figure.c_str(), r.explanation.c_str());
+  EXPECT_EQ(r.verdict, normcheck::Verdict::holds_approximately) << r.explanation;
+  ASSERT_FALSE(r.series.empty());
+  EXPECT_EQ(r.series.front().x.back(), 1000);
 }
 
 TEST(JClaimsNightly, J6FullGrid) {
-  normcheck::ClaimOptions options;
-  options.full = true;
-  if (const char* env = std::getenv("NORMCHECK_SEED")) options.seed = std::strtoull(env, nullptr, 10);
-  std::printf("NORMCHECK_SEED=%llu\n", static_cast<unsigned long long>(options.seed));
-  for (const normcheck::Claim& claim : normcheck::claim_table()) {
-    if (claim.id != "J6") continue;
-    const normcheck::ClaimResult r = claim.check(options);
-    std::printf("figure: %s\n", r.figure.c_str());
-    // The per-coordinate ratio within a factor 2 of 1 over the whole grid (J6's rule).
-    EXPECT_EQ(r.verdict, normcheck::Verdict::holds_approximately) << r.explanation;
-    return;
-  }
-  FAIL() << "J6 is not in the claim table";
+  const normcheck::ClaimResult r = normcheck::test::run_claim("J6", normcheck::test::claim_options_from_env(true));
+  std::printf("figure: %s\n", r.figure.c_str());
+  // The per-coordinate ratio within a factor 2 of 1 over the whole grid (J6's rule).
+  EXPECT_EQ(r.verdict, normcheck::Verdict::holds_approximately) << r.explanation;
 }

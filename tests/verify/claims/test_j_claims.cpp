@@ -11,22 +11,12 @@
 #include "jacobian_norm.h"
 #include "model_update.h"
 #include "normcheck/claims.h"
+#include "run_claim.h"
 
 namespace {
 
-normcheck::ClaimOptions options_from_env() {
-  normcheck::ClaimOptions options;
-  if (const char* env = std::getenv("NORMCHECK_SEED")) options.seed = std::strtoull(env, nullptr, 10);
-  std::printf("NORMCHECK_SEED=%llu\n", static_cast<unsigned long long>(options.seed));
-  return options;
-}
-
-normcheck::ClaimResult run(std::string_view id, const normcheck::ClaimOptions& options) {
-  for (const normcheck::Claim& claim : normcheck::claim_table())
-    if (claim.id == id) return claim.check(options);
-  ADD_FAILURE() << id << " is not in the claim table";
-  return {};
-}
+using normcheck::test::claim_options_from_env;
+using normcheck::test::run_claim;
 
 void expect_decided(const normcheck::ClaimResult& r) {
   EXPECT_NE(r.verdict, normcheck::Verdict::unchecked);
@@ -52,19 +42,19 @@ double growth(const normcheck::Series& s) { return s.y.empty() ? 0 : s.y.back() 
 
 namespace nj = normcheck::claims_jacobian;
 
-TEST(JClaims, J1) { expect_decided(run("J1", options_from_env())); }
-TEST(JClaims, J2) { expect_decided(run("J2", options_from_env())); }
-TEST(JClaims, J3) { expect_decided(run("J3", options_from_env())); }
-TEST(JClaims, J4) { expect_decided(run("J4", options_from_env())); }
-TEST(JClaims, J5) { expect_decided(run("J5", options_from_env())); }
-TEST(JClaims, J8) { expect_decided(run("J8", options_from_env())); }
+TEST(JClaims, J1) { expect_decided(run_claim("J1", claim_options_from_env())); }
+TEST(JClaims, J2) { expect_decided(run_claim("J2", claim_options_from_env())); }
+TEST(JClaims, J3) { expect_decided(run_claim("J3", claim_options_from_env())); }
+TEST(JClaims, J4) { expect_decided(run_claim("J4", claim_options_from_env())); }
+TEST(JClaims, J5) { expect_decided(run_claim("J5", claim_options_from_env())); }
+TEST(JClaims, J8) { expect_decided(run_claim("J8", claim_options_from_env())); }
 
 // J1's exact comparison is at 100 digits: the true LN agrees with
 // 1/sqrt(sigma^2 + eps) far below 1e-50 (differencing error ~1e-60), and the
 // LN with seed 001's eps term, (z - mean)/(std + eps), is caught (its norm
 // differs by ~eps/(2 sigma) relative at eps = 1e-5, i.e. ~1e-5, far above 1e-50).
 TEST(JClaims, J1CatchesWrongEpsTerm) {
-  const auto seed = options_from_env().seed;
+  const auto seed = claim_options_from_env().seed;
   EXPECT_LT(nj::max_relative_mismatch(nj::LayerNormForm::definition, seed, 16), 1e-50);
   EXPECT_GT(nj::max_relative_mismatch(nj::LayerNormForm::std_plus_eps, seed, 16), 1e-50);
 }
@@ -72,7 +62,7 @@ TEST(JClaims, J1CatchesWrongEpsTerm) {
 // J2's bound is exact for variance-1 rows (a few ulps); rows of variance 2
 // break the lemma's hypothesis and the search finds ratio sqrt(2).
 TEST(JClaims, J2CatchesViolatedHypothesis) {
-  const auto seed = options_from_env().seed;
+  const auto seed = claim_options_from_env().seed;
   EXPECT_LE(nj::max_softmax_ratio(16, 64, 1.0, seed), 1 + 1e-14);
   EXPECT_GT(nj::max_softmax_ratio(16, 64, 2.0, seed), 1.4);
 }
@@ -82,7 +72,7 @@ TEST(JClaims, J2CatchesViolatedHypothesis) {
 // (alpha^2 + v^2 w^2 / 2), J4 with the LN Jacobian's 1/sqrt(alpha^2) (residual only),
 // J8 with the seed's 1/n_in variance on a non-square W.
 TEST(JClaims, MonteCarloRejectsWrongPredictions) {
-  const auto seed = options_from_env().seed;
+  const auto seed = claim_options_from_env().seed;
   const auto j3 = nj::ffn_second_moment(1, 1, 1, 64, 256, 200, seed);
   EXPECT_TRUE(normcheck::claims_mc::consistent(j3, 2.0));
   EXPECT_FALSE(normcheck::claims_mc::consistent(j3, 1.5));
@@ -102,7 +92,7 @@ TEST(JClaims, J5ScalarModelMatchesItsPrediction) {
     EXPECT_NEAR(nj::scalar_model_product_gain(1.5, 0.7, 0.6, k),
                 nj::predicted_product_gain(1.5, 0.7, 0.6, k), 1e-14);
   EXPECT_EQ(nj::predicted_product_gain(1, 1, 1, 8), 0.0);
-  EXPECT_GT(nj::ffn_product_gain(1, 1, 1, 8, 64, 256, 4, options_from_env().seed), 0.5);
+  EXPECT_GT(nj::ffn_product_gain(1, 1, 1, 8, 64, 256, 4, claim_options_from_env().seed), 0.5);
 }
 
 // J6's per-sublayer bound ratio on hand-made sequences: gain 0.5, changes
@@ -118,7 +108,7 @@ TEST(JClaims, J6BoundRatioOnKnownSequences) {
 // the MPFR SVD rounded to double, so 1e-12 is far above its error. Negative
 // control: the threshold a coarse grid suggests, 0.1, is off by 5e-3 in ratio.
 TEST(JClaims, J1ThresholdIsWhereTheRatioIsExactly99Percent) {
-  const auto seed = options_from_env().seed;
+  const auto seed = claim_options_from_env().seed;
   const double t = nj::claim_within_threshold(0.01);
   std::printf("1%% threshold |mean|/sigma = %.6f\n", t);
   EXPECT_NEAR(nj::claim_over_exact(8, t, 0.0, seed), 0.99, 1e-12);
@@ -135,7 +125,7 @@ TEST(JClaims, J1ThresholdIsWhereTheRatioIsExactly99Percent) {
 // the slack; here: no literal ratio is same_order, since sqrt(d) >= 4 -- the
 // negative control: read literally, the same rule refutes the theorem).
 TEST(JClaims, J6PerCoordinateRatioIsOrderOneAndTheGapIsSqrtD) {
-  const auto r = run("J6", options_from_env());
+  const auto r = run_claim("J6", claim_options_from_env());
   expect_decided(r);
   EXPECT_EQ(r.verdict, normcheck::Verdict::holds_approximately) << r.figure;
   int per_coordinate_series = 0, literal_series = 0;
@@ -166,7 +156,7 @@ TEST(JClaims, J6PerCoordinateRatioIsOrderOneAndTheGapIsSqrtD) {
 // default seed) has a 5x margin at every step, so a change of seed does not
 // flip it, while a regression that lost either change's effect would.
 TEST(JClaims, J7DefaultSweepAndAblations) {
-  const auto r = run("J7", options_from_env());
+  const auto r = run_claim("J7", claim_options_from_env());
   expect_decided(r);
   EXPECT_EQ(r.verdict, normcheck::Verdict::holds_approximately) << r.explanation;
   const auto& post = series(r, "encoder Post-LN, SGD first order (JVP), median");

@@ -6,20 +6,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <string>
 
 #include "model_update.h"
 #include "monte_carlo.h"
 #include "transformer.h"
+#include "test_seed.h"
 
 namespace nt = normcheck::transformer;
 
 namespace {
 
 uint64_t test_seed() {
-  const char* env = std::getenv("NORMCHECK_SEED");
-  const uint64_t seed = env ? std::strtoull(env, nullptr, 10) : 20261121;
-  std::printf("NORMCHECK_SEED=%llu\n", static_cast<unsigned long long>(seed));
-  return seed;
+  return normcheck::test::fixed_seed(20261121);
 }
 
 nt::Matrix& weight(nt::Layer& layer, int which) {
@@ -91,30 +90,49 @@ StackProblem small_setup(bool causal, nt::Residual residual, uint64_t seed) {
   return s;
 }
 
+// `check` on each small stack: causal or not, with the plain residual and
+// DeepNorm's (N = 2), named in failure messages.
+template <class Check>
+void for_each_small_stack(uint64_t seed, const Check& check) {
+  for (bool causal : {false, true})
+    for (nt::Residual residual : {nt::Residual{1, 1}, nt::deepnorm_encoder(2)})
+      check(small_setup(causal, residual, seed),
+            "causal " + std::to_string(causal) + " alpha " + std::to_string(residual.alpha));
+}
+
+// The negative controls' stack: DeepNorm's N = 2 with alpha off by 1e-3 (a
+// plausible bug: alpha dropped from one term), and the correct one.
+struct WrongAlpha {
+  StackProblem right;
+  nt::Stack wrong;
+};
+
+WrongAlpha wrong_alpha_setup(uint64_t seed) {
+  WrongAlpha w{small_setup(false, nt::deepnorm_encoder(2), seed), {}};
+  w.wrong = w.right.stack;
+  w.wrong.alpha *= 1 + 1e-3;
+  return w;
+}
+
 }  // namespace
 
 TEST(JTransformer, BackwardMatchesCentralDifferences) {
   const uint64_t seed = test_seed();
-  for (bool causal : {false, true}) {
-    for (nt::Residual residual : {nt::Residual{1, 1}, nt::deepnorm_encoder(2)}) {
-      StackProblem s = small_setup(causal, residual, seed);
-      const auto grads = nt::backward(s.stack, nt::forward_states(s.stack, s.x), s.r);
-      std::mt19937_64 rng = normcheck::claims_mc::seeded_rng(seed, 2);
-      const Mismatch m = compare(s.stack, grads, s.x, s.r, rng);
-      EXPECT_EQ(m.failed, 0) << "causal " << causal << " alpha " << residual.alpha << ": " << m.failed
-                             << " of " << m.checked << " entries";
-    }
-  }
+  for_each_small_stack(seed, [&](const StackProblem& s, const std::string& what) {
+    const auto grads = nt::backward(s.stack, nt::forward_states(s.stack, s.x), s.r);
+    std::mt19937_64 rng = normcheck::claims_mc::seeded_rng(seed, 2);
+    const Mismatch m = compare(s.stack, grads, s.x, s.r, rng);
+    EXPECT_EQ(m.failed, 0) << what << ": " << m.failed << " of " << m.checked << " entries";
+  });
 }
 
 // Negative control: the gradient of a stack whose residual scale is off by
-// 1e-3 (a plausible bug: alpha dropped from one term) must fail the comparison.
+// 1e-3 must fail the comparison.
 TEST(JTransformer, FiniteDifferenceCheckCatchesWrongAlpha) {
   const uint64_t seed = test_seed();
-  StackProblem s = small_setup(false, nt::deepnorm_encoder(2), seed);
-  nt::Stack wrong = s.stack;
-  wrong.alpha *= 1 + 1e-3;
-  const auto grads = nt::backward(wrong, nt::forward_states(wrong, s.x), s.r);
+  const WrongAlpha w = wrong_alpha_setup(seed);
+  const StackProblem& s = w.right;
+  const auto grads = nt::backward(w.wrong, nt::forward_states(w.wrong, s.x), s.r);
   std::mt19937_64 rng = normcheck::claims_mc::seeded_rng(seed, 2);
   const Mismatch m = compare(s.stack, grads, s.x, s.r, rng);
   EXPECT_GT(m.failed, m.checked / 2);
@@ -141,26 +159,19 @@ int tangent_mismatches(const nt::Stack& stack, const nt::Stack& tangent_stack, c
 }
 
 TEST(JTransformer, TangentMatchesCentralDifferences) {
-  const uint64_t seed = test_seed();
-  for (bool causal : {false, true}) {
-    for (nt::Residual residual : {nt::Residual{1, 1}, nt::deepnorm_encoder(2)}) {
-      StackProblem s = small_setup(causal, residual, seed);
-      const auto grads = nt::backward(s.stack, nt::forward_states(s.stack, s.x), s.r);
-      EXPECT_EQ(tangent_mismatches(s.stack, s.stack, s.x, grads), 0)
-          << "causal " << causal << " alpha " << residual.alpha;
-    }
-  }
+  for_each_small_stack(test_seed(), [](const StackProblem& s, const std::string& what) {
+    const auto grads = nt::backward(s.stack, nt::forward_states(s.stack, s.x), s.r);
+    EXPECT_EQ(tangent_mismatches(s.stack, s.stack, s.x, grads), 0) << what;
+  });
 }
 
 // Negative control: the tangent of a stack whose alpha is off by 1e-3 fails the
 // same comparison in most entries.
 TEST(JTransformer, TangentCheckCatchesWrongAlpha) {
-  const uint64_t seed = test_seed();
-  StackProblem s = small_setup(false, nt::deepnorm_encoder(2), seed);
-  nt::Stack wrong = s.stack;
-  wrong.alpha *= 1 + 1e-3;
+  const WrongAlpha w = wrong_alpha_setup(test_seed());
+  const StackProblem& s = w.right;
   const auto grads = nt::backward(s.stack, nt::forward_states(s.stack, s.x), s.r);
-  EXPECT_GT(tangent_mismatches(s.stack, wrong, s.x, grads), s.x.size() / 2);
+  EXPECT_GT(tangent_mismatches(s.stack, w.wrong, s.x, grads), s.x.size() / 2);
 }
 
 // With L = <R, F>, the JVP in the direction -g and the backward's g are tied by

@@ -48,4 +48,7 @@ struct Claim {
 
 std::span<const Claim> claim_table();
 
+// The row of claim_table() with this id, or nullptr.
+const Claim* find_claim(std::string_view id);
+
 }  // namespace normcheck
