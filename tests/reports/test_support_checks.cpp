@@ -29,8 +29,8 @@ json minimal_results() {
   return json::parse(R"({"schema": "normcheck-report", "schema_version": 1, "seed": 1, "quick": true,
     "started_utc": "2026-01-01T00:00:00Z", "seconds": 1.5, "simd_target": "AVX2",
     "workload": {"lengths": [3], "rows_per_family": 1, "eps": [1e-5, 0]},
-    "timings": {"accuracy_seconds": 1, "claims_seconds": 0, "bench_seconds": 0},
-    "kernels": [], "claims": [], "bench": null, "baseline": null})");
+    "timings": {"accuracy_seconds": 1, "fuzz_seconds": 0, "claims_seconds": 0, "bench_seconds": 0},
+    "kernels": [], "fuzz": null, "claims": [], "bench": null, "baseline": null})");
 }
 
 TEST(SchemaValidator, AcceptsAValidDocument) { EXPECT_TRUE(validate(minimal_results(), schema()).empty()); }
