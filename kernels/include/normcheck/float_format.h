@@ -92,7 +92,7 @@ inline float float_from_bf16(uint16_t h) { return std::bit_cast<float>(static_ca
 // _Float16 on the target (clang 14 on x86-64, which builds the libFuzzer
 // target). Round to nearest, ties to even, subnormals and overflow to inf as
 // the hardware conversion does; a NaN stays a NaN (quiet, its top payload bits
-// kept). tests/verify/test_f16_bits.cpp compares both with _Float16 on every
+// kept). tests/kernels/test_float_format_f16_fallback.cpp compares both with _Float16 on every
 // f16 value and on floats around every rounding boundary.
 namespace f16_bits {
 
