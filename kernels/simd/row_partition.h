@@ -21,7 +21,7 @@ inline constexpr int64_t kSplitMinCols = 32768;
 
 // Split rows across threads only from this much work (elements) on; below it
 // waking the workers costs more than it saves.
-inline constexpr int64_t kMinParallelElements = 1 << 15;
+inline constexpr int64_t kMinParallelElements = 1 << 18;
 
 // The backward sums dgamma/dbeta over blocks of this many rows (one partial
 // row per block), then adds the block partials in block order.

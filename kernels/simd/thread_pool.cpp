@@ -14,10 +14,14 @@
 
 #include <pthread.h>
 
+#include "row_partition.h"
+
 namespace normcheck::simd {
 namespace {
 
 thread_local bool inside_task = false;
+
+std::atomic<int64_t> min_elements{kMinParallelElements};
 
 // fork() copies only the calling thread: in the child the workers are gone
 // while the pool still counts them, so a parallel_for would wait for them
@@ -160,6 +164,12 @@ Pool& pool() {
 }  // namespace
 
 int thread_count() { return pool().threads(); }
+
+int64_t min_parallel_elements() { return min_elements.load(std::memory_order_relaxed); }
+
+void set_min_parallel_elements(int64_t elements) {
+  min_elements.store(elements, std::memory_order_relaxed);
+}
 
 void set_thread_count(int threads) { pool().resize(threads); }
 

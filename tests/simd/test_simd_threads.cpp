@@ -255,6 +255,31 @@ TEST(SimdEdges, StreamedOutputEqualsCachedOutput) {
     }
     EXPECT_TRUE(streamed == cached) << name;
   }
+  // The RMSNorm forward and the backward kernels' dx (dgamma/dbeta sum over
+  // the call's rows, so they differ between one call and slices of it).
+  const auto compare = [&](const char* name, const auto& call) {
+    std::vector<float> streamed(static_cast<size_t>(rows * cols) + 1), cached(streamed.size());
+    call(0, rows, streamed.data() + 1);
+    for (int64_t r = 0; r < rows; r += 64)
+      call(r, std::min<int64_t>(64, rows - r), cached.data() + 1 + r * cols);
+    EXPECT_TRUE(streamed == cached) << name;
+  };
+  std::vector<float> stat(static_cast<size_t>(rows)), dgamma(static_cast<size_t>(cols)),
+      dbeta(dgamma.size());
+  const auto rms_fwd = std::get<nc_rmsnorm_fwd_fn>(find_kernel("rmsnorm_fwd.hwy")->fn);
+  compare("rmsnorm_fwd.hwy", [&](int64_t r, int64_t count, float* y) {
+    rms_fwd(in.x.data() + r * cols, in.gamma.data(), y, stat.data() + r, count, cols, 1e-5f);
+  });
+  const auto ln_bwd = std::get<nc_layernorm_bwd_fn>(find_kernel("layernorm_bwd.hwy")->fn);
+  compare("layernorm_bwd.hwy", [&](int64_t r, int64_t count, float* dx) {
+    ln_bwd(in.dy.data() + r * cols, in.x.data() + r * cols, in.gamma.data(), in.mean.data() + r,
+           in.rstd.data() + r, dx, dgamma.data(), dbeta.data(), count, cols);
+  });
+  const auto rms_bwd = std::get<nc_rmsnorm_bwd_fn>(find_kernel("rmsnorm_bwd.hwy")->fn);
+  compare("rmsnorm_bwd.hwy", [&](int64_t r, int64_t count, float* dx) {
+    rms_bwd(in.dy.data() + r * cols, in.x.data() + r * cols, in.gamma.data(), in.rstd.data() + r,
+            dx, dgamma.data(), count, cols);
+  });
 }
 
 TEST(SimdEdges, ZeroRowsOrColsIsANoOp) {
