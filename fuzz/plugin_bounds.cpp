@@ -1,18 +1,17 @@
 #include "plugin_bounds.h"
 
 #include "normcheck/bounds.h"
+#include "normcheck/float_format.h"
 #include "simd/hwy_bounds.h"
 
 namespace normcheck::fuzz {
 namespace {
 
-// bf16: unit roundoff 2^-8, half the subnormal spacing 2^-134; f16: 2^-11 and
-// 2^-25 (hwy_bounds.h).
+// One more rounding to the 16-bit format (hwy_bounds.h): its unit roundoff
+// (bf16 2^-8, f16 2^-11) and half its subnormal spacing (2^-134, 2^-25).
 template <Op op, DType dtype>
 Bound sixteen_bit(const RowCondition& c) {
-  const Bound b = default_bound(op)(c);
-  return dtype == DType::bf16 ? simd::with_16bit_outputs(b, 0x1p-8, 0x1p-134)
-                              : simd::with_16bit_outputs(b, 0x1p-11, 0x1p-25);
+  return simd::with_16bit_outputs(default_bound(op)(c), unit_roundoff(dtype), half_smallest_subnormal(dtype));
 }
 
 template <DType dtype>

@@ -87,7 +87,7 @@ TEST(FoldCli, FoldsVerifiesAndWritesAPreLnBlock) {
     EXPECT_EQ(kb->dtype, tag);
     // The centred writer's columns sum to ~0 (one storage rounding per entry).
     const auto wo = values(got, "out.weight");
-    const double us = nf::storage_format(t).unit_roundoff();
+    const double us = normcheck::unit_roundoff(t);
     for (long j = 0; j < e; ++j) {
       double s = 0, a = 0;
       for (long i = 0; i < d; ++i) s += wo[i * e + j], a += std::fabs(wo[i * e + j]);

@@ -13,7 +13,7 @@
 #include "fold/fold.h"
 #include "fold/fold_check.h"
 #include "fold/round.h"
-#include "normcheck/storage16.h"
+#include "normcheck/float_format.h"
 
 namespace nf = normcheck::fold;
 using normcheck::DType;
@@ -117,7 +117,7 @@ TEST(FoldAffine, ProductsAreExactBeforeTheOneRounding) {
     for (long i = 0; i < 5; ++i) {
       long double s = c.original.b(i);
       for (long j = 0; j < 9; ++j) s += static_cast<long double>(c.original.w(i, j)) * c.beta(j);
-      EXPECT_NEAR(c.folded.b(i), static_cast<double>(s), std::fabs(static_cast<double>(s)) * nf::storage_format(t).unit_roundoff());
+      EXPECT_NEAR(c.folded.b(i), static_cast<double>(s), std::fabs(static_cast<double>(s)) * normcheck::unit_roundoff(t));
     }
   }
 }
@@ -242,7 +242,7 @@ TEST(CentreWriter, ColumnsSumToZeroAndLayerNormBecomesRmsNorm) {
     for (long i = 0; i < embed.w.size(); ++i) embed.w.data()[i] = nf::round_to_storage(t, 1 + n01(rng));
     const nf::Linear co = nf::centre_writer(out, nf::Axis::rows, t);
     const nf::Linear ce = nf::centre_writer(embed, nf::Axis::columns, t);
-    const double us = nf::storage_format(t).unit_roundoff();
+    const double us = normcheck::unit_roundoff(t);
     // |sum_i round(v_i - m)| <= sum_i u_s |v_i - m| (+ the double-double's 2^-100 level).
     for (long j = 0; j < k; ++j)
       EXPECT_LE(std::fabs(co.w.col(j).sum()), us * (out.w.col(j).array() - out.w.col(j).mean()).abs().sum() * (1 + 1e-9));

@@ -14,6 +14,7 @@
 #include "kernel_test_rows.h"
 #include "normcheck/bounds.h"
 #include "normcheck/evaluate.h"
+#include "normcheck/float_format.h"
 #include "normcheck/kernel.h"
 #include "normcheck/reference.h"
 #include "simd/thread_pool.h"
@@ -181,11 +182,12 @@ void twopass_bf16(const uint16_t* x, const float* gamma, const float* beta, uint
 // roundoff 2^-8; underflow 2^-134, half bf16's smallest subnormal):
 // |y16 - y| <= (1 + 2^-8) |y^ - y| + 2^-8 (|gamma xhat| + |beta|) + 2^-134.
 Bound twopass_bf16_bound(const RowCondition& c) {
+  constexpr double u = kBf16Format.unit_roundoff(), eta = kBf16Format.half_smallest_subnormal();
   Bound b = twopass_layernorm_fwd_bound(c);
-  b.xhat_abs *= 1 + 0x1p-8;
-  b.xhat_rel *= 1 + 0x1p-8;
-  b.affine_rel = b.affine_rel * (1 + 0x1p-8) + 0x1p-8;
-  b.underflow_abs = b.underflow_abs * (1 + 0x1p-8) + 0x1p-134;
+  b.xhat_abs *= 1 + u;
+  b.xhat_rel *= 1 + u;
+  b.affine_rel = b.affine_rel * (1 + u) + u;
+  b.underflow_abs = b.underflow_abs * (1 + u) + eta;
   return b;
 }
 

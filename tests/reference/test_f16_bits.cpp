@@ -1,4 +1,4 @@
-// normcheck/f16_bits.h against the compiler's _Float16 (GCC on x86-64): every f16
+// normcheck::f16_bits (normcheck/float_format.h) against the compiler's _Float16 (GCC on x86-64): every f16
 // value widened, and floats at and around every f16 rounding boundary (each
 // value, each midpoint between neighbours, one float ulp either side),
 // the overflow threshold, the subnormal range and the specials, narrowed.
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "normcheck/f16_bits.h"
+#include "normcheck/float_format.h"
 
 #if defined(__FLT16_MAX__)
 namespace normcheck {

@@ -10,6 +10,7 @@
 
 #include "command.h"
 #include "json_number.h"
+#include "normcheck/float_format.h"
 #include "normcheck/kernel.h"
 #include "plugin_option.h"
 
@@ -49,7 +50,7 @@ nlohmann::json bound_json(Op op, const Bound& b) {
 // One number a reader can compare across kernels: the allowance for an element
 // with |xhat| = 1 (forward) or the dx coefficient sum (backward), in units of u.
 double headline_in_u(Op op, const Bound& b) {
-  constexpr double u = 0x1p-24;
+  constexpr double u = kFloat32Format.unit_roundoff();
   switch (op) {
     case Op::layernorm_fwd:
     case Op::rmsnorm_fwd: return (b.xhat_abs + b.xhat_rel + b.affine_rel) / u;

@@ -31,7 +31,7 @@ double signed_pow2(std::mt19937_64& rng, double lo, double hi) {
 
 FoldCase make_case(Family family, NormKind norm, DType storage, long d, long e, std::mt19937_64& rng) {
   std::normal_distribution<double> n01(0, 1);
-  const StorageFormat fmt = storage_format(storage);
+  const FloatFormat fmt = float_format(storage);
   auto st = [storage](double v) { return round_to_storage(storage, v); };
   FoldCase c;
   c.storage = storage;

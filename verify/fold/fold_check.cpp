@@ -31,13 +31,14 @@
 #include <cstdio>
 #include <limits>
 
+#include "normcheck/float_format.h"
 #include "round.h"
 
 namespace normcheck::fold {
 namespace {
 
-constexpr double kU = 0x1p-24;
-constexpr double kEta = 0x1p-150;
+constexpr double kU = kFloat32Format.unit_roundoff();              // 2^-24
+constexpr double kEta = kFloat32Format.half_smallest_subnormal();  // 2^-150
 constexpr double kU53 = 0x1p-53;
 
 double gamma_n(double n, double u = kU) { return n * u / (1 - n * u); }
@@ -49,8 +50,8 @@ FoldCheck check_fold(const FoldCase& c, std::span<const std::vector<float>> xhat
   const bool has_beta = c.beta.size() != 0;
   const bool has_b = c.original.b.size() != 0;
   const bool has_b_folded = c.folded.b.size() != 0;
-  const StorageFormat fmt = storage_format(c.storage);
-  const double us = fmt.unit_roundoff(), eta_s = fmt.underflow_half_gap();
+  const FloatFormat fmt = float_format(c.storage);
+  const double us = fmt.unit_roundoff(), eta_s = fmt.half_smallest_subnormal();
   const double sum_slack = 1 + gamma_n(2.0 * d + 2, kU53);
 
   FoldCheck out;
@@ -206,8 +207,8 @@ void merge(FoldCheck& a, const FoldCheck& b) {
 // (sum_i (v_i - mean) = 0 exactly). The bounds' float64 sums (relative error
 // below d 2^-53) are raised by 1 + 1e-9, enough for d < 2^23.
 CentringCheck check_centring(const Vector& before, const Vector& after, DType storage) {
-  const StorageFormat fmt = storage_format(storage);
-  const double us = fmt.unit_roundoff(), eta_s = fmt.underflow_half_gap();
+  const FloatFormat fmt = float_format(storage);
+  const double us = fmt.unit_roundoff(), eta_s = fmt.half_smallest_subnormal();
   const long d = before.size();
   const double m = before.mean();
   const double max_abs = before.cwiseAbs().maxCoeff();

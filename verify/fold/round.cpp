@@ -4,21 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "normcheck/storage16.h"
-
 namespace normcheck::fold {
-
-double StorageFormat::unit_roundoff() const { return std::ldexp(1.0, -precision); }
-double StorageFormat::underflow_half_gap() const { return std::ldexp(1.0, min_exp - precision); }
-
-StorageFormat storage_format(DType t) {
-  switch (t) {
-    case DType::f32: break;
-    case DType::bf16: return {8, -126, largest_finite(DType::bf16)};
-    case DType::f16: return {11, -14, largest_finite(DType::f16)};
-  }
-  return {24, -126, largest_finite(DType::f32)};
-}
 
 // With q the format's quantum at |hi| (2^(e - p + 1) in binade e, 2^(min_exp -
 // p + 1) below the normal range), hi / q is exact (a power-of-two scaling of a
@@ -29,7 +15,7 @@ StorageFormat storage_format(DType t) {
 // even neighbour 2^(emax+1)).
 double round_to_storage(DType t, double hi, double lo) {
   if (!std::isfinite(hi) || hi == 0) return hi;
-  const StorageFormat f = storage_format(t);
+  const FloatFormat f = float_format(t);
   const int e = std::max(std::ilogb(hi), f.min_exp);
   const double q = std::ldexp(1.0, e - f.precision + 1);
   const double scaled = hi / q;
@@ -39,7 +25,7 @@ double round_to_storage(DType t, double hi, double lo) {
     n = lo > 0 ? std::floor(scaled) + 1 : std::floor(scaled);
   }
   const double r = n * q;
-  if (std::fabs(r) > f.largest) return std::copysign(std::numeric_limits<double>::infinity(), hi);
+  if (std::fabs(r) > f.largest_finite()) return std::copysign(std::numeric_limits<double>::infinity(), hi);
   return r;
 }
 
@@ -61,7 +47,5 @@ double value_from_bits(DType t, uint32_t bits) {
   }
   return std::bit_cast<float>(bits);
 }
-
-int storage_bytes(DType t) { return t == DType::f32 ? 4 : 2; }
 
 }  // namespace normcheck::fold

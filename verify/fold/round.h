@@ -5,20 +5,10 @@
 
 #include <cstdint>
 
+#include "normcheck/float_format.h"
 #include "normcheck/kernel.h"
 
 namespace normcheck::fold {
-
-// The format's parameters: significand bits p (implicit bit included), the
-// smallest normal exponent, and the largest finite value.
-struct StorageFormat {
-  int precision;   // 24 (f32), 8 (bf16), 11 (f16)
-  int min_exp;     // -126, -126, -14: 2^min_exp is the smallest normal
-  double largest;  // FLT_MAX, 0x1.fep127, 65504
-  double unit_roundoff() const;      // u_s = 2^-p
-  double underflow_half_gap() const; // eta_s = 2^(min_exp - p): half the subnormal spacing
-};
-StorageFormat storage_format(DType t);
 
 // The storage value nearest to hi + lo (|lo| <= ulp(hi)/2, a normalized
 // double-double; lo = 0 for a plain double), returned as a double (every
@@ -34,6 +24,6 @@ uint32_t storage_bits(DType t, double stored);
 double value_from_bits(DType t, uint32_t bits);
 
 // Bytes per element: 4 or 2.
-int storage_bytes(DType t);
+constexpr int storage_bytes(DType t) { return float_format(t).storage_bytes(); }
 
 }  // namespace normcheck::fold

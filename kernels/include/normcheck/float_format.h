@@ -1,0 +1,256 @@
+// The number formats normcheck stores values in (float32, bf16, f16): their
+// parameters, the bit conversions between them, and the distance in units in
+// the last place (ULP) in each. The one home of these facts; kernels, the
+// verification library, the folding library, bench and the tests use it.
+//
+// Every format here is an IEEE-style binary format with gradual underflow:
+// a precision p (significand bits, the implicit bit included), a smallest
+// normal exponent min_exp and a largest exponent max_exp. From those three:
+//   unit roundoff             u   = 2^-p          (|fl(x) - x| <= u |x| in the normal range)
+//   smallest normal               = 2^min_exp
+//   subnormal spacing             = 2^(min_exp - p + 1), also the smallest subnormal
+//   half the subnormal spacing    = 2^(min_exp - p) (the absolute rounding error below the normal range)
+//   largest finite                = (2 - 2^(1 - p)) 2^max_exp
+//
+//            p   min_exp  max_exp  u      smallest subnormal  largest finite
+//   float32  24  -126     127      2^-24  2^-149              0x1.fffffep127 (FLT_MAX)
+//   bf16      8  -126     127      2^-8   2^-133              0x1.fep127
+//   f16      11  -14      15       2^-11  2^-24               65504
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+
+#include "normcheck/kernel.h"
+
+namespace normcheck {
+
+// 2^e for |e| < 1023 + 52, computed exactly at compile time (std::ldexp is not
+// constexpr in C++20).
+constexpr double pow2(int e) {
+  double r = 1;
+  for (; e > 0; --e) r *= 2;
+  for (; e < 0; ++e) r /= 2;  // exact down to double's smallest subnormal
+  return r;
+}
+
+// The parameters of one format and the quantities that follow from them.
+struct FloatFormat {
+  int precision;  // p: 24, 8, 11
+  int min_exp;    // -126, -126, -14: 2^min_exp is the smallest normal
+  int max_exp;    // 127, 127, 15: the largest finite value lies in [2^max_exp, 2^(max_exp+1))
+
+  constexpr double unit_roundoff() const { return pow2(-precision); }
+  constexpr double smallest_normal() const { return pow2(min_exp); }
+  constexpr double subnormal_spacing() const { return pow2(min_exp - precision + 1); }
+  constexpr double smallest_subnormal() const { return subnormal_spacing(); }
+  constexpr double half_smallest_subnormal() const { return pow2(min_exp - precision); }
+  constexpr double largest_finite() const { return (2 - pow2(1 - precision)) * pow2(max_exp); }
+  // Bits of storage: sign, exponent (max_exp = 2^(k-1) - 1 for k exponent bits), p - 1 stored significand bits.
+  constexpr int storage_bits() const { return 1 + std::bit_width(static_cast<unsigned>(max_exp)) + 1 + precision - 1; }
+  constexpr int storage_bytes() const { return storage_bits() / 8; }
+};
+
+inline constexpr FloatFormat kFloat32Format{24, -126, 127};
+inline constexpr FloatFormat kBf16Format{8, -126, 127};
+inline constexpr FloatFormat kF16Format{11, -14, 15};
+
+constexpr FloatFormat float_format(DType t) {
+  switch (t) {
+    case DType::f32: break;
+    case DType::bf16: return kBf16Format;
+    case DType::f16: return kF16Format;
+  }
+  return kFloat32Format;
+}
+
+// Shorthands for the per-dtype quantities above.
+constexpr double unit_roundoff(DType t) { return float_format(t).unit_roundoff(); }
+constexpr double half_smallest_subnormal(DType t) { return float_format(t).half_smallest_subnormal(); }
+// The largest finite value of the format; beyond it a value rounds to inf.
+constexpr double largest_finite(DType t) { return float_format(t).largest_finite(); }
+
+// ---- bit conversions ----
+
+// float32 -> bf16 bits, rounded to nearest even (bf16 keeps float's exponent
+// range, so this is one rounding, overflow to inf included); NaN stays a quiet NaN.
+inline uint16_t bf16_from_float(float f) {
+  const uint32_t bits = std::bit_cast<uint32_t>(f);
+  if (std::isnan(f)) return static_cast<uint16_t>((bits >> 16) | 0x40);  // stays a (quiet) NaN
+  const uint32_t round_to_nearest_even = 0x7fff + ((bits >> 16) & 1);
+  return static_cast<uint16_t>((bits + round_to_nearest_even) >> 16);
+}
+
+// bf16 bits -> float32: exact.
+inline float float_from_bf16(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
+
+// IEEE binary16 conversions in integer arithmetic, for compilers without
+// _Float16 on the target (clang 14 on x86-64, which builds the libFuzzer
+// target). Round to nearest, ties to even, subnormals and overflow to inf as
+// the hardware conversion does; a NaN stays a NaN (quiet, its top payload bits
+// kept). tests/reference/test_f16_bits.cpp compares both with _Float16 on every
+// f16 value and on floats around every rounding boundary.
+namespace f16_bits {
+
+inline uint16_t from_float(float f) {
+  const uint32_t x = std::bit_cast<uint32_t>(f);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t abs = x & 0x7fffffffu;
+  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));  // NaN
+  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 (or inf): inf
+  const uint32_t e = abs >> 23;
+  if (e < 113) {  // below 2^-14: an f16 subnormal or zero, in units of 2^-24
+    if (e < 102) return static_cast<uint16_t>(sign);  // below 2^-25 (float subnormals included): 0
+    const uint32_t m = (abs & 0x7fffffu) | 0x800000u;  // value = m 2^(e - 150)
+    const uint32_t s = 126 - e;                       // value / 2^-24 = m / 2^s, s in 14..24
+    uint32_t q = m >> s;
+    const uint32_t rem = m & ((1u << s) - 1), half = 1u << (s - 1);
+    if (rem > half || (rem == half && (q & 1))) ++q;
+    return static_cast<uint16_t>(sign | q);
+  }
+  uint32_t q = ((e - 112) << 10) | ((abs >> 13) & 0x3ffu);
+  const uint32_t rem = abs & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (q & 1))) ++q;  // a carry moves into the exponent, as it should
+  return static_cast<uint16_t>(sign | q);
+}
+
+inline float to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0) {
+    const float v = static_cast<float>(m) * 0x1p-24f;  // exact: m < 2^10
+    return std::bit_cast<float>(std::bit_cast<uint32_t>(v) | sign);
+  }
+  if (e == 31) return std::bit_cast<float>(sign | 0x7f800000u | (m << 13) | (m ? 0x400000u : 0u));
+  return std::bit_cast<float>(sign | ((e + 112) << 23) | (m << 13));
+}
+
+}  // namespace f16_bits
+
+#if defined(__FLT16_MAX__)  // the compiler has _Float16 on this target
+// float32 -> f16 bits, rounded to nearest even with subnormals and overflow to inf.
+inline uint16_t f16_from_float(float f) { return std::bit_cast<uint16_t>(static_cast<_Float16>(f)); }
+
+// f16 bits -> float32: exact.
+inline float float_from_f16(uint16_t h) { return static_cast<float>(std::bit_cast<_Float16>(h)); }
+#else  // the same conversions in integer arithmetic
+inline uint16_t f16_from_float(float f) { return f16_bits::from_float(f); }
+inline float float_from_f16(uint16_t h) { return f16_bits::to_float(h); }
+#endif
+
+// float32 -> the bits of a 16-bit dtype (bf16 or f16), rounded to nearest even.
+inline uint16_t to_16(DType t, float f) { return t == DType::bf16 ? bf16_from_float(f) : f16_from_float(f); }
+
+// The bits of a 16-bit dtype (bf16 or f16) -> float32: exact.
+inline float from_16(DType t, uint16_t h) { return t == DType::bf16 ? float_from_bf16(h) : float_from_f16(h); }
+
+// ---- ULP distances ----
+
+// Position of a float on the monotone integer line of floats: consecutive
+// floats are consecutive integers, +0 and -0 are both 0, +-inf sit one past
+// +-FLT_MAX. NaN has no position (callers treat it separately).
+// Sign-magnitude bits mapped to a signed integer: the magnitude bits of a
+// non-negative float already increase with its value (inf = 0x7f800000 sits
+// right after FLT_MAX = 0x7f7fffff), and negatives mirror them, so -0 and +0
+// both land on 0.
+inline int64_t float_ordinal(float f) {
+  const uint32_t bits = std::bit_cast<uint32_t>(f);
+  const int64_t magnitude = bits & 0x7fffffffu;
+  return (bits >> 31) ? -magnitude : magnitude;
+}
+
+namespace float_format_detail {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+inline constexpr float kFltMax = std::numeric_limits<float>::max();
+// Spacing of the top float binade [2^127, 2^128): the ULP of FLT_MAX.
+inline constexpr double kTopUlp = 0x1p104;
+
+// The largest float <= a (a >= 0, a <= FLT_MAX) and the gap to the next float
+// (+1 on the bits of a non-negative finite float is the next float).
+inline void float_below(double a, float& below, double& gap) {
+  below = static_cast<float>(a);  // nearest (+0 for a = 0); step down if it rounded up (then below > 0)
+  if (static_cast<double>(below) > a) below = std::bit_cast<float>(std::bit_cast<uint32_t>(below) - 1);
+  const float next = std::bit_cast<float>(std::bit_cast<uint32_t>(below) + 1);
+  gap = below == kFltMax ? kTopUlp : static_cast<double>(next) - below;
+}
+
+// Position of a non-negative value on f16's ordinal line (consecutive f16
+// values are consecutive integers; 2^-24 is the subnormal spacing, each binade
+// above 2^-14 holds 1024 values; past 65504 the top binade's spacing goes on,
+// so +inf sits at 65536 like one more value).
+inline double f16_position(double a) {
+  if (a < 0x1p-14) return a / 0x1p-24;
+  const int e = std::min(std::ilogb(a), 15);
+  return 1024.0 * (e + 15) + (a / std::ldexp(1.0, e) - 1) * 1024.0;
+}
+
+}  // namespace float_format_detail
+
+// Distance in float32 ULP between a computed float and the exact (unrounded)
+// value, measured on float_ordinal's line: the exact value's position is
+// fractional.
+//   NaN vs NaN = 0; NaN vs number (either way) = +inf; inf vs the same inf = 0;
+//   an exact value beyond the float range sits past FLT_MAX at the spacing of
+//   the top binade, so overflow to inf costs what the distance says.
+inline double ulp_error(float computed, double exact) {
+  using namespace float_format_detail;
+  if (std::isnan(computed) || std::isnan(exact))
+    return std::isnan(computed) && std::isnan(exact) ? 0 : kInf;
+  if (std::isinf(exact))  // a true infinity (not an overflowed value): only itself is close
+    return static_cast<double>(computed) == exact ? 0 : kInf;
+
+  // The exact value's position, n + frac on the ordinal line of |exact|; the
+  // distance is taken as an integer part plus a fraction so that no rounding
+  // of ordinals near 2^31 eats the fraction.
+  const double a = std::fabs(exact);
+  int64_t n;
+  double frac;
+  if (a >= kFltMax) {
+    n = float_ordinal(kFltMax);
+    frac = (a - kFltMax) / kTopUlp;  // past FLT_MAX at the top binade's spacing
+  } else {
+    float below;
+    double gap;
+    float_below(a, below, gap);
+    n = float_ordinal(below);
+    frac = (a - below) / gap;  // a - below is exact: both lie within one float gap
+  }
+  const int64_t sign = std::signbit(exact) ? -1 : 1;
+  const int64_t whole = float_ordinal(computed) - sign * n;
+  return std::fabs(static_cast<double>(whole) - static_cast<double>(sign) * frac);
+}
+
+// ULP distance between two floats (integer on the same line; NaN rules as above).
+inline double ulp_distance(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b) ? 0 : float_format_detail::kInf;
+  return static_cast<double>(std::llabs(float_ordinal(a) - float_ordinal(b)));
+}
+
+// ULP distance in the format of dtype t between a computed value (a float
+// holding a value of that format) and the exact value; the rules of
+// ulp_error(float, double). bf16 shares float's exponent range, so one bf16
+// ulp is exactly 2^16 float ulps everywhere, overflow included; f16 is
+// measured on its own ordinal line.
+inline double ulp_error(DType t, float computed, double exact) {
+  using namespace float_format_detail;
+  switch (t) {
+    case DType::f32: return ulp_error(computed, exact);
+    case DType::bf16: return ulp_error(computed, exact) / 0x1p16;
+    case DType::f16: break;
+  }
+  if (std::isnan(computed) || std::isnan(exact))
+    return std::isnan(computed) && std::isnan(exact) ? 0 : kInf;
+  if (std::isinf(exact)) return static_cast<double>(computed) == exact ? 0 : kInf;
+  auto signed_position = [](double v) {
+    const double p = std::isinf(v) ? f16_position(65536.0) : f16_position(std::fabs(v));
+    return std::signbit(v) ? -p : p;
+  };
+  return std::fabs(signed_position(computed) - signed_position(exact));
+}
+
+}  // namespace normcheck
