@@ -282,6 +282,51 @@ TEST(SimdEdges, StreamedOutputEqualsCachedOutput) {
   });
 }
 
+// The same for 16-bit outputs, streamed two float vectors at a time (y one
+// element past alignment: the head runs; cols odd: the tail runs).
+TEST(SimdEdges, Streamed16BitOutputEqualsCachedOutput) {
+  std::mt19937_64 rng(test::test_seed());
+  const int64_t cols = 4099, rows = simd::kStreamOutputBytes / (2 * cols) + 3;
+  const Inputs in = random_inputs(rows, cols, rng);
+  const std::vector<uint16_t> x = top_halves(in.x), dy = top_halves(in.dy);
+  std::vector<float> stat(static_cast<size_t>(rows)), stat2(stat.size()),
+      dgamma(static_cast<size_t>(cols)), dbeta(dgamma.size());
+  const auto compare = [&](const char* name, const auto& call) {
+    std::vector<uint16_t> streamed(static_cast<size_t>(rows * cols) + 1), cached(streamed.size());
+    call(0, rows, streamed.data() + 1);
+    for (int64_t r = 0; r < rows; r += 64)
+      call(r, std::min<int64_t>(64, rows - r), cached.data() + 1 + r * cols);
+    EXPECT_TRUE(streamed == cached) << name;
+  };
+  for (const char* name : {"layernorm_fwd.hwy_bf16", "layernorm_fwd.hwy_f16"}) {
+    const auto fn = std::get<LayerNormFwd16Fn>(find_kernel(name)->fn);
+    compare(name, [&](int64_t r, int64_t count, uint16_t* y) {
+      fn(x.data() + r * cols, in.gamma.data(), in.beta.data(), y, stat.data() + r,
+         stat2.data() + r, count, cols, 1e-5f);
+    });
+  }
+  for (const char* name : {"rmsnorm_fwd.hwy_bf16", "rmsnorm_fwd.hwy_f16"}) {
+    const auto fn = std::get<RmsNormFwd16Fn>(find_kernel(name)->fn);
+    compare(name, [&](int64_t r, int64_t count, uint16_t* y) {
+      fn(x.data() + r * cols, in.gamma.data(), y, stat.data() + r, count, cols, 1e-5f);
+    });
+  }
+  for (const char* name : {"layernorm_bwd.hwy_bf16", "layernorm_bwd.hwy_f16"}) {
+    const auto fn = std::get<LayerNormBwd16Fn>(find_kernel(name)->fn);
+    compare(name, [&](int64_t r, int64_t count, uint16_t* dx) {
+      fn(dy.data() + r * cols, x.data() + r * cols, in.gamma.data(), in.mean.data() + r,
+         in.rstd.data() + r, dx, dgamma.data(), dbeta.data(), count, cols);
+    });
+  }
+  for (const char* name : {"rmsnorm_bwd.hwy_bf16", "rmsnorm_bwd.hwy_f16"}) {
+    const auto fn = std::get<RmsNormBwd16Fn>(find_kernel(name)->fn);
+    compare(name, [&](int64_t r, int64_t count, uint16_t* dx) {
+      fn(dy.data() + r * cols, x.data() + r * cols, in.gamma.data(), in.rstd.data() + r, dx,
+         dgamma.data(), count, cols);
+    });
+  }
+}
+
 TEST(SimdEdges, ZeroRowsOrColsIsANoOp) {
   // Null everywhere: a kernel that touched any pointer would crash.
   for (const Kernel* k : test::simd_kernels()) {
