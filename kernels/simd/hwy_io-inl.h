@@ -19,6 +19,7 @@
 
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
+#include "normcheck/kernel.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
@@ -33,6 +34,27 @@ inline constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
 struct LaneSums {
   HWY_ALIGN float lane[kMaxLanes];
 };
+
+// Calls f.template operator()<T>() with T the Highway type of the 16-bit
+// storage format (DType::bf16 or DType::f16): how one kernel body serves both.
+template <class F>
+HWY_INLINE void WithStorage16(DType storage, const F& f) {
+  if (storage == DType::bf16) {
+    f.template operator()<hwy::bfloat16_t>();
+  } else {
+    f.template operator()<hwy::float16_t>();
+  }
+}
+
+// The 16-bit patterns a C entry point passes, as the storage type T.
+template <typename T>
+HWY_INLINE const T* As16(const uint16_t* p) {
+  return reinterpret_cast<const T*>(p);
+}
+template <typename T>
+HWY_INLINE T* As16(uint16_t* p) {
+  return reinterpret_cast<T*>(p);
+}
 
 template <class D>
 HWY_INLINE hn::Vec<D> LoadAsFloat(D d, const float* HWY_RESTRICT p) {
