@@ -91,12 +91,15 @@ json bench_json(const bench::BenchReport& b) {
                        {"cols", r.shape.cols},
                        {"gbps", json_number(r.gbps)},
                        {"ratio_to_copy", json_number(r.ratio_to_copy)},
+                       {"ratio_to_stream", json_number(r.ratio_to_stream)},
                        {"ratio_to_onednn", r.ratio_to_onednn ? json_number(*r.ratio_to_onednn) : json(nullptr)},
                        {"latency_us", json_number(r.seconds_per_call * 1e6)}});
   json declined = json::array();
   for (const auto& d : b.declined)
     declined.push_back({{"kernel", d.kernel->name}, {"rows", d.shape.rows}, {"cols", d.shape.cols}, {"reason", d.reason}});
-  return {{"copy_gbps", json_number(b.copy_gbps)}, {"copy_threads", b.copy_threads}, {"results", results},
+  return {{"copy_gbps", json_number(b.copy_gbps)}, {"copy_threads", b.copy_threads},
+          {"stream_fwd_gbps", json_number(b.stream_fwd.gbps)},
+          {"stream_bwd_gbps", json_number(b.stream_bwd.gbps)}, {"results", results},
           {"declined", declined}};
 }
 

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -28,6 +29,15 @@ namespace {
 struct ThreadCountGuard {
   int saved = simd::thread_count();
   ~ThreadCountGuard() { simd::set_thread_count(saved); }
+};
+
+// Sends every call with more than one thread through the pool (the default
+// cut-off keeps small calls on the caller, and the test shapes are small),
+// restoring the cut-off when the test ends.
+struct EveryCallParallel {
+  int64_t saved = simd::min_parallel_elements();
+  EveryCallParallel() { simd::set_min_parallel_elements(0); }
+  ~EveryCallParallel() { simd::set_min_parallel_elements(saved); }
 };
 
 // Inputs of any op as floats (16-bit kernels get the top half of each float:
@@ -139,6 +149,7 @@ constexpr Shape kShapes[] = {
 
 TEST(SimdThreads, BitIdenticalForOneToFourThreads) {
   ThreadCountGuard guard;
+  EveryCallParallel parallel;
   std::mt19937_64 rng(test::test_seed());
   for (const Shape& s : kShapes) {
     const Inputs in = random_inputs(s.rows, s.cols, rng);
@@ -180,6 +191,26 @@ TEST(SimdThreads, ComparisonCatchesAThreadDependentSum) {
   const auto one = sum_per_thread();
   simd::set_thread_count(3);
   EXPECT_FALSE(sum_per_thread() == one);
+}
+
+// Back-to-back short calls, where workers wake late or not at all before the
+// caller has run out of tasks: each call returns only after every task it
+// handed out has run (a task still running on a worker after the call
+// returned would add into the next call's counter).
+TEST(ThreadPool, ShortCallsReturnAfterEveryTask) {
+  ThreadCountGuard guard;
+  for (const int threads : {2, 4}) {
+    simd::set_thread_count(threads);
+    std::atomic<int> sum{0};
+    for (int call = 0; call < 20000; ++call) {
+      sum.store(0);
+      simd::parallel_for(8, [&](int64_t i) {
+        if (i % 3 == 0) std::this_thread::yield();  // let a worker hold a task a while
+        sum.fetch_add(static_cast<int>(i) + 1);
+      });
+      ASSERT_EQ(sum.load(), 36) << threads << " threads, call " << call;
+    }
+  }
 }
 
 TEST(ThreadPool, RunsEveryTaskOnceAndNestsSerially) {
