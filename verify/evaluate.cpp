@@ -40,9 +40,8 @@
 #include "normcheck/evaluate.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -58,27 +57,29 @@ void require(bool ok, const char* what) {
 
 }  // namespace
 
-// Why `p` lies outside the input range `k` declares (kernel.h InputRange), or
-// an empty string when it lies inside.
-std::string outside_declared_range(const Kernel& k, const Problem& p) {
-  const double limit = k.range.sqrt_d_scaled ? k.range.max_abs_x / std::sqrt(static_cast<double>(p.cols))
-                                             : k.range.max_abs_x;
-  const bool backward = k.op == Op::layernorm_bwd || k.op == Op::rmsnorm_bwd;
-  if (!k.range.handles_nonfinite) {
-    const auto finite = [](float v) { return std::isfinite(v); };
-    if (!std::all_of(p.x.begin(), p.x.end(), finite) ||
-        (backward && !std::all_of(p.dy.begin(), p.dy.end(), finite)))
-      return "a non-finite input; the kernel declares finite inputs only";
-  }
-  for (const float v : p.x) {
-    if (std::isfinite(v) && std::fabs(v) > limit) {
-      char reason[160];
-      std::snprintf(reason, sizeof reason, "|x| = %.3g is outside the kernel's declared range |x| <= %.3g",
-                    static_cast<double>(std::fabs(v)), limit);
-      return reason;
-    }
-  }
-  return {};
+namespace evaluation {
+
+void validate(const Kernel& kernel, const Problem& p) {
+  const auto n = static_cast<std::size_t>(p.rows * p.cols);
+  require(p.rows >= 1 && p.cols >= 1, "a problem has rows >= 1 and cols >= 1");
+  require(p.misalign_floats >= 0 && p.misalign_floats < 16, "misalign_floats is in [0, 16)");
+  require(p.x.size() == n, "x must hold rows * cols values");
+  require(p.gamma.empty() || p.gamma.size() == static_cast<std::size_t>(p.cols),
+          "gamma must be empty or hold cols values");
+  require(p.beta.empty() || p.beta.size() == static_cast<std::size_t>(p.cols),
+          "beta must be empty or hold cols values");
+  const bool backward = kernel.op == Op::layernorm_bwd || kernel.op == Op::rmsnorm_bwd;
+  require(!backward || p.dy.size() == n, "dy must hold rows * cols values for a backward op");
+  require(p.eps >= 0, "eps must be >= 0");
+}
+
+}  // namespace evaluation
+
+Request request_for(const Kernel& kernel, const Problem& p) {
+  const bool backward = kernel.op == Op::layernorm_bwd || kernel.op == Op::rmsnorm_bwd;
+  return {.shape = {p.rows, p.cols, !p.gamma.empty(), !p.beta.empty()},
+          .x = p.x,
+          .dy = backward ? std::span<const float>(p.dy) : std::span<const float>()};
 }
 
 Evaluation evaluate(const Kernel& kernel, const Problem& problem,
@@ -94,23 +95,11 @@ Evaluation evaluate(const Kernel& kernel, const Problem& problem, const Evaluate
   ev.kernel = std::string(kernel.name);
   ev.op = kernel.op;
   const Problem& p = problem;
-  ev.declined = declines(kernel, Shape{p.rows, p.cols, !p.gamma.empty(), !p.beta.empty()});
-  if (!ev.declined.empty()) return ev;
-
-  const auto n = static_cast<std::size_t>(p.rows * p.cols);
-  require(p.rows >= 1 && p.cols >= 1, "a problem has rows >= 1 and cols >= 1");
-  require(p.misalign_floats >= 0 && p.misalign_floats < 16, "misalign_floats is in [0, 16)");
-  require(p.x.size() == n, "x must hold rows * cols values");
-  require(p.gamma.empty() || p.gamma.size() == static_cast<std::size_t>(p.cols),
-          "gamma must be empty or hold cols values");
-  require(p.beta.empty() || p.beta.size() == static_cast<std::size_t>(p.cols),
-          "beta must be empty or hold cols values");
-  const bool backward = kernel.op == Op::layernorm_bwd || kernel.op == Op::rmsnorm_bwd;
-  require(!backward || p.dy.size() == n, "dy must hold rows * cols values for a backward op");
-  require(p.eps >= 0, "eps must be >= 0");
-  // A kernel promises nothing outside the input range it declares, so holding
-  // it to its bound there would report a pass that means nothing.
-  ev.declined = outside_declared_range(kernel, p);
+  evaluation::validate(kernel, p);
+  // A kernel promises nothing for what it declines (a shape, inputs outside
+  // the range it declares), so holding it to its bound there would report a
+  // pass that means nothing.
+  ev.declined = declines(kernel, request_for(kernel, p));
   if (!ev.declined.empty()) return ev;
 
   BoundFn bound = bound_override.value_or(kernel.bound);

@@ -21,7 +21,7 @@ std::vector<FwdRun> run_layernorm_fwd_kernels(std::span<const Kernel> kernels, s
     }
     FwdRun run;
     run.kernel = kernel.name;
-    run.declined = declines(kernel, Shape{.rows = rows, .cols = cols});
+    run.declined = declines(kernel, {Shape{.rows = rows, .cols = cols}});
     if (run.declined.empty()) {
       run.y.assign(x.size(), 0.0f);
       run.mean.assign(rows, 0.0f);

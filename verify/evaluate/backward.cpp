@@ -1,6 +1,5 @@
 // The checks LayerNorm and RMSNorm backward share: dx row by row, dgamma and
 // dbeta column by column (over every row).
-#include <cstdio>
 #include <limits>
 
 #include "allowance.h"
@@ -9,21 +8,9 @@
 
 namespace normcheck::evaluation {
 
-std::string declined_statistic(const Kernel& k, const std::vector<float>& saved, const char* name) {
-  if (!k.declines_saved_statistic) return {};
-  for (std::size_t row = 0; row < saved.size(); ++row) {
-    if (std::string reason = k.declines_saved_statistic(saved[row]); !reason.empty()) {
-      char where[96];
-      std::snprintf(where, sizeof where, "row %zu (%s = %.3g): ", row, name, static_cast<double>(saved[row]));
-      return where + reason;
-    }
-  }
-  return {};
-}
-
 void tally_backward(Tally& tally, Op op, const BackwardExact& ref, const Problem& p,
                     const std::vector<float>& dy, BoundFn bound, DType dtype, const Readback& dx,
-                    const Readback& dgamma, const Readback* dbeta) {
+                    const Readback& dgamma, const Readback* dbeta, MainElement* kept) {
   for (int64_t row = 0; row < p.rows; ++row) {
     const auto r = static_cast<std::size_t>(row);
     const RowStats& s = ref.stats[r];
@@ -38,6 +25,7 @@ void tally_backward(Tally& tally, Op op, const BackwardExact& ref, const Problem
                                                           ref.mean_abs_g_xhat[r])
                                            : 0;
       tally.element("dx", row, col, dx.values[i], ref.dx[i], allowed, true, dtype);
+      if (kept) kept[i].allowed = allowed;
     }
   }
 

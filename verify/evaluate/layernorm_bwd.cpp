@@ -10,11 +10,14 @@ void evaluate_layernorm_bwd(const OpRun& run, Evaluation& ev) {
   const Problem& p = run.problem;
   const auto cols = static_cast<std::size_t>(p.cols);
   const StoredInput x = store(k.dtype, p.x), dy = store(k.dtype, p.dy);
+  ExactReference own;
+  const ExactReference& given_or_own = reference_before_the_call(run, x.widened, own);
   // The saved statistics: the forward's mean and rstd correctly rounded.
-  const LayerNormFwdReference saved =
-      reference_layernorm_fwd(x.widened, {}, {}, p.rows, p.cols, p.eps);
+  const LayerNormFwdReference& saved = given_or_own.layernorm_fwd;
 
-  ev.declined = declined_statistic(k, saved.rstd.rounded, "rstd");
+  Request request = request_for(k, p);
+  request.saved_statistic = saved.rstd.rounded;
+  ev.declined = declines(k, request);
   if (!ev.declined.empty()) return;
 
   OptionalInput gamma(p.gamma, run.layout);
@@ -37,14 +40,15 @@ void evaluate_layernorm_bwd(const OpRun& run, Evaluation& ev) {
   ev.unwritten_output = dx.unwritten || dgamma_out.unwritten || dbeta_out.unwritten;
   ev.output_digest = digest_of({&dx, &dgamma_out, &dbeta_out});
   if (run.options.outputs_only) return;
-  const LayerNormBwdReference ref =
-      reference_layernorm_bwd(dy.widened, x.widened, p.gamma, p.rows, p.cols, p.eps);
+  if (&given_or_own == &own) compute_main_reference(own, x.widened, dy.widened, p);
+  const LayerNormBwdReference& ref = given_or_own.layernorm_bwd;
 
   Tally tally(ev);
   tally_backward(tally, Op::layernorm_bwd,
                  {ref.stats, ref.xhat.exact, ref.dx.exact, ref.dgamma.exact, &ref.dbeta.exact,
                   ref.sum_abs_dy_xhat, ref.sum_abs_dy, ref.mean_abs_g, ref.mean_abs_g_xhat},
-                 p, dy.widened, run.bound, k.dtype, dx, dgamma_out, &dbeta_out);
+                 p, dy.widened, run.bound, k.dtype, dx, dgamma_out, &dbeta_out,
+                 keep_main_elements(run, ev, dx.values, given_or_own));
   finish(ev, Op::layernorm_bwd, dx.values, ref.dx.exact, ref.stats, p.cols);
 }
 

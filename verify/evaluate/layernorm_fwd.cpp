@@ -11,6 +11,8 @@ void evaluate_layernorm_fwd(const OpRun& run, Evaluation& ev) {
   const Problem& p = run.problem;
   const auto rows = static_cast<std::size_t>(p.rows);
   const StoredInput x = store(k.dtype, p.x);
+  ExactReference own;
+  const ExactReference& given_or_own = reference_before_the_call(run, x.widened, own);
   OptionalInput gamma(p.gamma, run.layout), beta(p.beta, run.layout);
   FloatArray mean(rows, run.layout, sentinel32());
   FloatArray rstd(rows, run.layout, sentinel32());
@@ -29,8 +31,9 @@ void evaluate_layernorm_fwd(const OpRun& run, Evaluation& ev) {
   ev.unwritten_output = y.unwritten || mean_out.unwritten || rstd_out.unwritten;
   ev.output_digest = digest_of({&y, &mean_out, &rstd_out});
   if (run.options.outputs_only) return;
-  const LayerNormFwdReference ref =
-      reference_layernorm_fwd(x.widened, p.gamma, p.beta, p.rows, p.cols, p.eps);
+  if (&given_or_own == &own) compute_main_reference(own, x.widened, {}, p);
+  const LayerNormFwdReference& ref = given_or_own.layernorm_fwd;
+  MainElement* const kept = keep_main_elements(run, ev, y.values, given_or_own);
 
   tally_rows(ev, p.rows, [&](Tally& tally, int64_t row) {
     const RowStats& s = ref.stats[static_cast<std::size_t>(row)];
@@ -51,6 +54,7 @@ void evaluate_layernorm_fwd(const OpRun& run, Evaluation& ev) {
                                                     ref.xhat.exact[i])
                                       : 0;
       tally.element("y", row, col, y.values[i], ref.y.exact[i], allowed, true, k.dtype);
+      if (kept) kept[i].allowed = allowed;
     }
   });
   finish(ev, Op::layernorm_fwd, y.values, ref.y.exact, ref.stats, p.cols);

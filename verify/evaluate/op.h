@@ -22,6 +22,31 @@ struct OpRun {
   ArrayLayout layout;
 };
 
+// Throws std::invalid_argument unless `problem` is well formed for `kernel`'s op.
+void validate(const Kernel& kernel, const Problem& problem);
+
+// The reference's two parts (exact_reference.cpp), from the inputs as the
+// kernel stores them (widened): the saved statistics a backward kernel needs
+// before it runs (nothing for a forward op), then the reference proper.
+// A reference of the kernel's op and dtype and the problem's shape, no part computed.
+ExactReference empty_reference(const Kernel& k, const Problem& p);
+void compute_saved_statistics(ExactReference& r, const std::vector<float>& x, const Problem& p);
+void compute_main_reference(ExactReference& r, const std::vector<float>& x, const std::vector<float>& dy,
+                            const Problem& p);
+// Throws std::invalid_argument unless `r` is of the kernel's op and dtype and the problem's shape.
+void require_fits(const ExactReference& r, const Kernel& k, const Problem& p);
+
+// The saved statistics for a backward op: the given reference's, or computed
+// into `own` (which the op then completes with compute_main_reference).
+const ExactReference& reference_before_the_call(const OpRun& run, const std::vector<float>& x,
+                                                ExactReference& own);
+
+// The main elements (Evaluation::main_elements) when the options keep them:
+// computed and exact values and xhat, allowance +inf until a check sets it;
+// null when they are not kept.
+MainElement* keep_main_elements(const OpRun& run, Evaluation& ev, const std::vector<float>& computed,
+                                const ExactReference& ref);
+
 void evaluate_layernorm_fwd(const OpRun& run, Evaluation& ev);
 void evaluate_layernorm_bwd(const OpRun& run, Evaluation& ev);
 void evaluate_rmsnorm_fwd(const OpRun& run, Evaluation& ev);
@@ -53,15 +78,12 @@ struct BackwardExact {
   const std::vector<double>& mean_abs_g_xhat;
 };
 
-// Why the kernel refuses one of the saved statistics (kernel.h
-// SavedStatisticDeclineFn), naming the row; empty when it takes them all.
-std::string declined_statistic(const Kernel& k, const std::vector<float>& saved, const char* name);
-
 // Every dx of the checked rows, then dgamma (and dbeta when given) of every
 // column, against their allowances (`dy` as the kernel saw it, widened from
 // 16 bits if need be).
+// `kept`: the main elements whose allowance to record, or null.
 void tally_backward(Tally& tally, Op op, const BackwardExact& ref, const Problem& p,
                     const std::vector<float>& dy, BoundFn bound, DType dtype, const Readback& dx,
-                    const Readback& dgamma, const Readback* dbeta);
+                    const Readback& dgamma, const Readback* dbeta, MainElement* kept);
 
 }  // namespace normcheck::evaluation

@@ -10,9 +10,13 @@ void evaluate_rmsnorm_bwd(const OpRun& run, Evaluation& ev) {
   const Problem& p = run.problem;
   const auto cols = static_cast<std::size_t>(p.cols);
   const StoredInput x = store(k.dtype, p.x), dy = store(k.dtype, p.dy);
+  ExactReference own;
+  const ExactReference& given_or_own = reference_before_the_call(run, x.widened, own);
   // The saved statistic: the forward's rrms correctly rounded.
-  const RmsNormFwdReference saved = reference_rmsnorm_fwd(x.widened, {}, p.rows, p.cols, p.eps);
-  ev.declined = declined_statistic(k, saved.rrms.rounded, "rrms");
+  const RmsNormFwdReference& saved = given_or_own.rmsnorm_fwd;
+  Request request = request_for(k, p);
+  request.saved_statistic = saved.rrms.rounded;
+  ev.declined = declines(k, request);
   if (!ev.declined.empty()) return;
 
   OptionalInput gamma(p.gamma, run.layout);
@@ -31,14 +35,15 @@ void evaluate_rmsnorm_bwd(const OpRun& run, Evaluation& ev) {
   ev.unwritten_output = dx.unwritten || dgamma_out.unwritten;
   ev.output_digest = digest_of({&dx, &dgamma_out});
   if (run.options.outputs_only) return;
-  const RmsNormBwdReference ref =
-      reference_rmsnorm_bwd(dy.widened, x.widened, p.gamma, p.rows, p.cols, p.eps);
+  if (&given_or_own == &own) compute_main_reference(own, x.widened, dy.widened, p);
+  const RmsNormBwdReference& ref = given_or_own.rmsnorm_bwd;
 
   Tally tally(ev);
   tally_backward(tally, Op::rmsnorm_bwd,
                  {ref.stats, ref.xhat.exact, ref.dx.exact, ref.dgamma.exact, nullptr,
                   ref.sum_abs_dy_xhat, ref.sum_abs_dy, ref.mean_abs_g, ref.mean_abs_g_xhat},
-                 p, dy.widened, run.bound, k.dtype, dx, dgamma_out, nullptr);
+                 p, dy.widened, run.bound, k.dtype, dx, dgamma_out, nullptr,
+                 keep_main_elements(run, ev, dx.values, given_or_own));
   finish(ev, Op::rmsnorm_bwd, dx.values, ref.dx.exact, ref.stats, p.cols);
 }
 

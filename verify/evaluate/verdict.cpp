@@ -1,5 +1,6 @@
 // The end of every op's evaluation: the normwise error of the main output and pass.
 #include <algorithm>
+#include <limits>
 
 #include "normcheck/metrics.h"
 #include "op.h"
@@ -25,6 +26,17 @@ void finish(Evaluation& ev, Op op, const std::vector<float>& main_computed,
   }
   ev.pass = ev.max_error_over_bound <= 1 && !ev.nonfinite_mismatch && !ev.out_of_bounds_write &&
             !ev.unwritten_output && !ev.wrote_input;
+}
+
+MainElement* keep_main_elements(const OpRun& run, Evaluation& ev, const std::vector<float>& computed,
+                                const ExactReference& ref) {
+  if (!run.options.keep_main_elements) return nullptr;
+  const std::vector<double>& exact = ref.main_exact();
+  const std::vector<double>& xhat = ref.xhat();
+  ev.main_elements.resize(computed.size());
+  for (std::size_t i = 0; i < computed.size(); ++i)
+    ev.main_elements[i] = {computed[i], exact[i], xhat[i], std::numeric_limits<double>::infinity()};
+  return ev.main_elements.data();
 }
 
 }  // namespace normcheck::evaluation
