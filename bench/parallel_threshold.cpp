@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
     std::vector<std::pair<int64_t, double>> ratios;  // elements, N-thread time / 1-thread time
     for (const BenchShape& shape : grid) {
       Workload w(shape, /*affine_forward=*/false);
-      if (!normcheck::declines(*k, w.problem_shape(*k)).empty()) continue;
+      if (!normcheck::declines(*k, {w.problem_shape(*k)}).empty()) continue;
       simd::set_thread_count(1);
       w.run(*k);
       const long calls = std::max(1L, static_cast<long>(seconds / std::max(per_call(w, *k, 1), 1e-9)));

@@ -9,8 +9,6 @@
 #include <cstring>
 #include <random>
 #include <thread>
-#include <type_traits>
-#include <variant>
 #include <vector>
 
 #include <signal.h>
@@ -18,6 +16,7 @@
 #include <unistd.h>
 
 #include "../reference/test_seed.h"
+#include "normcheck/invoke.h"
 #include "simd/row_partition.h"
 #include "simd/thread_pool.h"
 #include "simd_test_support.h"
@@ -81,61 +80,34 @@ void append_bytes(std::vector<unsigned char>& out, const std::vector<T>& v) {
   out.insert(out.end(), p, p + v.size() * sizeof(T));
 }
 
-// Runs the kernel and returns every output's bytes, concatenated.
+// Runs the kernel and returns every output's bytes, concatenated: the main
+// output, then the op's statistics or column sums.
 std::vector<unsigned char> run(const Kernel& k, const Inputs& in) {
-  const int64_t rows = in.rows, cols = in.cols;
-  const auto n = static_cast<size_t>(rows * cols), w = static_cast<size_t>(cols),
-             h = static_cast<size_t>(rows);
+  const auto n = static_cast<size_t>(in.rows * in.cols), w = static_cast<size_t>(in.cols),
+             h = static_cast<size_t>(in.rows);
+  const bool wide = k.dtype == DType::f32;
+  const std::vector<uint16_t> x16 = top_halves(in.x), dy16 = top_halves(in.dy);
+  std::vector<float> out32(wide ? n : 0), mean(h), stat(h), dgamma(w), dbeta(w);
+  std::vector<uint16_t> out16(wide ? 0 : n);
+  KernelArgs a{.rows = in.rows, .cols = in.cols, .eps = 1e-5f};
+  a.x = wide ? static_cast<const void*>(in.x.data()) : x16.data();
+  a.dy = wide ? static_cast<const void*>(in.dy.data()) : dy16.data();
+  a.out = wide ? static_cast<void*>(out32.data()) : out16.data();
+  a.gamma = in.gamma.data(), a.beta = in.beta.data();
+  a.saved_mean = in.mean.data(), a.saved_stat = in.rstd.data();
+  a.mean = mean.data(), a.stat = stat.data(), a.dgamma = dgamma.data(), a.dbeta = dbeta.data();
+  invoke(k, a);
   std::vector<unsigned char> out;
-  std::visit(
-      [&](auto fn) {
-        using Fn = decltype(fn);
-        if constexpr (std::is_same_v<Fn, nc_layernorm_fwd_fn>) {
-          std::vector<float> y(n), mean(h), rstd(h);
-          fn(in.x.data(), in.gamma.data(), in.beta.data(), y.data(), mean.data(), rstd.data(), rows,
-             cols, 1e-5f);
-          append_bytes(out, y), append_bytes(out, mean), append_bytes(out, rstd);
-        } else if constexpr (std::is_same_v<Fn, nc_layernorm_bwd_fn>) {
-          std::vector<float> dx(n), dgamma(w), dbeta(w);
-          fn(in.dy.data(), in.x.data(), in.gamma.data(), in.mean.data(), in.rstd.data(), dx.data(),
-             dgamma.data(), dbeta.data(), rows, cols);
-          append_bytes(out, dx), append_bytes(out, dgamma), append_bytes(out, dbeta);
-        } else if constexpr (std::is_same_v<Fn, nc_rmsnorm_fwd_fn>) {
-          std::vector<float> y(n), rrms(h);
-          fn(in.x.data(), in.gamma.data(), y.data(), rrms.data(), rows, cols, 1e-5f);
-          append_bytes(out, y), append_bytes(out, rrms);
-        } else if constexpr (std::is_same_v<Fn, nc_rmsnorm_bwd_fn>) {
-          std::vector<float> dx(n), dgamma(w);
-          fn(in.dy.data(), in.x.data(), in.gamma.data(), in.rstd.data(), dx.data(), dgamma.data(),
-             rows, cols);
-          append_bytes(out, dx), append_bytes(out, dgamma);
-        } else if constexpr (std::is_same_v<Fn, LayerNormFwd16Fn>) {
-          std::vector<uint16_t> y(n);
-          std::vector<float> mean(h), rstd(h);
-          fn(top_halves(in.x).data(), in.gamma.data(), in.beta.data(), y.data(), mean.data(),
-             rstd.data(), rows, cols, 1e-5f);
-          append_bytes(out, y), append_bytes(out, mean), append_bytes(out, rstd);
-        } else if constexpr (std::is_same_v<Fn, LayerNormBwd16Fn>) {
-          std::vector<uint16_t> dx(n);
-          std::vector<float> dgamma(w), dbeta(w);
-          fn(top_halves(in.dy).data(), top_halves(in.x).data(), in.gamma.data(), in.mean.data(),
-             in.rstd.data(), dx.data(), dgamma.data(), dbeta.data(), rows, cols);
-          append_bytes(out, dx), append_bytes(out, dgamma), append_bytes(out, dbeta);
-        } else if constexpr (std::is_same_v<Fn, RmsNormFwd16Fn>) {
-          std::vector<uint16_t> y(n);
-          std::vector<float> rrms(h);
-          fn(top_halves(in.x).data(), in.gamma.data(), y.data(), rrms.data(), rows, cols, 1e-5f);
-          append_bytes(out, y), append_bytes(out, rrms);
-        } else {
-          static_assert(std::is_same_v<Fn, RmsNormBwd16Fn>);
-          std::vector<uint16_t> dx(n);
-          std::vector<float> dgamma(w);
-          fn(top_halves(in.dy).data(), top_halves(in.x).data(), in.gamma.data(), in.rstd.data(),
-             dx.data(), dgamma.data(), rows, cols);
-          append_bytes(out, dx), append_bytes(out, dgamma);
-        }
-      },
-      k.fn);
+  if (wide)
+    append_bytes(out, out32);
+  else
+    append_bytes(out, out16);
+  switch (k.op) {
+    case Op::layernorm_fwd: append_bytes(out, mean), append_bytes(out, stat); break;
+    case Op::layernorm_bwd: append_bytes(out, dgamma), append_bytes(out, dbeta); break;
+    case Op::rmsnorm_fwd: append_bytes(out, stat); break;
+    case Op::rmsnorm_bwd: append_bytes(out, dgamma); break;
+  }
   return out;
 }
 
@@ -265,6 +237,29 @@ TEST(ThreadPool, ChildForkedAfterThePoolStartedRunsSerially) {
   EXPECT_EQ(simd::thread_count(), 3) << "the parent keeps its pool";
 }
 
+// Runs kernel k on all of in's rows in one call (outputs large enough to be
+// streamed) and in calls of 64 rows (small enough not to be), and expects the
+// same y or dx. x and dy are in k's storage type T; the output starts one
+// element past alignment so the aligning head runs.
+template <typename T>
+void expect_streamed_equals_cached(const Kernel& k, const Inputs& in, const T* x, const T* dy) {
+  const int64_t rows = in.rows, cols = in.cols;
+  std::vector<float> mean(static_cast<size_t>(rows)), stat(mean.size()),
+      dgamma(static_cast<size_t>(cols)), dbeta(dgamma.size());
+  const auto call = [&](int64_t r, int64_t count, T* out) {
+    invoke(k, {.rows = count, .cols = cols, .eps = 1e-5f, .x = x + r * cols, .dy = dy + r * cols,
+               .gamma = in.gamma.data(), .beta = in.beta.data(),
+               .saved_mean = in.mean.data() + r, .saved_stat = in.rstd.data() + r, .out = out,
+               .mean = mean.data() + r, .stat = stat.data() + r, .dgamma = dgamma.data(),
+               .dbeta = dbeta.data()});
+  };
+  std::vector<T> streamed(static_cast<size_t>(rows * cols) + 1), cached(streamed.size());
+  call(0, rows, streamed.data() + 1);
+  for (int64_t r = 0; r < rows; r += 64)
+    call(r, std::min<int64_t>(64, rows - r), cached.data() + 1 + r * cols);
+  EXPECT_TRUE(streamed == cached) << k.name;
+}
+
 // Outputs of kStreamOutputBytes or more bypass the cache (non-temporal stores
 // after an aligning head): the values must be those of the same rows
 // computed in small calls, which store normally. y starts one float past
@@ -274,43 +269,23 @@ TEST(SimdEdges, StreamedOutputEqualsCachedOutput) {
   const int64_t cols = 4099, rows = simd::kStreamOutputBytes / (4 * cols) + 3;
   const Inputs in = random_inputs(rows, cols, rng);
   for (const char* name : {"layernorm_fwd.hwy", "layernorm_fwd.accurate"}) {
-    const auto fn = std::get<nc_layernorm_fwd_fn>(find_kernel(name)->fn);
+    const Kernel& k = *find_kernel(name);
     std::vector<float> streamed(static_cast<size_t>(rows * cols) + 1), cached(streamed.size());
     std::vector<float> mean(static_cast<size_t>(rows)), rstd(mean.size());
-    fn(in.x.data(), in.gamma.data(), in.beta.data(), streamed.data() + 1, mean.data(), rstd.data(),
-       rows, cols, 1e-5f);
+    invoke(k, {.rows = rows, .cols = cols, .eps = 1e-5f, .x = in.x.data(), .gamma = in.gamma.data(),
+               .beta = in.beta.data(), .out = streamed.data() + 1, .mean = mean.data(), .stat = rstd.data()});
     for (int64_t r = 0; r < rows; r += 64) {
       const int64_t count = std::min<int64_t>(64, rows - r);
-      fn(in.x.data() + r * cols, in.gamma.data(), in.beta.data(), cached.data() + 1 + r * cols,
-         mean.data() + r, rstd.data() + r, count, cols, 1e-5f);
+      invoke(k, {.rows = count, .cols = cols, .eps = 1e-5f, .x = in.x.data() + r * cols,
+                 .gamma = in.gamma.data(), .beta = in.beta.data(), .out = cached.data() + 1 + r * cols,
+                 .mean = mean.data() + r, .stat = rstd.data() + r});
     }
     EXPECT_TRUE(streamed == cached) << name;
   }
   // The RMSNorm forward and the backward kernels' dx (dgamma/dbeta sum over
   // the call's rows, so they differ between one call and slices of it).
-  const auto compare = [&](const char* name, const auto& call) {
-    std::vector<float> streamed(static_cast<size_t>(rows * cols) + 1), cached(streamed.size());
-    call(0, rows, streamed.data() + 1);
-    for (int64_t r = 0; r < rows; r += 64)
-      call(r, std::min<int64_t>(64, rows - r), cached.data() + 1 + r * cols);
-    EXPECT_TRUE(streamed == cached) << name;
-  };
-  std::vector<float> stat(static_cast<size_t>(rows)), dgamma(static_cast<size_t>(cols)),
-      dbeta(dgamma.size());
-  const auto rms_fwd = std::get<nc_rmsnorm_fwd_fn>(find_kernel("rmsnorm_fwd.hwy")->fn);
-  compare("rmsnorm_fwd.hwy", [&](int64_t r, int64_t count, float* y) {
-    rms_fwd(in.x.data() + r * cols, in.gamma.data(), y, stat.data() + r, count, cols, 1e-5f);
-  });
-  const auto ln_bwd = std::get<nc_layernorm_bwd_fn>(find_kernel("layernorm_bwd.hwy")->fn);
-  compare("layernorm_bwd.hwy", [&](int64_t r, int64_t count, float* dx) {
-    ln_bwd(in.dy.data() + r * cols, in.x.data() + r * cols, in.gamma.data(), in.mean.data() + r,
-           in.rstd.data() + r, dx, dgamma.data(), dbeta.data(), count, cols);
-  });
-  const auto rms_bwd = std::get<nc_rmsnorm_bwd_fn>(find_kernel("rmsnorm_bwd.hwy")->fn);
-  compare("rmsnorm_bwd.hwy", [&](int64_t r, int64_t count, float* dx) {
-    rms_bwd(in.dy.data() + r * cols, in.x.data() + r * cols, in.gamma.data(), in.rstd.data() + r,
-            dx, dgamma.data(), count, cols);
-  });
+  for (const char* name : {"rmsnorm_fwd.hwy", "layernorm_bwd.hwy", "rmsnorm_bwd.hwy"})
+    expect_streamed_equals_cached(*find_kernel(name), in, in.x.data(), in.dy.data());
 }
 
 // The same for 16-bit outputs, streamed two float vectors at a time (y one
@@ -320,67 +295,15 @@ TEST(SimdEdges, Streamed16BitOutputEqualsCachedOutput) {
   const int64_t cols = 4099, rows = simd::kStreamOutputBytes / (2 * cols) + 3;
   const Inputs in = random_inputs(rows, cols, rng);
   const std::vector<uint16_t> x = top_halves(in.x), dy = top_halves(in.dy);
-  std::vector<float> stat(static_cast<size_t>(rows)), stat2(stat.size()),
-      dgamma(static_cast<size_t>(cols)), dbeta(dgamma.size());
-  const auto compare = [&](const char* name, const auto& call) {
-    std::vector<uint16_t> streamed(static_cast<size_t>(rows * cols) + 1), cached(streamed.size());
-    call(0, rows, streamed.data() + 1);
-    for (int64_t r = 0; r < rows; r += 64)
-      call(r, std::min<int64_t>(64, rows - r), cached.data() + 1 + r * cols);
-    EXPECT_TRUE(streamed == cached) << name;
-  };
-  for (const char* name : {"layernorm_fwd.hwy_bf16", "layernorm_fwd.hwy_f16"}) {
-    const auto fn = std::get<LayerNormFwd16Fn>(find_kernel(name)->fn);
-    compare(name, [&](int64_t r, int64_t count, uint16_t* y) {
-      fn(x.data() + r * cols, in.gamma.data(), in.beta.data(), y, stat.data() + r,
-         stat2.data() + r, count, cols, 1e-5f);
-    });
-  }
-  for (const char* name : {"rmsnorm_fwd.hwy_bf16", "rmsnorm_fwd.hwy_f16"}) {
-    const auto fn = std::get<RmsNormFwd16Fn>(find_kernel(name)->fn);
-    compare(name, [&](int64_t r, int64_t count, uint16_t* y) {
-      fn(x.data() + r * cols, in.gamma.data(), y, stat.data() + r, count, cols, 1e-5f);
-    });
-  }
-  for (const char* name : {"layernorm_bwd.hwy_bf16", "layernorm_bwd.hwy_f16"}) {
-    const auto fn = std::get<LayerNormBwd16Fn>(find_kernel(name)->fn);
-    compare(name, [&](int64_t r, int64_t count, uint16_t* dx) {
-      fn(dy.data() + r * cols, x.data() + r * cols, in.gamma.data(), in.mean.data() + r,
-         in.rstd.data() + r, dx, dgamma.data(), dbeta.data(), count, cols);
-    });
-  }
-  for (const char* name : {"rmsnorm_bwd.hwy_bf16", "rmsnorm_bwd.hwy_f16"}) {
-    const auto fn = std::get<RmsNormBwd16Fn>(find_kernel(name)->fn);
-    compare(name, [&](int64_t r, int64_t count, uint16_t* dx) {
-      fn(dy.data() + r * cols, x.data() + r * cols, in.gamma.data(), in.rstd.data() + r, dx,
-         dgamma.data(), count, cols);
-    });
-  }
+  for (const Kernel* k : test::simd_kernels())
+    if (k->dtype != DType::f32) expect_streamed_equals_cached(*k, in, x.data(), dy.data());
 }
 
 TEST(SimdEdges, ZeroRowsOrColsIsANoOp) {
   // Null everywhere: a kernel that touched any pointer would crash.
   for (const Kernel* k : test::simd_kernels()) {
     for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{0, 5}, {4, 0}, {0, 0}}) {
-      std::visit(
-          [&](auto fn) {
-            using Fn = decltype(fn);
-            if constexpr (std::is_same_v<Fn, nc_layernorm_fwd_fn> ||
-                          std::is_same_v<Fn, LayerNormFwd16Fn>) {
-              fn(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, rows, cols, 1e-5f);
-            } else if constexpr (std::is_same_v<Fn, nc_layernorm_bwd_fn> ||
-                                 std::is_same_v<Fn, LayerNormBwd16Fn>) {
-              fn(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, rows, cols);
-            } else if constexpr (std::is_same_v<Fn, nc_rmsnorm_fwd_fn> ||
-                                 std::is_same_v<Fn, RmsNormFwd16Fn>) {
-              fn(nullptr, nullptr, nullptr, nullptr, rows, cols, 1e-5f);
-            } else {
-              static_assert(std::is_same_v<Fn, nc_rmsnorm_bwd_fn> ||
-                            std::is_same_v<Fn, RmsNormBwd16Fn>);
-              fn(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, rows, cols);
-            }
-          },
-          k->fn);
+      invoke(*k, {.rows = rows, .cols = cols, .eps = 1e-5f});
     }
   }
   SUCCEED() << "no kernel dereferenced a pointer";
