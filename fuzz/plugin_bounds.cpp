@@ -11,7 +11,7 @@ namespace {
 // (bf16 2^-8, f16 2^-11) and half its subnormal spacing (2^-134, 2^-25).
 template <Op op, DType dtype>
 Bound sixteen_bit(const RowCondition& c) {
-  return simd::with_16bit_outputs(default_bound(op)(c), unit_roundoff(dtype), half_smallest_subnormal(dtype));
+  return simd::with_16bit_outputs(default_bound(op)(c), dtype);
 }
 
 template <DType dtype>

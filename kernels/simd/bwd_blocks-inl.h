@@ -24,7 +24,9 @@ namespace normcheck::simd::HWY_NAMESPACE {
 
 // What one chunk of a backward row reads and writes. Pointers are at the
 // chunk's first column; gamma, dgamma_part, dbeta_part may be null
-// (RMSNorm has no dbeta).
+// (RMSNorm has no dbeta). next_dy/next_x are the same columns of the row
+// computed next, prefetched while dx is written (null: none, or a split
+// row); `stream` writes dx with non-temporal stores (WriteRow).
 template <typename T>
 struct BwdChunk {
   const T* dy;
@@ -34,7 +36,33 @@ struct BwdChunk {
   float* dbeta_part;
   T* dx;
   size_t n;
+  const T* next_dy = nullptr;
+  const T* next_x = nullptr;
+  bool stream = false;
 };
+
+// The backward's rows: where row r starts, the row after it (prefetched, or
+// null), and whether dx is large enough to be written around the cache
+// (kStreamOutputBytes, as the forward kernels decide it).
+template <typename T>
+struct BwdRows {
+  const T* dy;
+  const T* x;
+  T* dx;
+  int64_t rows, cols;
+  bool stream() const { return rows * cols * int64_t{sizeof(T)} >= kStreamOutputBytes; }
+  template <bool kSplit>
+  const T* next(const T* base, int64_t r) const {
+    return !kSplit && r + 1 < rows ? base + (r + 1) * cols : nullptr;
+  }
+};
+
+// Per-lane prefetch of the next row while a dx vector at column i is made.
+template <typename T>
+HWY_INLINE void PrefetchNext(const BwdChunk<T>& c, size_t i) {
+  if (c.next_dy) hwy::Prefetch(c.next_dy + i);
+  if (c.next_x) hwy::Prefetch(c.next_x + i);
+}
 
 // row.template operator()<kSplit>(r, dgamma_part, dbeta_part) computes row r
 // and adds its terms into the partial rows (either may be null: not wanted).
@@ -60,7 +88,7 @@ void BackwardInRowBlocks(int64_t rows, int64_t cols, float* dgamma, float* dbeta
       row.template operator()<kSplit>(r, dgamma_part, dbeta_part);
     }
   };
-  const bool serial = thread_count() == 1 || rows * cols < kMinParallelElements;
+  const bool serial = run_serially(rows, cols);
   if (serial) {
     for (int64_t b = 0; b < blocks; ++b) block_rows.template operator()<false>(b);
   } else if (blocks == 1) {

@@ -3,9 +3,12 @@
 // the Bound already uses (see hwy_bounds.h).
 #include "simd/hwy_bounds.h"
 
+#include "normcheck/float_format.h"
+
 namespace normcheck::simd {
 
-Bound with_16bit_outputs(Bound b, double unit, double half_spacing) {
+Bound with_16bit_outputs(Bound b, DType storage) {
+  const double unit = unit_roundoff(storage), half_spacing = half_smallest_subnormal(storage);
   const double grow = 1 + unit;
   b.xhat_abs *= grow;
   b.underflow_abs = b.underflow_abs * grow + half_spacing;

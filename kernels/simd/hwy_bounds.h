@@ -16,13 +16,23 @@ Bound hwy_rmsnorm_bwd_bound(const RowCondition& c);    // rmsnorm_bwd_hwy.cpp
 // with `lanes` float64 lanes, are recomputed from the exact row sum.
 double accurate_exact_below(int64_t d, int64_t lanes);
 
-// A float32 kernel's bound after its outputs are rounded to a 16-bit format
-// (unit roundoff `unit`, subnormal spacing 2 * half_spacing): each output
-// gains unit * |output| (|y| <= |gamma xhat| + |beta|; the dx scales bound
-// |dx|) on top of the float32 error, which that rounding can grow by a factor
-// (1 + unit); half_spacing (in underflow_abs) covers a subnormal result. dgamma/dbeta, mean and
-// rstd stay float32.
-//   bf16: unit 2^-8,  half_spacing 2^-134;  f16: unit 2^-11, half_spacing 2^-25.
-Bound with_16bit_outputs(Bound b, double unit, double half_spacing);
+// A float32 kernel's bound after its outputs are rounded to the 16-bit
+// storage format `storage` (bf16 or f16; normcheck/float_format.h gives its
+// unit roundoff and half subnormal spacing): each output gains unit * |output|
+// (|y| <= |gamma xhat| + |beta|; the dx scales bound |dx|) on top of the
+// float32 error, which that rounding can grow by a factor (1 + unit); half
+// the subnormal spacing (in underflow_abs) covers a subnormal result.
+// dgamma/dbeta, mean, rstd and rrms stay float32 and keep their bounds. A
+// result beyond the largest finite f16 rounds to inf: no relative bound;
+// evaluate() admits that infinity where the exact result +- allowance leaves
+// the f16 range (docs/semantics.md). The 16-bit inputs are exact in float32,
+// so the float32 bound holds for the float32 result before the rounding.
+Bound with_16bit_outputs(Bound b, DType storage);
+
+// The bound of a 16-bit row whose float32 row has bound kFloat32Bound.
+template <Bound (*kFloat32Bound)(const RowCondition&), DType kStorage>
+Bound bound_16bit(const RowCondition& c) {
+  return with_16bit_outputs(kFloat32Bound(c), kStorage);
+}
 
 }  // namespace normcheck::simd

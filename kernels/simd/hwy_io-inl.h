@@ -19,6 +19,7 @@
 
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
+#include "normcheck/kernel.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
@@ -33,6 +34,27 @@ inline constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
 struct LaneSums {
   HWY_ALIGN float lane[kMaxLanes];
 };
+
+// Calls f.template operator()<T>() with T the Highway type of the 16-bit
+// storage format (DType::bf16 or DType::f16): how one kernel body serves both.
+template <class F>
+HWY_INLINE void WithStorage16(DType storage, const F& f) {
+  if (storage == DType::bf16) {
+    f.template operator()<hwy::bfloat16_t>();
+  } else {
+    f.template operator()<hwy::float16_t>();
+  }
+}
+
+// The 16-bit patterns a C entry point passes, as the storage type T.
+template <typename T>
+HWY_INLINE const T* As16(const uint16_t* p) {
+  return reinterpret_cast<const T*>(p);
+}
+template <typename T>
+HWY_INLINE T* As16(uint16_t* p) {
+  return reinterpret_cast<T*>(p);
+}
 
 template <class D>
 HWY_INLINE hn::Vec<D> LoadAsFloat(D d, const float* HWY_RESTRICT p) {
@@ -85,8 +107,11 @@ HWY_INLINE void StoreFromFloat(D d, hn::Vec<D> v, float* HWY_RESTRICT p) {
 // bf16 with round-to-nearest-even (Highway 1.0.3's DemoteTo truncates): add
 // 0x7FFF plus the lowest kept bit, keep the top 16 bits. NaN stays NaN (a
 // quiet bit is set first, so rounding cannot carry it into infinity).
+// Bits16 gives the 16-bit patterns (lanes of Rebind<uint16_t, D>) that
+// StoreFromFloat stores; WriteRow streams them.
 template <class D>
-HWY_INLINE void StoreFromFloat(D /* d */, hn::Vec<D> v, hwy::bfloat16_t* HWY_RESTRICT p) {
+HWY_INLINE hn::Vec<hn::Rebind<uint16_t, D>> Bits16(D /* d */, hn::Vec<D> v,
+                                                   const hwy::bfloat16_t* /* format */) {
   const hn::RebindToUnsigned<D> du;
   const hn::RebindToSigned<D> di;
   const hn::Rebind<uint16_t, D> du16;
@@ -96,12 +121,19 @@ HWY_INLINE void StoreFromFloat(D /* d */, hn::Vec<D> v, hwy::bfloat16_t* HWY_RES
   const auto lowest_kept = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
   bits = hn::Add(bits, hn::Add(hn::Set(du, 0x7FFFu), lowest_kept));
   const auto top = hn::BitCast(di, hn::ShiftRight<16>(bits));
-  hn::StoreU(hn::DemoteTo(du16, top), du16, reinterpret_cast<uint16_t*>(p));
+  return hn::DemoteTo(du16, top);
+}
+template <class D>
+HWY_INLINE void StoreFromFloat(D d, hn::Vec<D> v, hwy::bfloat16_t* HWY_RESTRICT p) {
+  const hn::Rebind<uint16_t, D> du16;
+  hn::StoreU(Bits16(d, v, p), du16, reinterpret_cast<uint16_t*>(p));
 }
 // f16 rounded to nearest even (see LoadAsFloat above for the targets).
 template <class D>
-HWY_INLINE void StoreFromFloat(D d, hn::Vec<D> v, hwy::float16_t* HWY_RESTRICT p) {
+HWY_INLINE hn::Vec<hn::Rebind<uint16_t, D>> Bits16(D d, hn::Vec<D> v,
+                                                   const hwy::float16_t* /* format */) {
   const hn::Rebind<hwy::float16_t, D> d16;
+  const hn::Rebind<uint16_t, D> du16;
 #ifdef NORMCHECK_F16_BY_BITS
   // By magnitude a = |v| (float bits): a >= 2^16 (and inf) is inf, NaN a
   // quiet NaN; a normal f16 (a >= 2^-14) rebiases the exponent and rounds
@@ -112,7 +144,6 @@ HWY_INLINE void StoreFromFloat(D d, hn::Vec<D> v, hwy::float16_t* HWY_RESTRICT p
   // sum are the f16 bits (2^-14 itself included).
   const hn::RebindToUnsigned<D> du;
   const hn::RebindToSigned<D> di;
-  const hn::Rebind<uint16_t, D> du16;
   const auto bits = hn::BitCast(du, v);
   const auto sign = hn::ShiftRight<16>(hn::And(bits, hn::Set(du, 0x80000000u)));
   const auto a = hn::And(bits, hn::Set(du, 0x7FFFFFFFu));
@@ -128,11 +159,17 @@ HWY_INLINE void StoreFromFloat(D d, hn::Vec<D> v, hwy::float16_t* HWY_RESTRICT p
   auto h = hn::IfThenElse(hn::RebindMask(du, hn::Lt(ai, hn::Set(di, 0x38800000))), subnormal,
                           normal);
   h = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ai, hn::Set(di, 0x477FFFFF))), nonfinite, h);
-  const auto out = hn::DemoteTo(du16, hn::BitCast(di, hn::Or(h, sign)));
-  hn::StoreU(hn::BitCast(d16, out), d16, p);
+  (void)d16;
+  return hn::DemoteTo(du16, hn::BitCast(di, hn::Or(h, sign)));
 #else
-  hn::StoreU(hn::DemoteTo(d16, v), d16, p);
+  (void)d;
+  return hn::BitCast(du16, hn::DemoteTo(d16, v));
 #endif
+}
+template <class D>
+HWY_INLINE void StoreFromFloat(D d, hn::Vec<D> v, hwy::float16_t* HWY_RESTRICT p) {
+  const hn::Rebind<uint16_t, D> du16;
+  hn::StoreU(Bits16(d, v, p), du16, reinterpret_cast<uint16_t*>(p));
 }
 
 // The first `count` (< Lanes(d)) elements at p; the other lanes are zero.
@@ -192,20 +229,38 @@ HWY_INLINE void UpdateFloatsN(D d, float* HWY_RESTRICT p, size_t count, const Up
 // Writes n outputs, value(i, count) giving the vector for elements [i, i +
 // count) (count < Lanes(d) only at the row's ends). With `stream`, float
 // outputs go around the cache (non-temporal stores, after a head that
-// reaches vector alignment) so a large output costs no read-for-ownership;
+// reaches vector alignment; 16-bit outputs two float vectors at a time) so a
+// large output costs no read-for-ownership;
 // callers then end with hwy::FlushStream(). The values do not depend on it.
 template <class D, typename T, class ValueFn>
 HWY_INLINE void WriteRow(D d, T* HWY_RESTRICT y, size_t n, bool stream, const ValueFn& value) {
   const size_t N = hn::Lanes(d);
   size_t i = 0;
+  const size_t bytes = N * sizeof(float);  // of one float vector
+  const auto address = reinterpret_cast<uintptr_t>(y);
   if constexpr (std::is_same_v<T, float>) {
-    const size_t bytes = N * sizeof(float);
-    const auto address = reinterpret_cast<uintptr_t>(y);
     if (stream && bytes >= 16 && address % sizeof(float) == 0) {
       const size_t head = std::min(n, (bytes - address % bytes) % bytes / sizeof(float));
       if (head) StoreFromFloatTail(d, value(0, head), y, head);
       for (i = head; i + N <= n; i += N) hn::Stream(value(i, N), d, y + i);
     }
+  } else {
+#if HWY_TARGET != HWY_SCALAR  // one lane: nothing to combine
+    // 16-bit outputs: two float vectors make one vector of 16-bit patterns
+    // (the bytes of one float vector), streamed once aligned to its size.
+    if (stream && bytes >= 16 && address % sizeof(T) == 0) {
+      const hn::Repartition<uint16_t, D> dw;
+      const size_t head = std::min(n, (bytes - address % bytes) % bytes / sizeof(T));
+      for (; i + N <= head; i += N) StoreFromFloat(d, value(i, N), y + i);
+      if (i < head) StoreFromFloatTail(d, value(i, head - i), y + i, head - i);
+      auto* bits = reinterpret_cast<uint16_t*>(y);
+      for (i = head; i + 2 * N <= n; i += 2 * N) {
+        const auto low = Bits16(d, value(i, N), y);
+        const auto high = Bits16(d, value(i + N, N), y);
+        hn::Stream(hn::Combine(dw, high, low), dw, bits + i);
+      }
+    }
+#endif
   }
   for (; i + N <= n; i += N) StoreFromFloat(d, value(i, N), y + i);
   if (i < n) StoreFromFloatTail(d, value(i, n - i), y + i, n - i);

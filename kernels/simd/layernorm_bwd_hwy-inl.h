@@ -74,7 +74,6 @@ BwdSums BwdSumsChunk(const BwdChunk<T>& c, float mean, float rstd) {
 template <typename T>
 void BwdDxChunk(const BwdChunk<T>& c, float mean, float rstd, float A, float B) {
   const hn::ScalableTag<float> d;
-  const size_t N = hn::Lanes(d);
   const auto m = hn::Set(d, mean), r = hn::Set(d, rstd), one = hn::Set(d, 1.0f);
   const auto va = hn::Set(d, A), vb = hn::Set(d, B);
   const auto dx_of = [&](size_t i, size_t count) {
@@ -84,9 +83,10 @@ void BwdDxChunk(const BwdChunk<T>& c, float mean, float rstd, float A, float B) 
     const auto xhat = hn::Mul(hn::Sub(x, m), r);
     return hn::Mul(r, hn::Sub(hn::Mul(gamma, dy), hn::MulAdd(xhat, vb, va)));
   };
-  size_t i = 0;
-  for (; i + N <= c.n; i += N) StoreFromFloat(d, dx_of(i, N), c.dx + i);
-  if (i < c.n) StoreFromFloatTail(d, dx_of(i, c.n - i), c.dx + i, c.n - i);
+  WriteRow(d, c.dx, c.n, c.stream, [&](size_t i, size_t count) {
+    PrefetchNext(c, i);
+    return dx_of(i, count);
+  });
 }
 
 template <typename T>
@@ -99,17 +99,24 @@ void FillNaN(T* p, size_t n) {
   if (i < n) StoreFromFloatTail(d, nan, p + i, n - i);
 }
 
-// One backward row: dgamma_part/dbeta_part (nullable) are the row block's
-// partial sums, which this row adds into.
+// One backward row (row r of `rows`): dgamma_part/dbeta_part (nullable) are
+// the row block's partial sums, which this row adds into.
 template <bool kSplit, typename T>
-void BwdRow(const T* dy, const T* x, const float* gamma, float mean, float rstd, T* dx,
-            float* dgamma_part, float* dbeta_part, int64_t cols) {
-  const int64_t chunks = ceil_div(cols, kChunk);
+void BwdRow(const BwdRows<T>& rows, int64_t r, const float* gamma, float mean, float rstd,
+            float* dgamma_part, float* dbeta_part) {
+  const int64_t cols = rows.cols, chunks = ceil_div(cols, kChunk);
+  const T* dy = rows.dy + r * cols;
+  const T* x = rows.x + r * cols;
+  T* dx = rows.dx + r * cols;
+  const T* next_dy = rows.template next<kSplit>(rows.dy, r);
+  const T* next_x = rows.template next<kSplit>(rows.x, r);
+  const bool stream = rows.stream();
   const auto chunk = [&](int64_t ch) {
     return BwdChunk<T>{chunk_start(dy, ch),         chunk_start(x, ch),
                        chunk_start(gamma, ch),      chunk_start(dgamma_part, ch),
                        chunk_start(dbeta_part, ch), chunk_start(dx, ch),
-                       chunk_length(cols, ch)};
+                       chunk_length(cols, ch),      chunk_start(next_dy, ch),
+                       chunk_start(next_x, ch),     stream};
   };
   BwdSums sums;
   fold_chunks<kSplit>(
@@ -124,7 +131,11 @@ void BwdRow(const T* dy, const T* x, const float* gamma, float mean, float rstd,
   }
   const float d = static_cast<float>(cols);
   const float A = sums.g / d, B = sums.g_xhat / d;
-  for_each_chunk<kSplit>(chunks, [&](int64_t ch) { BwdDxChunk(chunk(ch), mean, rstd, A, B); });
+  for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
+    BwdDxChunk(chunk(ch), mean, rstd, A, B);
+    if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
+  });
+  if (!kSplit && stream) hwy::FlushStream();  // once per row (layernorm_fwd_hwy-inl.h)
 }
 
 // The whole LayerNorm backward (row blocks: bwd_blocks-inl.h).
@@ -132,10 +143,10 @@ template <typename T>
 void LayerNormBwdRows(const T* dy, const T* x, const float* gamma, const float* mean,
                       const float* rstd, T* dx, float* dgamma, float* dbeta, int64_t rows,
                       int64_t cols) {
+  const BwdRows<T> all{dy, x, dx, rows, cols};
   BackwardInRowBlocks(rows, cols, dgamma, dbeta,
                       [&]<bool kSplit>(int64_t r, float* dgamma_part, float* dbeta_part) {
-                        BwdRow<kSplit>(dy + r * cols, x + r * cols, gamma, mean[r], rstd[r],
-                                       dx + r * cols, dgamma_part, dbeta_part, cols);
+                        BwdRow<kSplit>(all, r, gamma, mean[r], rstd[r], dgamma_part, dbeta_part);
                       });
 }
 

@@ -56,7 +56,6 @@ float RmsBwdSumChunk(const BwdChunk<T>& c, float rrms) {
 template <typename T>
 void RmsBwdDxChunk(const BwdChunk<T>& c, float rrms, float B) {
   const hn::ScalableTag<float> d;
-  const size_t N = hn::Lanes(d);
   const auto r = hn::Set(d, rrms), vb = hn::Set(d, B), one = hn::Set(d, 1.0f);
   const auto dx_of = [&](size_t i, size_t count) {
     const auto dy = LoadAsFloatN(d, c.dy + i, count);
@@ -64,20 +63,29 @@ void RmsBwdDxChunk(const BwdChunk<T>& c, float rrms, float B) {
     const auto gamma = c.gamma ? LoadAsFloatN(d, c.gamma + i, count) : one;
     return hn::Mul(r, hn::NegMulAdd(xhat, vb, hn::Mul(gamma, dy)));
   };
-  size_t i = 0;
-  for (; i + N <= c.n; i += N) StoreFromFloat(d, dx_of(i, N), c.dx + i);
-  if (i < c.n) StoreFromFloatTail(d, dx_of(i, c.n - i), c.dx + i, c.n - i);
+  WriteRow(d, c.dx, c.n, c.stream, [&](size_t i, size_t count) {
+    PrefetchNext(c, i);
+    return dx_of(i, count);
+  });
 }
 
+// One backward row (row r of `rows`), adding into the block's dgamma_part.
 template <bool kSplit, typename T>
-void RmsBwdRow(const T* dy, const T* x, const float* gamma, float rrms, T* dx, float* dgamma_part,
-               int64_t cols) {
-  const int64_t chunks = ceil_div(cols, kChunk);
+void RmsBwdRow(const BwdRows<T>& rows, int64_t r, const float* gamma, float rrms,
+               float* dgamma_part) {
+  const int64_t cols = rows.cols, chunks = ceil_div(cols, kChunk);
+  const T* dy = rows.dy + r * cols;
+  const T* x = rows.x + r * cols;
+  T* dx = rows.dx + r * cols;
+  const T* next_dy = rows.template next<kSplit>(rows.dy, r);
+  const T* next_x = rows.template next<kSplit>(rows.x, r);
+  const bool stream = rows.stream();
   const auto chunk = [&](int64_t ch) {
-    return BwdChunk<T>{chunk_start(dy, ch),    chunk_start(x, ch),
-                       chunk_start(gamma, ch), chunk_start(dgamma_part, ch),
-                       nullptr,                chunk_start(dx, ch),
-                       chunk_length(cols, ch)};
+    return BwdChunk<T>{chunk_start(dy, ch),     chunk_start(x, ch),
+                       chunk_start(gamma, ch),  chunk_start(dgamma_part, ch),
+                       nullptr,                 chunk_start(dx, ch),
+                       chunk_length(cols, ch),  chunk_start(next_dy, ch),
+                       chunk_start(next_x, ch), stream};
   };
   float sum = 0;
   fold_chunks<kSplit>(
@@ -85,17 +93,21 @@ void RmsBwdRow(const T* dy, const T* x, const float* gamma, float rrms, T* dx, f
       [&](float part) { sum += part; });
   const float B = std::isfinite(sum) ? sum / static_cast<float>(cols)
                                      : std::numeric_limits<float>::quiet_NaN();
-  for_each_chunk<kSplit>(chunks, [&](int64_t ch) { RmsBwdDxChunk(chunk(ch), rrms, B); });
+  for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
+    RmsBwdDxChunk(chunk(ch), rrms, B);
+    if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
+  });
+  if (!kSplit && stream) hwy::FlushStream();  // once per row (layernorm_fwd_hwy-inl.h)
 }
 
 // The whole RMSNorm backward (row blocks: bwd_blocks-inl.h).
 template <typename T>
 void RmsNormBwdRows(const T* dy, const T* x, const float* gamma, const float* rrms, T* dx,
                     float* dgamma, int64_t rows, int64_t cols) {
+  const BwdRows<T> all{dy, x, dx, rows, cols};
   BackwardInRowBlocks(rows, cols, dgamma, nullptr,
                       [&]<bool kSplit>(int64_t r, float* dgamma_part, float*) {
-                        RmsBwdRow<kSplit>(dy + r * cols, x + r * cols, gamma, rrms[r],
-                                          dx + r * cols, dgamma_part, cols);
+                        RmsBwdRow<kSplit>(all, r, gamma, rrms[r], dgamma_part);
                       });
 }
 

@@ -47,25 +47,26 @@ double RmsSquaresChunk(const T* HWY_RESTRICT x, size_t n) {
   return SumLanesPairwise(dd, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)));
 }
 
+// Pass 2 on a chunk. `stream` writes y around the cache (WriteRow);
+// `prefetch` (may be null) is the next row's chunk, fetched meanwhile.
 template <typename T>
 void RmsOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma, T* HWY_RESTRICT y,
-                    size_t n, double r) {
+                    size_t n, double r, bool stream, const T* prefetch) {
   const hn::ScalableTag<double> dd;
   const hn::Rebind<float, decltype(dd)> df;
-  const size_t N = hn::Lanes(dd);
   const auto scale = hn::Set(dd, r);
-  const auto out = [&](size_t i, size_t count) {
+  WriteRow(df, y, n, stream, [&](size_t i, size_t count) {
+    if (prefetch) hwy::Prefetch(prefetch + i);
     auto v = hn::Mul(hn::PromoteTo(dd, LoadAsFloatN(df, x + i, count)), scale);
     if (gamma) v = hn::Mul(v, hn::PromoteTo(dd, LoadAsFloatN(df, gamma + i, count)));
     return hn::DemoteTo(df, v);
-  };
-  size_t i = 0;
-  for (; i + N <= n; i += N) StoreFromFloat(df, out(i, N), y + i);
-  if (i < n) StoreFromFloatTail(df, out(i, n - i), y + i, n - i);
+  });
 }
 
+// One row; `next` (null for none or a split row) is prefetched in pass 2.
 template <bool kSplit, typename T>
-void RmsRow(const T* x, const float* gamma, T* y, float* rrms, int64_t cols, float eps) {
+void RmsRow(const T* x, const float* gamma, T* y, float* rrms, int64_t cols, float eps,
+            bool stream, const T* next) {
   const int64_t chunks = ceil_div(cols, kChunk);
   double squares = 0;
   fold_chunks<kSplit>(
@@ -78,8 +79,10 @@ void RmsRow(const T* x, const float* gamma, T* y, float* rrms, int64_t cols, flo
                        : std::numeric_limits<double>::quiet_NaN();
   for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
     RmsOutputChunk(x + ch * kChunk, chunk_start(gamma, ch), y + ch * kChunk,
-                   chunk_length(cols, ch), r);
+                   chunk_length(cols, ch), r, stream, chunk_start(next, ch));
+    if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
   });
+  if (!kSplit && stream) hwy::FlushStream();  // once per row (layernorm_fwd_hwy-inl.h)
   if (rrms) *rrms = static_cast<float>(r);
 }
 
@@ -87,8 +90,11 @@ void RmsRow(const T* x, const float* gamma, T* y, float* rrms, int64_t cols, flo
 template <typename T>
 void RmsNormFwdRows(const T* x, const float* gamma, T* y, float* rrms, int64_t rows, int64_t cols,
                     float eps) {
+  const bool stream = rows * cols * int64_t{sizeof(T)} >= kStreamOutputBytes;
   for_each_row(rows, cols, [&]<bool kSplit>(int64_t r) {
-    RmsRow<kSplit>(x + r * cols, gamma, y + r * cols, rrms ? rrms + r : nullptr, cols, eps);
+    const T* next = !kSplit && r + 1 < rows ? x + (r + 1) * cols : nullptr;
+    RmsRow<kSplit>(x + r * cols, gamma, y + r * cols, rrms ? rrms + r : nullptr, cols, eps,
+                   stream, next);
   });
 }
 

@@ -13,15 +13,21 @@
 
 namespace normcheck::simd {
 
+// Whether a rows x cols call runs on the caller alone: one thread, or less
+// work than a hand-off to the pool costs (min_parallel_elements()).
+inline bool run_serially(int64_t rows, int64_t cols) {
+  return thread_count() == 1 || rows * cols < min_parallel_elements();
+}
+
 // row.template operator()<kSplit>(r) computes row r: serially with kSplit
 // false, with its chunks spread over the pool with kSplit true (bit-identical).
 template <class RowFn>
 void for_each_row(int64_t rows, int64_t cols, const RowFn& row) {
-  const int64_t threads = thread_count();
-  if (threads == 1 || rows * cols < kMinParallelElements) {
+  if (run_serially(rows, cols)) {
     for (int64_t r = 0; r < rows; ++r) row.template operator()<false>(r);
     return;
   }
+  const int64_t threads = thread_count();
   if (rows < threads && cols >= kSplitMinCols) {
     for (int64_t r = 0; r < rows; ++r) row.template operator()<true>(r);
     return;

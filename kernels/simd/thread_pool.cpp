@@ -1,5 +1,7 @@
 // A persistent pool: workers sleep on a condition variable between calls and
-// take tasks from an atomic counter during one.
+// take tasks from an atomic counter during one. The caller never waits for a
+// worker to wake up: it takes tasks itself from the start, and once none are
+// left it waits only for workers that took part.
 #include "thread_pool.h"
 
 #include <algorithm>
@@ -12,10 +14,14 @@
 
 #include <pthread.h>
 
+#include "row_partition.h"
+
 namespace normcheck::simd {
 namespace {
 
 thread_local bool inside_task = false;
+
+std::atomic<int64_t> min_elements{kMinParallelElements};
 
 // fork() copies only the calling thread: in the child the workers are gone
 // while the pool still counts them, so a parallel_for would wait for them
@@ -71,21 +77,23 @@ class Pool {
       context_ = context;
       tasks_ = tasks;
       next_.store(0);
-      busy_workers_ = static_cast<int>(workers_.size());
+      open_ = true;
       ++generation_;
     }
     wake_.notify_all();
     take_tasks();
+    // The caller has run out of tasks: close the call, then wait only for the
+    // workers that joined it (a worker still asleep, e.g. on a core busy with
+    // another process, is not waited for; it finds the call closed).
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return busy_workers_ == 0; });
+    open_ = false;
+    done_.wait(lock, [&] { return active_workers_ == 0; });
   }
 
  private:
-  // A new worker starts at the current generation: one that started at 0
-  // would take the last call's generation for a new call, run a round of
-  // take_tasks() for it and count itself done twice in the next call, so the
-  // caller could wait for busy_workers_ == 0 after it had passed to -1.
-  // (start() runs with caller_ held or in the constructor: no call is running.)
+  // A new worker starts at the current generation, so it waits for the next
+  // call. (start() runs with caller_ held or in the constructor: no call is
+  // running.)
   void start(int threads) {
     stopping_ = false;
     uint64_t now = 0;
@@ -112,20 +120,25 @@ class Pool {
     inside_task = false;
   }
 
+  // A worker joins a call only while it is open (under mutex_, so the caller,
+  // which closes it under mutex_, then waits for it); next_ is reset only by
+  // the next call, which cannot start before every joined worker has left.
   void work(uint64_t seen) {
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+        wake_.wait(lock, [&] { return stopping_ || (generation_ != seen && open_); });
         if (stopping_) return;
         seen = generation_;
+        ++active_workers_;
       }
       take_tasks();
+      bool last = false;
       {
         const std::lock_guard<std::mutex> lock(mutex_);
-        --busy_workers_;
+        last = --active_workers_ == 0;
       }
-      done_.notify_one();
+      if (last) done_.notify_one();
     }
   }
 
@@ -135,7 +148,8 @@ class Pool {
   std::vector<std::thread> workers_;
   uint64_t generation_ = 0;
   bool stopping_ = false;
-  int busy_workers_ = 0;
+  bool open_ = false;      // a call is running and its caller still takes tasks
+  int active_workers_ = 0;  // workers that joined the running call and have not left
   void (*task_)(void*, int64_t) = nullptr;
   void* context_ = nullptr;
   int64_t tasks_ = 0;
@@ -150,6 +164,12 @@ Pool& pool() {
 }  // namespace
 
 int thread_count() { return pool().threads(); }
+
+int64_t min_parallel_elements() { return min_elements.load(std::memory_order_relaxed); }
+
+void set_min_parallel_elements(int64_t elements) {
+  min_elements.store(elements, std::memory_order_relaxed);
+}
 
 void set_thread_count(int threads) { pool().resize(threads); }
 

@@ -23,6 +23,14 @@ int thread_count();
 // workers are not there: the count is 1 and this does nothing.
 void set_thread_count(int threads);
 
+// Kernel calls on fewer elements (rows x cols) than this run on the caller
+// alone (row_driver.h: run_serially). Default kMinParallelElements
+// (row_partition.h, where the measurement behind it is described); setting it
+// is for measuring that threshold (bench/parallel_threshold.cpp), since the
+// results do not depend on it (the partition is fixed by the shape).
+int64_t min_parallel_elements();
+void set_min_parallel_elements(int64_t elements);
+
 // Runs task(context, i) for i in [0, tasks). Runs serially on the caller when
 // there is one task, one thread, or the pool is busy with another caller (a
 // kernel called from several threads at once, or from inside a task).

@@ -21,20 +21,38 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+BenchReport::Limit summary(const std::vector<double>& samples) {
+  const auto [low, high] = std::minmax_element(samples.begin(), samples.end());
+  return {median(samples), *low, *high};
+}
+
 struct Timing {
   const Kernel* kernel;
   long calls_per_sample;
   std::vector<double> seconds_per_call;
 };
 
-// Times every accepted kernel on one shape, interleaved; adds a copy sample to
-// `copy_samples` every round.
-void measure_shape(const BenchOptions& options, BenchShape shape, CopyBandwidth& copy,
-                   std::vector<double>& copy_samples, BenchReport& report) {
+// The limits sampled once per round, and their samples.
+struct Limits {
+  CopyBandwidth copy;
+  StreamLimit stream_fwd, stream_bwd;
+  std::vector<double> copy_samples, fwd_samples, bwd_samples;
+  explicit Limits(std::size_t bytes) : copy(bytes), stream_fwd(1, bytes), stream_bwd(2, bytes) {}
+  void sample() {
+    copy_samples.push_back(copy.measure_gbps());
+    fwd_samples.push_back(stream_fwd.measure_gbps());
+    bwd_samples.push_back(stream_bwd.measure_gbps());
+  }
+};
+
+// Times every accepted kernel on one shape, interleaved; adds a sample of
+// each limit every round.
+void measure_shape(const BenchOptions& options, BenchShape shape, Limits& limits,
+                   BenchReport& report) {
   Workload workload(shape, options.affine_forward);
   std::vector<Timing> timings;
   for (const Kernel* kernel : options.kernels) {
-    std::string reason = declines(*kernel, workload.problem_shape(*kernel));
+    std::string reason = declines(*kernel, {workload.problem_shape(*kernel)});
     if (!reason.empty()) {
       report.declined.push_back({kernel, shape, std::move(reason)});
       continue;
@@ -46,7 +64,7 @@ void measure_shape(const BenchOptions& options, BenchShape shape, CopyBandwidth&
     timings.push_back({kernel, calls, {}});
   }
   for (int round = 0; round < options.repeats; ++round) {
-    copy_samples.push_back(copy.measure_gbps());
+    limits.sample();
     for (std::size_t i = 0; i < timings.size(); ++i) {
       Timing& t = timings[(i + static_cast<std::size_t>(round)) % timings.size()];
       t.seconds_per_call.push_back(seconds_for(workload, *t.kernel, t.calls_per_sample) /
@@ -86,24 +104,31 @@ const Kernel* onednn_peer(const Kernel& kernel) {
 
 BenchReport run_bench(const BenchOptions& options, void (*progress)(const std::string& line)) {
   BenchReport report;
-  CopyBandwidth copy(options.copy_buffer_bytes);
-  report.copy_threads = copy.threads();
-  report.copy_buffer_bytes = copy.buffer_bytes();
-  copy.measure_gbps();  // warm-up
-  std::vector<double> copy_samples;
+  Limits limits(options.copy_buffer_bytes);
+  report.copy_threads = limits.copy.threads();
+  report.copy_buffer_bytes = limits.copy.buffer_bytes();
+  limits.sample();  // warm-up, not counted
+  limits.copy_samples.clear();
+  limits.fwd_samples.clear();
+  limits.bwd_samples.clear();
   for (const BenchShape& shape : options.shapes) {
     if (progress)
       progress("bench: " + std::to_string(shape.rows) + "x" + std::to_string(shape.cols));
-    measure_shape(options, shape, copy, copy_samples, report);
+    measure_shape(options, shape, limits, report);
   }
-  if (!copy_samples.empty()) {
-    report.copy_gbps = median(copy_samples);
-    const auto [low, high] = std::minmax_element(copy_samples.begin(), copy_samples.end());
+  if (!limits.copy_samples.empty()) {
+    report.copy_gbps = median(limits.copy_samples);
+    const auto [low, high] =
+        std::minmax_element(limits.copy_samples.begin(), limits.copy_samples.end());
     report.copy_gbps_min = *low;
     report.copy_gbps_max = *high;
+    report.stream_fwd = summary(limits.fwd_samples);
+    report.stream_bwd = summary(limits.bwd_samples);
   }
   for (BenchResult& r : report.results) {
     r.ratio_to_copy = report.copy_gbps > 0 ? r.gbps / report.copy_gbps : 0;
+    const double limit = (is_backward(r.kernel->op) ? report.stream_bwd : report.stream_fwd).gbps;
+    r.ratio_to_stream = limit > 0 ? r.gbps / limit : 0;
     const Kernel* peer = onednn_peer(*r.kernel);
     const auto peer_result = std::find_if(
         report.results.begin(), report.results.end(),

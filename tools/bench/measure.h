@@ -2,7 +2,8 @@
 // limit measured in the same run. The machine may be shared and noisy, so every
 // figure is the median of several samples, and the samples are interleaved:
 // each round times every kernel on a shape once (starting at a different kernel
-// each round) plus one copy, so a burst of load hits all of them alike.
+// each round) plus one copy and one pass of each streaming limit
+// (stream_limit.h), so a burst of load hits all of them alike.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "copy_bandwidth.h"
+#include "stream_limit.h"
 #include "normcheck/kernel.h"
 #include "workload.h"
 
@@ -40,6 +42,9 @@ struct BenchResult {
   double gbps = 0;              // bytes_moved / seconds_per_call, 1e9 bytes per second
   double gbps_min = 0, gbps_max = 0;
   double ratio_to_copy = 0;
+  // gbps / the streaming limit of the kernel's direction: the fraction of
+  // possible on shapes whose arrays do not fit the cache (above 1 when they do).
+  double ratio_to_stream = 0;
   std::optional<double> ratio_to_onednn;  // absent without a oneDNN peer measured on the shape
   long calls_per_sample = 1;
   int samples = 0;
@@ -56,6 +61,12 @@ struct BenchReport {
   double copy_gbps_min = 0, copy_gbps_max = 0;
   unsigned copy_threads = 0;
   std::size_t copy_buffer_bytes = 0;
+  // The streaming limits (stream_limit.h), medians of the samples taken
+  // between the kernel rounds, on arrays of copy_buffer_bytes each.
+  struct Limit {
+    double gbps = 0, gbps_min = 0, gbps_max = 0;
+  };
+  Limit stream_fwd, stream_bwd;
   std::vector<BenchResult> results;
   std::vector<BenchDecline> declined;
 };

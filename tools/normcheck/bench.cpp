@@ -1,7 +1,7 @@
 // `normcheck bench`: throughput of the table's kernels on the standard shapes,
-// forward and backward, f32 and the 16-bit kernels, next to the memory-bandwidth
-// limit (a STREAM-like copy on every core) measured in the same run, as ratios
-// to it and to oneDNN. Figures are medians of interleaved samples (see
+// forward and backward, f32 and the 16-bit kernels, next to the streaming
+// limit of each direction (tools/bench/stream_limit.h) and a STREAM-like copy
+// on every core, measured in the same run, as ratios to them and to oneDNN. Figures are medians of interleaved samples (see
 // tools/bench/measure.h); docs/performance.md quotes them.
 #include <algorithm>
 #include <cstdio>
@@ -109,21 +109,25 @@ nlohmann::json report_json(const BenchOptions& options, const BenchReport& repor
 }
 
 void print_table(const BenchReport& report) {
-  std::printf("%-34s %-9s %-3s %-5s %-11s %9s %11s %7s %8s\n", "kernel", "op", "dir", "dtype",
-              "shape", "GB/s", "us/call", "x copy", "x oneDNN");
+  std::printf("%-34s %-9s %-3s %-5s %-11s %9s %11s %8s %7s %8s\n", "kernel", "op", "dir",
+              "dtype", "shape", "GB/s", "us/call", "x stream", "x copy", "x oneDNN");
   for (const auto& r : report.results) {
     const std::string name(r.kernel->name), op(bench::op_family(r.kernel->op));
     char onednn[16] = "-";
     if (r.ratio_to_onednn) std::snprintf(onednn, sizeof onednn, "%.3f", *r.ratio_to_onednn);
-    std::printf("%-34s %-9s %-3s %-5s %-11s %9.2f %11.2f %7.3f %8s\n", name.c_str(), op.c_str(),
-                std::string(bench::direction(r.kernel->op)).c_str(),
+    std::printf("%-34s %-9s %-3s %-5s %-11s %9.2f %11.2f %8.3f %7.3f %8s\n", name.c_str(),
+                op.c_str(), std::string(bench::direction(r.kernel->op)).c_str(),
                 std::string(to_string(r.kernel->dtype)).c_str(), shape_text(r.shape).c_str(),
-                r.gbps, r.seconds_per_call * 1e6, r.ratio_to_copy, onednn);
+                r.gbps, r.seconds_per_call * 1e6, r.ratio_to_stream, r.ratio_to_copy, onednn);
   }
   std::printf("\ncopy: %.2f GB/s (median; min %.2f, max %.2f), %u threads, 2 x %zu MiB, "
               "bytes read + written\n",
               report.copy_gbps, report.copy_gbps_min, report.copy_gbps_max, report.copy_threads,
               report.copy_buffer_bytes >> 20);
+  std::printf("stream limit (read the inputs, write the output with non-temporal stores): "
+              "forward %.2f GB/s (min %.2f, max %.2f), backward %.2f GB/s (min %.2f, max %.2f)\n",
+              report.stream_fwd.gbps, report.stream_fwd.gbps_min, report.stream_fwd.gbps_max,
+              report.stream_bwd.gbps, report.stream_bwd.gbps_min, report.stream_bwd.gbps_max);
   std::printf("bytes counted: forward 2 arrays (x, y), backward 3 (dy, x, dx), of the kernel's dtype\n");
   std::printf("OpenMP (oneDNN, libtorch): OMP_NUM_THREADS=%s OMP_WAIT_POLICY=%s\n",
               openmp_setting("OMP_NUM_THREADS").c_str(), openmp_setting("OMP_WAIT_POLICY").c_str());

@@ -1,7 +1,7 @@
 // The JSON of a benchmark run, written the same way by `bench --json` and by
 // the report's results.json (docs/performance.md, docs/report.md): one object
 // per measured (kernel, shape), one per declined shape, and the copy baseline
-// they are compared with.
+// and streaming limits they are compared with.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -21,6 +21,7 @@ inline nlohmann::json bench_result_json(const bench::BenchResult& r) {
           {"cols", r.shape.cols},
           {"gbps", json_number(r.gbps)},
           {"ratio_to_copy", json_number(r.ratio_to_copy)},
+          {"ratio_to_stream", json_number(r.ratio_to_stream)},
           {"ratio_to_onednn", r.ratio_to_onednn ? json_number(*r.ratio_to_onednn) : nlohmann::json(nullptr)},
           {"latency_us", json_number(r.seconds_per_call * 1e6)},
           {"gbps_min", json_number(r.gbps_min)},
@@ -44,6 +45,12 @@ inline nlohmann::json bench_report_json(const bench::BenchReport& report) {
           {"copy_gbps_max", json_number(report.copy_gbps_max)},
           {"copy_threads", report.copy_threads},
           {"copy_buffer_bytes", report.copy_buffer_bytes},
+          {"stream_fwd_gbps", json_number(report.stream_fwd.gbps)},
+          {"stream_fwd_gbps_min", json_number(report.stream_fwd.gbps_min)},
+          {"stream_fwd_gbps_max", json_number(report.stream_fwd.gbps_max)},
+          {"stream_bwd_gbps", json_number(report.stream_bwd.gbps)},
+          {"stream_bwd_gbps_min", json_number(report.stream_bwd.gbps_min)},
+          {"stream_bwd_gbps_max", json_number(report.stream_bwd.gbps_max)},
           {"results", results},
           {"declined", declined}};
 }

@@ -8,8 +8,7 @@
 #include <atomic>
 #include <cstring>
 #include <random>
-#include <type_traits>
-#include <variant>
+#include <thread>
 #include <vector>
 
 #include <signal.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 
 #include "test_seed.h"
+#include "normcheck/invoke.h"
 #include "simd/row_partition.h"
 #include "simd/thread_pool.h"
 #include "simd_test_support.h"
@@ -28,6 +28,15 @@ namespace {
 struct ThreadCountGuard {
   int saved = simd::thread_count();
   ~ThreadCountGuard() { simd::set_thread_count(saved); }
+};
+
+// Sends every call with more than one thread through the pool (the default
+// cut-off keeps small calls on the caller, and the test shapes are small),
+// restoring the cut-off when the test ends.
+struct EveryCallParallel {
+  int64_t saved = simd::min_parallel_elements();
+  EveryCallParallel() { simd::set_min_parallel_elements(0); }
+  ~EveryCallParallel() { simd::set_min_parallel_elements(saved); }
 };
 
 // Inputs of any op as floats (16-bit kernels get the top half of each float:
@@ -71,61 +80,34 @@ void append_bytes(std::vector<unsigned char>& out, const std::vector<T>& v) {
   out.insert(out.end(), p, p + v.size() * sizeof(T));
 }
 
-// Runs the kernel and returns every output's bytes, concatenated.
+// Runs the kernel and returns every output's bytes, concatenated: the main
+// output, then the op's statistics or column sums.
 std::vector<unsigned char> run(const Kernel& k, const Inputs& in) {
-  const int64_t rows = in.rows, cols = in.cols;
-  const auto n = static_cast<size_t>(rows * cols), w = static_cast<size_t>(cols),
-             h = static_cast<size_t>(rows);
+  const auto n = static_cast<size_t>(in.rows * in.cols), w = static_cast<size_t>(in.cols),
+             h = static_cast<size_t>(in.rows);
+  const bool wide = k.dtype == DType::f32;
+  const std::vector<uint16_t> x16 = top_halves(in.x), dy16 = top_halves(in.dy);
+  std::vector<float> out32(wide ? n : 0), mean(h), stat(h), dgamma(w), dbeta(w);
+  std::vector<uint16_t> out16(wide ? 0 : n);
+  KernelArgs a{.rows = in.rows, .cols = in.cols, .eps = 1e-5f};
+  a.x = wide ? static_cast<const void*>(in.x.data()) : x16.data();
+  a.dy = wide ? static_cast<const void*>(in.dy.data()) : dy16.data();
+  a.out = wide ? static_cast<void*>(out32.data()) : out16.data();
+  a.gamma = in.gamma.data(), a.beta = in.beta.data();
+  a.saved_mean = in.mean.data(), a.saved_stat = in.rstd.data();
+  a.mean = mean.data(), a.stat = stat.data(), a.dgamma = dgamma.data(), a.dbeta = dbeta.data();
+  invoke(k, a);
   std::vector<unsigned char> out;
-  std::visit(
-      [&](auto fn) {
-        using Fn = decltype(fn);
-        if constexpr (std::is_same_v<Fn, nc_layernorm_fwd_fn>) {
-          std::vector<float> y(n), mean(h), rstd(h);
-          fn(in.x.data(), in.gamma.data(), in.beta.data(), y.data(), mean.data(), rstd.data(), rows,
-             cols, 1e-5f);
-          append_bytes(out, y), append_bytes(out, mean), append_bytes(out, rstd);
-        } else if constexpr (std::is_same_v<Fn, nc_layernorm_bwd_fn>) {
-          std::vector<float> dx(n), dgamma(w), dbeta(w);
-          fn(in.dy.data(), in.x.data(), in.gamma.data(), in.mean.data(), in.rstd.data(), dx.data(),
-             dgamma.data(), dbeta.data(), rows, cols);
-          append_bytes(out, dx), append_bytes(out, dgamma), append_bytes(out, dbeta);
-        } else if constexpr (std::is_same_v<Fn, nc_rmsnorm_fwd_fn>) {
-          std::vector<float> y(n), rrms(h);
-          fn(in.x.data(), in.gamma.data(), y.data(), rrms.data(), rows, cols, 1e-5f);
-          append_bytes(out, y), append_bytes(out, rrms);
-        } else if constexpr (std::is_same_v<Fn, nc_rmsnorm_bwd_fn>) {
-          std::vector<float> dx(n), dgamma(w);
-          fn(in.dy.data(), in.x.data(), in.gamma.data(), in.rstd.data(), dx.data(), dgamma.data(),
-             rows, cols);
-          append_bytes(out, dx), append_bytes(out, dgamma);
-        } else if constexpr (std::is_same_v<Fn, LayerNormFwd16Fn>) {
-          std::vector<uint16_t> y(n);
-          std::vector<float> mean(h), rstd(h);
-          fn(top_halves(in.x).data(), in.gamma.data(), in.beta.data(), y.data(), mean.data(),
-             rstd.data(), rows, cols, 1e-5f);
-          append_bytes(out, y), append_bytes(out, mean), append_bytes(out, rstd);
-        } else if constexpr (std::is_same_v<Fn, LayerNormBwd16Fn>) {
-          std::vector<uint16_t> dx(n);
-          std::vector<float> dgamma(w), dbeta(w);
-          fn(top_halves(in.dy).data(), top_halves(in.x).data(), in.gamma.data(), in.mean.data(),
-             in.rstd.data(), dx.data(), dgamma.data(), dbeta.data(), rows, cols);
-          append_bytes(out, dx), append_bytes(out, dgamma), append_bytes(out, dbeta);
-        } else if constexpr (std::is_same_v<Fn, RmsNormFwd16Fn>) {
-          std::vector<uint16_t> y(n);
-          std::vector<float> rrms(h);
-          fn(top_halves(in.x).data(), in.gamma.data(), y.data(), rrms.data(), rows, cols, 1e-5f);
-          append_bytes(out, y), append_bytes(out, rrms);
-        } else {
-          static_assert(std::is_same_v<Fn, RmsNormBwd16Fn>);
-          std::vector<uint16_t> dx(n);
-          std::vector<float> dgamma(w);
-          fn(top_halves(in.dy).data(), top_halves(in.x).data(), in.gamma.data(), in.rstd.data(),
-             dx.data(), dgamma.data(), rows, cols);
-          append_bytes(out, dx), append_bytes(out, dgamma);
-        }
-      },
-      k.fn);
+  if (wide)
+    append_bytes(out, out32);
+  else
+    append_bytes(out, out16);
+  switch (k.op) {
+    case Op::layernorm_fwd: append_bytes(out, mean), append_bytes(out, stat); break;
+    case Op::layernorm_bwd: append_bytes(out, dgamma), append_bytes(out, dbeta); break;
+    case Op::rmsnorm_fwd: append_bytes(out, stat); break;
+    case Op::rmsnorm_bwd: append_bytes(out, dgamma); break;
+  }
   return out;
 }
 
@@ -139,6 +121,7 @@ constexpr Shape kShapes[] = {
 
 TEST(SimdThreads, BitIdenticalForOneToFourThreads) {
   ThreadCountGuard guard;
+  EveryCallParallel parallel;
   std::mt19937_64 rng(test::test_seed());
   for (const Shape& s : kShapes) {
     const Inputs in = random_inputs(s.rows, s.cols, rng);
@@ -180,6 +163,26 @@ TEST(SimdThreads, ComparisonCatchesAThreadDependentSum) {
   const auto one = sum_per_thread();
   simd::set_thread_count(3);
   EXPECT_FALSE(sum_per_thread() == one);
+}
+
+// Back-to-back short calls, where workers wake late or not at all before the
+// caller has run out of tasks: each call returns only after every task it
+// handed out has run (a task still running on a worker after the call
+// returned would add into the next call's counter).
+TEST(ThreadPool, ShortCallsReturnAfterEveryTask) {
+  ThreadCountGuard guard;
+  for (const int threads : {2, 4}) {
+    simd::set_thread_count(threads);
+    std::atomic<int> sum{0};
+    for (int call = 0; call < 20000; ++call) {
+      sum.store(0);
+      simd::parallel_for(8, [&](int64_t i) {
+        if (i % 3 == 0) std::this_thread::yield();  // let a worker hold a task a while
+        sum.fetch_add(static_cast<int>(i) + 1);
+      });
+      ASSERT_EQ(sum.load(), 36) << threads << " threads, call " << call;
+    }
+  }
 }
 
 TEST(ThreadPool, RunsEveryTaskOnceAndNestsSerially) {
@@ -234,6 +237,29 @@ TEST(ThreadPool, ChildForkedAfterThePoolStartedRunsSerially) {
   EXPECT_EQ(simd::thread_count(), 3) << "the parent keeps its pool";
 }
 
+// Runs kernel k on all of in's rows in one call (outputs large enough to be
+// streamed) and in calls of 64 rows (small enough not to be), and expects the
+// same y or dx. x and dy are in k's storage type T; the output starts one
+// element past alignment so the aligning head runs.
+template <typename T>
+void expect_streamed_equals_cached(const Kernel& k, const Inputs& in, const T* x, const T* dy) {
+  const int64_t rows = in.rows, cols = in.cols;
+  std::vector<float> mean(static_cast<size_t>(rows)), stat(mean.size()),
+      dgamma(static_cast<size_t>(cols)), dbeta(dgamma.size());
+  const auto call = [&](int64_t r, int64_t count, T* out) {
+    invoke(k, {.rows = count, .cols = cols, .eps = 1e-5f, .x = x + r * cols, .dy = dy + r * cols,
+               .gamma = in.gamma.data(), .beta = in.beta.data(),
+               .saved_mean = in.mean.data() + r, .saved_stat = in.rstd.data() + r, .out = out,
+               .mean = mean.data() + r, .stat = stat.data() + r, .dgamma = dgamma.data(),
+               .dbeta = dbeta.data()});
+  };
+  std::vector<T> streamed(static_cast<size_t>(rows * cols) + 1), cached(streamed.size());
+  call(0, rows, streamed.data() + 1);
+  for (int64_t r = 0; r < rows; r += 64)
+    call(r, std::min<int64_t>(64, rows - r), cached.data() + 1 + r * cols);
+  EXPECT_TRUE(streamed == cached) << k.name;
+}
+
 // Outputs of kStreamOutputBytes or more bypass the cache (non-temporal stores
 // after an aligning head): the values must be those of the same rows
 // computed in small calls, which store normally. y starts one float past
@@ -246,45 +272,41 @@ TEST(SimdEdges, StreamedOutputEqualsCachedOutput) {
   for (const Kernel* k : test::simd_kernels()) {
     if (k->op != Op::layernorm_fwd || k->dtype != DType::f32) continue;
     ++kernels;
-    const std::string_view name = k->name;
-    const auto fn = std::get<nc_layernorm_fwd_fn>(k->fn);
     std::vector<float> streamed(static_cast<size_t>(rows * cols) + 1), cached(streamed.size());
     std::vector<float> mean(static_cast<size_t>(rows)), rstd(mean.size());
-    fn(in.x.data(), in.gamma.data(), in.beta.data(), streamed.data() + 1, mean.data(), rstd.data(),
-       rows, cols, 1e-5f);
+    invoke(*k, {.rows = rows, .cols = cols, .eps = 1e-5f, .x = in.x.data(), .gamma = in.gamma.data(),
+                .beta = in.beta.data(), .out = streamed.data() + 1, .mean = mean.data(), .stat = rstd.data()});
     for (int64_t r = 0; r < rows; r += 64) {
       const int64_t count = std::min<int64_t>(64, rows - r);
-      fn(in.x.data() + r * cols, in.gamma.data(), in.beta.data(), cached.data() + 1 + r * cols,
-         mean.data() + r, rstd.data() + r, count, cols, 1e-5f);
+      invoke(*k, {.rows = count, .cols = cols, .eps = 1e-5f, .x = in.x.data() + r * cols,
+                  .gamma = in.gamma.data(), .beta = in.beta.data(), .out = cached.data() + 1 + r * cols,
+                  .mean = mean.data() + r, .stat = rstd.data() + r});
     }
-    EXPECT_TRUE(streamed == cached) << name;
+    EXPECT_TRUE(streamed == cached) << k->name;
   }
   EXPECT_GE(kernels, 2) << "layernorm_fwd.hwy and layernorm_fwd.accurate";
+  // The RMSNorm forward and the backward kernels' dx (dgamma/dbeta sum over
+  // the call's rows, so they differ between one call and slices of it).
+  for (const Kernel* k : test::simd_kernels())
+    if (k->dtype == DType::f32 && k->op != Op::layernorm_fwd) expect_streamed_equals_cached(*k, in, in.x.data(), in.dy.data());
+}
+
+// The same for 16-bit outputs, streamed two float vectors at a time (y one
+// element past alignment: the head runs; cols odd: the tail runs).
+TEST(SimdEdges, Streamed16BitOutputEqualsCachedOutput) {
+  std::mt19937_64 rng(test::test_seed());
+  const int64_t cols = 4099, rows = simd::kStreamOutputBytes / (2 * cols) + 3;
+  const Inputs in = random_inputs(rows, cols, rng);
+  const std::vector<uint16_t> x = top_halves(in.x), dy = top_halves(in.dy);
+  for (const Kernel* k : test::simd_kernels())
+    if (k->dtype != DType::f32) expect_streamed_equals_cached(*k, in, x.data(), dy.data());
 }
 
 TEST(SimdEdges, ZeroRowsOrColsIsANoOp) {
   // Null everywhere: a kernel that touched any pointer would crash.
   for (const Kernel* k : test::simd_kernels()) {
     for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{0, 5}, {4, 0}, {0, 0}}) {
-      std::visit(
-          [&](auto fn) {
-            using Fn = decltype(fn);
-            if constexpr (std::is_same_v<Fn, nc_layernorm_fwd_fn> ||
-                          std::is_same_v<Fn, LayerNormFwd16Fn>) {
-              fn(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, rows, cols, 1e-5f);
-            } else if constexpr (std::is_same_v<Fn, nc_layernorm_bwd_fn> ||
-                                 std::is_same_v<Fn, LayerNormBwd16Fn>) {
-              fn(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, rows, cols);
-            } else if constexpr (std::is_same_v<Fn, nc_rmsnorm_fwd_fn> ||
-                                 std::is_same_v<Fn, RmsNormFwd16Fn>) {
-              fn(nullptr, nullptr, nullptr, nullptr, rows, cols, 1e-5f);
-            } else {
-              static_assert(std::is_same_v<Fn, nc_rmsnorm_bwd_fn> ||
-                            std::is_same_v<Fn, RmsNormBwd16Fn>);
-              fn(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, rows, cols);
-            }
-          },
-          k->fn);
+      invoke(*k, {.rows = rows, .cols = cols, .eps = 1e-5f});
     }
   }
   SUCCEED() << "no kernel dereferenced a pointer";

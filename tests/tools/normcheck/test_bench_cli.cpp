@@ -40,13 +40,17 @@ TEST(BenchCli, JsonHasTheContractFields) {
   const auto& doc = quick_json();
   ASSERT_TRUE(doc.contains("copy_gbps"));
   EXPECT_GT(doc["copy_gbps"].get<double>(), 0);
+  for (const char* field : {"stream_fwd_gbps", "stream_bwd_gbps"}) {
+    ASSERT_TRUE(doc.contains(field)) << field;
+    EXPECT_GT(doc[field].get<double>(), 0) << field;
+  }
   ASSERT_TRUE(doc["results"].is_array());
   ASSERT_FALSE(doc["results"].empty());
   for (const auto& r : doc["results"]) {
     for (const char* field : {"kernel", "op", "direction", "dtype"})
       EXPECT_TRUE(r[field].is_string()) << field << " in " << r.dump();
     for (const char* field : {"rows", "cols"}) EXPECT_TRUE(r[field].is_number_integer()) << field;
-    for (const char* field : {"gbps", "ratio_to_copy"}) EXPECT_TRUE(r[field].is_number()) << field;
+    for (const char* field : {"gbps", "ratio_to_copy", "ratio_to_stream"}) EXPECT_TRUE(r[field].is_number()) << field;
     EXPECT_TRUE(r.contains("ratio_to_onednn"));
     EXPECT_TRUE(r["op"] == "layernorm" || r["op"] == "rmsnorm") << r.dump();
     EXPECT_TRUE(r["direction"] == "fwd" || r["direction"] == "bwd") << r.dump();
@@ -75,6 +79,10 @@ TEST(BenchCli, RatiosDivideTheFiguresTheyStandFor) {
   for (const auto& r : doc["results"]) {
     const double gbps = r["gbps"].get<double>();
     EXPECT_NEAR(r["ratio_to_copy"].get<double>(), gbps / copy, 1e-12 * gbps / copy);
+    // The streaming limit of the kernel's own direction.
+    const double limit =
+        doc[r["direction"] == "bwd" ? "stream_bwd_gbps" : "stream_fwd_gbps"].get<double>();
+    EXPECT_NEAR(r["ratio_to_stream"].get<double>(), gbps / limit, 1e-12 * gbps / limit) << r.dump();
     // The oneDNN peer: same op, direction, dtype and shape, named *.onednn.
     const nlohmann::json* peer = nullptr;
     for (const auto& o : doc["results"])
@@ -96,6 +104,7 @@ TEST(BenchCli, TextOutputIsATableWithTheCopyLimit) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("GB/s"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("copy:"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("stream limit"), std::string::npos) << run.out;
 }
 
 // A 16-bit kernel measured alone (the workload's 16-bit arrays made for it,
