@@ -21,7 +21,7 @@
 // which is Bound{xhat_abs, xhat_rel, affine_rel = u, underflow_abs}. An fma
 // (one rounding of gamma xhat^ + beta) or a missing gamma or beta drops
 // roundings, so the same coefficients cover those forms.
-#include "normcheck/bounds.h"
+#include "bound_blocks.h"
 
 #include <algorithm>
 #include <cmath>
@@ -68,9 +68,9 @@ Bound affine_step(XhatError e, const MomentsError& m, RelErr rstd) {
 
 }  // namespace
 
-double gamma_n(double n) {
+double gamma_n(double n, double unit_roundoff) {
   if (n <= 0) return 0;
-  const double nu = n * u;
+  const double nu = n * unit_roundoff;
   return nu >= 1 ? kInf : nu / (1 - nu);
 }
 

@@ -5,10 +5,9 @@
 
 #include <rapidcheck.h>
 
-#include "allowance.h"
 #include "compare.h"
 #include "generators.h"
-#include "run_kernel.h"
+#include "judged.h"
 
 namespace normcheck::props {
 
@@ -32,19 +31,19 @@ Grid on_grid(const Problem& p, const InputRange& range) {
   return g;
 }
 
-std::vector<double> summed_allowance(const Kernel& kernel, const Problem& p, const Problem& q,
+std::vector<double> summed_allowance(const Evaluation& judged_p, const Evaluation& judged_q,
                                      const std::vector<size_t>& order) {
-  const auto a = allowances(kernel, p).main;
-  const auto b = allowances(kernel, q).main;
+  const auto a = main_allowances(judged_p);
+  const auto b = main_allowances(judged_q);
   std::vector<double> sum(b.size());
   for (size_t i = 0; i < b.size(); ++i) sum[i] = b[i] + a[order.empty() ? i : order[i]];
   return sum;
 }
 
-void require_invariant(const Kernel& kernel, const char* what, const Problem& p, const Problem& q,
+void require_invariant(const Kernel& kernel, const char* what, const Evaluation& judged_p, const Problem& q,
                        const std::vector<float>& expected, const std::vector<size_t>& order) {
-  RC_PRE(declines(kernel, {request_for(kernel, q).shape}).empty());
-  require_within(what, run_kernel(kernel, q).main, expected, summed_allowance(kernel, p, q, order));
+  const Evaluation judged_q = judged(kernel, q);
+  require_within(what, main_values(judged_q), expected, summed_allowance(judged_p, judged_q, order));
 }
 
 }  // namespace normcheck::props

@@ -1,7 +1,7 @@
 // Helpers of the invariant properties: each compares the kernel with itself
 // on inputs that an exact transformation relates, with the tolerance
 //   |K(T x)_i - T'(K(x))_i| <= A(T x)_i + A(x)_i,
-// A the allowance of the kernel's bound (allowance.h): both runs are within
+// A the allowance of the kernel's bound as evaluate() gives it (judged.h): both runs are within
 // their allowance of exact values that are equal (after T'), so by the
 // triangle inequality they are within the sum of each other. T is chosen so
 // that T x is exact in float, otherwise the exact values would differ.
@@ -14,8 +14,8 @@
 
 namespace normcheck::props {
 
-// Kernels the invariants can run (f32 storage, run_kernel) that do not decline
-// the problem's shape.
+// Kernels the invariants can run (f32 storage, judged.h). A case whose
+// problem the kernel declines is discarded.
 bool invariant_applies(const Kernel& kernel);
 
 // x rounded to integer multiples n * s of one spacing s = 2^k, |n| <= 2^20,
@@ -27,13 +27,15 @@ struct Grid {
 };
 Grid on_grid(const Problem& problem, const InputRange& range);
 
-// A(p)_i + A(q)_i, with q's allowances permuted back to p's order by `order`
-// (q_i corresponds to p_order[i]); order empty means the identity.
-std::vector<double> summed_allowance(const Kernel& kernel, const Problem& p, const Problem& q,
+// A(p)_i + A(q)_i from judged(kernel, p) and judged(kernel, q), with p's
+// allowances taken in q's order by `order` (q_i corresponds to p_order[i]);
+// order empty means the identity.
+std::vector<double> summed_allowance(const Evaluation& judged_p, const Evaluation& judged_q,
                                      const std::vector<size_t>& order = {});
 
-// Fails the case unless K(q) is within the summed allowance of `expected`.
-void require_invariant(const Kernel& kernel, const char* what, const Problem& p, const Problem& q,
+// Fails the case unless K(q) is within the summed allowance of `expected`, the
+// transform of K(p) the invariant predicts (judged_p = judged(kernel, p)).
+void require_invariant(const Kernel& kernel, const char* what, const Evaluation& judged_p, const Problem& q,
                        const std::vector<float>& expected, const std::vector<size_t>& order = {});
 
 }  // namespace normcheck::props

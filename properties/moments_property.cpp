@@ -12,10 +12,9 @@
 
 #include <rapidcheck.h>
 
-#include "allowance.h"
 #include "invariants.h"
+#include "judged.h"
 #include "property_table.h"
-#include "run_kernel.h"
 
 namespace normcheck::props {
 namespace {
@@ -31,20 +30,20 @@ GenOptions standardized(const Kernel& kernel) {
 }
 
 void normalized_moments(const Kernel& kernel, const Problem& p) {
-  const auto y = run_kernel(kernel, p).main;
-  const Allowances a = allowances(kernel, p);
+  const Evaluation judged_p = judged(kernel, p);
   const auto d = static_cast<long double>(p.cols);
   for (int64_t r = 0; r < p.rows; ++r) {
-    if (!row_promised(a, r, p.cols)) continue;
+    if (!row_promised(judged_p, r, p.cols)) continue;
     long double sum = 0, sum_abs = 0, squares = 0, allowed_mean = 0, allowed_squares = 0;
     for (int64_t c = 0; c < p.cols; ++c) {
       const auto i = static_cast<size_t>(r * p.cols + c);
-      const long double v = y[i];
+      const MainElement& e = judged_p.main_elements[i];
+      const long double v = e.computed;
       sum += v;
       sum_abs += std::fabs(v);
       squares += v * v;
-      allowed_mean += a.main[i];
-      allowed_squares += 2 * std::fabs(a.xhat[i]) * a.main[i] + static_cast<long double>(a.main[i]) * a.main[i];
+      allowed_mean += e.allowed;
+      allowed_squares += 2 * std::fabs(e.xhat) * e.allowed + static_cast<long double>(e.allowed) * e.allowed;
     }
     const long double rounding = d * 0x1p-63L;
     const long double mean_error = std::fabs(sum / d);

@@ -14,10 +14,9 @@
 
 #include <rapidcheck.h>
 
-#include "allowance.h"
 #include "invariants.h"
+#include "judged.h"
 #include "property_table.h"
-#include "run_kernel.h"
 
 namespace normcheck::props {
 namespace {
@@ -31,20 +30,20 @@ GenOptions nonconstant_rows(const Kernel& kernel) {
 }
 
 void gradient_orthogonality(const Kernel& kernel, const Problem& p) {
-  const auto dx = run_kernel(kernel, p).main;
-  const Allowances a = allowances(kernel, p);
+  const Evaluation judged_p = judged(kernel, p);
   const auto d = static_cast<long double>(p.cols);
   for (int64_t r = 0; r < p.rows; ++r) {
-    if (!row_promised(a, r, p.cols)) continue;
+    if (!row_promised(judged_p, r, p.cols)) continue;
     long double sum = 0, sum_abs = 0, projection = 0, projection_abs = 0, allowed_sum = 0, allowed_projection = 0;
     for (int64_t c = 0; c < p.cols; ++c) {
       const auto i = static_cast<size_t>(r * p.cols + c);
-      sum += dx[i];
-      sum_abs += std::fabs(dx[i]);
-      projection += static_cast<long double>(dx[i]) * a.xhat[i];
-      projection_abs += std::fabs(static_cast<long double>(dx[i]) * a.xhat[i]);
-      allowed_sum += a.main[i];
-      allowed_projection += a.main[i] * std::fabs(a.xhat[i]);
+      const MainElement& e = judged_p.main_elements[i];
+      sum += e.computed;
+      sum_abs += std::fabs(e.computed);
+      projection += static_cast<long double>(e.computed) * e.xhat;
+      projection_abs += std::fabs(static_cast<long double>(e.computed) * e.xhat);
+      allowed_sum += e.allowed;
+      allowed_projection += e.allowed * std::fabs(e.xhat);
     }
     const long double rounding = d * 0x1p-63L;
     const long double sum_tolerance = allowed_sum + rounding * sum_abs;

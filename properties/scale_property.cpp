@@ -11,8 +11,8 @@
 
 #include "generators.h"
 #include "invariants.h"
+#include "judged.h"
 #include "property_table.h"
-#include "run_kernel.h"
 
 namespace normcheck::props {
 namespace {
@@ -40,7 +40,8 @@ void scale_invariance(const Kernel& kernel, const Problem& p) {
   const float a = std::ldexp(static_cast<float>(m), k);
   Problem scaled = g.problem;
   for (auto& v : scaled.x) v *= a;  // exact, see above
-  require_invariant(kernel, "K(a x) vs K(x), eps = 0", g.problem, scaled, run_kernel(kernel, g.problem).main);
+  const Evaluation original = judged(kernel, g.problem);
+  require_invariant(kernel, "K(a x) vs K(x), eps = 0", original, scaled, main_values(original));
 }
 
 }  // namespace

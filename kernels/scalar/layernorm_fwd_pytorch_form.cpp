@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "normcheck/bounds.h"
+#include "bound_blocks.h"
 #include "normcheck/kernel.h"
 #include "welford_cascade.h"
 

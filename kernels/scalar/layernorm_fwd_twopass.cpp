@@ -2,7 +2,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "normcheck/bounds.h"
+#include "bound_blocks.h"
 #include "normcheck/kernel.h"
 #include "forward_rows.h"
 

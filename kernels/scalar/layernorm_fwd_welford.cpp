@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "normcheck/bounds.h"
+#include "bound_blocks.h"
 #include "normcheck/kernel.h"
 #include "forward_rows.h"
 #include "welford_cascade.h"

@@ -29,7 +29,7 @@ HWY_AFTER_NAMESPACE();
 #include <algorithm>
 #include <cmath>
 
-#include "normcheck/bounds.h"
+#include "bound_blocks.h"
 #include "normcheck/kernel.h"
 
 namespace normcheck {

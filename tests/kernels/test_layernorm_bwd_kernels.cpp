@@ -9,7 +9,6 @@
 #include <random>
 #include <vector>
 
-#include "allowance.h"
 #include "kernel_test_rows.h"
 #include "normcheck/bounds.h"
 #include "normcheck/evaluate.h"
@@ -152,33 +151,32 @@ TEST(LayerNormBwdKernels, BrokenBackwardIsCaught) {
 // For gamma == 1 and eps == 0 the exact gradient satisfies sum_i dx_i = 0 and
 // sum_i dx_i xhat_i = 0 (sum xhat = 0, sum xhat^2 = d). So for a computed dx^,
 // |sum dx^_i w_i| <= sum_i |dx^_i - dx_i| |w_i| <= sum_i allowance_i |w_i| (w = 1
-// or xhat), the allowance being the kernel's bound (props::allowances applies
-// kernel.h's formula), plus the rounding of this double-precision check:
+// or xhat), the allowance being the kernel's bound as evaluate() applies it
+// (EvaluateOptions::keep_main_elements), plus the rounding of this double-precision check:
 // d 2^-52 sum |dx^_i w_i|.
 TEST(LayerNormBwdKernels, GradientIsOrthogonalToOnesAndXhat) {
   std::mt19937_64 rng(test::test_seed());
   for (const Kernel* k : backward_kernels(false)) {
-    const auto fn = std::get<nc_layernorm_bwd_fn>(k->fn);
     for (int64_t cols : {3, 7, 768}) {
       const int64_t rows = 2;
       const Problem p = test::random_problem(rng, rows, cols, false, 0.0f, 1.0f, 0.0f);
-      const LayerNormFwdReference fwd = reference_layernorm_fwd(p.x, {}, {}, rows, cols, 0.0f);
-      const props::Allowances allowed = props::allowances(*k, p);
-      std::vector<float> dx(rows * cols);
-      fn(p.dy.data(), p.x.data(), nullptr, fwd.mean.rounded.data(), fwd.rstd.rounded.data(),
-         dx.data(), nullptr, nullptr, rows, cols);
+      EvaluateOptions keep;
+      keep.keep_main_elements = true;
+      const Evaluation judged = evaluate(*k, p, keep);
+      ASSERT_EQ(judged.main_elements.size(), static_cast<size_t>(rows * cols)) << k->name << judged.declined;
       for (int64_t r = 0; r < rows; ++r) {
         double sum = 0, sum_xhat = 0, tol = 0, tol_xhat = 0, mag = 0, mag_xhat = 0;
         for (int64_t j = 0; j < cols; ++j) {
           const size_t i = static_cast<size_t>(r * cols + j);
-          const double xhat = allowed.xhat[i];
-          const double v = dx[i];
+          const MainElement& e = judged.main_elements[i];
+          const double xhat = e.xhat;
+          const double v = e.computed;
           sum += v;
           sum_xhat += v * xhat;
           mag += std::fabs(v);
           mag_xhat += std::fabs(v * xhat);
-          tol += allowed.main[i];
-          tol_xhat += allowed.main[i] * std::fabs(xhat);
+          tol += e.allowed;
+          tol_xhat += e.allowed * std::fabs(xhat);
         }
         const double check_rounding = static_cast<double>(cols) * 0x1p-52;
         EXPECT_LE(std::fabs(sum), tol + check_rounding * mag) << k->name << " d=" << cols;

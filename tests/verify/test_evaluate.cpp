@@ -212,7 +212,7 @@ TEST(Evaluate, Bf16KernelIsMeasuredInBf16Ulps) {
 // copies of one row gives every row the same worst ratio, so only an
 // order-keeping merge names row 0 (the first of equal ratios, as one pass
 // does) with several threads. Negative control, run by editing merge_tally
-// (verify/evaluate.cpp) to take a later chunk's equal ratio (>= for >): the
+// (verify/evaluate/tally.cpp) to take a later chunk's equal ratio (>= for >): the
 // copies problem then names row 27, 33 or 34 and this test fails.
 TEST(Evaluate, ResultsDoNotDependOnTheThreadCount) {
   const int threads_before = simd::thread_count();
@@ -241,7 +241,21 @@ TEST(Evaluate, ResultsDoNotDependOnTheThreadCount) {
       EXPECT_EQ(one.worst.output, three.worst.output) << where;
       EXPECT_EQ(one.worst.row, three.worst.row) << where;
       EXPECT_EQ(one.worst.col, three.worst.col) << where;
-      if (p == &copies) EXPECT_EQ(three.worst.row, 0) << where;
+      if (p == &copies) {
+        EXPECT_EQ(three.worst.row, 0) << where;
+      }
+      // Every output's figures and where they are, in the order first met.
+      EXPECT_FALSE(one.outputs.empty()) << where;
+      ASSERT_EQ(one.outputs.size(), three.outputs.size()) << where;
+      for (std::size_t o = 0; o < one.outputs.size(); ++o) {
+        const OutputError &a = one.outputs[o], &b = three.outputs[o];
+        EXPECT_EQ(a.output, b.output) << where;
+        EXPECT_EQ(a.max_ulp, b.max_ulp) << where << " " << a.output;
+        EXPECT_EQ(a.max_ulp_exact, b.max_ulp_exact) << where << " " << a.output;
+        EXPECT_EQ(a.max_error_over_bound, b.max_error_over_bound) << where << " " << a.output;
+        EXPECT_EQ(a.row, b.row) << where << " " << a.output;
+        EXPECT_EQ(a.col, b.col) << where << " " << a.output;
+      }
     }
   EXPECT_FALSE(evaluate(*find_kernel("layernorm_fwd.naive_onepass"), varied).pass);
 }

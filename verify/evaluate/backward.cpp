@@ -8,6 +8,17 @@
 
 namespace normcheck::evaluation {
 
+std::string start_backward(const OpRun& run, BackwardStart& start) {
+  start.x = store(run.kernel.dtype, run.problem.x);
+  start.dy = store(run.kernel.dtype, run.problem.dy);
+  start.reference = &reference_before_the_call(run, start.x.widened, start.own);
+  Request request = request_for(run.kernel, run.problem);
+  // The saved statistic: the forward's rstd or rrms correctly rounded.
+  request.saved_statistic = run.kernel.op == Op::layernorm_bwd ? start.reference->layernorm_fwd.rstd.rounded
+                                                              : start.reference->rmsnorm_fwd.rrms.rounded;
+  return declines(run.kernel, request);
+}
+
 void tally_backward(Tally& tally, Op op, const BackwardExact& ref, const Problem& p,
                     const std::vector<float>& dy, BoundFn bound, DType dtype, const Readback& dx,
                     const Readback& dgamma, const Readback* dbeta, MainElement* kept) {

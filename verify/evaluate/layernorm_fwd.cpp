@@ -46,16 +46,7 @@ void evaluate_layernorm_fwd(const OpRun& run, Evaluation& ev) {
     if (s.finite)
       tally.element("rstd", row, -1, rstd_out.values[r], ref.rstd.exact[r], stat_allowance(b, s),
                     false, DType::f32);
-    for (int64_t col = 0; col < p.cols; ++col) {
-      const auto i = static_cast<std::size_t>(row * p.cols + col);
-      const auto c = static_cast<std::size_t>(col);
-      // a row with non-finite x: y must be NaN, whatever the bound
-      const double allowed = s.finite ? y_allowance(b, at_or(p.gamma, c, 1), at_or(p.beta, c, 0),
-                                                    ref.xhat.exact[i])
-                                      : 0;
-      tally.element("y", row, col, y.values[i], ref.y.exact[i], allowed, true, k.dtype);
-      if (kept) kept[i].allowed = allowed;
-    }
+    tally_y_row(tally, p, p.beta, row, s, b, ref.xhat.exact, ref.y.exact, y, k.dtype, kept);
   });
   finish(ev, Op::layernorm_fwd, y.values, ref.y.exact, ref.stats, p.cols);
 }

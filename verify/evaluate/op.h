@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "guarded_array.h"
+#include "stored_input.h"
 #include "normcheck/evaluate.h"
 #include "tally.h"
 
@@ -62,7 +63,27 @@ inline double at_or(const std::vector<float>& v, std::size_t i, double missing) 
 void finish(Evaluation& ev, Op op, const std::vector<float>& main_computed,
             const std::vector<double>& main_exact, const std::vector<RowStats>& stats, int64_t cols);
 
+// ---- forward (forward.cpp) ----
+
+// Every y of a checked row against its allowance (`beta` empty: 0; `kept`:
+// the main elements whose allowance to record, or null).
+void tally_y_row(Tally& tally, const Problem& p, const std::vector<float>& beta, int64_t row, const RowStats& s,
+                 const Bound& b, const std::vector<double>& xhat, const std::vector<double>& y_exact,
+                 const Readback& y, DType dtype, MainElement* kept);
+
 // ---- backward (backward.cpp) ----
+
+// The inputs of a backward op as the kernel stores them, and the reference
+// (given, or in `own` with the saved statistics computed).
+struct BackwardStart {
+  StoredInput x, dy;
+  ExactReference own;
+  const ExactReference* reference = nullptr;
+};
+
+// Fills `start` and asks the gate with the saved statistic (rstd or rrms):
+// the reason the kernel declines the problem, or empty.
+std::string start_backward(const OpRun& run, BackwardStart& start);
 
 // What a backward reference holds for the checks below (LayerNormBwdReference
 // and RmsNormBwdReference alike; dbeta_exact null for RMSNorm).

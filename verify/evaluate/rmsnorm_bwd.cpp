@@ -9,15 +9,12 @@ void evaluate_rmsnorm_bwd(const OpRun& run, Evaluation& ev) {
   const Kernel& k = run.kernel;
   const Problem& p = run.problem;
   const auto cols = static_cast<std::size_t>(p.cols);
-  const StoredInput x = store(k.dtype, p.x), dy = store(k.dtype, p.dy);
-  ExactReference own;
-  const ExactReference& given_or_own = reference_before_the_call(run, x.widened, own);
-  // The saved statistic: the forward's rrms correctly rounded.
-  const RmsNormFwdReference& saved = given_or_own.rmsnorm_fwd;
-  Request request = request_for(k, p);
-  request.saved_statistic = saved.rrms.rounded;
-  ev.declined = declines(k, request);
+  BackwardStart start;
+  ev.declined = start_backward(run, start);
   if (!ev.declined.empty()) return;
+  const StoredInput &x = start.x, &dy = start.dy;
+  const ExactReference& given_or_own = *start.reference;
+  const RmsNormFwdReference& saved = given_or_own.rmsnorm_fwd;  // the saved statistics
 
   OptionalInput gamma(p.gamma, run.layout);
   FloatArray rrms(saved.rrms.rounded, run.layout);
@@ -35,7 +32,7 @@ void evaluate_rmsnorm_bwd(const OpRun& run, Evaluation& ev) {
   ev.unwritten_output = dx.unwritten || dgamma_out.unwritten;
   ev.output_digest = digest_of({&dx, &dgamma_out});
   if (run.options.outputs_only) return;
-  if (&given_or_own == &own) compute_main_reference(own, x.widened, dy.widened, p);
+  if (&given_or_own == &start.own) compute_main_reference(start.own, x.widened, dy.widened, p);
   const RmsNormBwdReference& ref = given_or_own.rmsnorm_bwd;
 
   Tally tally(ev);

@@ -37,16 +37,7 @@ void evaluate_rmsnorm_fwd(const OpRun& run, Evaluation& ev) {
     if (s.finite)
       tally.element("rrms", row, -1, rrms_out.values[r], ref.rrms.exact[r], stat_allowance(b, s),
                     false, DType::f32);
-    for (int64_t col = 0; col < p.cols; ++col) {
-      const auto i = static_cast<std::size_t>(row * p.cols + col);
-      // a row with non-finite x: y must be NaN, whatever the bound
-      const double allowed =
-          s.finite ? y_allowance(b, at_or(p.gamma, static_cast<std::size_t>(col), 1), 0,
-                                 ref.xhat.exact[i])
-                   : 0;
-      tally.element("y", row, col, y.values[i], ref.y.exact[i], allowed, true, k.dtype);
-      if (kept) kept[i].allowed = allowed;
-    }
+    tally_y_row(tally, p, {}, row, s, b, ref.xhat.exact, ref.y.exact, y, k.dtype, kept);
   });
   finish(ev, Op::rmsnorm_fwd, y.values, ref.y.exact, ref.stats, p.cols);
 }

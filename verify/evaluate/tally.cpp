@@ -97,6 +97,20 @@ void Tally::mismatch(double& ratio) {
 }
 
 void merge_tally(Evaluation& ev, const Evaluation& part) {
+  for (const OutputError& o : part.outputs) {  // in the order first met, as one Tally would
+    auto it = std::find_if(ev.outputs.begin(), ev.outputs.end(),
+                           [&](const OutputError& e) { return e.output == o.output; });
+    if (it == ev.outputs.end()) it = ev.outputs.insert(ev.outputs.end(), OutputError{o.output});
+    if (o.max_ulp > it->max_ulp) {
+      it->max_ulp = o.max_ulp;
+      it->max_ulp_exact = o.max_ulp_exact;
+    }
+    if (o.max_error_over_bound > it->max_error_over_bound) {
+      it->max_error_over_bound = o.max_error_over_bound;
+      it->row = o.row;
+      it->col = o.col;
+    }
+  }
   ev.max_ulp = std::max(ev.max_ulp, part.max_ulp);
   ev.nonfinite_mismatch = ev.nonfinite_mismatch || part.nonfinite_mismatch;
   if (part.worst.output.empty()) return;  // no element in the chunk

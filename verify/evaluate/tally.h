@@ -27,9 +27,9 @@ class Tally {
 };
 
 // What Tally leaves in `ev` after the elements of `part`'s chunk, when `part`
-// was tallied from a fresh Evaluation: the larger ULP error, any mismatch, and
-// the chunk's worst element if its ratio is larger (strictly: the first of
-// equal ratios stays) or `ev` has none yet.
+// was tallied from a fresh Evaluation: per output and overall the larger ULP
+// error and the worst element if its ratio is larger (strictly: the first of
+// equal ratios stays) or `ev` has none yet, and any mismatch.
 void merge_tally(Evaluation& ev, const Evaluation& part);
 
 // check_row(tally, row) for every row, in contiguous chunks of rows on the

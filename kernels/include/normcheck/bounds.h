@@ -1,7 +1,8 @@
 // A-priori error bounds of the algorithms our kernels use, as functions of the
 // row's condition (see Bound in kernel.h for what each coefficient bounds).
 // The derivations are in the comments of kernels/bounds.cpp and in
-// docs/accuracy.md.
+// docs/accuracy.md; the building blocks the kernels' bounds share are
+// internal (kernels/bound_blocks.h).
 #pragma once
 
 #include "normcheck/kernel.h"
@@ -11,18 +12,19 @@ namespace normcheck {
 // Unit roundoff of float32: 2^-24.
 inline constexpr double kUnitRoundoff = 0x1p-24;
 
-// Higham's gamma_n = n u / (1 - n u): the bound on the relative error of a
-// product of n factors (1 + delta_i), |delta_i| <= u. +inf once n u >= 1.
-double gamma_n(double n);
-
 // Unit roundoff of float64: 2^-53 (kernels that compute in double).
 inline constexpr double kUnitRoundoff64 = 0x1p-53;
 
-// gamma_n for any unit roundoff: n unit / (1 - n unit), +inf once n unit >= 1.
-inline double gamma_n(double n, double unit_roundoff) {
-  const double nu = n * unit_roundoff;
-  return nu < 1 ? nu / (1 - nu) : std::numeric_limits<double>::infinity();
-}
+// Higham's gamma_n = n u / (1 - n u): the bound on the relative error of a
+// product of n factors (1 + delta_i), |delta_i| <= u, u = unit_roundoff.
+// Domain: n is a count of roundings; n <= 0 (none) gives 0, and once n u >= 1
+// nothing is bounded: +inf.
+double gamma_n(double n, double unit_roundoff = kUnitRoundoff);
+
+// Half the smallest subnormal float: the absolute error of a product or
+// quotient whose result underflows (sums and differences of floats are exact
+// when their result is subnormal, so only products and quotients pay it).
+inline constexpr double kUnderflowUnit = 0x1p-150;
 
 // The bound a kernel of unknown algorithm is held to (plugins, adapters): what
 // every correct two-pass float32 implementation with sequential summation meets.
@@ -50,73 +52,5 @@ Bound rmsnorm_bwd_bound(const RowCondition& c);            // kernels/scalar/rms
 Bound welford_layernorm_fwd_bound(const RowCondition& c);       // kernels/scalar/layernorm_fwd_welford.cpp
 Bound pytorch_form_layernorm_fwd_bound(const RowCondition& c);  // kernels/scalar/layernorm_fwd_pytorch_form.cpp
 Bound naive_onepass_layernorm_fwd_bound(const RowCondition& c); // kernels/scalar/layernorm_fwd_naive_onepass.cpp
-
-}  // namespace normcheck
-
-namespace normcheck {
-
-// Building blocks of the forward bounds (kernels/bounds.cpp; derivations there
-// and in docs/accuracy.md). Quantities "in r units" are multiplied by the exact
-// r, so that an error of the mean in r units is directly an error of xhat.
-
-// Half the smallest subnormal float: the absolute error of a product or
-// quotient whose result underflows (sums and differences of floats are exact
-// when their result is subnormal, so only products and quotients pay it).
-inline constexpr double kUnderflowUnit = 0x1p-150;
-
-// A computed positive quantity q^ relative to the exact q: q^/q in [1 - lo, 1 + hi].
-struct RelErr {
-  double lo = 0, hi = 0;
-};
-
-// What a forward kernel's statistics are off by.
-struct MomentsError {
-  double mean_rel = 0;  // |mu^ - mu| <= mean_rel * mean|x| + mean_underflow
-  double mean_underflow = 0;  // absolute part of the mean's error due to underflow
-  double mean_r = 0;    // |mu^ - mu| * r, everything included: the shift of every xhat
-  RelErr var_eps;       // fl(var^ + eps) relative to sigma^2 + eps
-};
-
-// Two-pass moments: mu^ = fl(sum x) / d, var^ = fl(sum fl(x - mu^)^2) / d,
-// w^ = fl(var^ + eps), with any summation order and `scale_roundings`
-// roundings for each "/ d" (1: a division; 2: a product with fl(1/d)).
-MomentsError twopass_moments_error(const RowCondition& c, int scale_roundings);
-
-// Welford/Chan moments in the cascade of kernels/scalar/welford_cascade.h,
-// var^ = M2^ / d, w^ = fl(var^ + eps) (kernels/scalar/layernorm_fwd_welford.cpp).
-MomentsError welford_moments_error(const RowCondition& c);
-
-// r^ computed from w^ with `roundings` correctly rounded operations
-// (2: fl(1 / fl(sqrt(w^)))); hi is +inf when w^ may be 0.
-RelErr rstd_error(RelErr var_eps, int roundings, const RowCondition& c);
-
-// y of "xhat^ = fl(fl(x - mu^) * r^)" with `extra_products` more rounded
-// products on the way (e.g. x * fl(r^ * gamma)), then fl(fl(gamma * xhat^) + beta)
-// (or one fma). mean_rel/stat_rel/underflow_abs are filled from the moments.
-Bound subtract_then_scale_bound(const MomentsError& m, RelErr rstd, int extra_products);
-
-// y of seed 004's form: xhat^ = fl(fl(x * r^) + fl(-mu^ * r^)) (or an fma),
-// then fl(fl(xhat^ * gamma) + beta). |x_i| r <= |xhat_i| + kappa bounds what the
-// cancellation costs.
-Bound scale_bias_bound(const MomentsError& m, RelErr rstd, const RowCondition& c);
-
-// Centred two-pass moments (the Highway forward kernels: layernorm_fwd.hwy in
-// float32, layernorm_fwd.accurate in float64; docs/accuracy_accurate.md):
-// t_i = fl(x_i - m) about a centre m, S1 = sum t_i, S2 = sum t_i^2 with
-// summation depth n, c = fl(S1/d), q = fl(S2/d), kept only once
-// 16 fl(c^2) <= q; var^ = fl(q - fl(c^2)) clamped at 0, r^ = fl(1/fl(sqrt(
-// fl(var^ + eps)))), v = fl(fl(t r^) - fl(c r^)) (or an fma), in arithmetic
-// of unit roundoff `unit`. Quantities in units of the exact r, sigma or xhat.
-struct CentredError {
-  double a1;       // |m - mu| r, bounded by the centring test alone
-  double e_r;      // |c - (mu - m)| r
-  double rho;      // |r^/r - 1|
-  double eta, A;   // |v - xhat| <= eta |xhat| + A
-  double e_sigma;  // |m + c - mu| / sigma
-};
-CentredError centred_twopass_error(double n, double unit, double eps_share);
-
-// The element-wise max of two bounds: what either of two algorithms meets.
-Bound bound_max(const Bound& a, const Bound& b);
 
 }  // namespace normcheck
