@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "../reference/test_seed.h"
+#include "test_seed.h"
 #include "kernel_test_rows.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
