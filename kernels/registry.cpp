@@ -24,6 +24,10 @@ extern const Kernel kLayerNormFwdAccurate;
 extern const Kernel kLayerNormBwdHwy, kLayerNormBwdHwyBf16, kLayerNormBwdHwyF16;
 extern const Kernel kRmsNormFwdHwy, kRmsNormFwdHwyBf16, kRmsNormFwdHwyF16;
 extern const Kernel kRmsNormBwdHwy, kRmsNormBwdHwyBf16, kRmsNormBwdHwyF16;
+// ---- a norm followed by a Linear (kernels/fold/) ----
+extern const Kernel kLayerNormLinearUnfolded, kLayerNormLinearFolded;
+extern const Kernel kRmsNormLinearUnfolded, kRmsNormLinearFolded;
+extern const Kernel kLayerNormLinearWrongSide;  // control
 // ---- third-party adapters (kernels/adapters/) ----
 #if NORMCHECK_HAVE_ONEDNN
 extern const Kernel kOnednnLayerNormFwd, kOnednnLayerNormBwd;
@@ -44,9 +48,12 @@ std::vector<Kernel>& mutable_table() {
       kLayerNormBwdHwy, kLayerNormBwdHwyBf16, kLayerNormBwdHwyF16,
       kRmsNormFwdHwy, kRmsNormFwdHwyBf16, kRmsNormFwdHwyF16,
       kRmsNormBwdHwy, kRmsNormBwdHwyBf16, kRmsNormBwdHwyF16,
+      // a norm followed by a Linear
+      kLayerNormLinearUnfolded, kLayerNormLinearFolded, kRmsNormLinearUnfolded, kRmsNormLinearFolded,
       // controls
       kLayerNormFwdNaiveOnepass,
       kLayerNormBwdNaiveOnepass,
+      kLayerNormLinearWrongSide,
 #if NORMCHECK_HAVE_ONEDNN
       kOnednnLayerNormFwd, kOnednnLayerNormBwd,
 #endif
@@ -87,6 +94,8 @@ std::string_view to_string(Op op) {
     case Op::layernorm_bwd: return "layernorm_bwd";
     case Op::rmsnorm_fwd: return "rmsnorm_fwd";
     case Op::rmsnorm_bwd: return "rmsnorm_bwd";
+    case Op::layernorm_linear_fwd: return "layernorm_linear_fwd";
+    case Op::rmsnorm_linear_fwd: return "rmsnorm_linear_fwd";
   }
   return "?";
 }

@@ -1,0 +1,69 @@
+// Steps shared by the rows of a normalization followed by a Linear
+// (Op::layernorm_linear_fwd, rmsnorm_linear_fwd; docs/folding.md, "Folded
+// transforms as kernels"): the Linear in float32, the fold in float64, and the
+// bounds of the unfolded and folded forms (kernels/fold/norm_linear_bounds.cpp,
+// derivations there).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "normcheck/kernel.h"
+
+namespace normcheck::fold_rows {
+
+// z[r][i] = fl(sum_j w[i][j] y[r][j] + bias[i]): each dot product summed left
+// to right in float32, the bias (if any) added last.
+inline void linear_rows(const float* y, const float* w, const float* bias, float* z, int64_t rows,
+                        int64_t cols, int64_t out_features) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* yr = y + r * cols;
+    float* zr = z + r * out_features;
+    for (int64_t i = 0; i < out_features; ++i) {
+      const float* wi = w + i * cols;
+      float sum = 0.0f;
+      for (int64_t j = 0; j < cols; ++j) sum += wi[j] * yr[j];
+      zr[i] = bias ? sum + bias[i] : sum;
+    }
+  }
+}
+
+// The folded Linear, each entry rounded once to float32:
+//   W'_ij = fl(W_ij gamma_j): the product of two floats is exact in float64
+//           (24 + 24 significant bits), so the cast is its only rounding;
+//   b'_i  = fl(sum_j W_ij beta_j + b_i): the sum in float64, left to right
+//           (error <= gamma_(d+1)(2^-53) (sum_j |W_ij beta_j| + |b_i|)), then cast.
+// gamma null: W' = W; beta null: b' = b. `bias_out` is sized out_features
+// when there is a bias or a beta, else left empty (no bias).
+// (verify/fold/fold.h computes the same fold for weight files, in Eigen and for
+// every storage format; the kernels library does not link Eigen, and a float32
+// fold needs no more than these two loops.)
+inline void fold_affine(const float* w, const float* gamma, const float* beta, const float* bias,
+                        int64_t cols, int64_t out_features, std::vector<float>& w_out,
+                        std::vector<float>& bias_out) {
+  w_out.resize(static_cast<std::size_t>(out_features * cols));
+  for (int64_t i = 0; i < out_features; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      const double wij = w[i * cols + j];
+      w_out[static_cast<std::size_t>(i * cols + j)] =
+          gamma ? static_cast<float>(wij * static_cast<double>(gamma[j])) : static_cast<float>(wij);
+    }
+  bias_out.clear();
+  if (!bias && !beta) return;
+  bias_out.resize(static_cast<std::size_t>(out_features));
+  for (int64_t i = 0; i < out_features; ++i) {
+    double c = 0;
+    if (beta)
+      for (int64_t j = 0; j < cols; ++j) c += static_cast<double>(w[i * cols + j]) * beta[j];
+    if (bias) c += bias[i];
+    bias_out[static_cast<std::size_t>(i)] = static_cast<float>(c);
+  }
+}
+
+// The bound of "normalize with the affine (the norm kernel's bound `norm`),
+// then the Linear in float32" and of "fold in float64, normalize without the
+// affine, then the folded Linear", at row length d.
+Bound unfolded_linear_bound(const Bound& norm, int64_t d);
+Bound folded_linear_bound(const Bound& norm, int64_t d);
+
+}  // namespace normcheck::fold_rows
