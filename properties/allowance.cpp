@@ -1,5 +1,6 @@
 #include "allowance.h"
 
+#include <stdexcept>
 #include <cmath>
 #include <limits>
 
@@ -88,6 +89,12 @@ Allowances allowances(const Kernel& kernel, const Problem& p) {
       backward_allowances(kernel, p, ref, out);
       break;
     }
+    case Op::layernorm_linear_fwd:
+    case Op::rmsnorm_linear_fwd:
+      // The invariance properties that use these allowances apply to runnable()
+      // kernels only, and a norm followed by a Linear is not one (run_kernel.h).
+      throw std::logic_error("allowances: " + std::string(kernel.name) +
+                             " is a norm followed by a Linear; evaluate() holds it to its z bound");
   }
   return out;
 }

@@ -50,6 +50,7 @@
 #include "normcheck/guard_pages.h"
 #include "normcheck/metrics.h"
 #include "normcheck/reference.h"
+#include "normcheck/reference_linear.h"
 #include "normcheck/storage16.h"
 #include "simd/thread_pool.h"
 
@@ -740,6 +741,55 @@ void evaluate_rmsnorm_bwd(const Kernel& k, const Problem& p, BoundFn bound, Eval
   finish(ev, Op::rmsnorm_bwd, dx.values, ref.dx.exact, ref.stats, p.cols);
 }
 
+// ---- a norm followed by a Linear ----
+
+// z of every output of every checked row against z_allowance (evaluate.h),
+// float32 kernels only (kernel.h: these ops have no 16-bit storage).
+void evaluate_norm_linear(const Kernel& k, const Problem& p, BoundFn bound, Evaluation& ev) {
+  require(k.dtype == DType::f32, "a norm-linear kernel stores float32");
+  const auto outputs = static_cast<std::size_t>(p.rows * p.out_features);
+  const int m = p.misalign_floats;
+  FloatArray x(p.x, m), weight(p.weight, m);
+  OptionalInput gamma(p.gamma, m), beta(p.beta, m), bias(p.bias, m);
+  FloatArray z(outputs, m, sentinel32());
+  around_call(true);
+  if (k.op == Op::layernorm_linear_fwd) {
+    function_of<LayerNormLinearFwdFn>(k)(x.data(), gamma.pointer(), beta.pointer(), weight.data(),
+                                         bias.pointer(), z.data(), p.rows, p.cols, p.out_features, p.eps);
+  } else {
+    function_of<RmsNormLinearFwdFn>(k)(x.data(), gamma.pointer(), weight.data(), bias.pointer(), z.data(),
+                                       p.rows, p.cols, p.out_features, p.eps);
+  }
+  around_call(false);
+  const Readback z_out = read(z);
+  ev.out_of_bounds_write = !x.guards_intact() || !weight.guards_intact() || !gamma.array.guards_intact() ||
+                           !beta.array.guards_intact() || !bias.array.guards_intact() || !z.guards_intact();
+  ev.wrote_input = !x.holds(p.x) || !weight.holds(p.weight) || !gamma.array.holds(p.gamma) ||
+                   !beta.array.holds(p.beta) || !bias.array.holds(p.bias);
+  ev.unwritten_output = z_out.unwritten;
+  ev.output_digest = digest_of({&z_out});
+  if (outputs_only()) return;
+  const NormLinearReference ref = reference_norm_linear(k.op, p.x, p.gamma, p.beta, p.weight, p.bias,
+                                                        p.rows, p.cols, p.out_features, p.eps);
+  const auto cols = static_cast<std::size_t>(p.cols);
+  tally_rows(ev, p.rows, [&](Tally& tally, int64_t row) {
+    const RowStats& s = ref.stats[static_cast<std::size_t>(row)];
+    if (!row_checked(k.op, s)) return;
+    const Bound b = bound(row_condition(s));
+    const std::span<const double> xhat(ref.xhat.exact.data() + static_cast<std::size_t>(row) * cols, cols);
+    for (int64_t i = 0; i < p.out_features; ++i) {
+      const auto o = static_cast<std::size_t>(row * p.out_features + i);
+      // a row with non-finite x: every z must be NaN, whatever the bound
+      const double allowed =
+          s.finite ? z_allowance(b, std::span<const float>(p.weight).subspan(static_cast<std::size_t>(i) * cols, cols),
+                                 p.gamma, p.beta, xhat, ref.t[o], ref.s[o], ref.c_abs[o], ref.exact_error[o])
+                   : 0;
+      tally.element("z", row, i, z_out.values[o], ref.z[o], allowed, true, DType::f32);
+    }
+  });
+  finish(ev, k.op, z_out.values, ref.z, ref.stats, p.out_features);
+}
+
 }  // namespace
 
 RowCondition row_condition(const RowStats& stats) {
@@ -799,6 +849,44 @@ std::string outside_declared_range(const Kernel& k, const Problem& p) {
   return {};
 }
 
+std::string norm_linear_problem_declined(const Kernel& k, const Problem& p) {
+  if (p.out_features == 0 && p.weight.empty())
+    return "the problem has no Linear (out_features = 0): a norm followed by a Linear needs W";
+  require(p.out_features >= 1, "out_features must be >= 1 for a norm followed by a Linear");
+  require(p.weight.size() == static_cast<std::size_t>(p.out_features * p.cols),
+          "weight must hold out_features * cols values");
+  require(p.bias.empty() || p.bias.size() == static_cast<std::size_t>(p.out_features),
+          "bias must be empty or hold out_features values");
+  require(k.op == Op::layernorm_linear_fwd || p.beta.empty(), "RMSNorm has no beta");
+  const auto finite = [](const std::vector<float>& v) {
+    return std::all_of(v.begin(), v.end(), [](float f) { return std::isfinite(f); });
+  };
+  if (!finite(p.gamma) || !finite(p.beta) || !finite(p.weight) || !finite(p.bias))
+    return "a non-finite gamma, beta, W or b: a norm followed by a Linear is checked on finite "
+           "parameters only (reference_linear.h)";
+  return {};
+}
+
+double z_allowance(const Bound& b, std::span<const float> w_row, std::span<const float> gamma,
+                   std::span<const float> beta, std::span<const double> xhat, double t, double s,
+                   double c_abs, double exact_error) {
+  for (const double k : {b.xhat_abs, b.xhat_rel, b.affine_rel, b.underflow_abs, b.linear_rel,
+                         b.fold_weight_rel, b.fold_bias_rel, b.linear_abs})
+    if (k == kInf) return kInf;
+  double carried = 0;  // sum_j |W_ij| yallow_j
+  for (std::size_t j = 0; j < w_row.size(); ++j) {
+    if (w_row[j] == 0) continue;
+    carried += std::fabs(static_cast<double>(w_row[j])) *
+               y_allowance(b, gamma.empty() ? 1.0 : gamma[j], beta.empty() ? 0.0 : beta[j], xhat[j]);
+  }
+  // Every sum here and in the reference's scales is a float64 sum of
+  // non-negative terms, low by at most a relative gamma_(2d+2)(2^-53).
+  const double slack = 1 + gamma_n(2.0 * static_cast<double>(w_row.size()) + 2, kUnitRoundoff64);
+  const double formula = (carried + b.linear_rel * t + b.fold_weight_rel * s + b.fold_bias_rel * c_abs +
+                          b.linear_abs) * slack + exact_error;
+  return std::isinf(formula) ? std::numeric_limits<double>::quiet_NaN() : formula;
+}
+
 Evaluation evaluate(const Kernel& kernel, const Problem& problem,
                     std::optional<BoundFn> bound_override) {
   EvaluateOptions options;
@@ -832,6 +920,10 @@ Evaluation evaluate(const Kernel& kernel, const Problem& problem, const Evaluate
   const bool backward = kernel.op == Op::layernorm_bwd || kernel.op == Op::rmsnorm_bwd;
   require(!backward || p.dy.size() == n, "dy must hold rows * cols values for a backward op");
   require(p.eps >= 0, "eps must be >= 0");
+  if (is_norm_linear(kernel.op)) {
+    ev.declined = norm_linear_problem_declined(kernel, p);
+    if (!ev.declined.empty()) return ev;
+  }
   // A kernel promises nothing outside the input range it declares, so holding
   // it to its bound there would report a pass that means nothing.
   ev.declined = outside_declared_range(kernel, p);
@@ -844,6 +936,8 @@ Evaluation evaluate(const Kernel& kernel, const Problem& problem, const Evaluate
     case Op::layernorm_bwd: evaluate_layernorm_bwd(kernel, p, bound, ev); break;
     case Op::rmsnorm_fwd: evaluate_rmsnorm_fwd(kernel, p, bound, ev); break;
     case Op::rmsnorm_bwd: evaluate_rmsnorm_bwd(kernel, p, bound, ev); break;
+    case Op::layernorm_linear_fwd:
+    case Op::rmsnorm_linear_fwd: evaluate_norm_linear(kernel, p, bound, ev); break;
   }
   return ev;
 }

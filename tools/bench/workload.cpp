@@ -45,6 +45,7 @@ std::vector<float> fill(std::size_t n, uint64_t seed) {
 }  // namespace
 
 std::string_view op_family(Op op) {
+  if (is_norm_linear(op)) return op == Op::layernorm_linear_fwd ? "layernorm_linear" : "rmsnorm_linear";
   return (op == Op::layernorm_fwd || op == Op::layernorm_bwd) ? "layernorm" : "rmsnorm";
 }
 
@@ -103,7 +104,9 @@ Workload::Inputs16& Workload::inputs16(DType dtype) {
 
 Shape Workload::problem_shape(const Kernel& kernel) const {
   const bool affine = is_backward(kernel.op) || affine_forward_;
-  return {shape_.rows, shape_.cols, affine, affine && kernel.op != Op::rmsnorm_fwd};
+  const bool has_beta = kernel.op != Op::rmsnorm_fwd && kernel.op != Op::rmsnorm_linear_fwd;
+  return {shape_.rows, shape_.cols, affine, affine && has_beta,
+          is_norm_linear(kernel.op) ? shape_.cols : 0};
 }
 
 void Workload::run(const Kernel& kernel) {
@@ -138,6 +141,10 @@ void Workload::run(const Kernel& kernel) {
           auto& in = inputs16(kernel.dtype);
           fn(in.dy.data(), in.x.data(), gamma, rrms_.data(), out16_.data(), dgamma_.data(), rows,
              cols);
+        } else if constexpr (std::is_same_v<Fn, LayerNormLinearFwdFn>) {
+          linear_.run(fn, x_.data(), gamma, beta, rows, cols, kEps);
+        } else if constexpr (std::is_same_v<Fn, RmsNormLinearFwdFn>) {
+          linear_.run(fn, x_.data(), gamma, rows, cols, kEps);
         } else {
           static_assert(sizeof(Fn) == 0, "a kernel type the benchmark cannot call");
         }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,11 +23,16 @@ struct Problem {
   // The kernel sees every array starting this many floats past a 64-byte
   // boundary, so SIMD kernels meet misaligned rows.
   int misalign_floats = 0;
+  // A norm followed by a Linear (is_norm_linear(op), kernel.h): W is
+  // out_features x cols, row-major; bias holds out_features values or is
+  // empty (no bias). Empty and 0 for the other ops.
+  std::vector<float> weight, bias;
+  int64_t out_features = 0;
 };
 
 // Which output broke its bound (or showed the worst ratio), for reports.
 struct Worst {
-  std::string output;  // "y", "mean", "rstd", "rrms", "dx", "dgamma", "dbeta"
+  std::string output;  // "y", "mean", "rstd", "rrms", "dx", "dgamma", "dbeta", "z"
   int64_t row = -1, col = -1;
   float computed = 0;
   double exact = 0;
@@ -111,6 +117,23 @@ RowCondition row_condition(const RowStats& stats);
 //     eps < 2^128), so inside their range only the first case occurs.
 // A row with a non-finite input is checked: its y or dx must be NaN.
 bool row_checked(Op op, const RowStats& stats);
+
+// The allowance of output i of a row of a norm followed by a Linear
+// (kernel.h, Bound: the z formula): w_row is row i of W; gamma/beta are the
+// norm's (empty: 1, 0); xhat the row's exact normalized values; t, s, c_abs
+// and exact_error the reference's scales and own error for this output
+// (reference_linear.h). +inf where a coefficient is +inf; the formula's sums
+// are raised by the relative gamma_(2d+2)(2^-53) a float64 sum of
+// non-negative terms can lose, and exact_error is added.
+double z_allowance(const Bound& b, std::span<const float> w_row, std::span<const float> gamma,
+                   std::span<const float> beta, std::span<const double> xhat, double t, double s,
+                   double c_abs, double exact_error);
+
+// Why evaluate() declines a problem of a norm followed by a Linear: no W
+// (out_features 0: a problem made for a plain norm), or a non-finite
+// parameter; empty when it takes it. Throws std::invalid_argument on sizes
+// that do not fit.
+std::string norm_linear_problem_declined(const Kernel& kernel, const Problem& problem);
 
 // Why `problem` lies outside the input range `kernel` declares (InputRange:
 // |x| beyond its limit, or a non-finite input it does not handle), or an
