@@ -36,7 +36,7 @@ constinit const Kernel kLayerNormLinearUnfolded{
     .origin = Origin::ours,
     .dtype = DType::f32,
     .algorithm = "y = layernorm_fwd.twopass(x; gamma, beta) in float32, then z = W y + b "
-                 "(float32 dot products left to right, bias last)",
+                 "(float32 dot products in 8 partial sums, bias last)",
     .fn = &layernorm_linear_unfolded,
     .bound = &layernorm_linear_unfolded_bound,
     .range = {.max_abs_x = 0x1p62, .sqrt_d_scaled = true},  // layernorm_fwd.twopass's

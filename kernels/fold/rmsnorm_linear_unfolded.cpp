@@ -33,7 +33,7 @@ constinit const Kernel kRmsNormLinearUnfolded{
     .origin = Origin::ours,
     .dtype = DType::f32,
     .algorithm = "y = rmsnorm_fwd.scalar(x; gamma) in float32, then z = W y + b "
-                 "(float32 dot products left to right, bias last)",
+                 "(float32 dot products in 8 partial sums, bias last)",
     .fn = &rmsnorm_linear_unfolded,
     .bound = &rmsnorm_linear_unfolded_bound,
 };

@@ -1,6 +1,7 @@
 // The Linear a norm-linear row (Op::layernorm_linear_fwd, rmsnorm_linear_fwd)
-// needs on a benchmark shape: a square W (out_features = cols, like an
-// attention projection), a bias and the output z, made on first use.
+// needs on a benchmark shape: W of kOutFeatures x cols (a projection to 256
+// features, so that every standard shape's W fits in memory), a bias and the
+// output z, made on first use.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,8 @@
 #include "normcheck/kernel.h"
 
 namespace normcheck::bench {
+
+inline constexpr int64_t kOutFeatures = 256;
 
 class NormLinearArrays {
  public:

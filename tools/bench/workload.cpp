@@ -106,7 +106,7 @@ Shape Workload::problem_shape(const Kernel& kernel) const {
   const bool affine = is_backward(kernel.op) || affine_forward_;
   const bool has_beta = kernel.op != Op::rmsnorm_fwd && kernel.op != Op::rmsnorm_linear_fwd;
   return {shape_.rows, shape_.cols, affine, affine && has_beta,
-          is_norm_linear(kernel.op) ? shape_.cols : 0};
+          is_norm_linear(kernel.op) ? kOutFeatures : 0};
 }
 
 void Workload::run(const Kernel& kernel) {

@@ -115,10 +115,10 @@ int run_list(bool json) {
     return kExitOk;
   }
 
-  std::printf("%-34s %-14s %-11s %-5s %14s %14s  %s\n", "kernel", "op", "origin", "dtype",
+  std::printf("%-34s %-20s %-11s %-5s %14s %14s  %s\n", "kernel", "op", "origin", "dtype",
               "bound@centred", "bound@shift1e4", "range");
   for (const Kernel& k : table) {
-    std::printf("%-34.*s %-14.*s %-11.*s %-5.*s %12.3gu %12.3gu  %s\n",
+    std::printf("%-34.*s %-20.*s %-11.*s %-5.*s %12.3gu %12.3gu  %s\n",
                 static_cast<int>(k.name.size()), k.name.data(),
                 static_cast<int>(to_string(k.op).size()), to_string(k.op).data(),
                 static_cast<int>(to_string(k.origin).size()), to_string(k.origin).data(),
