@@ -34,7 +34,7 @@ Workload& workload_for(BenchShape shape) {
 
 void run_kernel(benchmark::State& state, const Kernel* kernel, BenchShape shape) {
   Workload& workload = workload_for(shape);
-  const std::string reason = normcheck::declines(*kernel, workload.problem_shape(*kernel));
+  const std::string reason = normcheck::declines(*kernel, {workload.problem_shape(*kernel)});
   if (!reason.empty()) {
     state.SkipWithError(("declined: " + reason).c_str());
     return;

@@ -161,7 +161,7 @@ CampaignResult run_campaign(const CampaignOptions& options) {
           const std::string& label = results[i].label;
           if (label.empty()) continue;
           if (options.wide_range) {
-            const std::string outside = outside_declared_range(declared, batch[i]);
+            const std::string outside = declines(declared, request_for(declared, batch[i]));
             if (!outside.empty()) {
               if (limit_labels.insert(label).second)
                 result.limits.push_back({std::string(k.name), label, outside + "; " + results[i].detail, k.op,

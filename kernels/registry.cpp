@@ -1,8 +1,8 @@
-// The one ordered list of built-in kernels. Each row is defined next to its
-// implementation (one kernel per file) as `constinit const Kernel`, so the
-// copies below read constant-initialized objects whatever the static
-// initialization order. Order: ours (scalar, SIMD, threaded), then the
-// controls, then third-party adapters; `normcheck list` prints this order.
+// The kernel table. Each row is defined next to its implementation (one
+// kernel per file) as `constinit const Kernel`, so the copies below read
+// constant-initialized objects whatever the static initialization order.
+// Order: ours (scalar, SIMD, threaded) and the controls as builtin_kernels.inc
+// lists them, then third-party adapters; `normcheck list` prints this order.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -12,22 +12,10 @@
 
 namespace normcheck {
 
-// ---- scalar (kernels/scalar/) ----
-extern const Kernel kLayerNormFwdTwopass, kLayerNormFwdWelford, kLayerNormFwdPytorchForm;
-extern const Kernel kLayerNormFwdNaiveOnepass;  // control
-extern const Kernel kLayerNormBwdTwopass, kLayerNormBwdPytorchForm;
-extern const Kernel kRmsNormFwdScalar, kRmsNormBwdScalar;
-extern const Kernel kLayerNormBwdNaiveOnepass;  // control
-// ---- SIMD and threaded (kernels/simd/) ----
-extern const Kernel kLayerNormFwdHwy, kLayerNormFwdHwyBf16, kLayerNormFwdHwyF16;
-extern const Kernel kLayerNormFwdAccurate;
-extern const Kernel kLayerNormBwdHwy, kLayerNormBwdHwyBf16, kLayerNormBwdHwyF16;
-extern const Kernel kRmsNormFwdHwy, kRmsNormFwdHwyBf16, kRmsNormFwdHwyF16;
-extern const Kernel kRmsNormBwdHwy, kRmsNormBwdHwyBf16, kRmsNormBwdHwyF16;
-// ---- a norm followed by a Linear (kernels/fold/) ----
-extern const Kernel kLayerNormLinearUnfolded, kLayerNormLinearFolded;
-extern const Kernel kRmsNormLinearUnfolded, kRmsNormLinearFolded;
-extern const Kernel kLayerNormLinearWrongSide;  // control
+// ---- ours and the controls (kernels/scalar/, kernels/simd/): builtin_kernels.inc ----
+#define NORMCHECK_KERNEL(row) extern const Kernel row;
+#include "builtin_kernels.inc"
+#undef NORMCHECK_KERNEL
 // ---- third-party adapters (kernels/adapters/) ----
 #if NORMCHECK_HAVE_ONEDNN
 extern const Kernel kOnednnLayerNormFwd, kOnednnLayerNormBwd;
@@ -40,20 +28,9 @@ namespace {
 
 std::vector<Kernel>& mutable_table() {
   static std::vector<Kernel> table = {
-      // scalar
-      kLayerNormFwdTwopass, kLayerNormFwdWelford, kLayerNormFwdPytorchForm,
-      kLayerNormBwdTwopass, kLayerNormBwdPytorchForm, kRmsNormFwdScalar, kRmsNormBwdScalar,
-      // SIMD and threaded
-      kLayerNormFwdHwy, kLayerNormFwdHwyBf16, kLayerNormFwdHwyF16, kLayerNormFwdAccurate,
-      kLayerNormBwdHwy, kLayerNormBwdHwyBf16, kLayerNormBwdHwyF16,
-      kRmsNormFwdHwy, kRmsNormFwdHwyBf16, kRmsNormFwdHwyF16,
-      kRmsNormBwdHwy, kRmsNormBwdHwyBf16, kRmsNormBwdHwyF16,
-      // a norm followed by a Linear
-      kLayerNormLinearUnfolded, kLayerNormLinearFolded, kRmsNormLinearUnfolded, kRmsNormLinearFolded,
-      // controls
-      kLayerNormFwdNaiveOnepass,
-      kLayerNormBwdNaiveOnepass,
-      kLayerNormLinearWrongSide,
+#define NORMCHECK_KERNEL(row) row,
+#include "builtin_kernels.inc"
+#undef NORMCHECK_KERNEL
 #if NORMCHECK_HAVE_ONEDNN
       kOnednnLayerNormFwd, kOnednnLayerNormBwd,
 #endif
@@ -84,18 +61,12 @@ const Kernel* find_kernel(std::string_view name) {
   return it == table.end() ? nullptr : &*it;
 }
 
-std::string declines(const Kernel& kernel, const Shape& shape) {
-  return kernel.declines ? kernel.declines(shape) : std::string();
-}
-
 std::string_view to_string(Op op) {
   switch (op) {
     case Op::layernorm_fwd: return "layernorm_fwd";
     case Op::layernorm_bwd: return "layernorm_bwd";
     case Op::rmsnorm_fwd: return "rmsnorm_fwd";
     case Op::rmsnorm_bwd: return "rmsnorm_bwd";
-    case Op::layernorm_linear_fwd: return "layernorm_linear_fwd";
-    case Op::rmsnorm_linear_fwd: return "rmsnorm_linear_fwd";
   }
   return "?";
 }

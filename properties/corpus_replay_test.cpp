@@ -26,16 +26,6 @@ bool same_family(Op a, Op b) {
   return rms(a) == rms(b);
 }
 
-// Why the kernel cannot take the problem, or empty.
-std::string outside_range(const Kernel& kernel, const Problem& p) {
-  const double limit = max_abs_x(kernel.range, p.cols);
-  for (float v : p.x) {
-    if (!std::isfinite(v) && !kernel.range.handles_nonfinite) return "non-finite x, which it does not handle";
-    if (std::isfinite(v) && std::fabs(v) > limit) return "|x| beyond its InputRange";
-  }
-  return declines(kernel, Shape{p.rows, p.cols, !p.gamma.empty(), !p.beta.empty()});
-}
-
 Problem for_kernel(const Kernel& kernel, Problem p) {
   const bool backward = kernel.op == Op::layernorm_bwd || kernel.op == Op::rmsnorm_bwd;
   if (backward && p.dy.empty()) p.dy.assign(p.x.size(), 1.0f);
@@ -52,7 +42,7 @@ TEST_P(CorpusReplay, EveryKernelWithinBound) {
     if (entry.op && !same_family(*entry.op, kernel.op)) continue;
     for (const Problem& stored : entry.problems) {
       const Problem p = for_kernel(kernel, stored);
-      if (const std::string why = outside_range(kernel, p); !why.empty()) {
+      if (const std::string why = declines(kernel, request_for(kernel, p)); !why.empty()) {
         std::cout << "[corpus] " << kernel.name << ": skipped, " << why << '\n';
         continue;
       }

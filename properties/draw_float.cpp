@@ -53,10 +53,7 @@ float draw_special(Rng& rng, const FloatLimits& limits) {
 }  // namespace
 
 double max_abs_x(const InputRange& range, int64_t d) {
-  const double limit = range.sqrt_d_scaled
-                           ? range.max_abs_x / std::sqrt(static_cast<double>(std::max<int64_t>(d, 1)))
-                           : range.max_abs_x;
-  return std::min<double>(limit, FLT_MAX);
+  return std::min<double>(range.limit(d), FLT_MAX);
 }
 
 float draw_float(Rng& rng, const FloatLimits& limits) {

@@ -4,10 +4,10 @@
 // and z = W' xhat + b' in float32. The fold runs on every call: an engine
 // folds once, so its cost here (out_features x cols products, against rows x
 // out_features x cols for the Linear) is an overhead the benchmark counts.
-#include <variant>
 #include <vector>
 
 #include "normcheck/bounds.h"
+#include "normcheck/invoke.h"
 #include "norm_linear.h"
 
 namespace normcheck {
@@ -28,8 +28,7 @@ void layernorm_linear_folded(const float* x, const float* gamma, const float* be
   std::vector<float> w_folded, b_folded;
   fold_rows::fold_affine(w, gamma, beta, bias, cols, out_features, w_folded, b_folded);
   std::vector<float> xhat(static_cast<std::size_t>(rows * cols));
-  std::get<nc_layernorm_fwd_fn>(kLayerNormFwdTwopass.fn)(x, nullptr, nullptr, xhat.data(), nullptr,
-                                                        nullptr, rows, cols, eps);
+  fold_rows::normalize(kLayerNormFwdTwopass, x, nullptr, nullptr, xhat.data(), rows, cols, eps);
   fold_rows::linear_rows(xhat.data(), w_folded.data(), b_folded.empty() ? nullptr : b_folded.data(), z,
                          rows, cols, out_features);
 }

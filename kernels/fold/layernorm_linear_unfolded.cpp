@@ -1,10 +1,10 @@
 // LayerNorm with its affine, then the Linear: y = LN(x; gamma, beta) by the
 // layernorm_fwd.twopass row, rounded to float32, then z = W y + b in float32.
 // What a model that does not fold computes.
-#include <variant>
 #include <vector>
 
 #include "normcheck/bounds.h"
+#include "normcheck/invoke.h"
 #include "norm_linear.h"
 
 namespace normcheck {
@@ -22,8 +22,7 @@ void layernorm_linear_unfolded(const float* x, const float* gamma, const float* 
                                const float* bias, float* z, int64_t rows, int64_t cols,
                                int64_t out_features, float eps) {
   std::vector<float> y(static_cast<std::size_t>(rows * cols));
-  std::get<nc_layernorm_fwd_fn>(kLayerNormFwdTwopass.fn)(x, gamma, beta, y.data(), nullptr, nullptr,
-                                                        rows, cols, eps);
+  fold_rows::normalize(kLayerNormFwdTwopass, x, gamma, beta, y.data(), rows, cols, eps);
   fold_rows::linear_rows(y.data(), w, bias, z, rows, cols, out_features);
 }
 

@@ -3,10 +3,10 @@
 // as in the correct fold. It claims the folded row's bound, and the checks
 // must catch it whenever gamma is not constant (for gamma = c 1 both sides
 // agree, and so does the control).
-#include <variant>
 #include <vector>
 
 #include "normcheck/bounds.h"
+#include "normcheck/invoke.h"
 #include "norm_linear.h"
 
 namespace normcheck {
@@ -31,8 +31,7 @@ void layernorm_linear_wrong_side(const float* x, const float* gamma, const float
         v = static_cast<float>(static_cast<double>(v) * gamma[i % cols]);
       }
   std::vector<float> xhat(static_cast<std::size_t>(rows * cols));
-  std::get<nc_layernorm_fwd_fn>(kLayerNormFwdTwopass.fn)(x, nullptr, nullptr, xhat.data(), nullptr,
-                                                        nullptr, rows, cols, eps);
+  fold_rows::normalize(kLayerNormFwdTwopass, x, nullptr, nullptr, xhat.data(), rows, cols, eps);
   fold_rows::linear_rows(xhat.data(), w_folded.data(), b_folded.empty() ? nullptr : b_folded.data(), z,
                          rows, cols, out_features);
 }

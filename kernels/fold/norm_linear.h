@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "normcheck/invoke.h"
 #include "normcheck/kernel.h"
 
 namespace normcheck::fold_rows {
@@ -67,6 +68,18 @@ inline void fold_affine(const float* w, const float* gamma, const float* beta, c
     if (bias) c += bias[i];
     bias_out[static_cast<std::size_t>(i)] = static_cast<float>(c);
   }
+}
+
+// y = Norm(x; gamma, beta) by the table's row `norm` (float32, a forward
+// norm op; gamma/beta may be null), its statistics not kept.
+inline void normalize(const Kernel& norm, const float* x, const float* gamma, const float* beta, float* y,
+                      int64_t rows, int64_t cols, float eps) {
+  KernelArgs args{.rows = rows, .cols = cols, .eps = eps};
+  args.x = x;
+  args.gamma = gamma;
+  args.beta = beta;
+  args.out = y;
+  invoke(norm, args);
 }
 
 // The bound of "normalize with the affine (the norm kernel's bound `norm`),

@@ -3,10 +3,10 @@
 // b' = b, then xhat = RMSNorm(x; 1) by the rmsnorm_fwd.scalar row and
 // z = W' xhat + b' in float32. The fold runs on every call (its cost is
 // counted by the benchmark; an engine folds once).
-#include <variant>
 #include <vector>
 
 #include "normcheck/bounds.h"
+#include "normcheck/invoke.h"
 #include "norm_linear.h"
 
 namespace normcheck {
@@ -26,7 +26,7 @@ void rmsnorm_linear_folded(const float* x, const float* gamma, const float* w, c
   std::vector<float> w_folded, b_folded;
   fold_rows::fold_affine(w, gamma, nullptr, bias, cols, out_features, w_folded, b_folded);
   std::vector<float> xhat(static_cast<std::size_t>(rows * cols));
-  std::get<nc_rmsnorm_fwd_fn>(kRmsNormFwdScalar.fn)(x, nullptr, xhat.data(), nullptr, rows, cols, eps);
+  fold_rows::normalize(kRmsNormFwdScalar, x, nullptr, nullptr, xhat.data(), rows, cols, eps);
   fold_rows::linear_rows(xhat.data(), w_folded.data(), b_folded.empty() ? nullptr : b_folded.data(), z,
                          rows, cols, out_features);
 }

@@ -1,9 +1,9 @@
 // RMSNorm with gamma, then the Linear: y = RMSNorm(x; gamma) by the
 // rmsnorm_fwd.scalar row, rounded to float32, then z = W y + b in float32.
-#include <variant>
 #include <vector>
 
 #include "normcheck/bounds.h"
+#include "normcheck/invoke.h"
 #include "norm_linear.h"
 
 namespace normcheck {
@@ -20,7 +20,7 @@ Bound rmsnorm_linear_unfolded_bound(const RowCondition& c) {
 void rmsnorm_linear_unfolded(const float* x, const float* gamma, const float* w, const float* bias,
                              float* z, int64_t rows, int64_t cols, int64_t out_features, float eps) {
   std::vector<float> y(static_cast<std::size_t>(rows * cols));
-  std::get<nc_rmsnorm_fwd_fn>(kRmsNormFwdScalar.fn)(x, gamma, y.data(), nullptr, rows, cols, eps);
+  fold_rows::normalize(kRmsNormFwdScalar, x, gamma, nullptr, y.data(), rows, cols, eps);
   fold_rows::linear_rows(y.data(), w, bias, z, rows, cols, out_features);
 }
 

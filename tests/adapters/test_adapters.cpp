@@ -21,6 +21,7 @@
 #include "normcheck/bounds.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
+#include "normcheck/invoke.h"
 
 namespace normcheck {
 namespace {
@@ -98,14 +99,12 @@ TEST_P(AdapterTest, ZeroRowsOrColumnsIsANoOp) {
   constexpr float kSentinel = 12345.0f;
   std::vector<float> in(16, 1.0f), out(16, kSentinel), out2(16, kSentinel), out3(16, kSentinel);
   for (const Layout shape : {Layout{0, 4}, Layout{4, 0}, Layout{0, 0}}) {
-    EXPECT_EQ(declines(k, {shape.rows, shape.cols, true, true}), "");
-    if (k.op == Op::layernorm_fwd)
-      std::get<nc_layernorm_fwd_fn>(k.fn)(in.data(), in.data(), in.data(), out.data(),
-                                         out2.data(), out3.data(), shape.rows, shape.cols, 1e-5f);
-    else
-      std::get<nc_layernorm_bwd_fn>(k.fn)(in.data(), in.data(), in.data(), in.data(), in.data(),
-                                         out.data(), out2.data(), out3.data(), shape.rows,
-                                         shape.cols);
+    EXPECT_EQ(declines(k, {Shape{shape.rows, shape.cols, true, true}}), "");
+    const bool fwd = k.op == Op::layernorm_fwd;
+    invoke(k, {.rows = shape.rows, .cols = shape.cols, .eps = 1e-5f, .x = in.data(), .dy = in.data(),
+               .gamma = in.data(), .beta = in.data(), .saved_mean = in.data(), .saved_stat = in.data(),
+               .out = out.data(), .mean = fwd ? out2.data() : nullptr, .stat = fwd ? out3.data() : nullptr,
+               .dgamma = fwd ? nullptr : out2.data(), .dbeta = fwd ? nullptr : out3.data()});
     for (const auto* buffer : {&out, &out2, &out3})
       for (float v : *buffer) EXPECT_EQ(v, kSentinel) << k.name << " wrote on an empty problem";
   }
@@ -115,9 +114,9 @@ TEST_P(AdapterTest, ZeroRowsOrColumnsIsANoOp) {
 // reason (oneDNN itself accepts such a descriptor), not run.
 TEST_P(AdapterTest, DeclinesWithAReasonWhatItsLibraryCannotDo) {
   const Kernel& k = *GetParam();
-  EXPECT_EQ(declines(k, {64, 768, true, true}), "") << k.name << " declines a typical shape";
+  EXPECT_EQ(declines(k, {Shape{64, 768, true, true}}), "") << k.name << " declines a typical shape";
   const int64_t huge = int64_t{1} << 40;  // huge * huge overflows int64
-  const std::string reason = declines(k, {huge, huge, true, true});
+  const std::string reason = declines(k, {Shape{huge, huge, true, true}});
   EXPECT_FALSE(reason.empty()) << k.name << " accepts a 2^80-element problem";
   std::cout << k.name << " declines 2^40 x 2^40: " << reason << "\n";
 }
@@ -128,7 +127,8 @@ const Kernel* g_wrapped = nullptr;  // the adapter the miswired functions call
 
 void fwd_gamma_beta_swapped(const float* x, const float* gamma, const float* beta, float* y,
                             float* mean, float* rstd, int64_t rows, int64_t cols, float eps) {
-  std::get<nc_layernorm_fwd_fn>(g_wrapped->fn)(x, beta, gamma, y, mean, rstd, rows, cols, eps);
+  invoke(*g_wrapped, {.rows = rows, .cols = cols, .eps = eps, .x = x, .gamma = beta, .beta = gamma, .out = y,
+                      .mean = mean, .stat = rstd});
 }
 void fwd_transposed(const float* x, const float* gamma, const float* beta, float* y,
                     float* mean, float* rstd, int64_t rows, int64_t cols, float eps) {
@@ -136,8 +136,8 @@ void fwd_transposed(const float* x, const float* gamma, const float* beta, float
   // The control's problem has rows <= cols, so gamma/beta (cols long) cover
   // the transposed row length; the statistics, cols long now, are cut to rows.
   std::vector<float> m(static_cast<std::size_t>(cols)), r(static_cast<std::size_t>(cols));
-  std::get<nc_layernorm_fwd_fn>(g_wrapped->fn)(x, gamma, beta, y, m.data(), r.data(), cols, rows,
-                                               eps);
+  invoke(*g_wrapped, {.rows = cols, .cols = rows, .eps = eps, .x = x, .gamma = gamma, .beta = beta, .out = y,
+                      .mean = m.data(), .stat = r.data()});
   for (int64_t i = 0; i < rows; ++i) {
     if (mean) mean[i] = m[static_cast<std::size_t>(i)];
     if (rstd) rstd[i] = r[static_cast<std::size_t>(i)];
@@ -146,14 +146,14 @@ void fwd_transposed(const float* x, const float* gamma, const float* beta, float
 void bwd_stats_swapped(const float* dy, const float* x, const float* gamma, const float* mean,
                        const float* rstd, float* dx, float* dgamma, float* dbeta, int64_t rows,
                        int64_t cols) {
-  std::get<nc_layernorm_bwd_fn>(g_wrapped->fn)(dy, x, gamma, rstd, mean, dx, dgamma, dbeta, rows,
-                                               cols);
+  invoke(*g_wrapped, {.rows = rows, .cols = cols, .x = x, .dy = dy, .gamma = gamma, .saved_mean = rstd,
+                      .saved_stat = mean, .out = dx, .dgamma = dgamma, .dbeta = dbeta});
 }
 void bwd_param_grads_swapped(const float* dy, const float* x, const float* gamma,
                              const float* mean, const float* rstd, float* dx, float* dgamma,
                              float* dbeta, int64_t rows, int64_t cols) {
-  std::get<nc_layernorm_bwd_fn>(g_wrapped->fn)(dy, x, gamma, mean, rstd, dx, dbeta, dgamma, rows,
-                                               cols);
+  invoke(*g_wrapped, {.rows = rows, .cols = cols, .x = x, .dy = dy, .gamma = gamma, .saved_mean = mean,
+                      .saved_stat = rstd, .out = dx, .dgamma = dbeta, .dbeta = dgamma});
 }
 
 TEST_P(AdapterTest, MiswiredCopiesFailTheSameCheck) {

@@ -16,6 +16,7 @@
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
 #include "normcheck/reference.h"
+#include "normcheck/invoke.h"
 #include "simd/thread_pool.h"
 
 namespace normcheck {
@@ -166,11 +167,12 @@ TEST(Evaluate, NaNWhereTheReferenceIsFiniteFails) {
 // A bf16 kernel: two-pass in float on the widened input, y rounded to bf16.
 void twopass_bf16(const uint16_t* x, const float* gamma, const float* beta, uint16_t* y,
                   float* mean, float* rstd, int64_t rows, int64_t cols, float eps) {
-  const auto fn = std::get<nc_layernorm_fwd_fn>(find_kernel("layernorm_fwd.twopass")->fn);
   std::vector<float> wide(static_cast<std::size_t>(rows * cols)), out(wide.size());
   for (std::size_t i = 0; i < wide.size(); ++i)
     wide[i] = std::bit_cast<float>(static_cast<uint32_t>(x[i]) << 16);
-  fn(wide.data(), gamma, beta, out.data(), mean, rstd, rows, cols, eps);
+  invoke(*find_kernel("layernorm_fwd.twopass"), {.rows = rows, .cols = cols, .eps = eps, .x = wide.data(),
+                                                 .gamma = gamma, .beta = beta, .out = out.data(),
+                                                 .mean = mean, .stat = rstd});
   for (std::size_t i = 0; i < out.size(); ++i) {  // round to nearest even
     const uint32_t bits = std::bit_cast<uint32_t>(out[i]);
     y[i] = static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);

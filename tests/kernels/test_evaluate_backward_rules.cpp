@@ -20,14 +20,19 @@
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
 #include "normcheck/reference.h"
+#include "normcheck/invoke.h"
 
 namespace normcheck {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-nc_layernorm_bwd_fn layernorm_bwd(const char* name) {
-  return std::get<nc_layernorm_bwd_fn>(find_kernel(name)->fn);
+// layernorm_bwd.twopass, called with the ABI's arguments.
+void twopass_bwd(const float* dy, const float* x, const float* gamma, const float* mean, const float* rstd,
+                 float* dx, float* dgamma, float* dbeta, int64_t rows, int64_t cols) {
+  invoke(*find_kernel("layernorm_bwd.twopass"),
+         {.rows = rows, .cols = cols, .x = x, .dy = dy, .gamma = gamma, .saved_mean = mean, .saved_stat = rstd,
+          .out = dx, .dgamma = dgamma, .dbeta = dbeta});
 }
 
 Kernel test_kernel(nc_layernorm_bwd_fn fn, BoundFn bound) {
@@ -76,7 +81,7 @@ TEST(BackwardRules, SavedStatisticThresholds) {
 void twopass_with_bad_dbeta(const float* dy, const float* x, const float* gamma, const float* mean,
                             const float* rstd, float* dx, float* dgamma, float* dbeta, int64_t rows,
                             int64_t cols) {
-  layernorm_bwd("layernorm_bwd.twopass")(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols);
+  twopass_bwd(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols);
   dbeta[0] += 1.0f;
 }
 
@@ -105,21 +110,21 @@ TEST(BackwardRules, RmsRowWithInfiniteSavedRrmsIsNotChecked) {
 void twopass_nan_dgamma(const float* dy, const float* x, const float* gamma, const float* mean,
                         const float* rstd, float* dx, float* dgamma, float* dbeta, int64_t rows,
                         int64_t cols) {
-  layernorm_bwd("layernorm_bwd.twopass")(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols);
+  twopass_bwd(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols);
   for (int64_t j = 0; j < cols; ++j) dgamma[j] = std::numeric_limits<float>::quiet_NaN();
 }
 
 void twopass_zero_dx(const float* dy, const float* x, const float* gamma, const float* mean,
                      const float* rstd, float* dx, float* dgamma, float* dbeta, int64_t rows,
                      int64_t cols) {
-  layernorm_bwd("layernorm_bwd.twopass")(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols);
+  twopass_bwd(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols);
   for (int64_t i = 0; i < rows * cols; ++i) dx[i] = 0.0f;
 }
 
 void twopass_nan_dx(const float* dy, const float* x, const float* gamma, const float* mean,
                     const float* rstd, float* dx, float* dgamma, float* dbeta, int64_t rows,
                     int64_t cols) {
-  layernorm_bwd("layernorm_bwd.twopass")(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols);
+  twopass_bwd(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols);
   dx[0] = std::numeric_limits<float>::quiet_NaN();
 }
 
@@ -157,11 +162,13 @@ TEST(BackwardRules, NonFiniteRowMustBeNaNWhateverTheBound) {
 struct Outputs {
   std::vector<float> dx, dgamma, dbeta;
 };
-Outputs run(nc_layernorm_bwd_fn fn, const Problem& p) {
+Outputs run(const Kernel& k, const Problem& p) {
   const auto saved = reference_layernorm_fwd(p.x, {}, {}, p.rows, p.cols, p.eps);
   Outputs o{std::vector<float>(p.x.size()), std::vector<float>(p.x.size()), std::vector<float>(p.x.size())};
-  fn(p.dy.data(), p.x.data(), p.gamma.empty() ? nullptr : p.gamma.data(), saved.mean.rounded.data(),
-     saved.rstd.rounded.data(), o.dx.data(), o.dgamma.data(), o.dbeta.data(), p.rows, p.cols);
+  invoke(k, {.rows = p.rows, .cols = p.cols, .x = p.x.data(), .dy = p.dy.data(),
+             .gamma = p.gamma.empty() ? nullptr : p.gamma.data(), .saved_mean = saved.mean.rounded.data(),
+             .saved_stat = saved.rstd.rounded.data(), .out = o.dx.data(), .dgamma = o.dgamma.data(),
+             .dbeta = o.dbeta.data()});
   return o;
 }
 
@@ -175,7 +182,7 @@ bool all_finite(const std::vector<float>& v) {
 void twopass_negated_dgamma(const float* dy, const float* x, const float* gamma, const float* mean,
                             const float* rstd, float* dx, float* dgamma, float* dbeta, int64_t rows,
                             int64_t cols) {
-  layernorm_bwd("layernorm_bwd.twopass")(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols);
+  twopass_bwd(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols);
   for (int64_t j = 0; j < cols; ++j) dgamma[j] = -dgamma[j];
 }
 
@@ -204,7 +211,7 @@ TEST(BackwardRules, InfinityAdmittedWhereTheAllowanceLeavesTheFloatRange) {
   const float a = 0x1.29efb8p-79f;
   const Problem p = backward_problem({a, a, std::nextafter(a, 1.0f)}, {0.0f, 0.0f, 0x1p12f},
                                      {0.0f, 0.0f, 0x1p16f}, 0.0f);
-  ASSERT_TRUE(std::isinf(run(layernorm_bwd("layernorm_bwd.twopass"), p).dx[0]));
+  ASSERT_TRUE(std::isinf(run(*find_kernel("layernorm_bwd.twopass"), p).dx[0]));
   const Evaluation ev = evaluate(*find_kernel("layernorm_bwd.twopass"), p);
   EXPECT_TRUE(ev.pass) << describe(ev);
   const Evaluation nan = evaluate(test_kernel(&twopass_nan_dx, &twopass_layernorm_bwd_bound), p);
@@ -225,9 +232,9 @@ TEST(BackwardRules, PytorchFormPromisesNothingWhereItsIntermediatesOverflow) {
       backward_problem({0x1p124f}, {0x1p4f}, {}, 1e-2f),               // ds = 2^128
       backward_problem({0.0f, 0x1p-62f}, {0.0f, 4.0f}, {}, 0.0f),      // K a a a = 2^128
   };
-  const auto fn = layernorm_bwd("layernorm_bwd.pytorch_form");
+  const Kernel& pytorch_form = *find_kernel("layernorm_bwd.pytorch_form");
   for (const Problem& p : overflowing) {
-    EXPECT_FALSE(all_finite(run(fn, p).dx)) << p.x[p.cols - 1];
+    EXPECT_FALSE(all_finite(run(pytorch_form, p).dx)) << p.x[p.cols - 1];
     EXPECT_EQ(pytorch_bound_of(p).dx_g, kInf) << p.x[p.cols - 1];
     const Evaluation ev = evaluate(*find_kernel("layernorm_bwd.pytorch_form"), p);
     EXPECT_TRUE(ev.pass) << describe(ev);
@@ -235,7 +242,7 @@ TEST(BackwardRules, PytorchFormPromisesNothingWhereItsIntermediatesOverflow) {
   // A constant row 2^110 with eps = 1e-12: r x = 2^130, so rstd*x - rstd*mean
   // is inf - inf and dgamma NaN where the exact dgamma is 0.
   const Problem constant = backward_problem({0x1p110f, 0x1p110f}, {1.0f, 1.0f}, {}, 1e-12f);
-  EXPECT_FALSE(all_finite(run(fn, constant).dgamma));
+  EXPECT_FALSE(all_finite(run(pytorch_form, constant).dgamma));
   EXPECT_EQ(pytorch_bound_of(constant).dgamma_rel, kInf);
   EXPECT_TRUE(evaluate(*find_kernel("layernorm_bwd.pytorch_form"), constant).pass);
 }

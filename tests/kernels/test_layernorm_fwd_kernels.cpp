@@ -12,6 +12,7 @@
 
 #include "kernel_test_rows.h"
 #include "normcheck/evaluate.h"
+#include "normcheck/invoke.h"
 #include "normcheck/kernel.h"
 
 namespace normcheck {
@@ -129,12 +130,15 @@ TEST(LayerNormFwdKernels, NullStatisticsLeaveYUnchanged) {
   std::mt19937_64 rng(test::fixed_seed(11));
   const Problem p = test::shifted_normal_rows(rng, 3, 37, 2.0f, 1.0f, 1e-5f);
   for (const Kernel* k : forward_kernels()) {
-    const auto* fn = std::get_if<nc_layernorm_fwd_fn>(&k->fn);
-    if (!fn || !declines(*k, Shape{p.rows, p.cols, false, false}).empty()) continue;
+    if (k->dtype != DType::f32 || !declines(*k, request_for(*k, p)).empty()) continue;
     std::vector<float> with(p.x.size()), without(p.x.size()), mean(3), rstd(3);
-    (*fn)(p.x.data(), nullptr, nullptr, with.data(), mean.data(), rstd.data(), p.rows, p.cols,
-          p.eps);
-    (*fn)(p.x.data(), nullptr, nullptr, without.data(), nullptr, nullptr, p.rows, p.cols, p.eps);
+    const KernelArgs args{.rows = p.rows, .cols = p.cols, .eps = p.eps, .x = p.x.data()};
+    KernelArgs with_statistics = args;
+    with_statistics.out = with.data(), with_statistics.mean = mean.data(), with_statistics.stat = rstd.data();
+    KernelArgs without_statistics = args;
+    without_statistics.out = without.data();
+    invoke(*k, with_statistics);
+    invoke(*k, without_statistics);
     for (std::size_t i = 0; i < with.size(); ++i)
       EXPECT_EQ(std::bit_cast<uint32_t>(with[i]), std::bit_cast<uint32_t>(without[i]))
           << k->name << " y[" << i << "]";

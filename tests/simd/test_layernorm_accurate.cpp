@@ -14,10 +14,10 @@
 #include <random>
 #include <sstream>
 #include <string>
-#include <variant>
 
 #include "normcheck/metrics.h"
 #include "normcheck/reference.h"
+#include "normcheck/invoke.h"
 
 #include "../reference/test_seed.h"
 #include "simd/hwy_bounds.h"
@@ -62,8 +62,7 @@ struct UlpCheck {
 // Runs `k` (no gamma/beta) and measures y's ULP error against the exact y.
 UlpCheck ulp_check(const Kernel& k, const Problem& p) {
   std::vector<float> y(p.x.size());
-  std::get<nc_layernorm_fwd_fn>(k.fn)(p.x.data(), nullptr, nullptr, y.data(), nullptr, nullptr,
-                                      p.rows, p.cols, p.eps);
+  invoke(k, {.rows = p.rows, .cols = p.cols, .eps = p.eps, .x = p.x.data(), .out = y.data()});
   const LayerNormFwdReference ref = reference_layernorm_fwd(p.x, {}, {}, p.rows, p.cols, p.eps);
   UlpCheck out;
   const double exact_tier_below = smallest_exact_tier_threshold(p.cols) / 2;
@@ -194,8 +193,7 @@ TEST_P(LayerNormAccurate, WithinOneUlpOnTheCorners) {
     EXPECT_LE(ulp_check(accurate, c.p).max_ulp, 1.0) << c.what << ": " << describe(ulp_check(accurate, c.p));
   }
   std::vector<float> y(999);
-  std::get<nc_layernorm_fwd_fn>(accurate.fn)(at_mean.x.data(), nullptr, nullptr, y.data(), nullptr,
-                                             nullptr, 1, 999, 1e-5f);
+  invoke(accurate, {.rows = 1, .cols = 999, .eps = 1e-5f, .x = at_mean.x.data(), .out = y.data()});
   EXPECT_EQ(y[499], 0.0f) << "x = mean exactly gives y = 0 exactly";
 }
 

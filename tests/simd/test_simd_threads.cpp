@@ -8,8 +8,6 @@
 #include <atomic>
 #include <cstring>
 #include <random>
-#include <type_traits>
-#include <variant>
 #include <vector>
 
 #include <signal.h>
@@ -17,6 +15,7 @@
 #include <unistd.h>
 
 #include "../reference/test_seed.h"
+#include "normcheck/invoke.h"
 #include "simd/row_partition.h"
 #include "simd/thread_pool.h"
 #include "simd_test_support.h"
@@ -71,61 +70,34 @@ void append_bytes(std::vector<unsigned char>& out, const std::vector<T>& v) {
   out.insert(out.end(), p, p + v.size() * sizeof(T));
 }
 
-// Runs the kernel and returns every output's bytes, concatenated.
+// Runs the kernel and returns every output's bytes, concatenated: the main
+// output, then the op's statistics or column sums.
 std::vector<unsigned char> run(const Kernel& k, const Inputs& in) {
-  const int64_t rows = in.rows, cols = in.cols;
-  const auto n = static_cast<size_t>(rows * cols), w = static_cast<size_t>(cols),
-             h = static_cast<size_t>(rows);
+  const auto n = static_cast<size_t>(in.rows * in.cols), w = static_cast<size_t>(in.cols),
+             h = static_cast<size_t>(in.rows);
+  const bool wide = k.dtype == DType::f32;
+  const std::vector<uint16_t> x16 = top_halves(in.x), dy16 = top_halves(in.dy);
+  std::vector<float> out32(wide ? n : 0), mean(h), stat(h), dgamma(w), dbeta(w);
+  std::vector<uint16_t> out16(wide ? 0 : n);
+  KernelArgs a{.rows = in.rows, .cols = in.cols, .eps = 1e-5f};
+  a.x = wide ? static_cast<const void*>(in.x.data()) : x16.data();
+  a.dy = wide ? static_cast<const void*>(in.dy.data()) : dy16.data();
+  a.out = wide ? static_cast<void*>(out32.data()) : out16.data();
+  a.gamma = in.gamma.data(), a.beta = in.beta.data();
+  a.saved_mean = in.mean.data(), a.saved_stat = in.rstd.data();
+  a.mean = mean.data(), a.stat = stat.data(), a.dgamma = dgamma.data(), a.dbeta = dbeta.data();
+  invoke(k, a);
   std::vector<unsigned char> out;
-  std::visit(
-      [&](auto fn) {
-        using Fn = decltype(fn);
-        if constexpr (std::is_same_v<Fn, nc_layernorm_fwd_fn>) {
-          std::vector<float> y(n), mean(h), rstd(h);
-          fn(in.x.data(), in.gamma.data(), in.beta.data(), y.data(), mean.data(), rstd.data(), rows,
-             cols, 1e-5f);
-          append_bytes(out, y), append_bytes(out, mean), append_bytes(out, rstd);
-        } else if constexpr (std::is_same_v<Fn, nc_layernorm_bwd_fn>) {
-          std::vector<float> dx(n), dgamma(w), dbeta(w);
-          fn(in.dy.data(), in.x.data(), in.gamma.data(), in.mean.data(), in.rstd.data(), dx.data(),
-             dgamma.data(), dbeta.data(), rows, cols);
-          append_bytes(out, dx), append_bytes(out, dgamma), append_bytes(out, dbeta);
-        } else if constexpr (std::is_same_v<Fn, nc_rmsnorm_fwd_fn>) {
-          std::vector<float> y(n), rrms(h);
-          fn(in.x.data(), in.gamma.data(), y.data(), rrms.data(), rows, cols, 1e-5f);
-          append_bytes(out, y), append_bytes(out, rrms);
-        } else if constexpr (std::is_same_v<Fn, nc_rmsnorm_bwd_fn>) {
-          std::vector<float> dx(n), dgamma(w);
-          fn(in.dy.data(), in.x.data(), in.gamma.data(), in.rstd.data(), dx.data(), dgamma.data(),
-             rows, cols);
-          append_bytes(out, dx), append_bytes(out, dgamma);
-        } else if constexpr (std::is_same_v<Fn, LayerNormFwd16Fn>) {
-          std::vector<uint16_t> y(n);
-          std::vector<float> mean(h), rstd(h);
-          fn(top_halves(in.x).data(), in.gamma.data(), in.beta.data(), y.data(), mean.data(),
-             rstd.data(), rows, cols, 1e-5f);
-          append_bytes(out, y), append_bytes(out, mean), append_bytes(out, rstd);
-        } else if constexpr (std::is_same_v<Fn, LayerNormBwd16Fn>) {
-          std::vector<uint16_t> dx(n);
-          std::vector<float> dgamma(w), dbeta(w);
-          fn(top_halves(in.dy).data(), top_halves(in.x).data(), in.gamma.data(), in.mean.data(),
-             in.rstd.data(), dx.data(), dgamma.data(), dbeta.data(), rows, cols);
-          append_bytes(out, dx), append_bytes(out, dgamma), append_bytes(out, dbeta);
-        } else if constexpr (std::is_same_v<Fn, RmsNormFwd16Fn>) {
-          std::vector<uint16_t> y(n);
-          std::vector<float> rrms(h);
-          fn(top_halves(in.x).data(), in.gamma.data(), y.data(), rrms.data(), rows, cols, 1e-5f);
-          append_bytes(out, y), append_bytes(out, rrms);
-        } else {
-          static_assert(std::is_same_v<Fn, RmsNormBwd16Fn>);
-          std::vector<uint16_t> dx(n);
-          std::vector<float> dgamma(w);
-          fn(top_halves(in.dy).data(), top_halves(in.x).data(), in.gamma.data(), in.rstd.data(),
-             dx.data(), dgamma.data(), rows, cols);
-          append_bytes(out, dx), append_bytes(out, dgamma);
-        }
-      },
-      k.fn);
+  if (wide)
+    append_bytes(out, out32);
+  else
+    append_bytes(out, out16);
+  switch (k.op) {
+    case Op::layernorm_fwd: append_bytes(out, mean), append_bytes(out, stat); break;
+    case Op::layernorm_bwd: append_bytes(out, dgamma), append_bytes(out, dbeta); break;
+    case Op::rmsnorm_fwd: append_bytes(out, stat); break;
+    case Op::rmsnorm_bwd: append_bytes(out, dgamma); break;
+  }
   return out;
 }
 
@@ -243,15 +215,16 @@ TEST(SimdEdges, StreamedOutputEqualsCachedOutput) {
   const int64_t cols = 4099, rows = simd::kStreamOutputBytes / (4 * cols) + 3;
   const Inputs in = random_inputs(rows, cols, rng);
   for (const char* name : {"layernorm_fwd.hwy", "layernorm_fwd.accurate"}) {
-    const auto fn = std::get<nc_layernorm_fwd_fn>(find_kernel(name)->fn);
+    const Kernel& k = *find_kernel(name);
     std::vector<float> streamed(static_cast<size_t>(rows * cols) + 1), cached(streamed.size());
     std::vector<float> mean(static_cast<size_t>(rows)), rstd(mean.size());
-    fn(in.x.data(), in.gamma.data(), in.beta.data(), streamed.data() + 1, mean.data(), rstd.data(),
-       rows, cols, 1e-5f);
+    invoke(k, {.rows = rows, .cols = cols, .eps = 1e-5f, .x = in.x.data(), .gamma = in.gamma.data(),
+               .beta = in.beta.data(), .out = streamed.data() + 1, .mean = mean.data(), .stat = rstd.data()});
     for (int64_t r = 0; r < rows; r += 64) {
       const int64_t count = std::min<int64_t>(64, rows - r);
-      fn(in.x.data() + r * cols, in.gamma.data(), in.beta.data(), cached.data() + 1 + r * cols,
-         mean.data() + r, rstd.data() + r, count, cols, 1e-5f);
+      invoke(k, {.rows = count, .cols = cols, .eps = 1e-5f, .x = in.x.data() + r * cols,
+                 .gamma = in.gamma.data(), .beta = in.beta.data(), .out = cached.data() + 1 + r * cols,
+                 .mean = mean.data() + r, .stat = rstd.data() + r});
     }
     EXPECT_TRUE(streamed == cached) << name;
   }
@@ -261,25 +234,7 @@ TEST(SimdEdges, ZeroRowsOrColsIsANoOp) {
   // Null everywhere: a kernel that touched any pointer would crash.
   for (const Kernel* k : test::simd_kernels()) {
     for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{0, 5}, {4, 0}, {0, 0}}) {
-      std::visit(
-          [&](auto fn) {
-            using Fn = decltype(fn);
-            if constexpr (std::is_same_v<Fn, nc_layernorm_fwd_fn> ||
-                          std::is_same_v<Fn, LayerNormFwd16Fn>) {
-              fn(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, rows, cols, 1e-5f);
-            } else if constexpr (std::is_same_v<Fn, nc_layernorm_bwd_fn> ||
-                                 std::is_same_v<Fn, LayerNormBwd16Fn>) {
-              fn(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, rows, cols);
-            } else if constexpr (std::is_same_v<Fn, nc_rmsnorm_fwd_fn> ||
-                                 std::is_same_v<Fn, RmsNormFwd16Fn>) {
-              fn(nullptr, nullptr, nullptr, nullptr, rows, cols, 1e-5f);
-            } else {
-              static_assert(std::is_same_v<Fn, nc_rmsnorm_bwd_fn> ||
-                            std::is_same_v<Fn, RmsNormBwd16Fn>);
-              fn(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, rows, cols);
-            }
-          },
-          k->fn);
+      invoke(*k, {.rows = rows, .cols = cols, .eps = 1e-5f});
     }
   }
   SUCCEED() << "no kernel dereferenced a pointer";

@@ -34,7 +34,7 @@ void measure_shape(const BenchOptions& options, BenchShape shape, CopyBandwidth&
   Workload workload(shape, options.affine_forward);
   std::vector<Timing> timings;
   for (const Kernel* kernel : options.kernels) {
-    std::string reason = declines(*kernel, workload.problem_shape(*kernel));
+    std::string reason = declines(*kernel, {workload.problem_shape(*kernel)});
     if (!reason.empty()) {
       report.declined.push_back({kernel, shape, std::move(reason)});
       continue;

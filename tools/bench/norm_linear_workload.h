@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "normcheck/kernel.h"
+#include "normcheck/invoke.h"
 
 namespace normcheck::bench {
 
@@ -15,13 +15,11 @@ inline constexpr int64_t kOutFeatures = 256;
 
 class NormLinearArrays {
  public:
-  // One call of a norm-linear `fn` on x (rows x cols) with gamma/beta (null: none).
-  void run(LayerNormLinearFwdFn fn, const float* x, const float* gamma, const float* beta, int64_t rows,
-           int64_t cols, float eps);
-  void run(RmsNormLinearFwdFn fn, const float* x, const float* gamma, int64_t rows, int64_t cols, float eps);
+  // Points args.weight, bias and out (z) at arrays for args.rows x args.cols,
+  // and sets out_features.
+  void fill(KernelArgs& args);
 
  private:
-  void prepare(int64_t rows, int64_t cols);
   std::vector<float> w_, bias_, z_;
 };
 

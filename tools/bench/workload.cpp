@@ -2,8 +2,8 @@
 
 #include <bit>
 #include <cmath>
-#include <type_traits>
-#include <variant>
+
+#include "normcheck/invoke.h"
 
 namespace normcheck::bench {
 namespace {
@@ -110,46 +110,23 @@ Shape Workload::problem_shape(const Kernel& kernel) const {
 }
 
 void Workload::run(const Kernel& kernel) {
-  const int64_t rows = shape_.rows, cols = shape_.cols;
-  const float* gamma = (is_backward(kernel.op) || affine_forward_) ? gamma_.data() : nullptr;
-  const float* beta = affine_forward_ ? beta_.data() : nullptr;
-  std::visit(
-      [&](auto fn) {
-        using Fn = decltype(fn);
-        if constexpr (std::is_same_v<Fn, nc_layernorm_fwd_fn>) {
-          fn(x_.data(), gamma, beta, out_.data(), out_mean_.data(), out_rstd_.data(), rows, cols,
-             kEps);
-        } else if constexpr (std::is_same_v<Fn, nc_layernorm_bwd_fn>) {
-          fn(dy_.data(), x_.data(), gamma, mean_.data(), rstd_.data(), out_.data(),
-             dgamma_.data(), dbeta_.data(), rows, cols);
-        } else if constexpr (std::is_same_v<Fn, nc_rmsnorm_fwd_fn>) {
-          fn(x_.data(), gamma, out_.data(), out_rstd_.data(), rows, cols, kEps);
-        } else if constexpr (std::is_same_v<Fn, nc_rmsnorm_bwd_fn>) {
-          fn(dy_.data(), x_.data(), gamma, rrms_.data(), out_.data(), dgamma_.data(), rows, cols);
-        } else if constexpr (std::is_same_v<Fn, LayerNormFwd16Fn>) {
-          auto& in = inputs16(kernel.dtype);
-          fn(in.x.data(), gamma, beta, out16_.data(), out_mean_.data(), out_rstd_.data(), rows, cols,
-             kEps);
-        } else if constexpr (std::is_same_v<Fn, LayerNormBwd16Fn>) {
-          auto& in = inputs16(kernel.dtype);
-          fn(in.dy.data(), in.x.data(), gamma, mean_.data(), rstd_.data(), out16_.data(),
-             dgamma_.data(), dbeta_.data(), rows, cols);
-        } else if constexpr (std::is_same_v<Fn, RmsNormFwd16Fn>) {
-          auto& in = inputs16(kernel.dtype);  // first: it sizes out16_
-          fn(in.x.data(), gamma, out16_.data(), out_rstd_.data(), rows, cols, kEps);
-        } else if constexpr (std::is_same_v<Fn, RmsNormBwd16Fn>) {
-          auto& in = inputs16(kernel.dtype);
-          fn(in.dy.data(), in.x.data(), gamma, rrms_.data(), out16_.data(), dgamma_.data(), rows,
-             cols);
-        } else if constexpr (std::is_same_v<Fn, LayerNormLinearFwdFn>) {
-          linear_.run(fn, x_.data(), gamma, beta, rows, cols, kEps);
-        } else if constexpr (std::is_same_v<Fn, RmsNormLinearFwdFn>) {
-          linear_.run(fn, x_.data(), gamma, rows, cols, kEps);
-        } else {
-          static_assert(sizeof(Fn) == 0, "a kernel type the benchmark cannot call");
-        }
-      },
-      kernel.fn);
+  KernelArgs args{.rows = shape_.rows, .cols = shape_.cols, .eps = kEps};
+  args.gamma = (is_backward(kernel.op) || affine_forward_) ? gamma_.data() : nullptr;
+  args.beta = affine_forward_ ? beta_.data() : nullptr;
+  if (kernel.dtype == DType::f32) {
+    args.x = x_.data(), args.dy = dy_.data(), args.out = out_.data();
+  } else {
+    const Inputs16& in = inputs16(kernel.dtype);  // first: it sizes out16_
+    args.x = in.x.data(), args.dy = in.dy.data(), args.out = out16_.data();
+  }
+  args.mean = out_mean_.data();
+  args.stat = out_rstd_.data();
+  args.saved_mean = mean_.data();
+  args.saved_stat = kernel.op == Op::rmsnorm_bwd ? rrms_.data() : rstd_.data();
+  args.dgamma = dgamma_.data();
+  args.dbeta = dbeta_.data();
+  if (is_norm_linear(kernel.op)) linear_.fill(args);  // W, b and z in place of y
+  invoke(kernel, args);
 }
 
 }  // namespace normcheck::bench

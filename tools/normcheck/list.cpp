@@ -107,7 +107,7 @@ int run_list(bool json) {
                                     {"sqrt_d_scaled", k.range.sqrt_d_scaled},
                                     {"handles_nonfinite", k.range.handles_nonfinite},
                                     {"text", range_text(k.range)}}},
-                         {"declines_64x768", declines(k, kTypicalShape)},
+                         {"declines_64x768", declines(k, {kTypicalShape})},
                          {"ulp_promise", k.ulp_promise},
                          {"bound", bounds}});
     }
@@ -131,7 +131,7 @@ int run_list(bool json) {
     if (k.ulp_promise > 0)
       std::printf("    promises y within %g ULP of the exact result (gamma = 1, beta = 0)\n",
                   k.ulp_promise);
-    if (const std::string reason = declines(k, kTypicalShape); !reason.empty())
+    if (const std::string reason = declines(k, {kTypicalShape}); !reason.empty())
       std::printf("    declines 64x768: %s\n", reason.c_str());
   }
   std::printf(

@@ -2,9 +2,9 @@
 
 #include <cmath>
 #include <random>
-#include <variant>
 
 #include "monte_carlo.h"
+#include "normcheck/invoke.h"
 #include "claim_format.h"
 
 namespace normcheck::claims {
@@ -15,19 +15,19 @@ std::vector<FwdRun> run_layernorm_fwd_kernels(std::span<const Kernel> kernels, s
   std::vector<FwdRun> runs;
   for (const Kernel& kernel : kernels) {
     if (kernel.op != Op::layernorm_fwd) continue;
-    const auto* fn = std::get_if<nc_layernorm_fwd_fn>(&kernel.fn);
-    if (kernel.dtype != DType::f32 || fn == nullptr) {
+    if (kernel.dtype != DType::f32) {
       if (skipped) skipped->push_back(std::string(kernel.name) + " (" + std::string(to_string(kernel.dtype)) + ")");
       continue;
     }
     FwdRun run;
     run.kernel = kernel.name;
-    run.declined = declines(kernel, Shape{.rows = rows, .cols = cols});
+    run.declined = declines(kernel, {Shape{.rows = rows, .cols = cols}});
     if (run.declined.empty()) {
       run.y.assign(x.size(), 0.0f);
       run.mean.assign(rows, 0.0f);
       run.rstd.assign(rows, 0.0f);
-      (*fn)(x.data(), nullptr, nullptr, run.y.data(), run.mean.data(), run.rstd.data(), rows, cols, eps);
+      invoke(kernel, {.rows = rows, .cols = cols, .eps = eps, .x = x.data(), .out = run.y.data(),
+                      .mean = run.mean.data(), .stat = run.rstd.data()});
     }
     runs.push_back(std::move(run));
   }

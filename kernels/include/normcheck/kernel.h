@@ -152,6 +152,9 @@ struct InputRange {
   double max_abs_x = std::numeric_limits<float>::max();
   bool sqrt_d_scaled = false;     // if true the limit is max_abs_x / sqrt(d)
   bool handles_nonfinite = true;  // NaN/inf inputs propagate as docs/semantics.md says
+
+  // The largest |x| on rows of length d (d < 1 counts as 1).
+  double limit(int64_t d) const;
 };
 
 struct Shape {
@@ -203,7 +206,23 @@ void add_kernel_rows(std::span<const Kernel> rows);
 // The row with this name, or nullptr.
 const Kernel* find_kernel(std::string_view name);
 
-// Why `kernel` declines `shape` (empty: it accepts).
-std::string declines(const Kernel& kernel, const Shape& shape);
+// What a kernel is asked to run, as far as the caller knows it. The shape
+// always; x (and dy, backward) to hold the problem to the declared InputRange;
+// the saved statistic (backward: rstd for LayerNorm, rrms for RMSNorm, one per
+// row as the forward saved it) for Kernel::declines_saved_statistic. An empty
+// span is not checked.
+struct Request {
+  Shape shape;
+  std::span<const float> x = {}, dy = {};
+  std::span<const float> saved_statistic = {};
+};
+
+// The one gate: why `kernel` declines `request`, or an empty string when it
+// takes it. In this order: the shape (Kernel::declines), a non-finite x or dy
+// the kernel does not handle, an |x| beyond its InputRange, a row's saved
+// statistic it refuses (the reason names the row). A kernel promises nothing
+// for what it declines: evaluate() runs nothing then, `normcheck list` shows
+// the reason for a typical shape, fuzz and the reports skip or file it.
+std::string declines(const Kernel& kernel, const Request& request);
 
 }  // namespace normcheck

@@ -12,6 +12,7 @@
 
 #include "normcheck/kernel.h"
 #include "normcheck/reference.h"
+#include "normcheck/reference_linear.h"
 
 namespace normcheck {
 
@@ -48,6 +49,19 @@ struct OutputError {
   int64_t row = -1, col = -1;      // where the ratio's maximum is (-1: every ratio 0)
 };
 
+// One element of the main output (y forward, dx backward) as evaluate()
+// judged it (EvaluateOptions::keep_main_elements).
+struct MainElement {
+  float computed = 0;  // the kernel's value (widened from 16 bits if need be)
+  double exact = 0;    // the reference's
+  double xhat = 0;     // the exact normalized value of its input (x - mu) r or x r
+  // The allowance evaluate() held it to (y_allowance, dx_allowance): +inf where
+  // nothing is promised (a coefficient is +inf, or row_checked() is false), 0
+  // on a row with a non-finite input (the output must be NaN), NaN where a
+  // non-finite input makes a scale infinite.
+  double allowed = 0;
+};
+
 struct Evaluation {
   std::string kernel;
   Op op{};
@@ -65,7 +79,34 @@ struct Evaluation {
   // A hash of the bits of every output (y, mean, rstd / rrms; dx, dgamma,
   // dbeta), so that two runs of one problem can be compared bit for bit.
   uint64_t output_digest = 0;
+  // With EvaluateOptions::keep_main_elements: every element of the main
+  // output, rows x cols, row-major (empty when declined or outputs_only).
+  std::vector<MainElement> main_elements;
 };
+
+// The exact reference of one problem for one kernel's op and dtype (a 16-bit
+// kernel is held to the reference of its inputs rounded to that dtype),
+// computed once by exact_reference() and handed to evaluate() with
+// EvaluateOptions::reference, so that callers that need the exact values
+// themselves do not compute them again. Only the op's members are filled.
+struct ExactReference {
+  Op op{};
+  DType dtype{};
+  int64_t rows = 0, cols = 0;
+  LayerNormFwdReference layernorm_fwd;  // layernorm_fwd; layernorm_bwd: the saved mean and rstd (no affine)
+  LayerNormBwdReference layernorm_bwd;  // layernorm_bwd
+  RmsNormFwdReference rmsnorm_fwd;      // rmsnorm_fwd; rmsnorm_bwd: the saved rrms (no gamma)
+  RmsNormBwdReference rmsnorm_bwd;      // rmsnorm_bwd
+  NormLinearReference norm_linear;      // layernorm_linear_fwd, rmsnorm_linear_fwd
+  // The op's exact normalized values and main output (rows x cols; z of a
+  // norm followed by a Linear is rows x out_features).
+  const std::vector<double>& xhat() const;
+  const std::vector<double>& main_exact() const;
+};
+
+// The reference evaluate(kernel, problem) compares with. Validates the problem
+// as evaluate() does (std::invalid_argument).
+ExactReference exact_reference(const Kernel& kernel, const Problem& problem);
 
 // How evaluate() runs the kernel, beyond the defaults.
 struct EvaluateOptions {
@@ -85,6 +126,15 @@ struct EvaluateOptions {
   // false just after it returns (a watchdog times the call alone).
   void (*around_call)(bool entering, void* context) = nullptr;
   void* context = nullptr;
+  // The problem's reference from exact_reference(kernel, problem), or null:
+  // evaluate() computes it. evaluate() throws std::invalid_argument when its
+  // op, dtype or shape is not the kernel's and the problem's.
+  const ExactReference* reference = nullptr;
+  // Fill Evaluation::main_elements: each element's value, exact value and
+  // allowance, for suites that derive their own tolerances from the bound.
+  // Not for a norm followed by a Linear (its z has no one xhat): evaluate()
+  // throws std::invalid_argument then.
+  bool keep_main_elements = false;
 };
 
 // Runs `kernel` on `problem` and compares with the exact reference.
@@ -135,10 +185,11 @@ double z_allowance(const Bound& b, std::span<const float> w_row, std::span<const
 // that do not fit.
 std::string norm_linear_problem_declined(const Kernel& kernel, const Problem& problem);
 
-// Why `problem` lies outside the input range `kernel` declares (InputRange:
-// |x| beyond its limit, or a non-finite input it does not handle), or an
-// empty string when it lies inside. evaluate() declines such a problem.
-std::string outside_declared_range(const Kernel& kernel, const Problem& problem);
+// The problem as a request to `kernel` (kernel.h): its shape, x, and dy when
+// the kernel's op is a backward. declines(kernel, request_for(kernel, problem))
+// is what evaluate() asks before it runs anything; for a backward op it then
+// asks again with the saved statistics it computed.
+Request request_for(const Kernel& kernel, const Problem& problem);
 
 // kernel.h: a coefficient of +inf promises nothing for that output on that row.
 // The allowances below are +inf exactly then (never inf * 0 = NaN), and

@@ -1,0 +1,74 @@
+// declines() (kernel.h): the one gate between a kernel and a problem. Each
+// reason is given in its turn, and a request inside everything is taken.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "normcheck/kernel.h"
+
+namespace normcheck {
+namespace {
+
+void rms_bwd(const float*, const float*, const float*, const float*, float*, float*, int64_t, int64_t) {}
+
+std::string wide_rows(const Shape& s) { return s.cols > 100 ? "rows longer than 100" : ""; }
+std::string small_statistic(float saved) { return saved < 1 ? "a statistic below 1" : ""; }
+
+Kernel gated() {
+  return Kernel{.name = "test.gated", .op = Op::rmsnorm_bwd, .origin = Origin::ours, .dtype = DType::f32,
+                .algorithm = "does nothing", .fn = &rms_bwd, .bound = nullptr,
+                .range = {.max_abs_x = 8, .sqrt_d_scaled = true, .handles_nonfinite = false},
+                .declines = &wide_rows, .declines_saved_statistic = &small_statistic};
+}
+
+TEST(Declines, TakesARequestInsideEverything) {
+  const std::vector<float> x = {3.9f, -4.0f, 0.0f, 1.0f}, dy = {1, 2, 3, 4}, saved = {1.0f, 2.0f};
+  EXPECT_EQ(declines(gated(), {.shape = {2, 2}, .x = x, .dy = dy, .saved_statistic = saved}), "");
+  // An empty span is not checked.
+  EXPECT_EQ(declines(gated(), {Shape{2, 2}}), "");
+  // A row without a gate takes every request.
+  Kernel open = gated();
+  open.range = {};
+  open.declines = nullptr;
+  open.declines_saved_statistic = nullptr;
+  const std::vector<float> huge = {NAN, 3e38f};
+  EXPECT_EQ(declines(open, {.shape = {1, 200}, .x = huge, .saved_statistic = std::vector<float>{0.0f}}), "");
+}
+
+TEST(Declines, TheShape) {
+  EXPECT_EQ(declines(gated(), {Shape{1, 101}}), "rows longer than 100");
+}
+
+TEST(Declines, ANonFiniteInputTheKernelDoesNotHandle) {
+  const std::vector<float> finite = {1, 1, 1, 1}, with_inf = {1, INFINITY, 1, 1};
+  EXPECT_NE(declines(gated(), {.shape = {2, 2}, .x = with_inf}).find("non-finite"), std::string::npos);
+  EXPECT_NE(declines(gated(), {.shape = {2, 2}, .x = finite, .dy = with_inf}).find("non-finite"),
+            std::string::npos);
+}
+
+TEST(Declines, AnXBeyondTheDeclaredRange) {
+  // max_abs_x / sqrt(d) = 8 / sqrt(4) = 4 on rows of 4.
+  const std::vector<float> inside = {4, -4, 0, 1}, outside = {4, -4.01f, 0, 1};
+  EXPECT_EQ(declines(gated(), {.shape = {1, 4}, .x = inside}), "");
+  const std::string reason = declines(gated(), {.shape = {1, 4}, .x = outside});
+  EXPECT_NE(reason.find("outside the kernel's declared range"), std::string::npos) << reason;
+  const InputRange scaled{.max_abs_x = 8, .sqrt_d_scaled = true}, flat{.max_abs_x = 8};
+  EXPECT_EQ(scaled.limit(4), 4);
+  EXPECT_EQ(scaled.limit(0), 8);  // d < 1 counts as 1
+  EXPECT_EQ(flat.limit(4), 8);
+}
+
+TEST(Declines, ASavedStatisticNamingItsRow) {
+  const std::vector<float> saved = {1.5f, 2.0f, 0.5f};
+  EXPECT_EQ(declines(gated(), {.shape = {3, 2}, .saved_statistic = saved}),
+            "row 2 (rrms = 0.5): a statistic below 1");
+  Kernel layernorm = gated();
+  layernorm.op = Op::layernorm_bwd;
+  EXPECT_EQ(declines(layernorm, {.shape = {3, 2}, .saved_statistic = saved}),
+            "row 2 (rstd = 0.5): a statistic below 1");
+}
+
+}  // namespace
+}  // namespace normcheck

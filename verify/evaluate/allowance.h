@@ -1,0 +1,27 @@
+// What a Bound allows each output element: the formulas of kernel.h (Bound),
+// written once. Each includes Bound::underflow_abs. A coefficient of +inf
+// promises nothing for its output: the allowance is then +inf (never
+// inf * 0 = NaN); where every coefficient is finite but an input is non-finite
+// and makes a scale infinite, the allowance is NaN (evaluate.h).
+// y_allowance and dx_allowance are public (evaluate.h).
+#pragma once
+
+#include <initializer_list>
+
+#include "normcheck/evaluate.h"
+
+namespace normcheck::evaluation {
+
+// +inf when one of `coefficients` is +inf, else `formula`, NaN where it is infinite.
+double allowance_of(std::initializer_list<double> coefficients, double formula);
+
+// mean: mean_rel * mean|x|
+double mean_allowance(const Bound& b, const RowStats& s);
+// rstd or rrms: stat_rel * r
+double stat_allowance(const Bound& b, const RowStats& s);
+// dgamma_j: dgamma_rel * sum_rows |dy_j xhat_j| + dgamma_abs * sum_rows |dy_j|
+double dgamma_allowance(const Bound& b, double sum_abs_dy_xhat, double sum_abs_dy);
+// dbeta_j: dbeta_rel * sum_rows |dy_j|
+double dbeta_allowance(const Bound& b, double sum_abs_dy);
+
+}  // namespace normcheck::evaluation

@@ -1,0 +1,55 @@
+// LayerNorm backward: dx, dgamma, dbeta against the bound, from the forward's
+// mean and rstd correctly rounded.
+#include "kernel_call.h"
+#include "op.h"
+
+namespace normcheck::evaluation {
+
+void evaluate_layernorm_bwd(const OpRun& run, Evaluation& ev) {
+  const Kernel& k = run.kernel;
+  const Problem& p = run.problem;
+  const auto cols = static_cast<std::size_t>(p.cols);
+  const StoredInput x = store(k.dtype, p.x), dy = store(k.dtype, p.dy);
+  ExactReference own;
+  const ExactReference& given_or_own = reference_before_the_call(run, x.widened, own);
+  // The saved statistics: the forward's mean and rstd correctly rounded.
+  const LayerNormFwdReference& saved = given_or_own.layernorm_fwd;
+
+  Request request = request_for(k, p);
+  request.saved_statistic = saved.rstd.rounded;
+  ev.declined = declines(k, request);
+  if (!ev.declined.empty()) return;
+
+  OptionalInput gamma(p.gamma, run.layout);
+  FloatArray mean(saved.mean.rounded, run.layout), rstd(saved.rstd.rounded, run.layout);
+  FloatArray dgamma(cols, run.layout, sentinel32()), dbeta(cols, run.layout, sentinel32());
+  KernelArgs args{.rows = p.rows, .cols = p.cols};
+  args.gamma = gamma.pointer();
+  args.saved_mean = mean.data();
+  args.saved_stat = rstd.data();
+  args.dgamma = dgamma.data();
+  args.dbeta = dbeta.data();
+  const MainRun call = call_kernel(k, args, x, &dy, run.layout, run.options);
+  const Readback& dx = call.out;
+  const Readback dgamma_out = read(dgamma), dbeta_out = read(dbeta);
+  ev.out_of_bounds_write = !call.memory_ok || !gamma.array.guards_intact() || !mean.guards_intact() ||
+                           !rstd.guards_intact() || !dgamma.guards_intact() ||
+                           !dbeta.guards_intact();
+  ev.wrote_input = !call.inputs_kept || !gamma.array.holds(p.gamma) ||
+                   !mean.holds(saved.mean.rounded) || !rstd.holds(saved.rstd.rounded);
+  ev.unwritten_output = dx.unwritten || dgamma_out.unwritten || dbeta_out.unwritten;
+  ev.output_digest = digest_of({&dx, &dgamma_out, &dbeta_out});
+  if (run.options.outputs_only) return;
+  if (&given_or_own == &own) compute_main_reference(own, x.widened, dy.widened, p);
+  const LayerNormBwdReference& ref = given_or_own.layernorm_bwd;
+
+  Tally tally(ev);
+  tally_backward(tally, Op::layernorm_bwd,
+                 {ref.stats, ref.xhat.exact, ref.dx.exact, ref.dgamma.exact, &ref.dbeta.exact,
+                  ref.sum_abs_dy_xhat, ref.sum_abs_dy, ref.mean_abs_g, ref.mean_abs_g_xhat},
+                 p, dy.widened, run.bound, k.dtype, dx, dgamma_out, &dbeta_out,
+                 keep_main_elements(run, ev, dx.values, given_or_own));
+  finish(ev, Op::layernorm_bwd, dx.values, ref.dx.exact, ref.stats, p.cols);
+}
+
+}  // namespace normcheck::evaluation

@@ -1,0 +1,90 @@
+// What the evaluation of each op shares: the call's context, the per-op
+// entry points (one file each), the verdict at the end, and the backward
+// checks LayerNorm and RMSNorm have in common.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "guarded_array.h"
+#include "normcheck/evaluate.h"
+#include "tally.h"
+
+namespace normcheck::evaluation {
+
+// One evaluation in progress: a validated problem the kernel does not decline.
+struct OpRun {
+  const Kernel& kernel;
+  const Problem& problem;
+  BoundFn bound;                   // the kernel's, the override, or the op's default
+  const EvaluateOptions& options;
+  ArrayLayout layout;
+};
+
+// Throws std::invalid_argument unless `problem` is well formed for `kernel`'s op.
+void validate(const Kernel& kernel, const Problem& problem);
+
+// The reference's two parts (exact_reference.cpp), from the inputs as the
+// kernel stores them (widened): the saved statistics a backward kernel needs
+// before it runs (nothing for a forward op), then the reference proper.
+// A reference of the kernel's op and dtype and the problem's shape, no part computed.
+ExactReference empty_reference(const Kernel& k, const Problem& p);
+void compute_saved_statistics(ExactReference& r, const std::vector<float>& x, const Problem& p);
+void compute_main_reference(ExactReference& r, const std::vector<float>& x, const std::vector<float>& dy,
+                            const Problem& p);
+// Throws std::invalid_argument unless `r` is of the kernel's op and dtype and the problem's shape.
+void require_fits(const ExactReference& r, const Kernel& k, const Problem& p);
+
+// The saved statistics for a backward op: the given reference's, or computed
+// into `own` (which the op then completes with compute_main_reference).
+const ExactReference& reference_before_the_call(const OpRun& run, const std::vector<float>& x,
+                                                ExactReference& own);
+
+// The main elements (Evaluation::main_elements) when the options keep them:
+// computed and exact values and xhat, allowance +inf until a check sets it;
+// null when they are not kept.
+MainElement* keep_main_elements(const OpRun& run, Evaluation& ev, const std::vector<float>& computed,
+                                const ExactReference& ref);
+
+void evaluate_layernorm_fwd(const OpRun& run, Evaluation& ev);
+void evaluate_layernorm_bwd(const OpRun& run, Evaluation& ev);
+void evaluate_rmsnorm_fwd(const OpRun& run, Evaluation& ev);
+void evaluate_rmsnorm_bwd(const OpRun& run, Evaluation& ev);
+void evaluate_norm_linear(const OpRun& run, Evaluation& ev);  // layernorm_linear_fwd, rmsnorm_linear_fwd
+
+// v[i], or `missing` when v is empty (no gamma: 1, no beta: 0).
+inline double at_or(const std::vector<float>& v, std::size_t i, double missing) {
+  return v.empty() ? missing : static_cast<double>(v[i]);
+}
+
+// The end of every op: normwise error of the main output over the rows that
+// are checked, and pass.
+void finish(Evaluation& ev, Op op, const std::vector<float>& main_computed,
+            const std::vector<double>& main_exact, const std::vector<RowStats>& stats, int64_t cols);
+
+// ---- backward (backward.cpp) ----
+
+// What a backward reference holds for the checks below (LayerNormBwdReference
+// and RmsNormBwdReference alike; dbeta_exact null for RMSNorm).
+struct BackwardExact {
+  const std::vector<RowStats>& stats;
+  const std::vector<double>& xhat;
+  const std::vector<double>& dx;
+  const std::vector<double>& dgamma;
+  const std::vector<double>* dbeta;
+  const std::vector<double>& sum_abs_dy_xhat;
+  const std::vector<double>& sum_abs_dy;
+  const std::vector<double>& mean_abs_g;
+  const std::vector<double>& mean_abs_g_xhat;
+};
+
+// Every dx of the checked rows, then dgamma (and dbeta when given) of every
+// column, against their allowances (`dy` as the kernel saw it, widened from
+// 16 bits if need be).
+// `kept`: the main elements whose allowance to record, or null.
+void tally_backward(Tally& tally, Op op, const BackwardExact& ref, const Problem& p,
+                    const std::vector<float>& dy, BoundFn bound, DType dtype, const Readback& dx,
+                    const Readback& dgamma, const Readback* dbeta, MainElement* kept);
+
+}  // namespace normcheck::evaluation
