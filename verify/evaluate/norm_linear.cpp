@@ -9,33 +9,11 @@
 
 #include "allowance.h"
 #include "kernel_call.h"
-#include "normcheck/bounds.h"
 #include "normcheck/reference_linear.h"
 #include "op.h"
 #include "row_rules.h"
 
 namespace normcheck {
-
-double z_allowance(const Bound& b, std::span<const float> w_row, std::span<const float> gamma,
-                   std::span<const float> beta, std::span<const double> xhat, double t, double s,
-                   double c_abs, double exact_error) {
-  for (const double k : {b.xhat_abs, b.xhat_rel, b.affine_rel, b.underflow_abs, b.linear_rel,
-                         b.fold_weight_rel, b.fold_bias_rel, b.linear_abs})
-    if (k == std::numeric_limits<double>::infinity()) return k;
-  double carried = 0;  // sum_j |W_ij| yallow_j (a zero W_ij carries nothing, whatever yallow_j)
-  for (std::size_t j = 0; j < w_row.size(); ++j) {
-    if (w_row[j] == 0) continue;
-    carried += std::fabs(static_cast<double>(w_row[j])) *
-               y_allowance(b, gamma.empty() ? 1.0 : gamma[j], beta.empty() ? 0.0 : beta[j], xhat[j]);
-  }
-  // Every sum here and in the reference's scales is a float64 sum of
-  // non-negative terms, low by at most a relative gamma_(2d+2)(2^-53).
-  const double slack = 1 + gamma_n(2.0 * static_cast<double>(w_row.size()) + 2, kUnitRoundoff64);
-  const double formula =
-      (carried + b.linear_rel * t + b.fold_weight_rel * s + b.fold_bias_rel * c_abs + b.linear_abs) * slack +
-      exact_error;
-  return std::isinf(formula) ? std::numeric_limits<double>::quiet_NaN() : formula;
-}
 
 namespace evaluation {
 
