@@ -17,7 +17,8 @@ struct KernelOutputs {
   std::vector<float> dgamma, dbeta;   // backward: per column (dbeta LayerNorm only)
 };
 
-// True when run_kernel can call this row (f32 storage).
+// True when run_kernel can call this row (f32 storage, a norm: not a norm
+// followed by a Linear).
 bool runnable(const Kernel& kernel);
 
 // The backward receives the forward statistics of x correctly rounded to
