@@ -21,6 +21,8 @@ BoundFn sixteen_bit_for(Op op) {
     case Op::layernorm_bwd: return &sixteen_bit<Op::layernorm_bwd, dtype>;
     case Op::rmsnorm_fwd: return &sixteen_bit<Op::rmsnorm_fwd, dtype>;
     case Op::rmsnorm_bwd: return &sixteen_bit<Op::rmsnorm_bwd, dtype>;
+    case Op::layernorm_linear_fwd:
+    case Op::rmsnorm_linear_fwd: return nullptr;  // float32 only, and not in the plugin ABI
   }
   return nullptr;
 }

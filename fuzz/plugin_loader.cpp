@@ -76,6 +76,8 @@ KernelFn typed(Op op, DType dtype, void (*fn)(void)) {
     case Op::rmsnorm_bwd:
       return f32 ? KernelFn(reinterpret_cast<nc_rmsnorm_bwd_fn>(fn))
                  : KernelFn(reinterpret_cast<nc_rmsnorm_bwd16_fn>(fn));
+    case Op::layernorm_linear_fwd:
+    case Op::rmsnorm_linear_fwd: break;  // not in the plugin ABI: op_of never returns them
   }
   throw std::logic_error("unreachable");
 }

@@ -204,6 +204,10 @@ Bound bound_max(const Bound& a, const Bound& b) {
   m.dx_xhat_mean_g = std::max(a.dx_xhat_mean_g, b.dx_xhat_mean_g);
   m.dgamma_abs = std::max(a.dgamma_abs, b.dgamma_abs);
   m.underflow_abs = std::max(a.underflow_abs, b.underflow_abs);
+  m.linear_rel = std::max(a.linear_rel, b.linear_rel);
+  m.fold_weight_rel = std::max(a.fold_weight_rel, b.fold_weight_rel);
+  m.fold_bias_rel = std::max(a.fold_bias_rel, b.fold_bias_rel);
+  m.linear_abs = std::max(a.linear_abs, b.linear_abs);
   return m;
 }
 
@@ -412,6 +416,8 @@ BoundFn default_bound(Op op) {
     case Op::layernorm_bwd: return &default_layernorm_bwd_bound;
     case Op::rmsnorm_fwd: return &default_rmsnorm_fwd_bound;
     case Op::rmsnorm_bwd: return &default_rmsnorm_bwd_bound;
+    case Op::layernorm_linear_fwd: return &default_layernorm_linear_fwd_bound;
+    case Op::rmsnorm_linear_fwd: return &default_rmsnorm_linear_fwd_bound;
   }
   return &default_layernorm_fwd_bound;
 }

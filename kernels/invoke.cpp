@@ -41,14 +41,28 @@ void call(const Kernel& k, const KernelArgs& a) {
       function_of<RmsBwd>(k)(in<T>(a.dy), in<T>(a.x), a.gamma, a.saved_stat, out<T>(a.out), a.dgamma,
                              a.rows, a.cols);
       return;
+    case Op::layernorm_linear_fwd:
+    case Op::rmsnorm_linear_fwd: break;  // float32 only: invoke() calls them itself
   }
   throw std::logic_error("invoke: kernel " + std::string(k.name) + " has an unknown op");
+}
+
+// A norm followed by a Linear (float32 only; the row's fn type says so).
+void call_norm_linear(const Kernel& k, const KernelArgs& a) {
+  if (k.op == Op::layernorm_linear_fwd)
+    function_of<LayerNormLinearFwdFn>(k)(in<float>(a.x), a.gamma, a.beta, a.weight, a.bias, out<float>(a.out),
+                                         a.rows, a.cols, a.out_features, a.eps);
+  else
+    function_of<RmsNormLinearFwdFn>(k)(in<float>(a.x), a.gamma, a.weight, a.bias, out<float>(a.out), a.rows,
+                                       a.cols, a.out_features, a.eps);
 }
 
 }  // namespace
 
 void invoke(const Kernel& kernel, const KernelArgs& args) {
-  if (kernel.dtype == DType::f32)
+  if (is_norm_linear(kernel.op))
+    call_norm_linear(kernel, args);
+  else if (kernel.dtype == DType::f32)
     call<float, nc_layernorm_fwd_fn, nc_layernorm_bwd_fn, nc_rmsnorm_fwd_fn, nc_rmsnorm_bwd_fn>(kernel, args);
   else
     call<uint16_t, LayerNormFwd16Fn, LayerNormBwd16Fn, RmsNormFwd16Fn, RmsNormBwd16Fn>(kernel, args);

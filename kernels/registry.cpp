@@ -67,6 +67,8 @@ std::string_view to_string(Op op) {
     case Op::layernorm_bwd: return "layernorm_bwd";
     case Op::rmsnorm_fwd: return "rmsnorm_fwd";
     case Op::rmsnorm_bwd: return "rmsnorm_bwd";
+    case Op::layernorm_linear_fwd: return "layernorm_linear_fwd";
+    case Op::rmsnorm_linear_fwd: return "rmsnorm_linear_fwd";
   }
   return "?";
 }

@@ -7,7 +7,7 @@
 
 namespace normcheck::props {
 
-bool runnable(const Kernel& kernel) { return kernel.dtype == DType::f32; }
+bool runnable(const Kernel& kernel) { return kernel.dtype == DType::f32 && !is_norm_linear(kernel.op); }
 
 Evaluation judged(const Kernel& kernel, const Problem& problem) {
   EvaluateOptions options;

@@ -16,7 +16,9 @@
 namespace normcheck::props {
 
 // True when the invariants can run this row: f32 storage (their
-// transformations are exact in float, not once rounded to bf16 or f16).
+// transformations are exact in float, not once rounded to bf16 or f16), and a
+// norm (a norm followed by a Linear outputs z, not a row of x's shape; the
+// invariants are statements about norms).
 bool runnable(const Kernel& kernel);
 
 // evaluate(kernel, problem) keeping the main elements. Discards the case

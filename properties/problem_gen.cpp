@@ -73,12 +73,69 @@ void inject_nonfinite(Rng& rng, float* row, int64_t d) {
   for (int64_t k = 0; k < count; ++k) row[rng() % d] = kSpecials[rng() % 3];
 }
 
+// A sign times 2^U(lo, hi).
+float signed_pow2(Rng& rng, double lo, double hi) {
+  const double v = std::exp2(std::uniform_real_distribution<double>(lo, hi)(rng));
+  return static_cast<float>(rng() % 2 ? -v : v);
+}
+
+// The Linear after the norm (is_norm_linear(op)): out_features in [1, 8],
+// W out_features x d and b (or none) from the folding families of
+// docs/folding.md at float32, with gamma and beta drawn to match:
+//   random:          W ~ N(0, 1/d), b ~ 0.1 N, gamma/beta as draw_affine draws them;
+//   gamma_wide:      |gamma| = 2^U(-20, 20);
+//   gamma_near_zero: |gamma| <= 2^-20 (a quarter 0), beta ~ N(0, 1), b = -fl(W beta) + 1e-3 N:
+//                    W beta + b cancels (LayerNorm; RMSNorm has no beta);
+//   near_overflow:   |gamma|, |W| = 2^U(7, 8.25): |W gamma| around f16's largest, 65504;
+//   subnormal:       |gamma|, |W| = 2^U(-68.5, -67.5): |W gamma| in float32's subnormal range.
+void draw_linear(const GenOptions& opts, Rng& rng, Problem& p) {
+  std::normal_distribution<double> n01(0, 1);
+  const int64_t d = p.cols;
+  const bool layer = opts.op == Op::layernorm_linear_fwd;
+  p.out_features = 1 + static_cast<int64_t>(rng() % 8);
+  const uint64_t family = rng() % 5;
+  const auto both = [&](double lo, double hi) {
+    p.gamma.resize(static_cast<size_t>(d));
+    for (auto& g : p.gamma) g = signed_pow2(rng, lo, hi);
+  };
+  if (family == 1) both(-20, 20);
+  if (family == 2) {
+    p.gamma.resize(static_cast<size_t>(d));
+    for (size_t j = 0; j < p.gamma.size(); ++j) p.gamma[j] = j % 4 == 0 ? 0.0f : signed_pow2(rng, -40, -20);
+    if (layer) {
+      p.beta.resize(static_cast<size_t>(d));
+      for (auto& b : p.beta) b = static_cast<float>(n01(rng));
+    }
+  }
+  if (family == 3) both(7, 8.25);
+  if (family == 4) both(-68.5, -67.5);
+  p.weight.resize(static_cast<size_t>(p.out_features * d));
+  for (auto& w : p.weight) {
+    if (family == 3) w = signed_pow2(rng, 7, 8.25);
+    else if (family == 4) w = signed_pow2(rng, -68.5, -67.5);
+    else w = static_cast<float>(n01(rng) / std::sqrt(static_cast<double>(d)));
+  }
+  if (family == 4 || rng() % 4 == 0) return;  // no bias
+  p.bias.resize(static_cast<size_t>(p.out_features));
+  for (int64_t i = 0; i < p.out_features; ++i) {
+    double b = 0.1 * n01(rng);
+    if (family == 2 && !p.beta.empty()) {
+      double wb = 0;
+      for (int64_t j = 0; j < d; ++j) wb += static_cast<double>(p.weight[static_cast<size_t>(i * d + j)]) * p.beta[static_cast<size_t>(j)];
+      b = -wb + 1e-3 * n01(rng);
+    }
+    p.bias[static_cast<size_t>(i)] = static_cast<float>(b);
+  }
+}
+
 Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
   Problem p;
   p.rows = (rng() % 10 < 7) ? 1 : 2 + static_cast<int64_t>(rng() % std::max(1, opts.max_rows - 1));
   p.rows = std::min<int64_t>(p.rows, opts.max_rows);
   // RapidCheck's size 0..100 caps d at 2^(size/6): 2^16 = 65536 only near the end.
-  const int64_t cap = std::clamp<int64_t>(static_cast<int64_t>(std::exp2(size / 6.0)), 3, opts.max_d);
+  // A norm followed by a Linear: d <= 1024 (the Linear's reference costs out_features x d per row).
+  const int64_t max_d = is_norm_linear(opts.op) ? std::min<int64_t>(opts.max_d, 1024) : opts.max_d;
+  const int64_t cap = std::clamp<int64_t>(static_cast<int64_t>(std::exp2(size / 6.0)), 3, max_d);
   p.cols = draw_d(rng, cap);
   if (opts.nonconstant) p.cols = std::max<int64_t>(p.cols, 2);
   p.eps = opts.eps ? *opts.eps : kEpsChoices[rng() % 5];
@@ -107,7 +164,15 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
   }
   if (!opts.unit_gamma && opts.affine && rng() % 4 != 0) {
     p.gamma = draw_affine(rng, p.cols, 1.0f);
-    if (opts.op == Op::layernorm_fwd && rng() % 3 != 0) p.beta = draw_affine(rng, p.cols, 0.0f);
+    const bool has_beta = opts.op == Op::layernorm_fwd || opts.op == Op::layernorm_linear_fwd;
+    if (has_beta && rng() % 3 != 0) p.beta = draw_affine(rng, p.cols, 0.0f);
+  }
+  if (is_norm_linear(opts.op)) {
+    draw_linear(opts, rng, p);
+    if (opts.unit_gamma || !opts.affine) {
+      p.gamma.clear();
+      p.beta.clear();
+    }
   }
   return p;
 }

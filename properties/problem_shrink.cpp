@@ -43,6 +43,11 @@ Problem select_columns(const Problem& p, const std::vector<int64_t>& kept) {
   q.dy = per_row(p.dy);
   q.gamma = per_column(p.gamma);
   q.beta = per_column(p.beta);
+  if (!p.weight.empty()) {  // W is out_features x cols: keep the same columns of every output
+    q.weight.clear();
+    for (int64_t i = 0; i < p.out_features; ++i)
+      for (int64_t c : kept) q.weight.push_back(p.weight[static_cast<size_t>(i * p.cols + c)]);
+  }
   return q;
 }
 
@@ -95,6 +100,17 @@ rc::Seq<Problem> shrink_problem(const Problem& p) {
     simpler.push_back(p);
     simpler.back().gamma.clear();
   }
+  if (p.out_features > 1) {  // a norm followed by a Linear: its first output alone
+    simpler.push_back(p);
+    Problem& q = simpler.back();
+    q.out_features = 1;
+    q.weight.resize(static_cast<size_t>(p.cols));
+    if (!q.bias.empty()) q.bias.resize(1);
+  }
+  if (!p.bias.empty()) {
+    simpler.push_back(p);
+    simpler.back().bias.clear();
+  }
 
   // Element shrinks only once the problem is small: ~10 candidates per float,
   // each needing an exact reference, is too many for thousands of floats.
@@ -103,7 +119,8 @@ rc::Seq<Problem> shrink_problem(const Problem& p) {
   return rc::seq::concat(std::move(rows), std::move(columns),
                          rc::seq::fromContainer(std::move(simpler)),
                          shrink_elements(p, &Problem::x), shrink_elements(p, &Problem::dy),
-                         shrink_elements(p, &Problem::gamma), shrink_elements(p, &Problem::beta));
+                         shrink_elements(p, &Problem::gamma), shrink_elements(p, &Problem::beta),
+                         shrink_elements(p, &Problem::weight), shrink_elements(p, &Problem::bias));
 }
 
 }  // namespace normcheck::props

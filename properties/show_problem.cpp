@@ -31,6 +31,11 @@ void showValue(const Problem& p, std::ostream& os) {
   }
   if (!p.gamma.empty()) show_array(os, "gamma", p.gamma.data(), p.gamma.size());
   if (!p.beta.empty()) show_array(os, "beta", p.beta.data(), p.beta.size());
+  for (int64_t i = 0; i < p.out_features && !p.weight.empty(); ++i) {
+    const std::string name = "weight[" + std::to_string(i) + "]";
+    show_array(os, name.c_str(), p.weight.data() + i * p.cols, static_cast<size_t>(p.cols));
+  }
+  if (!p.bias.empty()) show_array(os, "bias", p.bias.data(), p.bias.size());
 }
 
 }  // namespace normcheck

@@ -16,7 +16,12 @@ namespace normcheck::report {
 namespace {
 
 bool is_backward(Op op) { return op == Op::layernorm_bwd || op == Op::rmsnorm_bwd; }
-bool has_beta(Op op) { return op == Op::layernorm_fwd; }
+bool has_beta(Op op) { return op == Op::layernorm_fwd || op == Op::layernorm_linear_fwd; }
+bool is_rms(Op op) { return op == Op::rmsnorm_fwd || op == Op::rmsnorm_bwd || op == Op::rmsnorm_linear_fwd; }
+
+// The Linear after the norm of a norm-linear row: 8 outputs, W ~ N(0, 1/d)
+// and b ~ 0.1 N(0, 1), the scale of a trained projection.
+constexpr int64_t kLinearOutputs = 8;
 
 // Each (family, d, index) has its own stream, so a row does not depend on
 // which kernels ran before it, and kernels with the same input range see the
@@ -49,6 +54,12 @@ Problem make_problem(const Kernel& k, props::RowFamily family, int64_t d, int in
   }
   if (is_backward(k.op))
     for (int64_t j = 0; j < d; ++j) p.dy.push_back(static_cast<float>(normal(rng)));
+  if (is_norm_linear(k.op)) {
+    p.out_features = kLinearOutputs;
+    const double scale = 1 / std::sqrt(static_cast<double>(d));
+    for (int64_t k2 = 0; k2 < kLinearOutputs * d; ++k2) p.weight.push_back(static_cast<float>(scale * normal(rng)));
+    for (int64_t i = 0; i < kLinearOutputs; ++i) p.bias.push_back(static_cast<float>(0.1 * normal(rng)));
+  }
   return p;
 }
 
@@ -94,7 +105,7 @@ std::vector<KernelAccuracy> run_accuracy(const std::vector<const Kernel*>& kerne
   std::vector<KernelAccuracy> out;
   for (const Kernel* k : kernels) {
     KernelAccuracy ka{k, {}};
-    const bool rms = k->op == Op::rmsnorm_fwd || k->op == Op::rmsnorm_bwd;
+    const bool rms = is_rms(k->op);
     for (int f = 0; f < props::kRowFamilyCount; ++f) {
       const auto family = static_cast<props::RowFamily>(f);
       for (int64_t d : options.lengths) {

@@ -40,6 +40,7 @@
 #include "normcheck/evaluate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -71,15 +72,37 @@ void validate(const Kernel& kernel, const Problem& p) {
   const bool backward = kernel.op == Op::layernorm_bwd || kernel.op == Op::rmsnorm_bwd;
   require(!backward || p.dy.size() == n, "dy must hold rows * cols values for a backward op");
   require(p.eps >= 0, "eps must be >= 0");
+  if (is_norm_linear(kernel.op)) {
+    // W, b and out_features: their sizes (a problem without W is declined, not refused)
+    require(p.out_features >= 0, "out_features must be >= 0");
+    require(p.weight.size() == static_cast<std::size_t>(p.out_features * p.cols),
+            "weight must hold out_features * cols values");
+    require(p.bias.empty() || p.bias.size() == static_cast<std::size_t>(p.out_features),
+            "bias must be empty or hold out_features values");
+    require(kernel.op == Op::layernorm_linear_fwd || p.beta.empty(), "RMSNorm has no beta");
+  }
 }
 
 }  // namespace evaluation
 
 Request request_for(const Kernel& kernel, const Problem& p) {
   const bool backward = kernel.op == Op::layernorm_bwd || kernel.op == Op::rmsnorm_bwd;
-  return {.shape = {p.rows, p.cols, !p.gamma.empty(), !p.beta.empty()},
+  return {.shape = {p.rows, p.cols, !p.gamma.empty(), !p.beta.empty(), p.out_features},
           .x = p.x,
           .dy = backward ? std::span<const float>(p.dy) : std::span<const float>()};
+}
+
+std::string norm_linear_problem_declined(const Kernel& kernel, const Problem& p) {
+  (void)kernel;
+  if (p.out_features == 0)
+    return "the problem has no Linear (out_features = 0): a norm followed by a Linear needs W";
+  const auto finite = [](const std::vector<float>& v) {
+    return std::all_of(v.begin(), v.end(), [](float f) { return std::isfinite(f); });
+  };
+  if (!finite(p.gamma) || !finite(p.beta) || !finite(p.weight) || !finite(p.bias))
+    return "a non-finite gamma, beta, W or b: a norm followed by a Linear is checked on finite "
+           "parameters only (reference_linear.h)";
+  return {};
 }
 
 Evaluation evaluate(const Kernel& kernel, const Problem& problem,
@@ -100,6 +123,7 @@ Evaluation evaluate(const Kernel& kernel, const Problem& problem, const Evaluate
   // the range it declares), so holding it to its bound there would report a
   // pass that means nothing.
   ev.declined = declines(kernel, request_for(kernel, p));
+  if (ev.declined.empty() && is_norm_linear(kernel.op)) ev.declined = norm_linear_problem_declined(kernel, p);
   if (!ev.declined.empty()) return ev;
 
   BoundFn bound = bound_override.value_or(kernel.bound);
@@ -110,6 +134,8 @@ Evaluation evaluate(const Kernel& kernel, const Problem& problem, const Evaluate
     case Op::layernorm_bwd: evaluation::evaluate_layernorm_bwd(run, ev); break;
     case Op::rmsnorm_fwd: evaluation::evaluate_rmsnorm_fwd(run, ev); break;
     case Op::rmsnorm_bwd: evaluation::evaluate_rmsnorm_bwd(run, ev); break;
+    case Op::layernorm_linear_fwd:
+    case Op::rmsnorm_linear_fwd: evaluation::evaluate_norm_linear(run, ev); break;
   }
   return ev;
 }

@@ -41,7 +41,8 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 }  // namespace
 
 std::optional<Op> op_from_string(std::string_view name) {
-  for (Op op : {Op::layernorm_fwd, Op::layernorm_bwd, Op::rmsnorm_fwd, Op::rmsnorm_bwd})
+  for (Op op : {Op::layernorm_fwd, Op::layernorm_bwd, Op::rmsnorm_fwd, Op::rmsnorm_bwd,
+                Op::layernorm_linear_fwd, Op::rmsnorm_linear_fwd})
     if (to_string(op) == name) return op;
   return std::nullopt;
 }
@@ -69,6 +70,12 @@ std::string problem_file_text(Op op, DType dtype, const Problem& p, const std::v
     write_values(os, p.dy.data() + r * p.cols, cols);
     os << '\n';
   }
+  for (int64_t i = 0; i < p.out_features && !p.weight.empty(); ++i) {
+    os << "# nc.weight ";
+    write_values(os, p.weight.data() + i * p.cols, cols);
+    os << '\n';
+  }
+  if (!p.bias.empty()) write_line(os, "bias", p.bias);
   // The saved statistics a backward kernel is given (f32 storage: x as written).
   if (dtype == DType::f32 && op == Op::layernorm_bwd) {
     const auto saved = reference_layernorm_fwd(p.x, {}, {}, p.rows, p.cols, p.eps);
@@ -88,7 +95,7 @@ ProblemFile parse_problem_file(std::string_view text, std::string_view source_vi
   const std::string source(source_view);
   ProblemFile file;
   Problem header;
-  std::vector<std::vector<float>> dy_rows;
+  std::vector<std::vector<float>> dy_rows, weight_rows;
   std::optional<std::vector<float>> mean, rstd, rrms;
   std::istringstream lines{std::string(text)};
   std::string line;
@@ -126,6 +133,10 @@ ProblemFile parse_problem_file(std::string_view text, std::string_view source_vi
       header.beta = parse_values(tokens, source, number);
     } else if (key == "dy") {
       dy_rows.push_back(parse_values(tokens, source, number));
+    } else if (key == "weight") {
+      weight_rows.push_back(parse_values(tokens, source, number));
+    } else if (key == "bias") {
+      header.bias = parse_values(tokens, source, number);
     } else if (key == "mean") {
       mean = parse_values(tokens, source, number);
     } else if (key == "rstd") {
@@ -143,8 +154,9 @@ ProblemFile parse_problem_file(std::string_view text, std::string_view source_vi
   const bool one_width = std::all_of(rows.begin(), rows.end(), [&](const ParsedRow& r) { return r.values.size() == d; });
   const auto whole_error = [&](const std::string& why) { throw RowFileError(source + ": " + why, 0, 0); };
   if (!one_width) {
-    if (!header.gamma.empty() || !header.beta.empty() || !dy_rows.empty() || mean || rstd || rrms)
-      whole_error("rows differ in length, so nc.gamma/beta/dy and the statistics cannot apply");
+    if (!header.gamma.empty() || !header.beta.empty() || !dy_rows.empty() || !weight_rows.empty() ||
+        !header.bias.empty() || mean || rstd || rrms)
+      whole_error("rows differ in length, so nc.gamma/beta/dy/weight/bias and the statistics cannot apply");
     for (const auto& r : rows) {
       Problem p = header;
       p.rows = 1;
@@ -171,6 +183,19 @@ ProblemFile parse_problem_file(std::string_view text, std::string_view source_vi
     check_width(dy, "dy", d);
     p.dy.insert(p.dy.end(), dy.begin(), dy.end());
   }
+  // A norm followed by a Linear: one nc.weight line per output (W is
+  // out_features x d), nc.bias with out_features values or none; f32 only.
+  const bool linear = file.op && is_norm_linear(*file.op);
+  if (linear && weight_rows.empty()) whole_error("a norm followed by a Linear needs nc.weight lines (one per output)");
+  if (!linear && (!weight_rows.empty() || !header.bias.empty()))
+    whole_error("nc.weight and nc.bias go with nc.op layernorm_linear_fwd or rmsnorm_linear_fwd");
+  if (linear && file.dtype != DType::f32) whole_error("a norm followed by a Linear is float32 only (nc.dtype f32)");
+  for (const auto& w : weight_rows) {
+    check_width(w, "weight", d);
+    p.weight.insert(p.weight.end(), w.begin(), w.end());
+  }
+  p.out_features = static_cast<int64_t>(weight_rows.size());
+  check_width(p.bias, "bias", weight_rows.size());
   const bool backward = file.op == Op::layernorm_bwd || file.op == Op::rmsnorm_bwd;
   if (backward && p.dy.empty()) whole_error("a backward problem needs nc.dy lines");
   // The saved statistics: those evaluate() supplies, or the file is refused.

@@ -47,6 +47,17 @@ void rms_bwd(const T* dy, const T* x, const float* gamma, const float* rrms, T* 
   record(sizeof(T) == 4 ? "rmsnorm_bwd32" : "rmsnorm_bwd16", {dy, x, gamma, rrms, dx, dgamma}, rows, cols, -1);
 }
 
+void ln_linear(const float* x, const float* gamma, const float* beta, const float* w, const float* bias, float* z,
+               int64_t rows, int64_t cols, int64_t out_features, float eps) {
+  record("layernorm_linear_fwd", {x, gamma, beta, w, bias, z, reinterpret_cast<const void*>(out_features)}, rows,
+         cols, eps);
+}
+void rms_linear(const float* x, const float* gamma, const float* w, const float* bias, float* z, int64_t rows,
+                int64_t cols, int64_t out_features, float eps) {
+  record("rmsnorm_linear_fwd", {x, gamma, w, bias, z, reinterpret_cast<const void*>(out_features)}, rows, cols,
+         eps);
+}
+
 Kernel row(Op op, DType dtype, KernelFn fn) {
   return Kernel{.name = "test.row", .op = op, .origin = Origin::ours, .dtype = dtype, .algorithm = "records",
                 .fn = fn, .bound = nullptr};
@@ -58,7 +69,8 @@ struct Arrays {
   KernelArgs args() {
     return {.rows = 3, .cols = 7, .eps = 0.25f, .x = &cells[0], .dy = &cells[1], .gamma = &cells[2],
             .beta = &cells[3], .saved_mean = &cells[4], .saved_stat = &cells[5], .out = &cells[6],
-            .mean = &cells[7], .stat = &cells[8], .dgamma = &cells[9], .dbeta = &cells[10]};
+            .mean = &cells[7], .stat = &cells[8], .dgamma = &cells[9], .dbeta = &cells[10],
+            .weight = &cells[11], .bias = &cells[12], .out_features = 5};
   }
 };
 
@@ -82,6 +94,11 @@ TEST(Invoke, EachOpAndDtypeReachesItsFunction) {
       {row(Op::rmsnorm_fwd, DType::f16, &rms_fwd<uint16_t>), "rmsnorm_fwd16", {c, c + 2, c + 6, c + 8}, 0.25f},
       {row(Op::rmsnorm_bwd, DType::f32, &rms_bwd<float>), "rmsnorm_bwd32", {c + 1, c, c + 2, c + 5, c + 6, c + 9}, -1},
       {row(Op::rmsnorm_bwd, DType::bf16, &rms_bwd<uint16_t>), "rmsnorm_bwd16", {c + 1, c, c + 2, c + 5, c + 6, c + 9}, -1},
+      // a norm followed by a Linear: W, b, z and out_features (recorded as the last "pointer")
+      {row(Op::layernorm_linear_fwd, DType::f32, &ln_linear), "layernorm_linear_fwd",
+       {c, c + 2, c + 3, c + 11, c + 12, c + 6, reinterpret_cast<const void*>(5)}, 0.25f},
+      {row(Op::rmsnorm_linear_fwd, DType::f32, &rms_linear), "rmsnorm_linear_fwd",
+       {c, c + 2, c + 11, c + 12, c + 6, reinterpret_cast<const void*>(5)}, 0.25f},
   };
   for (const auto& t : cases) {
     g_received = {};
@@ -104,6 +121,8 @@ TEST(Invoke, MismatchedRowThrowsNamingTheKernel) {
       row(Op::rmsnorm_fwd, DType::f32, &rms_fwd<uint16_t>),   // 16-bit type on an f32 row
       row(Op::rmsnorm_bwd, DType::f16, &bwd<uint16_t>),       // LayerNorm's backward on RMSNorm
       row(Op::layernorm_fwd, DType::f32, nc_layernorm_fwd_fn{nullptr}),  // null
+      row(Op::rmsnorm_linear_fwd, DType::f32, &ln_linear),    // LayerNorm's Linear on RMSNorm's
+      row(Op::layernorm_linear_fwd, DType::f32, &fwd<float>), // a plain norm's type on a norm-linear row
   };
   for (const Kernel& k : mismatched) {
     g_received = {};

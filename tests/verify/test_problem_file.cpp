@@ -53,6 +53,39 @@ TEST(ProblemFile, RoundTripsEveryBit) {
   EXPECT_NE(text.find("# nc.rstd "), std::string::npos);
 }
 
+// A norm followed by a Linear: W (one nc.weight line per output) and b read
+// back to the same bits, with out_features.
+TEST(ProblemFile, NormLinearCarriesWeightAndBias) {
+  Problem p;
+  p.rows = 2;
+  p.cols = 3;
+  p.x = {1.5f, -0.0f, 0x1p-149f, 3.0f, -2.25f, 0x1.234566p-7f};
+  p.gamma = {1.0f, -0.5f, 0x1.fffffep+3f};
+  p.beta = {0.25f, 0.0f, -1.0f};
+  p.out_features = 2;
+  p.weight = {0.5f, -0x1p-140f, 2.0f, 1e-3f, 0.0f, -7.0f};
+  p.bias = {0.125f, -3.0f};
+  const std::string text = problem_file_text(Op::layernorm_linear_fwd, DType::f32, p, {});
+  const ProblemFile f = parse_problem_file(text, "mem");
+  ASSERT_EQ(f.op, Op::layernorm_linear_fwd);
+  const Problem& q = f.problems.at(0);
+  EXPECT_EQ(q.out_features, 2);
+  EXPECT_TRUE(same_bits(q.weight, p.weight));
+  EXPECT_TRUE(same_bits(q.bias, p.bias));
+  EXPECT_TRUE(same_bits(q.beta, p.beta));
+}
+
+TEST(ProblemFile, NormLinearRefusesWhatDoesNotFit) {
+  const std::string head = "# nc.op rmsnorm_linear_fwd\n";
+  EXPECT_THROW(parse_problem_file(head + "1 2 3\n", "mem"), RowFileError);  // no nc.weight
+  EXPECT_THROW(parse_problem_file(head + "# nc.weight 1 2\n1 2 3\n", "mem"), RowFileError);  // width
+  EXPECT_THROW(parse_problem_file(head + "# nc.weight 1 2 3\n# nc.bias 1 2\n1 2 3\n", "mem"),
+               RowFileError);  // one output, two biases
+  EXPECT_THROW(parse_problem_file(head + "# nc.dtype bf16\n# nc.weight 1 2 3\n1 2 3\n", "mem"), RowFileError);
+  EXPECT_THROW(parse_problem_file("# nc.op rmsnorm_fwd\n# nc.weight 1 2 3\n1 2 3\n", "mem"), RowFileError);
+  EXPECT_NO_THROW(parse_problem_file(head + "# nc.weight 1 2 3\n# nc.weight 0 0 1\n# nc.bias 1 2\n1 2 3\n", "mem"));
+}
+
 TEST(ProblemFile, RmsNormBackwardCarriesRrms) {
   Problem p = backward_problem();
   p.misalign_floats = 0;

@@ -45,6 +45,7 @@ std::vector<float> fill(std::size_t n, uint64_t seed) {
 }  // namespace
 
 std::string_view op_family(Op op) {
+  if (is_norm_linear(op)) return op == Op::layernorm_linear_fwd ? "layernorm_linear" : "rmsnorm_linear";
   return (op == Op::layernorm_fwd || op == Op::layernorm_bwd) ? "layernorm" : "rmsnorm";
 }
 
@@ -103,7 +104,9 @@ Workload::Inputs16& Workload::inputs16(DType dtype) {
 
 Shape Workload::problem_shape(const Kernel& kernel) const {
   const bool affine = is_backward(kernel.op) || affine_forward_;
-  return {shape_.rows, shape_.cols, affine, affine && kernel.op != Op::rmsnorm_fwd};
+  const bool has_beta = kernel.op != Op::rmsnorm_fwd && kernel.op != Op::rmsnorm_linear_fwd;
+  return {shape_.rows, shape_.cols, affine, affine && has_beta,
+          is_norm_linear(kernel.op) ? kOutFeatures : 0};
 }
 
 void Workload::run(const Kernel& kernel) {
@@ -122,6 +125,7 @@ void Workload::run(const Kernel& kernel) {
   args.saved_stat = kernel.op == Op::rmsnorm_bwd ? rrms_.data() : rstd_.data();
   args.dgamma = dgamma_.data();
   args.dbeta = dbeta_.data();
+  if (is_norm_linear(kernel.op)) linear_.fill(args);  // W, b and z in place of y
   invoke(kernel, args);
 }
 

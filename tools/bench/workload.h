@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "norm_linear_workload.h"
 #include "normcheck/kernel.h"
 
 namespace normcheck::bench {
@@ -24,6 +25,9 @@ bool is_backward(Op op);
 // Bytes one call moves as the benchmark counts them: forward reads x and
 // writes y (2 arrays), backward reads dy and x and writes dx (3 arrays), each
 // rows x cols elements of the kernel's dtype (4 bytes for f32, 2 for bf16/f16).
+// A norm followed by a Linear is counted the same (x and a rows x cols
+// output), though it writes rows x 256 and its cost is the matrix product:
+// compare its rows with each other, as ratios.
 // Parameters and per-row statistics are not counted.
 double bytes_moved(const Kernel& kernel, BenchShape shape);
 
@@ -57,6 +61,7 @@ class Workload {
   std::vector<float> out_, out_mean_, out_rstd_, dgamma_, dbeta_;  // outputs
   Inputs16 bf16_, f16_;
   std::vector<uint16_t> out16_;
+  NormLinearArrays linear_;  // W, b, z of the norm-linear rows
 };
 
 }  // namespace normcheck::bench

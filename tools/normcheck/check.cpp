@@ -39,7 +39,12 @@ struct CheckOptions {
   bool json = false;
 };
 
+// --op's families are the norms alone. A norm followed by a Linear needs W and
+// b, which a plain row file does not hold: its rows run on problem files
+// (nc.weight, nc.bias) or when named with --kernel, where a plain row is
+// declined with that reason (evaluate.h, norm_linear_problem_declined).
 bool belongs_to(Op op, const std::string& family) {
+  if (is_norm_linear(op)) return false;
   const bool layernorm = op == Op::layernorm_fwd || op == Op::layernorm_bwd;
   return family == "layernorm" ? layernorm : !layernorm;
 }

@@ -43,6 +43,12 @@ nlohmann::json bound_json(Op op, const Bound& b) {
       return {{"dx_g", json_number(b.dx_g)}, {"dx_mean_g", json_number(b.dx_mean_g)},
               {"dx_proj_abs", json_number(b.dx_proj_abs)}, {"dx_proj_rel", json_number(b.dx_proj_rel)},
               {"dgamma_rel", json_number(b.dgamma_rel)}, {"dbeta_rel", json_number(b.dbeta_rel)}};
+    case Op::layernorm_linear_fwd:
+    case Op::rmsnorm_linear_fwd:
+      return {{"xhat_abs", json_number(b.xhat_abs)}, {"xhat_rel", json_number(b.xhat_rel)},
+              {"affine_rel", json_number(b.affine_rel)}, {"linear_rel", json_number(b.linear_rel)},
+              {"fold_weight_rel", json_number(b.fold_weight_rel)},
+              {"fold_bias_rel", json_number(b.fold_bias_rel)}, {"linear_abs", json_number(b.linear_abs)}};
   }
   return {};
 }
@@ -56,6 +62,11 @@ double headline_in_u(Op op, const Bound& b) {
     case Op::rmsnorm_fwd: return (b.xhat_abs + b.xhat_rel + b.affine_rel) / u;
     case Op::layernorm_bwd:
     case Op::rmsnorm_bwd: return (b.dx_g + b.dx_mean_g + b.dx_proj_abs + b.dx_proj_rel) / u;
+    // z's allowance over T_i for one output with |W_ij|, |gamma_j|, |xhat_j| = 1,
+    // beta = b = 0 (so T_i = S_i = d, c_i = 0), per unit of d and of u.
+    case Op::layernorm_linear_fwd:
+    case Op::rmsnorm_linear_fwd:
+      return (b.xhat_abs + b.xhat_rel + b.affine_rel + b.linear_rel + b.fold_weight_rel) / u;
   }
   return NAN;
 }
@@ -105,10 +116,10 @@ int run_list(bool json) {
     return kExitOk;
   }
 
-  std::printf("%-34s %-14s %-11s %-5s %14s %14s  %s\n", "kernel", "op", "origin", "dtype",
+  std::printf("%-34s %-20s %-11s %-5s %14s %14s  %s\n", "kernel", "op", "origin", "dtype",
               "bound@centred", "bound@shift1e4", "range");
   for (const Kernel& k : table) {
-    std::printf("%-34.*s %-14.*s %-11.*s %-5.*s %12.3gu %12.3gu  %s\n",
+    std::printf("%-34.*s %-20.*s %-11.*s %-5.*s %12.3gu %12.3gu  %s\n",
                 static_cast<int>(k.name.size()), k.name.data(),
                 static_cast<int>(to_string(k.op).size()), to_string(k.op).data(),
                 static_cast<int>(to_string(k.origin).size()), to_string(k.origin).data(),
@@ -126,7 +137,9 @@ int run_list(bool json) {
   }
   std::printf(
       "\nbound@...: the allowance for an element with |xhat| = 1, in units of u = 2^-24, on a\n"
-      "d = 768 row with |mean|/sigma ~ 0 (centred) and 1e4 (shifted); see docs/accuracy.md.\n");
+      "d = 768 row with |mean|/sigma ~ 0 (centred) and 1e4 (shifted); see docs/accuracy.md.\n"
+      "Rows of a norm followed by a Linear (z): the allowance over T_i = sum_j |W_ij| |gamma_j xhat_j|\n"
+      "with |W_ij| = |gamma_j| = |xhat_j| = 1, beta = b = 0; see docs/folding.md.\n");
   return kExitOk;
 }
 

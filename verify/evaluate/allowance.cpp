@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <limits>
+#include <span>
+
+#include "normcheck/bounds.h"
 
 namespace normcheck {
 namespace evaluation {
@@ -46,6 +49,25 @@ double dx_allowance(const Bound& b, double r, double g, double xhat, double mean
       r * (b.dx_g * std::fabs(g) + (b.dx_mean_g + b.dx_xhat_mean_g * h) * mean_abs_g +
            (b.dx_proj_abs + b.dx_proj_rel * h) * mean_abs_g_xhat) +
           b.underflow_abs);
+}
+
+double z_allowance(const Bound& b, std::span<const float> w_row, std::span<const float> gamma,
+                   std::span<const float> beta, std::span<const double> xhat, double t, double s,
+                   double c_abs, double exact_error) {
+  double carried = 0;  // sum_j |W_ij| yallow_j (a zero W_ij carries nothing, whatever yallow_j)
+  for (std::size_t j = 0; j < w_row.size(); ++j) {
+    if (w_row[j] == 0) continue;
+    carried += std::fabs(static_cast<double>(w_row[j])) *
+               y_allowance(b, gamma.empty() ? 1.0 : gamma[j], beta.empty() ? 0.0 : beta[j], xhat[j]);
+  }
+  // Every sum here and in the reference's scales is a float64 sum of
+  // non-negative terms, low by at most a relative gamma_(2d+2)(2^-53).
+  const double slack = 1 + gamma_n(2.0 * static_cast<double>(w_row.size()) + 2, kUnitRoundoff64);
+  return evaluation::allowance_of(
+      {b.xhat_abs, b.xhat_rel, b.affine_rel, b.underflow_abs, b.linear_rel, b.fold_weight_rel, b.fold_bias_rel,
+       b.linear_abs},
+      (carried + b.linear_rel * t + b.fold_weight_rel * s + b.fold_bias_rel * c_abs + b.linear_abs) * slack +
+          exact_error);
 }
 
 }  // namespace normcheck

@@ -3,7 +3,7 @@
 // promises nothing for its output: the allowance is then +inf (never
 // inf * 0 = NaN); where every coefficient is finite but an input is non-finite
 // and makes a scale infinite, the allowance is NaN (evaluate.h).
-// y_allowance and dx_allowance are public (evaluate.h).
+// y_allowance, dx_allowance and z_allowance are public (evaluate.h).
 #pragma once
 
 #include <initializer_list>

@@ -34,6 +34,11 @@ void compute_main_reference(ExactReference& r, const std::vector<float>& x, cons
       break;
     case Op::rmsnorm_fwd: r.rmsnorm_fwd = reference_rmsnorm_fwd(x, p.gamma, p.rows, p.cols, p.eps); break;
     case Op::rmsnorm_bwd: r.rmsnorm_bwd = reference_rmsnorm_bwd(dy, x, p.gamma, p.rows, p.cols, p.eps); break;
+    case Op::layernorm_linear_fwd:
+    case Op::rmsnorm_linear_fwd:
+      r.norm_linear = reference_norm_linear(r.op, x, p.gamma, p.beta, p.weight, p.bias, p.rows, p.cols,
+                                            p.out_features, p.eps);
+      break;
   }
 }
 
@@ -62,6 +67,8 @@ const std::vector<double>& ExactReference::xhat() const {
     case Op::layernorm_bwd: return layernorm_bwd.xhat.exact;
     case Op::rmsnorm_fwd: return rmsnorm_fwd.xhat.exact;
     case Op::rmsnorm_bwd: break;
+    case Op::layernorm_linear_fwd:
+    case Op::rmsnorm_linear_fwd: return norm_linear.xhat.exact;
   }
   return rmsnorm_bwd.xhat.exact;
 }
@@ -72,6 +79,8 @@ const std::vector<double>& ExactReference::main_exact() const {
     case Op::layernorm_bwd: return layernorm_bwd.dx.exact;
     case Op::rmsnorm_fwd: return rmsnorm_fwd.y.exact;
     case Op::rmsnorm_bwd: break;
+    case Op::layernorm_linear_fwd:
+    case Op::rmsnorm_linear_fwd: return norm_linear.z;
   }
   return rmsnorm_bwd.dx.exact;
 }

@@ -6,7 +6,8 @@ namespace normcheck::evaluation {
 
 MainRun call_kernel(const Kernel& k, KernelArgs args, const StoredInput& x, const StoredInput* dy,
                     ArrayLayout layout, const EvaluateOptions& options) {
-  const auto n = static_cast<std::size_t>(args.rows * args.cols);
+  // the main output: y or dx (rows x cols), or z of a norm followed by a Linear (rows x out_features)
+  const auto n = static_cast<std::size_t>(args.rows * (is_norm_linear(k.op) ? args.out_features : args.cols));
   const auto run = [&](const auto& x_values, const auto* dy_values, auto sentinel, const auto& read_out) {
     using Array = GuardedArray<decltype(sentinel)>;
     Array x_in(x_values, layout);

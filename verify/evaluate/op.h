@@ -52,6 +52,7 @@ void evaluate_layernorm_fwd(const OpRun& run, Evaluation& ev);
 void evaluate_layernorm_bwd(const OpRun& run, Evaluation& ev);
 void evaluate_rmsnorm_fwd(const OpRun& run, Evaluation& ev);
 void evaluate_rmsnorm_bwd(const OpRun& run, Evaluation& ev);
+void evaluate_norm_linear(const OpRun& run, Evaluation& ev);  // layernorm_linear_fwd, rmsnorm_linear_fwd
 
 // v[i], or `missing` when v is empty (no gamma: 1, no beta: 0).
 inline double at_or(const std::vector<float>& v, std::size_t i, double missing) {

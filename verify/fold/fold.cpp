@@ -5,32 +5,6 @@
 #include "round.h"
 
 namespace normcheck::fold {
-namespace {
-
-void two_sum(double a, double b, double& s, double& e) {
-  s = a + b;
-  const double bb = s - a;
-  e = (a - (s - bb)) + (b - bb);
-}
-
-}  // namespace
-
-DoubleDouble dot_dd(const double* a, const double* b, long n, long stride_b, double c) {
-  // Ogita, Rump, Oishi's Dot2 without its final rounding: p carries the float
-  // sum, s the sum of every product's and addition's exact error.
-  double p = c, s = 0;
-  for (long j = 0; j < n; ++j) {
-    const double prod = a[j] * b[j * stride_b];
-    const double prod_err = std::fma(a[j], b[j * stride_b], -prod);
-    double sum, sum_err;
-    two_sum(p, prod, sum, sum_err);
-    p = sum;
-    s += prod_err + sum_err;
-  }
-  DoubleDouble r;
-  two_sum(p, s, r.hi, r.lo);
-  return r;
-}
 
 void require_foldable(Placement placement, const std::string& what) {
   if (placement != Placement::post_ln) return;

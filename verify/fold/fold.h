@@ -19,6 +19,7 @@
 
 #include <Eigen/Dense>
 
+#include "normcheck/double_double.h"
 #include "normcheck/kernel.h"
 
 namespace normcheck::fold {
@@ -75,11 +76,9 @@ Linear fold_affine_wrong_side(const Linear& linear, const Vector& gamma, const V
 enum class Axis { rows, columns };
 Linear centre_writer(const Linear& writer, Axis axis, DType storage);
 
-// sum_j a_j b_j + c as an unevaluated double-double (TwoProd, TwoSum), for
-// doubles a_j b_j; error <= gamma_(n+1)(2^-53)^2 (sum |a_j b_j| + |c|).
-struct DoubleDouble {
-  double hi = 0, lo = 0;
-};
-DoubleDouble dot_dd(const double* a, const double* b, long n, long stride_b, double c);
+// sum_j a_j b_j + c as an unevaluated double-double (normcheck/double_double.h).
+using normcheck::DoubleDouble;
+using normcheck::dot_dd;
+using normcheck::two_sum;
 
 }  // namespace normcheck::fold

@@ -28,6 +28,11 @@ struct KernelArgs {
   float* stat = nullptr;                // forward: rstd (LayerNorm) or rrms (RMSNorm) per row
   float* dgamma = nullptr;              // backward: per column
   float* dbeta = nullptr;               // LayerNorm backward: per column
+  // A norm followed by a Linear (is_norm_linear(op), float32 only): out is z,
+  // rows x out_features.
+  const float* weight = nullptr;        // W, out_features x cols, row-major
+  const float* bias = nullptr;          // b per output; null: no bias
+  int64_t out_features = 0;
 };
 
 // Calls kernel.fn with the arrays of `args` its op takes. Throws

@@ -23,7 +23,18 @@ enum class Op {
   layernorm_bwd,  // dx, dgamma, dbeta from dy, x, gamma, saved mean and rstd
   rmsnorm_fwd,    // y, rrms from x, gamma, eps
   rmsnorm_bwd,    // dx, dgamma from dy, x, gamma, saved rrms
+  // A normalization followed by a Linear, fused: z = W Norm(x; gamma, beta) + b
+  // with W out_features x cols (PyTorch's out x in layout) and b out_features
+  // (or none). docs/folding.md: the rows compute it unfolded (affine, then the
+  // Linear) or folded (W' = W diag(gamma), b' = W beta + b, then no affine).
+  layernorm_linear_fwd,  // z from x, gamma, beta, W, b, eps
+  rmsnorm_linear_fwd,    // z from x, gamma, W, b, eps
 };
+
+// The ops that end in a Linear layer (their Problem carries W, b, out_features).
+constexpr bool is_norm_linear(Op op) {
+  return op == Op::layernorm_linear_fwd || op == Op::rmsnorm_linear_fwd;
+}
 
 enum class Origin {
   ours,         // a kernel normcheck ships and vouches for
@@ -59,9 +70,21 @@ using LayerNormBwd16Fn = nc_layernorm_bwd16_fn;
 using RmsNormFwd16Fn = nc_rmsnorm_fwd16_fn;
 using RmsNormBwd16Fn = nc_rmsnorm_bwd16_fn;
 
+// Norm followed by a Linear (Op::layernorm_linear_fwd, rmsnorm_linear_fwd),
+// float32 only and not part of the plugin ABI: x rows x cols, gamma/beta cols
+// (each may be null: no affine), w out_features x cols row-major, bias
+// out_features (null: no bias), z rows x out_features.
+using LayerNormLinearFwdFn = void (*)(const float* x, const float* gamma, const float* beta,
+                                      const float* w, const float* bias, float* z, int64_t rows,
+                                      int64_t cols, int64_t out_features, float eps);
+using RmsNormLinearFwdFn = void (*)(const float* x, const float* gamma, const float* w,
+                                    const float* bias, float* z, int64_t rows, int64_t cols,
+                                    int64_t out_features, float eps);
+
 using KernelFn = std::variant<nc_layernorm_fwd_fn, nc_layernorm_bwd_fn, nc_rmsnorm_fwd_fn,
                               nc_rmsnorm_bwd_fn, LayerNormFwd16Fn, LayerNormBwd16Fn,
-                              RmsNormFwd16Fn, RmsNormBwd16Fn>;
+                              RmsNormFwd16Fn, RmsNormBwd16Fn, LayerNormLinearFwdFn,
+                              RmsNormLinearFwdFn>;
 
 // What an a-priori bound may depend on: the row's size and condition, all
 // computed exactly (from the reference) by the verifier. r is the exact
@@ -92,6 +115,14 @@ struct RowCondition {
 //                               + (dx_proj_abs + dx_proj_rel |xhat_i|) mean|g xhat|)
 //   dgamma: |dgamma^ - dgamma| <= dgamma_rel * sum_rows |dy xhat| + dgamma_abs * sum_rows |dy|
 //   dbeta:  |dbeta^ - dbeta|   <= dbeta_rel  * sum_rows |dy|
+//   z (norm followed by a Linear, is_norm_linear(op)), output i of a row:
+//           |z^_i - z_i| <= sum_j |W_ij| yallow_j + linear_rel T_i + fold_weight_rel S_i
+//                           + fold_bias_rel |c_i| + linear_abs
+//           with yallow_j the y allowance above at (gamma_j, beta_j, xhat_j),
+//           T_i = sum_j |W_ij| (|gamma_j xhat_j| + |beta_j|) + |b_i| (what the
+//           Linear's own rounding scales with), S_i = sum_j |W_ij gamma_j xhat_j|
+//           and c_i = sum_j W_ij beta_j + b_i (what rounding the folded weights
+//           and bias scale with). underflow_abs enters z only through yallow_j.
 // Without gamma, gamma_i is 1; without beta, beta_i is 0. A coefficient of
 // +infinity means the algorithm promises nothing for that output on this row.
 // dgamma/dbeta sum over rows: their coefficients are taken at the condition
@@ -108,6 +139,8 @@ struct Bound {
   // Added to the allowance of every output: what gradual underflow can cost in
   // absolute terms (a product that lands below 2^-126 is off by up to 2^-150).
   double underflow_abs = 0;
+  // z of a norm followed by a Linear (see the formula above).
+  double linear_rel = 0, fold_weight_rel = 0, fold_bias_rel = 0, linear_abs = 0;
 };
 
 using BoundFn = Bound (*)(const RowCondition&);
@@ -127,6 +160,7 @@ struct InputRange {
 struct Shape {
   int64_t rows = 0, cols = 0;
   bool has_gamma = false, has_beta = false;
+  int64_t out_features = 0;  // a norm followed by a Linear: the Linear's outputs (0 elsewhere)
 };
 
 // Returns why the kernel cannot run this problem, or an empty string when it

@@ -52,7 +52,9 @@ TEST(BenchCli, JsonHasTheContractFields) {
     for (const char* field : {"rows", "cols"}) EXPECT_TRUE(r[field].is_number_integer()) << field;
     for (const char* field : {"gbps", "ratio_to_copy", "ratio_to_stream"}) EXPECT_TRUE(r[field].is_number()) << field;
     EXPECT_TRUE(r.contains("ratio_to_onednn"));
-    EXPECT_TRUE(r["op"] == "layernorm" || r["op"] == "rmsnorm") << r.dump();
+    EXPECT_TRUE(r["op"] == "layernorm" || r["op"] == "rmsnorm" || r["op"] == "layernorm_linear" ||
+                r["op"] == "rmsnorm_linear")
+        << r.dump();
     EXPECT_TRUE(r["direction"] == "fwd" || r["direction"] == "bwd") << r.dump();
   }
 }

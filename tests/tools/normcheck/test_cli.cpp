@@ -105,6 +105,43 @@ TEST(Cli, KernelSelectionRunsOnlyTheNamedKernels) {
   EXPECT_EQ(doc["kernels"][0]["declined_rows"], 1);
 }
 
+// A norm followed by a Linear: a problem file with nc.weight/nc.bias runs on
+// every row of its op, ours within bound, the wrong-side control failing
+// (exit 1); a plain row file has no W, so those rows decline every row.
+TEST(Cli, CheckReplaysANormLinearProblemFile) {
+  const fs::path file = write_file("norm_linear.txt",
+                                   "# nc.op layernorm_linear_fwd\n"
+                                   "# nc.gamma 0.5 2 -1 0.25\n# nc.beta 0 1 0 -1\n"
+                                   "# nc.weight 1 -2 0.5 3\n# nc.weight 0.25 0.25 -1 1\n# nc.bias 0.5 -0.5\n"
+                                   "1 2 3 5\n-1 0.5 7 2\n");
+  const CliRun run = normcheck("check --json --input " + file.string());
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const auto doc = nlohmann::json::parse(run.out);
+  int ours = 0, controls = 0;
+  for (const auto& k : doc["kernels"]) {
+    const Kernel* row = find_kernel(k["name"].get<std::string>());
+    ASSERT_NE(row, nullptr);
+    EXPECT_EQ(row->op, Op::layernorm_linear_fwd);
+    EXPECT_EQ(k["rows"], 1) << k.dump();
+    if (row->origin == Origin::ours) {
+      ++ours;
+      EXPECT_TRUE(k["pass"].get<bool>()) << k.dump();
+    }
+    if (row->origin == Origin::control) {
+      ++controls;
+      EXPECT_FALSE(k["pass"].get<bool>()) << k.dump();
+    }
+  }
+  EXPECT_GE(ours, 2);
+  EXPECT_GE(controls, 1);
+
+  const CliRun plain = normcheck("check --json --kernel layernorm_linear_fwd.folded --input " + example("basic.txt"));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const auto plain_doc = nlohmann::json::parse(plain.out);
+  EXPECT_EQ(plain_doc["kernels"][0]["rows"], 0);
+  EXPECT_EQ(plain_doc["kernels"][0]["declined_rows"].get<size_t>(), read_row_file(example("basic.txt")).size());
+}
+
 struct BadInput {
   std::string args;
   std::string message;  // a piece of what stderr must say

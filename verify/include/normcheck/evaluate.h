@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "normcheck/kernel.h"
 #include "normcheck/reference.h"
+#include "normcheck/reference_linear.h"
 
 namespace normcheck {
 
@@ -22,11 +24,16 @@ struct Problem {
   // The kernel sees every array starting this many floats past a 64-byte
   // boundary, so SIMD kernels meet misaligned rows.
   int misalign_floats = 0;
+  // A norm followed by a Linear (is_norm_linear(op), kernel.h): W is
+  // out_features x cols, row-major; bias holds out_features values or is
+  // empty (no bias). Empty and 0 for the other ops.
+  std::vector<float> weight, bias;
+  int64_t out_features = 0;
 };
 
 // Which output broke its bound (or showed the worst ratio), for reports.
 struct Worst {
-  std::string output;  // "y", "mean", "rstd", "rrms", "dx", "dgamma", "dbeta"
+  std::string output;  // "y", "mean", "rstd", "rrms", "dx", "dgamma", "dbeta", "z"
   int64_t row = -1, col = -1;
   float computed = 0;
   double exact = 0;
@@ -90,7 +97,9 @@ struct ExactReference {
   LayerNormBwdReference layernorm_bwd;  // layernorm_bwd
   RmsNormFwdReference rmsnorm_fwd;      // rmsnorm_fwd; rmsnorm_bwd: the saved rrms (no gamma)
   RmsNormBwdReference rmsnorm_bwd;      // rmsnorm_bwd
-  // The op's exact normalized values and main output (rows x cols).
+  NormLinearReference norm_linear;      // layernorm_linear_fwd, rmsnorm_linear_fwd
+  // The op's exact normalized values and main output (rows x cols; z of a
+  // norm followed by a Linear is rows x out_features).
   const std::vector<double>& xhat() const;
   const std::vector<double>& main_exact() const;
 };
@@ -123,6 +132,8 @@ struct EvaluateOptions {
   const ExactReference* reference = nullptr;
   // Fill Evaluation::main_elements: each element's value, exact value and
   // allowance, for suites that derive their own tolerances from the bound.
+  // Not for a norm followed by a Linear (its z has no one xhat): evaluate()
+  // throws std::invalid_argument then.
   bool keep_main_elements = false;
 };
 
@@ -156,6 +167,23 @@ RowCondition row_condition(const RowStats& stats);
 //     eps < 2^128), so inside their range only the first case occurs.
 // A row with a non-finite input is checked: its y or dx must be NaN.
 bool row_checked(Op op, const RowStats& stats);
+
+// The allowance of output i of a row of a norm followed by a Linear
+// (kernel.h, Bound: the z formula): w_row is row i of W; gamma/beta are the
+// norm's (empty: 1, 0); xhat the row's exact normalized values; t, s, c_abs
+// and exact_error the reference's scales and own error for this output
+// (reference_linear.h). +inf where a coefficient is +inf; the formula's sums
+// are raised by the relative gamma_(2d+2)(2^-53) a float64 sum of
+// non-negative terms can lose, and exact_error is added.
+double z_allowance(const Bound& b, std::span<const float> w_row, std::span<const float> gamma,
+                   std::span<const float> beta, std::span<const double> xhat, double t, double s,
+                   double c_abs, double exact_error);
+
+// Why evaluate() declines a problem of a norm followed by a Linear: no W
+// (out_features 0: a problem made for a plain norm), or a non-finite
+// parameter; empty when it takes it. Throws std::invalid_argument on sizes
+// that do not fit.
+std::string norm_linear_problem_declined(const Kernel& kernel, const Problem& problem);
 
 // The problem as a request to `kernel` (kernel.h): its shape, x, and dy when
 // the kernel's op is a backward. declines(kernel, request_for(kernel, problem))

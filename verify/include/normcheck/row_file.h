@@ -11,6 +11,7 @@
 // comment lines, which a plain reader skips as comments, carry what the rows
 // (x) do not:
 //   # nc.op layernorm_fwd | layernorm_bwd | rmsnorm_fwd | rmsnorm_bwd
+//           | layernorm_linear_fwd | rmsnorm_linear_fwd
 //   # nc.dtype f32 | bf16 | f16       (the storage the kernel had; default f32)
 //   # nc.kernel <name>                (informational: the kernel it was found on)
 //   # nc.eps <value>                  (default 1e-5)
@@ -19,6 +20,9 @@
 //   # nc.dy <d values>                (one line per row, in row order)
 //   # nc.mean <rows values>           # nc.rstd <rows values>    (LayerNorm backward)
 //   # nc.rrms <rows values>           (RMSNorm backward)
+//   # nc.weight <d values>            (a norm followed by a Linear: one line per output,
+//                                      W is out_features x d; f32 only)
+//   # nc.bias <out_features values>   (its bias, optional)
 // The saved statistics of a backward problem are the forward's, correctly
 // rounded to float from x; that is what evaluate() passes the kernel, and a
 // file whose statistics differ is refused rather than replayed differently.
