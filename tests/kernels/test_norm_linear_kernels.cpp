@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "../reference/test_seed.h"
-#include "../support/describe_evaluation.h"
+#include "test_seed.h"
+#include "describe_evaluation.h"
 #include "fold/families.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
