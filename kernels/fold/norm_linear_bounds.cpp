@@ -16,6 +16,7 @@
 // through the additions).
 #include <cmath>
 
+#include "bound_blocks.h"
 #include "normcheck/bounds.h"
 #include "norm_linear.h"
 

@@ -164,7 +164,7 @@ bool throws_the_reason(const Kernel& k) {
     if (k.origin != Origin::third_party) continue;
     ++adapters;
     for (const Shape& shape : shapes) {
-      const std::string reason = declines(k, shape);
+      const std::string reason = declines(k, Request{shape});
       if (!reason.starts_with("cannot load the adapter module " + dir + "/libnormcheck_") ||
           reason.find(cause) == std::string::npos)
         fail(k, "declines '" + reason + "'");
