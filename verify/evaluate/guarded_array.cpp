@@ -2,7 +2,7 @@
 
 #include <bit>
 
-#include "normcheck/storage16.h"
+#include "normcheck/float_format.h"
 
 namespace normcheck::evaluation {
 

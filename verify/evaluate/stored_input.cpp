@@ -1,6 +1,6 @@
 #include "stored_input.h"
 
-#include "normcheck/storage16.h"
+#include "normcheck/float_format.h"
 
 namespace normcheck::evaluation {
 

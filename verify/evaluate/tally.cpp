@@ -3,47 +3,18 @@
 #include <cmath>
 #include <limits>
 
-#include "normcheck/metrics.h"
-#include "normcheck/storage16.h"
+#include "normcheck/float_format.h"
 
 namespace normcheck::evaluation {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Position of a non-negative value on f16's ordinal line (consecutive f16
-// values are consecutive integers; 2^-24 is the subnormal spacing, each binade
-// above 2^-14 holds 1024 values; past 65504 the top binade's spacing goes on,
-// so +inf sits at 65536 like one more value).
-double f16_position(double a) {
-  if (a < 0x1p-14) return a / 0x1p-24;
-  const int e = std::min(std::ilogb(a), 15);
-  return 1024.0 * (e + 15) + (a / std::ldexp(1.0, e) - 1) * 1024.0;
-}
-
-// ULP distance in the kernel's dtype. bf16 shares float's exponent range, so
-// one bf16 ulp is exactly 2^16 float ulps everywhere, overflow included.
-double ulp_in(DType t, float computed, double exact) {
-  switch (t) {
-    case DType::f32: return ulp_error(computed, exact);
-    case DType::bf16: return ulp_error(computed, exact) / 0x1p16;
-    case DType::f16: break;
-  }
-  if (std::isnan(computed) || std::isnan(exact))
-    return std::isnan(computed) && std::isnan(exact) ? 0 : kInf;
-  if (std::isinf(exact)) return static_cast<double>(computed) == exact ? 0 : kInf;
-  auto signed_position = [](double v) {
-    const double p = std::isinf(v) ? f16_position(65536.0) : f16_position(std::fabs(v));
-    return std::signbit(v) ? -p : p;
-  };
-  return std::fabs(signed_position(computed) - signed_position(exact));
-}
-
 }  // namespace
 
 void Tally::element(const char* output, int64_t row, int64_t col, float computed, double exact,
                     double allowed, bool main, DType dtype) {
-  const double ulp = main ? ulp_in(dtype, computed, exact) : 0;
+  const double ulp = main ? ulp_error(dtype, computed, exact) : 0;  // in the output's format
   ev_.max_ulp = std::max(ev_.max_ulp, ulp);
   double ratio = 0;
   if (allowed == kInf) {
