@@ -1,8 +1,8 @@
 // The kernel table. Each row is defined next to its implementation (one
 // kernel per file) as `constinit const Kernel`, so the copies below read
 // constant-initialized objects whatever the static initialization order.
-// Order: ours (scalar, SIMD, threaded) and the controls as builtin_kernels.inc
-// lists them, then third-party adapters; `normcheck list` prints this order.
+// Order: as builtin_kernels.inc lists them (ours, the controls, the
+// third-party adapters); `normcheck list` prints this order.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -12,17 +12,9 @@
 
 namespace normcheck {
 
-// ---- ours and the controls (kernels/scalar/, kernels/simd/): builtin_kernels.inc ----
 #define NORMCHECK_KERNEL(row) extern const Kernel row;
 #include "builtin_kernels.inc"
 #undef NORMCHECK_KERNEL
-// ---- third-party adapters (kernels/adapters/) ----
-#if NORMCHECK_HAVE_ONEDNN
-extern const Kernel kOnednnLayerNormFwd, kOnednnLayerNormBwd;
-#endif
-#if NORMCHECK_HAVE_TORCH
-extern const Kernel kTorchLayerNormFwd, kTorchLayerNormBwd;
-#endif
 
 namespace {
 
@@ -31,12 +23,6 @@ std::vector<Kernel>& mutable_table() {
 #define NORMCHECK_KERNEL(row) row,
 #include "builtin_kernels.inc"
 #undef NORMCHECK_KERNEL
-#if NORMCHECK_HAVE_ONEDNN
-      kOnednnLayerNormFwd, kOnednnLayerNormBwd,
-#endif
-#if NORMCHECK_HAVE_TORCH
-      kTorchLayerNormFwd, kTorchLayerNormBwd,
-#endif
   };
   return table;
 }
