@@ -12,9 +12,14 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
 (cd build && ctest -LE nightly --output-on-failure -j"$jobs")
 
-# libtorch is left out of the sanitizer build: its prebuilt library is not
-# instrumented and its static initializers trip ASan's ODR checks.
+# The adapters are left out of the sanitizer build (their rows then decline,
+# which the lazy-loading test checks): libtorch's prebuilt library is not
+# instrumented and its static initializers trip ASan's ODR checks; the oneDNN
+# module is dlopen()ed, and GCC 12's LeakSanitizer crashes at exit ("Tracer
+# caught signal 11") scanning the dynamic TLS that module's libraries leave
+# on Debian 12's glibc 2.36.
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNORMCHECK_SANITIZE=ON \
-  -DNORMCHECK_WITH_TORCH=OFF -DNORMCHECK_BUILD_BENCH=OFF -DNORMCHECK_UNIT_TESTS_ONLY=ON >/dev/null
+  -DNORMCHECK_WITH_TORCH=OFF -DNORMCHECK_WITH_ONEDNN=OFF -DNORMCHECK_BUILD_BENCH=OFF \
+  -DNORMCHECK_UNIT_TESTS_ONLY=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ctest -L unit --output-on-failure -j"$jobs")
