@@ -57,7 +57,7 @@ TEST(Cli, ListNamesEveryKernelInTheTable) {
       << "layernorm_fwd.accurate's promise is not shown";
 }
 
-// The acceptance check: on x = 1e4 + N(0,1) the one-pass control breaks
+// The check a user runs first: on x = 1e4 + N(0,1) the one-pass control breaks
 // its bound and the two-pass and Welford kernels hold theirs.
 TEST(Cli, CheckFlagsTheOnePassControlOnShiftedRows) {
   const CliRun run = normcheck("check --json --input " + example("shifted_rows.txt"));
