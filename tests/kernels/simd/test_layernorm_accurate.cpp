@@ -95,7 +95,7 @@ void put_element_at_mean(Problem& p, int64_t row, int64_t col) {
   p.x[static_cast<size_t>(row * d + col)] = static_cast<float>(others / static_cast<long double>(d - 1));
 }
 
-// |mean|/sigma from 0 to 1e7 (far past where float's x - mean loses every bit), d = 768 and 4096; in each
+// |mean|/sigma from 0 to 1e7 (where float's x - mean keeps less than one bit), d = 768 and 4096; in each
 // row a few elements are put at the mean.
 class LayerNormAccurate : public test::PerTarget {};
 HWY_TARGET_INSTANTIATE_TEST_SUITE_P(LayerNormAccurate);
