@@ -69,7 +69,7 @@ HWY_INLINE hn::Vec<D> LoadAsFloat(D d, const hwy::bfloat16_t* HWY_RESTRICT p) {
 // exact widening, narrowing rounded to nearest even); its emulation on the
 // other targets (SCALAR, SSSE3, SSE4) truncates, and maps f16 inf/NaN and
 // float overflow, inf and NaN to finite values. There we convert by bits
-// (tests/kernels/simd/test_f16_io.cpp checks every target against the compiler's
+// (tests/kernels/simd/test_hwy_io.cpp checks every target against the compiler's
 // _Float16 conversions). Re-included per target: the macro is decided anew.
 #undef NORMCHECK_F16_BY_BITS
 #if HWY_TARGET >= HWY_SSE4 || defined(HWY_DISABLE_F16C)
@@ -104,24 +104,31 @@ template <class D>
 HWY_INLINE void StoreFromFloat(D d, hn::Vec<D> v, float* HWY_RESTRICT p) {
   hn::StoreU(v, d, p);
 }
-// bf16 with round-to-nearest-even (Highway 1.0.3's DemoteTo truncates): add
-// 0x7FFF plus the lowest kept bit, keep the top 16 bits. NaN stays NaN (a
-// quiet bit is set first, so rounding cannot carry it into infinity).
-// Bits16 gives the 16-bit patterns (lanes of Rebind<uint16_t, D>) that
-// StoreFromFloat stores; WriteRow streams them.
+// bf16 with round-to-nearest-even (Highway 1.0.3's DemoteTo truncates), in the
+// upper 16 bits of each 32-bit lane (the lower 16 are not part of it): adding
+// 0x7FFF plus the lowest kept bit rounds the 16 dropped bits, a carry moving
+// on into the exponent (overflow to inf included). A NaN is not rounded but
+// keeps its top bits with the quiet bit set: an increment could carry its
+// payload through the exponent into the sign (0x7FFFFFFF would become -0).
 template <class D>
-HWY_INLINE hn::Vec<hn::Rebind<uint16_t, D>> Bits16(D /* d */, hn::Vec<D> v,
-                                                   const hwy::bfloat16_t* /* format */) {
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> Bf16InUpperHalf(D d, hn::Vec<D> v) {
   const hn::RebindToUnsigned<D> du;
+  const auto bits = hn::BitCast(du, v);
+  const auto lowest_kept = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+  const auto rounded = hn::Add(bits, hn::Add(hn::Set(du, 0x7FFFu), lowest_kept));
+  (void)d;
+  return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Or(bits, hn::Set(du, 0x00400000u)),
+                        rounded);
+}
+// Bits16 gives the 16-bit patterns (lanes of Rebind<uint16_t, D>) that
+// StoreFromFloat stores; Bits16Pair those of two vectors at once, as one
+// vector of their bytes (lo's lanes first), which WriteRow stores.
+template <class D>
+HWY_INLINE hn::Vec<hn::Rebind<uint16_t, D>> Bits16(D d, hn::Vec<D> v,
+                                                   const hwy::bfloat16_t* /* format */) {
   const hn::RebindToSigned<D> di;
   const hn::Rebind<uint16_t, D> du16;
-  auto bits = hn::BitCast(du, v);
-  bits = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Or(bits, hn::Set(du, 0x00400000u)),
-                        bits);
-  const auto lowest_kept = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
-  bits = hn::Add(bits, hn::Add(hn::Set(du, 0x7FFFu), lowest_kept));
-  const auto top = hn::BitCast(di, hn::ShiftRight<16>(bits));
-  return hn::DemoteTo(du16, top);
+  return hn::DemoteTo(du16, hn::BitCast(di, hn::ShiftRight<16>(Bf16InUpperHalf(d, v))));
 }
 template <class D>
 HWY_INLINE void StoreFromFloat(D d, hn::Vec<D> v, hwy::bfloat16_t* HWY_RESTRICT p) {
@@ -171,6 +178,28 @@ HWY_INLINE void StoreFromFloat(D d, hn::Vec<D> v, hwy::float16_t* HWY_RESTRICT p
   const hn::Rebind<uint16_t, D> du16;
   hn::StoreU(Bits16(d, v, p), du16, reinterpret_cast<uint16_t*>(p));
 }
+
+#if HWY_TARGET != HWY_SCALAR  // one lane: nothing to combine
+// bf16: the upper halves of the 32-bit lanes of both vectors, picked by one
+// two-vector permutation (AVX-512) instead of narrowing each vector.
+template <class D>
+HWY_INLINE hn::Vec<hn::Repartition<uint16_t, D>> Bits16Pair(D d, hn::Vec<D> lo, hn::Vec<D> hi,
+                                                            const hwy::bfloat16_t* format) {
+  const hn::Repartition<uint16_t, D> dw;
+  if constexpr (hn::MaxLanes(dw) * sizeof(uint16_t) >= 16) {
+    return hn::ConcatOdd(dw, hn::BitCast(dw, Bf16InUpperHalf(d, hi)),
+                         hn::BitCast(dw, Bf16InUpperHalf(d, lo)));
+  } else {
+    return hn::Combine(dw, Bits16(d, hi, format), Bits16(d, lo, format));
+  }
+}
+template <class D>
+HWY_INLINE hn::Vec<hn::Repartition<uint16_t, D>> Bits16Pair(D d, hn::Vec<D> lo, hn::Vec<D> hi,
+                                                            const hwy::float16_t* format) {
+  const hn::Repartition<uint16_t, D> dw;
+  return hn::Combine(dw, Bits16(d, hi, format), Bits16(d, lo, format));
+}
+#endif
 
 // The first `count` (< Lanes(d)) elements at p; the other lanes are zero.
 template <class D, typename T>
@@ -227,11 +256,11 @@ HWY_INLINE void UpdateFloatsN(D d, float* HWY_RESTRICT p, size_t count, const Up
 }
 
 // Writes n outputs, value(i, count) giving the vector for elements [i, i +
-// count) (count < Lanes(d) only at the row's ends). With `stream`, float
-// outputs go around the cache (non-temporal stores, after a head that
-// reaches vector alignment; 16-bit outputs two float vectors at a time) so a
-// large output costs no read-for-ownership;
-// callers then end with hwy::FlushStream(). The values do not depend on it.
+// count) (count < Lanes(d) only at the row's ends). 16-bit outputs are
+// narrowed two float vectors at a time (Bits16Pair). With `stream`, outputs
+// go around the cache (non-temporal stores, after a head that reaches vector
+// alignment) so a large output costs no read-for-ownership; callers then end
+// with hwy::FlushStream(). The values do not depend on it.
 template <class D, typename T, class ValueFn>
 HWY_INLINE void WriteRow(D d, T* HWY_RESTRICT y, size_t n, bool stream, const ValueFn& value) {
   const size_t N = hn::Lanes(d);
@@ -247,17 +276,25 @@ HWY_INLINE void WriteRow(D d, T* HWY_RESTRICT y, size_t n, bool stream, const Va
   } else {
 #if HWY_TARGET != HWY_SCALAR  // one lane: nothing to combine
     // 16-bit outputs: two float vectors make one vector of 16-bit patterns
-    // (the bytes of one float vector), streamed once aligned to its size.
-    if (stream && bytes >= 16 && address % sizeof(T) == 0) {
+    // (the bytes of one float vector); streamed once aligned to its size.
+    if (bytes >= 16 && address % sizeof(T) == 0) {
       const hn::Repartition<uint16_t, D> dw;
-      const size_t head = std::min(n, (bytes - address % bytes) % bytes / sizeof(T));
-      for (; i + N <= head; i += N) StoreFromFloat(d, value(i, N), y + i);
-      if (i < head) StoreFromFloatTail(d, value(i, head - i), y + i, head - i);
+      if (stream) {
+        const size_t head = std::min(n, (bytes - address % bytes) % bytes / sizeof(T));
+        for (; i + N <= head; i += N) StoreFromFloat(d, value(i, N), y + i);
+        if (i < head) StoreFromFloatTail(d, value(i, head - i), y + i, head - i);
+        i = head;
+      }
       auto* bits = reinterpret_cast<uint16_t*>(y);
-      for (i = head; i + 2 * N <= n; i += 2 * N) {
-        const auto low = Bits16(d, value(i, N), y);
-        const auto high = Bits16(d, value(i + N, N), y);
-        hn::Stream(hn::Combine(dw, high, low), dw, bits + i);
+      for (; i + 2 * N <= n; i += 2 * N) {
+        const auto lo = value(i, N);
+        const auto hi = value(i + N, N);
+        const auto pair = Bits16Pair(d, lo, hi, y);
+        if (stream) {
+          hn::Stream(pair, dw, bits + i);
+        } else {
+          hn::StoreU(pair, dw, bits + i);
+        }
       }
     }
 #endif
@@ -267,16 +304,27 @@ HWY_INLINE void WriteRow(D d, T* HWY_RESTRICT y, size_t n, bool stream, const Va
 }
 
 // The sum of v's lanes by a fixed pairwise tree: ceil(log2 Lanes(d)) additions
-// per lane, the same order on every call.
+// per lane, the same order on every call. Each level adds every lane to its
+// partner at distance 1, 2, 4, ... lanes (adjacent lanes, then halves of a
+// 128-bit block, blocks, 256-bit halves), so lane 0 ends up holding
+// ((l0 + l1) + (l2 + l3)) + ...: the tree of adjacent pairs, a + b and b + a
+// being the same float. In registers: a store and a scalar tree cost a
+// 768-element row about a fifth of its time.
 template <class D>
 HWY_INLINE hn::TFromD<D> SumLanesPairwise(D d, hn::Vec<D> v) {
   using T = hn::TFromD<D>;
-  HWY_ALIGN T lanes[kMaxLanes];
-  hn::Store(v, d, lanes);
-  for (size_t width = hn::Lanes(d); width > 1; width /= 2) {
-    for (size_t i = 0; i < width / 2; ++i) lanes[i] = lanes[2 * i] + lanes[2 * i + 1];
-  }
-  return lanes[0];
+  constexpr size_t kLanes = hn::MaxLanes(D());
+  constexpr size_t kBlockLanes = 16 / sizeof(T);
+  static_assert(kLanes <= 4 * kBlockLanes, "wider vectors need one more level");
+#if HWY_TARGET != HWY_SCALAR  // one lane: nothing to add
+  if constexpr (kLanes >= 2) v = hn::Add(v, hn::Reverse2(d, v));
+  if constexpr (sizeof(T) == 4 && kLanes >= 4) v = hn::Add(v, hn::Shuffle1032(v));
+  if constexpr (kLanes >= 2 * kBlockLanes) v = hn::Add(v, hn::SwapAdjacentBlocks(v));
+  if constexpr (kLanes >= 4 * kBlockLanes) v = hn::Add(v, hn::ConcatLowerUpper(d, v, v));
+#else
+  (void)d;
+#endif
+  return hn::GetLane(v);
 }
 
 }  // namespace normcheck::simd::HWY_NAMESPACE

@@ -1,13 +1,18 @@
-// The f16 loads and stores of the Highway kernels (kernels/simd/hwy_io-inl.h),
-// on every target this CPU supports, against the compiler's _Float16
+// The 16-bit loads and stores of the Highway kernels (kernels/simd/hwy_io-inl.h),
+// on every target this CPU supports. f16 against the compiler's _Float16
 // conversions (IEEE: widening exact, narrowing rounded to nearest even, g++
 // 12): every f16 bit pattern loaded; stored, every f16 value with the float
 // halfway to its successor and that halfway point's two neighbours (ties to
 // even, subnormals, 65520 -> inf), a sweep over all float bit patterns
-// (float subnormals, overflow, NaN), and inf/NaN by name. Arrays go through
-// in pieces of 1..37 elements, so whole vectors and every row tail are used.
+// (float subnormals, overflow, NaN), and inf/NaN by name. bf16 stores against
+// float_format.h's bf16_from_float (the scalar conversion every other part of
+// normcheck uses), on the same kind of cases plus NaNs whose payload an
+// increment would carry into the sign. Stores go through WriteRow both cached
+// and streamed (non-temporal, two vectors narrowed at a time), starting one
+// element past a vector boundary, in pieces of 1..37 elements, so the head,
+// whole vectors, pairs of vectors and every row tail are used.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "test_f16_io.cpp"
+#define HWY_TARGET_INCLUDE "test_hwy_io.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include "hwy/highway.h"
@@ -16,12 +21,19 @@
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
-// What the kernels do with an f16 row: float vectors stored with
-// StoreFromFloat (WriteRow: whole vectors, then the tail through a buffer).
-void StoreF16ForTest(const float* in, uint16_t* out, size_t n) {
+// What the kernels do with a 16-bit row (`bf16` selects the format): float
+// vectors stored by WriteRow, around the cache with `stream`.
+void Store16ForTest(bool bf16, bool stream, const float* in, uint16_t* out, size_t n) {
   const hn::ScalableTag<float> d;
-  WriteRow(d, reinterpret_cast<hwy::float16_t*>(out), n, false,
-           [&](size_t i, size_t count) { return LoadAsFloatN(d, in + i, count); });
+  const auto store = [&](auto* y) {
+    WriteRow(d, y, n, stream, [&](size_t i, size_t count) { return LoadAsFloatN(d, in + i, count); });
+  };
+  if (bf16) {
+    store(reinterpret_cast<hwy::bfloat16_t*>(out));
+  } else {
+    store(reinterpret_cast<hwy::float16_t*>(out));
+  }
+  if (stream) hwy::FlushStream();
 }
 
 // ... and loaded with LoadAsFloat (LoadAsFloatN: whole vectors or the tail).
@@ -47,10 +59,11 @@ HWY_AFTER_NAMESPACE();
 #include <string>
 #include <vector>
 
+#include "normcheck/float_format.h"
 #include "simd_test_support.h"
 
 namespace normcheck::simd {
-HWY_EXPORT(StoreF16ForTest);
+HWY_EXPORT(Store16ForTest);
 HWY_EXPORT(LoadF16ForTest);
 }  // namespace normcheck::simd
 
@@ -68,7 +81,8 @@ void in_pieces(size_t n, const Fn& fn) {
   for (size_t i = 0; i < n; i += length, length = length % 37 + 1) fn(i, std::min(length, n - i));
 }
 
-std::vector<float> store_cases() {
+// Float cases for storing to f16: see the top of this file.
+std::vector<float> f16_store_cases() {
   std::vector<float> cases;
   // Each non-negative finite f16 value, the point halfway to the next one
   // (exact in float: 11 significant bits and one more) and its neighbours;
@@ -82,6 +96,28 @@ std::vector<float> store_cases() {
       cases.push_back(-v);
     }
   }
+  return cases;
+}
+
+// Float cases for storing to bf16: each bf16 bit pattern as a float, the
+// point halfway to the next pattern (ties to even; from the largest finite
+// value and from a NaN too) and its neighbours, and NaNs with every payload
+// bit set, or set from bit 15 up (an increment carries them into the sign).
+std::vector<float> bf16_store_cases() {
+  std::vector<float> cases;
+  for (uint32_t h = 0; h <= 0xFFFF; ++h) {
+    const uint32_t bits = h << 16;
+    for (const uint32_t v : {bits, bits | 0x8000u, bits | 0x7FFFu, bits | 0x8001u, bits | 0xFFFFu})
+      cases.push_back(std::bit_cast<float>(v));
+  }
+  for (const uint32_t v : {0x7FFFFFFFu, 0xFFFFFFFFu, 0x7FFF8001u, 0xFFFF8000u, 0x7FBFFFFFu})
+    cases.push_back(std::bit_cast<float>(v));
+  return cases;
+}
+
+// Cases every format gets: a sweep over all float bit patterns (float
+// subnormals, overflow, NaN), and inf/NaN by name.
+void add_common_cases(std::vector<float>& cases) {
   for (uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 4099)
     cases.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
   const float inf = std::numeric_limits<float>::infinity();
@@ -91,7 +127,6 @@ std::vector<float> store_cases() {
                         std::bit_cast<float>(0x7F800001u), std::bit_cast<float>(0x7FFFFFFFu),
                         std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min()})
     cases.push_back(v);
-  return cases;
 }
 
 // The mismatches of `got` against `want` (NaN for NaN, else the same bits),
@@ -104,22 +139,23 @@ struct Mismatches {
   }
 };
 
-class F16Io : public test::PerTarget {};
-HWY_TARGET_INSTANTIATE_TEST_SUITE_P(F16Io);
+class HwyIo : public test::PerTarget {};
+HWY_TARGET_INSTANTIATE_TEST_SUITE_P(HwyIo);
 
-TEST_P(F16Io, StoreRoundsToNearestEvenOnEveryTarget) {
-  const std::vector<float> in = store_cases();
-  std::vector<uint16_t> want(in.size());
-  for (size_t i = 0; i < in.size(); ++i) want[i] = to_f16(in[i]);
-  {
-    const char* target = this->target();
-    std::vector<uint16_t> got(in.size());
+// Stores `in` through WriteRow (cached, then streamed) and counts every
+// pattern that is not `want` (a NaN for a NaN, else the same bits).
+void expect_stores(const char* target, bool bf16, const std::vector<float>& in,
+                   const std::vector<uint16_t>& want, bool (*is_nan)(uint16_t)) {
+  for (const bool stream : {false, true}) {
+    // One element past a 64-byte boundary: the streamed head runs.
+    std::vector<uint16_t> buffer(in.size() + 32);
+    uint16_t* got = buffer.data() + (32 - reinterpret_cast<uintptr_t>(buffer.data()) % 64 / 2) % 32 + 1;
     in_pieces(in.size(), [&](size_t i, size_t count) {
-      HWY_DYNAMIC_DISPATCH(simd::StoreF16ForTest)(in.data() + i, got.data() + i, count);
+      HWY_DYNAMIC_DISPATCH(simd::Store16ForTest)(bf16, stream, in.data() + i, got + i, count);
     });
     Mismatches bad;
     for (size_t i = 0; i < in.size(); ++i) {
-      const bool ok = f16_is_nan(want[i]) ? f16_is_nan(got[i]) : got[i] == want[i];
+      const bool ok = is_nan(want[i]) ? is_nan(got[i]) : got[i] == want[i];
       if (!ok) {
         char line[96];
         std::snprintf(line, sizeof line, "%a (0x%08x): got 0x%04x, want 0x%04x",
@@ -127,11 +163,29 @@ TEST_P(F16Io, StoreRoundsToNearestEvenOnEveryTarget) {
         bad.add(line);
       }
     }
-    EXPECT_EQ(bad.count, 0u) << target << ", of " << in.size() << ":\n" << bad.first;
+    EXPECT_EQ(bad.count, 0u) << target << (stream ? ", streamed" : ", cached") << ", of "
+                             << in.size() << ":\n" << bad.first;
   }
 }
 
-TEST_P(F16Io, LoadIsExactOnEveryTarget) {
+TEST_P(HwyIo, F16StoreRoundsToNearestEvenOnEveryTarget) {
+  std::vector<float> in = f16_store_cases();
+  add_common_cases(in);
+  std::vector<uint16_t> want(in.size());
+  for (size_t i = 0; i < in.size(); ++i) want[i] = to_f16(in[i]);
+  expect_stores(this->target(), false, in, want, f16_is_nan);
+}
+
+TEST_P(HwyIo, Bf16StoreRoundsToNearestEvenOnEveryTarget) {
+  std::vector<float> in = bf16_store_cases();
+  add_common_cases(in);
+  std::vector<uint16_t> want(in.size());
+  for (size_t i = 0; i < in.size(); ++i) want[i] = bf16_from_float(in[i]);
+  // A NaN must stay a NaN, with the bits the scalar conversion keeps.
+  expect_stores(this->target(), true, in, want, [](uint16_t) { return false; });
+}
+
+TEST_P(HwyIo, F16LoadIsExactOnEveryTarget) {
   std::vector<uint16_t> in(0x10000);
   for (uint32_t h = 0; h < in.size(); ++h) in[h] = static_cast<uint16_t>(h);
   {
