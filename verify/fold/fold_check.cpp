@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "normcheck/bounds.h"
 #include "normcheck/float_format.h"
 #include "round.h"
 
@@ -39,9 +40,7 @@ namespace {
 
 constexpr double kU = kFloat32Format.unit_roundoff();              // 2^-24
 constexpr double kEta = kFloat32Format.half_smallest_subnormal();  // 2^-150
-constexpr double kU53 = 0x1p-53;
-
-double gamma_n(double n, double u = kU) { return n * u / (1 - n * u); }
+constexpr double kU53 = kUnitRoundoff64;
 
 }  // namespace
 
