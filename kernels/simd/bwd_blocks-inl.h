@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "simd/hwy_io-inl.h"
 #include "simd/row_driver.h"
@@ -22,28 +23,9 @@
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
-// What one chunk of a backward row reads and writes. Pointers are at the
-// chunk's first column; gamma, dgamma_part, dbeta_part may be null
-// (RMSNorm has no dbeta). next_dy/next_x are the same columns of the row
-// computed next, prefetched while dx is written (null: none, or a split
-// row); `stream` writes dx with non-temporal stores (WriteRow).
-template <typename T>
-struct BwdChunk {
-  const T* dy;
-  const T* x;
-  const float* gamma;
-  float* dgamma_part;
-  float* dbeta_part;
-  T* dx;
-  size_t n;
-  const T* next_dy = nullptr;
-  const T* next_x = nullptr;
-  bool stream = false;
-};
-
-// The backward's rows: where row r starts, the row after it (prefetched, or
-// null), and whether dx is large enough to be written around the cache
-// (kStreamOutputBytes, as the forward kernels decide it).
+// The backward's rows: where row r starts, the row `ahead` rows after it
+// (prefetched, or null), and whether dx is large enough to be written around
+// the cache (kStreamOutputBytes, as the forward kernels decide it).
 template <typename T>
 struct BwdRows {
   const T* dy;
@@ -52,22 +34,39 @@ struct BwdRows {
   int64_t rows, cols;
   bool stream() const { return rows * cols * int64_t{sizeof(T)} >= kStreamOutputBytes; }
   template <bool kSplit>
-  const T* next(const T* base, int64_t r) const {
-    return !kSplit && r + 1 < rows ? base + (r + 1) * cols : nullptr;
+  const T* next(const T* base, int64_t r, int64_t ahead) const {
+    return !kSplit && r + ahead < rows ? base + (r + ahead) * cols : nullptr;
   }
 };
 
-// Per-lane prefetch of the next row while a dx vector at column i is made.
-template <typename T>
-HWY_INLINE void PrefetchNext(const BwdChunk<T>& c, size_t i) {
-  if (c.next_dy) hwy::Prefetch(c.next_dy + i);
-  if (c.next_x) hwy::Prefetch(c.next_x + i);
+// Rows a backward kernel computes together in pass 1 (bwd_blocks-inl.h's
+// callers): each partial-row vector is loaded once, takes the rows' terms in
+// row order while it stays in a register, and is stored once, so the sums
+// are those of one row at a time, in the same order, with half the loads and
+// stores of the partial rows.
+inline constexpr int64_t kBwdRowsTogether = 2;
+
+// Prefetches the cache line holding p for reading (into every cache level).
+HWY_INLINE void BwdPrefetch(const void* p) { hwy::Prefetch(static_cast<const char*>(p)); }
+
+// Calls f.template operator()<b>() with b == flag: how a runtime choice (an
+// operand present or null) becomes a compile-time one outside the loops.
+template <class F>
+HWY_INLINE void WithFlag(bool flag, const F& f) {
+  if (flag) {
+    f.template operator()<true>();
+  } else {
+    f.template operator()<false>();
+  }
 }
 
-// row.template operator()<kSplit>(r, dgamma_part, dbeta_part) computes row r
-// and adds its terms into the partial rows (either may be null: not wanted).
-template <class Row>
-void BackwardInRowBlocks(int64_t rows, int64_t cols, float* dgamma, float* dbeta, const Row& row) {
+// rows_fn.template operator()<kSplit>(begin, end, dgamma_part, dbeta_part)
+// computes the rows [begin, end) of one block, in row order, and adds their
+// terms into the block's partial rows (either may be null: not wanted); it
+// ends with hwy::FlushStream() if it streamed dx (a block is one task).
+template <class RowsFn>
+void BackwardInRowBlocks(int64_t rows, int64_t cols, float* dgamma, float* dbeta,
+                         const RowsFn& rows_fn) {
   const int64_t blocks = ceil_div(rows, kBwdRowsPerBlock);
   const size_t width = static_cast<size_t>(cols);
   std::vector<float> partials;
@@ -84,9 +83,7 @@ void BackwardInRowBlocks(int64_t rows, int64_t cols, float* dgamma, float* dbeta
     float* dgamma_part = !dgamma ? nullptr : blocks == 1 ? dgamma : partial(block, 0);
     float* dbeta_part = !dbeta ? nullptr : blocks == 1 ? dbeta : partial(block, 1);
     const int64_t end = std::min(rows, (block + 1) * kBwdRowsPerBlock);
-    for (int64_t r = block * kBwdRowsPerBlock; r < end; ++r) {
-      row.template operator()<kSplit>(r, dgamma_part, dbeta_part);
-    }
+    rows_fn.template operator()<kSplit>(block * kBwdRowsPerBlock, end, dgamma_part, dbeta_part);
   };
   const bool serial = run_serially(rows, cols);
   if (serial) {
