@@ -20,11 +20,20 @@
 #include "simd/hwy_io-inl.h"
 #include "simd/row_driver.h"
 
+// The backward's inner-loop lambdas are always inlined: out of line, they
+// would take the accumulators by reference, through memory.
+#ifndef NORMCHECK_BWD_INLINE_LAMBDA
+#if HWY_COMPILER_MSVC
+#define NORMCHECK_BWD_INLINE_LAMBDA HWY_ATTR
+#else
+#define NORMCHECK_BWD_INLINE_LAMBDA HWY_ATTR __attribute__((always_inline))
+#endif
+#endif
+
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
-// The backward's rows: where row r starts, the row `ahead` rows after it
-// (prefetched, or null), and whether dx is large enough to be written around
+// The backward's rows, and whether dx is large enough to be written around
 // the cache (kStreamOutputBytes, as the forward kernels decide it).
 template <typename T>
 struct BwdRows {
@@ -33,10 +42,6 @@ struct BwdRows {
   T* dx;
   int64_t rows, cols;
   bool stream() const { return rows * cols * int64_t{sizeof(T)} >= kStreamOutputBytes; }
-  template <bool kSplit>
-  const T* next(const T* base, int64_t r, int64_t ahead) const {
-    return !kSplit && r + ahead < rows ? base + (r + ahead) * cols : nullptr;
-  }
 };
 
 // Rows a backward kernel computes together in pass 1 (bwd_blocks-inl.h's
@@ -46,8 +51,18 @@ struct BwdRows {
 // stores of the partial rows.
 inline constexpr int64_t kBwdRowsTogether = 2;
 
-// Prefetches the cache line holding p for reading (into every cache level).
-HWY_INLINE void BwdPrefetch(const void* p) { hwy::Prefetch(static_cast<const char*>(p)); }
+// Prefetches the cache line holding p for reading into L2 (prefetcht1):
+// what pass 1 does for the rows computed next, which pass 1 reads once and
+// pass 2 re-reads from L2.
+HWY_INLINE void BwdPrefetch(const void* p) { __builtin_prefetch(p, 0, 2); }
+
+// Where the next row group's row starts: the row `ahead` rows after r, or r
+// itself when there is none (prefetching it costs nothing: it is cached).
+template <typename T>
+HWY_INLINE const T* BwdAhead(const T* base, int64_t r, int64_t ahead, int64_t rows,
+                             int64_t cols) {
+  return base + (r + ahead < rows ? r + ahead : r) * cols;
+}
 
 // Calls f.template operator()<b>() with b == flag: how a runtime choice (an
 // operand present or null) becomes a compile-time one outside the loops.

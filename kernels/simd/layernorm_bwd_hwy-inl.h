@@ -37,18 +37,27 @@ struct BwdSums {
 // which takes row 0's term, then row 1's, in a register: the roundings of
 // one row at a time. kGamma, kDgamma, kDbeta: gamma, dgamma_part and
 // dbeta_part are present (otherwise g = dy, which is gamma = 1's product).
-template <int K, bool kGamma, bool kDgamma, bool kDbeta, typename T>
+// kPrefetch: the same columns of the rows computed next (next_dy[j],
+// next_x[j]) are prefetched into L2, so the reads from memory overlap the
+// arithmetic.
+template <int K, bool kGamma, bool kDgamma, bool kDbeta, bool kPrefetch, typename T>
 void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, const float* rstd,
                   const float* HWY_RESTRICT gamma, float* HWY_RESTRICT dgamma_part,
-                  float* HWY_RESTRICT dbeta_part, size_t n, BwdSums* sums) {
+                  float* HWY_RESTRICT dbeta_part, size_t n, const T* const* next_dy,
+                  const T* const* next_x, BwdSums* sums) {
   static_assert(K == 1 || K == 2);
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
+  constexpr size_t kLineElements = 64 / sizeof(T);  // of one cache line
   const T* HWY_RESTRICT dy0 = dy[0];
   const T* HWY_RESTRICT x0 = x[0];
   const T* HWY_RESTRICT dy1 = dy[K - 1];
   const T* HWY_RESTRICT x1 = x[K - 1];
+  const T* HWY_RESTRICT next_dy0 = next_dy[0];
+  const T* HWY_RESTRICT next_x0 = next_x[0];
+  const T* HWY_RESTRICT next_dy1 = next_dy[K - 1];
+  const T* HWY_RESTRICT next_x1 = next_x[K - 1];
   const V m0 = hn::Set(d, mean[0]), r0 = hn::Set(d, rstd[0]);
   const V m1 = hn::Set(d, mean[K - 1]), r1 = hn::Set(d, rstd[K - 1]);
   V a00 = hn::Zero(d), a01 = hn::Zero(d), a02 = hn::Zero(d), a03 = hn::Zero(d);
@@ -59,7 +68,7 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
   // dy, so they add nothing: 0 * xhat is 0 once xhat's padding is zeroed).
   const auto row = [&]<bool kFull>(const T* HWY_RESTRICT dy_row, const T* HWY_RESTRICT x_row,
                                    V m, V r, V gm, size_t i, size_t count, V& a, V& b, V& pg,
-                                   V& pb) HWY_ATTR {
+                                   V& pb) NORMCHECK_BWD_INLINE_LAMBDA {
     const V vdy = kFull ? LoadAsFloat(d, dy_row + i) : LoadAsFloatTail(d, dy_row + i, count);
     const V vx = kFull ? LoadAsFloat(d, x_row + i) : LoadAsFloatTail(d, x_row + i, count);
     V xhat = hn::Mul(hn::Sub(vx, m), r);
@@ -72,7 +81,7 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
   };
   // Column i of the K rows, into accumulators a0/b0 (row 0) and a1/b1 (row 1).
   const auto column = [&]<bool kFull>(size_t i, size_t count, V& a0, V& b0, V& a1,
-                                      V& b1) HWY_ATTR {
+                                      V& b1) NORMCHECK_BWD_INLINE_LAMBDA {
     V gm = hn::Zero(d), pg = hn::Zero(d), pb = hn::Zero(d);
     if constexpr (kGamma) {
       gm = kFull ? hn::LoadU(d, gamma + i) : LoadAsFloatTail(d, gamma + i, count);
@@ -104,6 +113,16 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
   };
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
+    if constexpr (kPrefetch) {
+      for (size_t line = 0; line < 4 * N; line += kLineElements) {
+        BwdPrefetch(next_dy0 + i + line);
+        BwdPrefetch(next_x0 + i + line);
+        if constexpr (K == 2) {
+          BwdPrefetch(next_dy1 + i + line);
+          BwdPrefetch(next_x1 + i + line);
+        }
+      }
+    }
     column.template operator()<true>(i, N, a00, b00, a10, b10);
     column.template operator()<true>(i + N, N, a01, b01, a11, b11);
     column.template operator()<true>(i + 2 * N, N, a02, b02, a12, b12);
@@ -120,21 +139,15 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
 }
 
 // Pass 2 on one chunk of one row: dx_i = rstd (g_i - (xhat_i B + A)) with
-// A = a/d, B = b/d; with kPrefetch, the same columns of the rows computed
-// next (next_dy, next_x) are prefetched while dx is written.
-template <bool kGamma, bool kPrefetch, typename T>
+// A = a/d, B = b/d.
+template <bool kGamma, typename T>
 void BwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
                 const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx, size_t n, bool stream,
-                const T* HWY_RESTRICT next_dy, const T* HWY_RESTRICT next_x, float mean,
-                float rstd, float A, float B) {
+                float mean, float rstd, float A, float B) {
   const hn::ScalableTag<float> d;
   const auto m = hn::Set(d, mean), r = hn::Set(d, rstd);
   const auto va = hn::Set(d, A), vb = hn::Set(d, B);
-  WriteRow(d, dx, n, stream, [&](size_t i, size_t count) HWY_ATTR {
-    if constexpr (kPrefetch) {
-      BwdPrefetch(next_dy + i);
-      BwdPrefetch(next_x + i);
-    }
+  WriteRow(d, dx, n, stream, [&](size_t i, size_t count) NORMCHECK_BWD_INLINE_LAMBDA {
     const auto vdy = LoadAsFloatN(d, dy + i, count);
     const auto vx = LoadAsFloatN(d, x + i, count);
     const auto g = kGamma ? hn::Mul(LoadAsFloatN(d, gamma + i, count), vdy) : vdy;
@@ -154,18 +167,25 @@ void FillNaN(T* p, size_t n) {
 }
 
 // Rows r .. r + k - 1 (k <= kBwdRowsTogether; 1 when kSplit): pass 1 on the
-// k rows together, then pass 2 row by row. dgamma_part/dbeta_part (nullable)
-// are the row block's partial sums, which the rows add into in row order.
+// k rows together, prefetching the next k rows (not when split: another
+// thread may compute them), then pass 2 row by row. dgamma_part/dbeta_part
+// (nullable) are the row block's partial sums, which the rows add into in
+// row order.
 template <bool kSplit, typename T>
 void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, const float* gamma,
                  const float* mean, const float* rstd, float* dgamma_part, float* dbeta_part) {
   const int64_t cols = rows.cols, chunks = ceil_div(cols, kChunk);
   const bool stream = rows.stream();
+  const bool prefetch = !kSplit && r + k < rows.rows;
   const T* dy[kBwdRowsTogether];
   const T* x[kBwdRowsTogether];
+  const T* next_dy[kBwdRowsTogether];
+  const T* next_x[kBwdRowsTogether];
   for (int64_t j = 0; j < k; ++j) {
     dy[j] = rows.dy + (r + j) * cols;
     x[j] = rows.x + (r + j) * cols;
+    next_dy[j] = BwdAhead(rows.dy, r + j, k, rows.rows, cols);
+    next_x[j] = BwdAhead(rows.x, r + j, k, rows.rows, cols);
   }
   using Parts = std::array<BwdSums, kBwdRowsTogether>;
   Parts sums{};
@@ -176,9 +196,13 @@ void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, const float* gamm
         const size_t n = chunk_length(cols, ch);
         const T* dy_ch[kBwdRowsTogether];
         const T* x_ch[kBwdRowsTogether];
+        const T* next_dy_ch[kBwdRowsTogether];
+        const T* next_x_ch[kBwdRowsTogether];
         for (int64_t j = 0; j < k; ++j) {
           dy_ch[j] = chunk_start(dy[j], ch);
           x_ch[j] = chunk_start(x[j], ch);
+          next_dy_ch[j] = chunk_start(next_dy[j], ch);
+          next_x_ch[j] = chunk_start(next_x[j], ch);
         }
         const float* gamma_ch = chunk_start(gamma, ch);
         float* dgamma_ch = chunk_start(dgamma_part, ch);
@@ -186,15 +210,17 @@ void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, const float* gamm
         WithFlag(gamma != nullptr, [&]<bool kGamma>() {
           WithFlag(dgamma_part != nullptr, [&]<bool kDgamma>() {
             WithFlag(dbeta_part != nullptr, [&]<bool kDbeta>() {
-              if (k == 2) {
-                BwdSumsChunk<2, kGamma, kDgamma, kDbeta>(dy_ch, x_ch, mean + r, rstd + r,
-                                                         gamma_ch, dgamma_ch, dbeta_ch, n,
-                                                         part.data());
-              } else {
-                BwdSumsChunk<1, kGamma, kDgamma, kDbeta>(dy_ch, x_ch, mean + r, rstd + r,
-                                                         gamma_ch, dgamma_ch, dbeta_ch, n,
-                                                         part.data());
-              }
+              WithFlag(prefetch, [&]<bool kPrefetch>() {
+                if (k == 2) {
+                  BwdSumsChunk<2, kGamma, kDgamma, kDbeta, kPrefetch>(
+                      dy_ch, x_ch, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
+                      next_dy_ch, next_x_ch, part.data());
+                } else {
+                  BwdSumsChunk<1, kGamma, kDgamma, kDbeta, kPrefetch>(
+                      dy_ch, x_ch, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
+                      next_dy_ch, next_x_ch, part.data());
+                }
+              });
             });
           });
         });
@@ -214,20 +240,12 @@ void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, const float* gamm
       continue;
     }
     const float A = sums[j].g / d, B = sums[j].g_xhat / d;
-    // The rows computed next: the next group's, as far ahead as this row is
-    // in its group (none when split).
-    const T* next_dy = rows.template next<kSplit>(rows.dy, r + j, k);
-    const T* next_x = rows.template next<kSplit>(rows.x, r + j, k);
     const float m = mean[r + j], s = rstd[r + j];
     for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
       const size_t n = chunk_length(cols, ch);
       WithFlag(gamma != nullptr, [&]<bool kGamma>() {
-        WithFlag(next_dy != nullptr, [&]<bool kPrefetch>() {
-          BwdDxChunk<kGamma, kPrefetch>(chunk_start(dy[j], ch), chunk_start(x[j], ch),
-                                        chunk_start(gamma, ch), chunk_start(dx, ch), n, stream,
-                                        chunk_start(next_dy, ch), chunk_start(next_x, ch), m, s,
-                                        A, B);
-        });
+        BwdDxChunk<kGamma>(chunk_start(dy[j], ch), chunk_start(x[j], ch), chunk_start(gamma, ch),
+                           chunk_start(dx, ch), n, stream, m, s, A, B);
       });
       if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
     });

@@ -32,25 +32,31 @@ namespace normcheck::simd::HWY_NAMESPACE {
 // share each gamma vector and each dgamma partial vector, which takes row
 // 0's term, then row 1's, in a register: the roundings of one row at a
 // time. kGamma, kDgamma: gamma and dgamma_part are present (otherwise
-// g = dy, which is gamma = 1's product).
-template <int K, bool kGamma, bool kDgamma, typename T>
+// g = dy, which is gamma = 1's product). kPrefetch: the same columns of the
+// rows computed next (next_dy[j], next_x[j]) are prefetched into L2.
+template <int K, bool kGamma, bool kDgamma, bool kPrefetch, typename T>
 void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
                     const float* HWY_RESTRICT gamma, float* HWY_RESTRICT dgamma_part, size_t n,
-                    float* sums) {
+                    const T* const* next_dy, const T* const* next_x, float* sums) {
   static_assert(K == 1 || K == 2);
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
+  constexpr size_t kLineElements = 64 / sizeof(T);  // of one cache line
   const T* HWY_RESTRICT dy0 = dy[0];
   const T* HWY_RESTRICT x0 = x[0];
   const T* HWY_RESTRICT dy1 = dy[K - 1];
   const T* HWY_RESTRICT x1 = x[K - 1];
+  const T* HWY_RESTRICT next_dy0 = next_dy[0];
+  const T* HWY_RESTRICT next_x0 = next_x[0];
+  const T* HWY_RESTRICT next_dy1 = next_dy[K - 1];
+  const T* HWY_RESTRICT next_x1 = next_x[K - 1];
   const V r0 = hn::Set(d, rrms[0]), r1 = hn::Set(d, rrms[K - 1]);
   V b00 = hn::Zero(d), b01 = hn::Zero(d), b02 = hn::Zero(d), b03 = hn::Zero(d);
   V b10 = hn::Zero(d), b11 = hn::Zero(d), b12 = hn::Zero(d), b13 = hn::Zero(d);
   // One row's terms at column i (count valid lanes; padding: dy = 0, x = 0).
   const auto row = [&]<bool kFull>(const T* HWY_RESTRICT dy_row, const T* HWY_RESTRICT x_row,
-                                   V r, V gm, size_t i, size_t count, V& b, V& pg) HWY_ATTR {
+                                   V r, V gm, size_t i, size_t count, V& b, V& pg) NORMCHECK_BWD_INLINE_LAMBDA {
     const V vdy = kFull ? LoadAsFloat(d, dy_row + i) : LoadAsFloatTail(d, dy_row + i, count);
     const V vx = kFull ? LoadAsFloat(d, x_row + i) : LoadAsFloatTail(d, x_row + i, count);
     const V xhat = hn::Mul(vx, r);
@@ -58,7 +64,7 @@ void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
     if constexpr (kDgamma) pg = hn::MulAdd(vdy, xhat, pg);
   };
   // Column i of the K rows, into accumulators b0 (row 0) and b1 (row 1).
-  const auto column = [&]<bool kFull>(size_t i, size_t count, V& b0, V& b1) HWY_ATTR {
+  const auto column = [&]<bool kFull>(size_t i, size_t count, V& b0, V& b1) NORMCHECK_BWD_INLINE_LAMBDA {
     V gm = hn::Zero(d), pg = hn::Zero(d);
     if constexpr (kGamma) {
       gm = kFull ? hn::LoadU(d, gamma + i) : LoadAsFloatTail(d, gamma + i, count);
@@ -78,6 +84,16 @@ void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
   };
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
+    if constexpr (kPrefetch) {
+      for (size_t line = 0; line < 4 * N; line += kLineElements) {
+        BwdPrefetch(next_dy0 + i + line);
+        BwdPrefetch(next_x0 + i + line);
+        if constexpr (K == 2) {
+          BwdPrefetch(next_dy1 + i + line);
+          BwdPrefetch(next_x1 + i + line);
+        }
+      }
+    }
     column.template operator()<true>(i, N, b00, b10);
     column.template operator()<true>(i + N, N, b01, b11);
     column.template operator()<true>(i + 2 * N, N, b02, b12);
@@ -89,21 +105,14 @@ void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
   if constexpr (K == 2) sums[1] = SumLanesPairwise(d, hn::Add(hn::Add(b10, b11), hn::Add(b12, b13)));
 }
 
-// Pass 2 on one chunk of one row: dx_i = rrms (g_i - xhat_i B) with B = b/d;
-// with kPrefetch, the same columns of the rows computed next are prefetched
-// while dx is written.
-template <bool kGamma, bool kPrefetch, typename T>
+// Pass 2 on one chunk of one row: dx_i = rrms (g_i - xhat_i B) with B = b/d.
+template <bool kGamma, typename T>
 void RmsBwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
                    const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx, size_t n, bool stream,
-                   const T* HWY_RESTRICT next_dy, const T* HWY_RESTRICT next_x, float rrms,
-                   float B) {
+                   float rrms, float B) {
   const hn::ScalableTag<float> d;
   const auto r = hn::Set(d, rrms), vb = hn::Set(d, B);
-  WriteRow(d, dx, n, stream, [&](size_t i, size_t count) HWY_ATTR {
-    if constexpr (kPrefetch) {
-      BwdPrefetch(next_dy + i);
-      BwdPrefetch(next_x + i);
-    }
+  WriteRow(d, dx, n, stream, [&](size_t i, size_t count) NORMCHECK_BWD_INLINE_LAMBDA {
     const auto vdy = LoadAsFloatN(d, dy + i, count);
     const auto xhat = hn::Mul(LoadAsFloatN(d, x + i, count), r);
     const auto g = kGamma ? hn::Mul(LoadAsFloatN(d, gamma + i, count), vdy) : vdy;
@@ -112,18 +121,24 @@ void RmsBwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
 }
 
 // Rows r .. r + k - 1 (k <= kBwdRowsTogether; 1 when kSplit): pass 1 on the
-// k rows together, then pass 2 row by row, adding into the block's
+// k rows together, prefetching the next k rows (not when split: another
+// thread may compute them), then pass 2 row by row, adding into the block's
 // dgamma_part (nullable) in row order.
 template <bool kSplit, typename T>
 void RmsBwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, const float* gamma,
                     const float* rrms, float* dgamma_part) {
   const int64_t cols = rows.cols, chunks = ceil_div(cols, kChunk);
   const bool stream = rows.stream();
+  const bool prefetch = !kSplit && r + k < rows.rows;
   const T* dy[kBwdRowsTogether];
   const T* x[kBwdRowsTogether];
+  const T* next_dy[kBwdRowsTogether];
+  const T* next_x[kBwdRowsTogether];
   for (int64_t j = 0; j < k; ++j) {
     dy[j] = rows.dy + (r + j) * cols;
     x[j] = rows.x + (r + j) * cols;
+    next_dy[j] = BwdAhead(rows.dy, r + j, k, rows.rows, cols);
+    next_x[j] = BwdAhead(rows.x, r + j, k, rows.rows, cols);
   }
   using Parts = std::array<float, kBwdRowsTogether>;
   Parts sums{};
@@ -134,21 +149,29 @@ void RmsBwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, const float* g
         const size_t n = chunk_length(cols, ch);
         const T* dy_ch[kBwdRowsTogether];
         const T* x_ch[kBwdRowsTogether];
+        const T* next_dy_ch[kBwdRowsTogether];
+        const T* next_x_ch[kBwdRowsTogether];
         for (int64_t j = 0; j < k; ++j) {
           dy_ch[j] = chunk_start(dy[j], ch);
           x_ch[j] = chunk_start(x[j], ch);
+          next_dy_ch[j] = chunk_start(next_dy[j], ch);
+          next_x_ch[j] = chunk_start(next_x[j], ch);
         }
         const float* gamma_ch = chunk_start(gamma, ch);
         float* dgamma_ch = chunk_start(dgamma_part, ch);
         WithFlag(gamma != nullptr, [&]<bool kGamma>() {
           WithFlag(dgamma_part != nullptr, [&]<bool kDgamma>() {
-            if (k == 2) {
-              RmsBwdSumChunk<2, kGamma, kDgamma>(dy_ch, x_ch, rrms + r, gamma_ch, dgamma_ch, n,
-                                                 part.data());
-            } else {
-              RmsBwdSumChunk<1, kGamma, kDgamma>(dy_ch, x_ch, rrms + r, gamma_ch, dgamma_ch, n,
-                                                 part.data());
-            }
+            WithFlag(prefetch, [&]<bool kPrefetch>() {
+              if (k == 2) {
+                RmsBwdSumChunk<2, kGamma, kDgamma, kPrefetch>(dy_ch, x_ch, rrms + r, gamma_ch,
+                                                              dgamma_ch, n, next_dy_ch,
+                                                              next_x_ch, part.data());
+              } else {
+                RmsBwdSumChunk<1, kGamma, kDgamma, kPrefetch>(dy_ch, x_ch, rrms + r, gamma_ch,
+                                                              dgamma_ch, n, next_dy_ch,
+                                                              next_x_ch, part.data());
+              }
+            });
           });
         });
         return part;
@@ -160,20 +183,12 @@ void RmsBwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, const float* g
     T* dx = rows.dx + (r + j) * cols;
     const float B = std::isfinite(sums[j]) ? sums[j] / static_cast<float>(cols)
                                            : std::numeric_limits<float>::quiet_NaN();
-    // The rows computed next: the next group's, as far ahead as this row is
-    // in its group (none when split).
-    const T* next_dy = rows.template next<kSplit>(rows.dy, r + j, k);
-    const T* next_x = rows.template next<kSplit>(rows.x, r + j, k);
     const float s = rrms[r + j];
     for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
       const size_t n = chunk_length(cols, ch);
       WithFlag(gamma != nullptr, [&]<bool kGamma>() {
-        WithFlag(next_dy != nullptr, [&]<bool kPrefetch>() {
-          RmsBwdDxChunk<kGamma, kPrefetch>(chunk_start(dy[j], ch), chunk_start(x[j], ch),
-                                           chunk_start(gamma, ch), chunk_start(dx, ch), n,
-                                           stream, chunk_start(next_dy, ch),
-                                           chunk_start(next_x, ch), s, B);
-        });
+        RmsBwdDxChunk<kGamma>(chunk_start(dy[j], ch), chunk_start(x[j], ch),
+                              chunk_start(gamma, ch), chunk_start(dx, ch), n, stream, s, B);
       });
       if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
     });
