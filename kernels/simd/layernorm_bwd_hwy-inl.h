@@ -36,15 +36,16 @@ struct BwdSums {
 // a and b. The rows share each gamma vector and each partial-row vector,
 // which takes row 0's term, then row 1's, in a register: the roundings of
 // one row at a time. kGamma, kDgamma, kDbeta: gamma, dgamma_part and
-// dbeta_part are present (otherwise g = dy, which is gamma = 1's product).
-// kPrefetch: the same columns of the rows computed next (next_dy[j],
+// dbeta_part are present (otherwise g = dy, which is gamma = 1's product);
+// `first`: the partial rows start from zero here (their contents unread).
+// kPrefetch: the same columns of rows computed later (next_dy[j],
 // next_x[j]) are prefetched into L2, so the reads from memory overlap the
 // arithmetic.
 template <int K, bool kGamma, bool kDgamma, bool kDbeta, bool kPrefetch, typename T>
 void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, const float* rstd,
                   const float* HWY_RESTRICT gamma, float* HWY_RESTRICT dgamma_part,
-                  float* HWY_RESTRICT dbeta_part, size_t n, const T* const* next_dy,
-                  const T* const* next_x, BwdSums* sums) {
+                  float* HWY_RESTRICT dbeta_part, size_t n, bool first,
+                  const T* const* next_dy, const T* const* next_x, BwdSums* sums) {
   static_assert(K == 1 || K == 2);
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
@@ -86,10 +87,10 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
     if constexpr (kGamma) {
       gm = kFull ? hn::LoadU(d, gamma + i) : LoadAsFloatTail(d, gamma + i, count);
     }
-    if constexpr (kDgamma) {
+    if (kDgamma && !first) {
       pg = kFull ? hn::LoadU(d, dgamma_part + i) : LoadAsFloatTail(d, dgamma_part + i, count);
     }
-    if constexpr (kDbeta) {
+    if (kDbeta && !first) {
       pb = kFull ? hn::LoadU(d, dbeta_part + i) : LoadAsFloatTail(d, dbeta_part + i, count);
     }
     row.template operator()<kFull>(dy0, x0, m0, r0, gm, i, count, a0, b0, pg, pb);
@@ -167,16 +168,16 @@ void FillNaN(T* p, size_t n) {
 }
 
 // Rows r .. r + k - 1 (k <= kBwdRowsTogether; 1 when kSplit): pass 1 on the
-// k rows together, prefetching the next k rows (not when split: another
-// thread may compute them), then pass 2 row by row. dgamma_part/dbeta_part
+// k rows together, prefetching the rows kBwdGroupsAhead groups ahead (not
+// when split: another thread may compute them), then pass 2 row by row. dgamma_part/dbeta_part
 // (nullable) are the row block's partial sums, which the rows add into in
-// row order.
+// row order (`first`: into zero, the block's first rows).
 template <bool kSplit, typename T>
-void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, const float* gamma,
+void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first, const float* gamma,
                  const float* mean, const float* rstd, float* dgamma_part, float* dbeta_part) {
   const int64_t cols = rows.cols, chunks = ceil_div(cols, kChunk);
   const bool stream = rows.stream();
-  const bool prefetch = !kSplit && r + k < rows.rows;
+  const bool prefetch = !kSplit && r + k * kBwdGroupsAhead < rows.rows;
   const T* dy[kBwdRowsTogether];
   const T* x[kBwdRowsTogether];
   const T* next_dy[kBwdRowsTogether];
@@ -184,8 +185,8 @@ void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, const float* gamm
   for (int64_t j = 0; j < k; ++j) {
     dy[j] = rows.dy + (r + j) * cols;
     x[j] = rows.x + (r + j) * cols;
-    next_dy[j] = BwdAhead(rows.dy, r + j, k, rows.rows, cols);
-    next_x[j] = BwdAhead(rows.x, r + j, k, rows.rows, cols);
+    next_dy[j] = BwdAhead(rows.dy, r + j, k * kBwdGroupsAhead, rows.rows, cols);
+    next_x[j] = BwdAhead(rows.x, r + j, k * kBwdGroupsAhead, rows.rows, cols);
   }
   using Parts = std::array<BwdSums, kBwdRowsTogether>;
   Parts sums{};
@@ -214,11 +215,11 @@ void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, const float* gamm
                 if (k == 2) {
                   BwdSumsChunk<2, kGamma, kDgamma, kDbeta, kPrefetch>(
                       dy_ch, x_ch, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
-                      next_dy_ch, next_x_ch, part.data());
+                      first, next_dy_ch, next_x_ch, part.data());
                 } else {
                   BwdSumsChunk<1, kGamma, kDgamma, kDbeta, kPrefetch>(
                       dy_ch, x_ch, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
-                      next_dy_ch, next_x_ch, part.data());
+                      first, next_dy_ch, next_x_ch, part.data());
                 }
               });
             });
@@ -260,7 +261,7 @@ void BwdRowBlock(const BwdRows<T>& rows, int64_t begin, int64_t end, const float
                  const float* mean, const float* rstd, float* dgamma_part, float* dbeta_part) {
   for (int64_t r = begin; r < end;) {
     const int64_t k = kSplit ? 1 : std::min(kBwdRowsTogether, end - r);
-    BwdRowGroup<kSplit>(rows, r, k, gamma, mean, rstd, dgamma_part, dbeta_part);
+    BwdRowGroup<kSplit>(rows, r, k, r == begin, gamma, mean, rstd, dgamma_part, dbeta_part);
     r += k;
   }
   if (!kSplit && rows.stream()) hwy::FlushStream();

@@ -32,12 +32,13 @@ namespace normcheck::simd::HWY_NAMESPACE {
 // share each gamma vector and each dgamma partial vector, which takes row
 // 0's term, then row 1's, in a register: the roundings of one row at a
 // time. kGamma, kDgamma: gamma and dgamma_part are present (otherwise
-// g = dy, which is gamma = 1's product). kPrefetch: the same columns of the
-// rows computed next (next_dy[j], next_x[j]) are prefetched into L2.
+// g = dy, which is gamma = 1's product); `first`: the partial row starts
+// from zero here (its contents unread). kPrefetch: the same columns of
+// rows computed later (next_dy[j], next_x[j]) are prefetched into L2.
 template <int K, bool kGamma, bool kDgamma, bool kPrefetch, typename T>
 void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
                     const float* HWY_RESTRICT gamma, float* HWY_RESTRICT dgamma_part, size_t n,
-                    const T* const* next_dy, const T* const* next_x, float* sums) {
+                    bool first, const T* const* next_dy, const T* const* next_x, float* sums) {
   static_assert(K == 1 || K == 2);
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
@@ -69,7 +70,7 @@ void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
     if constexpr (kGamma) {
       gm = kFull ? hn::LoadU(d, gamma + i) : LoadAsFloatTail(d, gamma + i, count);
     }
-    if constexpr (kDgamma) {
+    if (kDgamma && !first) {
       pg = kFull ? hn::LoadU(d, dgamma_part + i) : LoadAsFloatTail(d, dgamma_part + i, count);
     }
     row.template operator()<kFull>(dy0, x0, r0, gm, i, count, b0, pg);
@@ -121,15 +122,16 @@ void RmsBwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
 }
 
 // Rows r .. r + k - 1 (k <= kBwdRowsTogether; 1 when kSplit): pass 1 on the
-// k rows together, prefetching the next k rows (not when split: another
-// thread may compute them), then pass 2 row by row, adding into the block's
-// dgamma_part (nullable) in row order.
+// k rows together, prefetching the rows kBwdGroupsAhead groups ahead (not
+// when split: another thread may compute them), then pass 2 row by row, adding into the block's
+// dgamma_part (nullable) in row order (`first`: into zero, the block's
+// first rows).
 template <bool kSplit, typename T>
-void RmsBwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, const float* gamma,
-                    const float* rrms, float* dgamma_part) {
+void RmsBwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first,
+                    const float* gamma, const float* rrms, float* dgamma_part) {
   const int64_t cols = rows.cols, chunks = ceil_div(cols, kChunk);
   const bool stream = rows.stream();
-  const bool prefetch = !kSplit && r + k < rows.rows;
+  const bool prefetch = !kSplit && r + k * kBwdGroupsAhead < rows.rows;
   const T* dy[kBwdRowsTogether];
   const T* x[kBwdRowsTogether];
   const T* next_dy[kBwdRowsTogether];
@@ -137,8 +139,8 @@ void RmsBwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, const float* g
   for (int64_t j = 0; j < k; ++j) {
     dy[j] = rows.dy + (r + j) * cols;
     x[j] = rows.x + (r + j) * cols;
-    next_dy[j] = BwdAhead(rows.dy, r + j, k, rows.rows, cols);
-    next_x[j] = BwdAhead(rows.x, r + j, k, rows.rows, cols);
+    next_dy[j] = BwdAhead(rows.dy, r + j, k * kBwdGroupsAhead, rows.rows, cols);
+    next_x[j] = BwdAhead(rows.x, r + j, k * kBwdGroupsAhead, rows.rows, cols);
   }
   using Parts = std::array<float, kBwdRowsTogether>;
   Parts sums{};
@@ -164,11 +166,11 @@ void RmsBwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, const float* g
             WithFlag(prefetch, [&]<bool kPrefetch>() {
               if (k == 2) {
                 RmsBwdSumChunk<2, kGamma, kDgamma, kPrefetch>(dy_ch, x_ch, rrms + r, gamma_ch,
-                                                              dgamma_ch, n, next_dy_ch,
+                                                              dgamma_ch, n, first, next_dy_ch,
                                                               next_x_ch, part.data());
               } else {
                 RmsBwdSumChunk<1, kGamma, kDgamma, kPrefetch>(dy_ch, x_ch, rrms + r, gamma_ch,
-                                                              dgamma_ch, n, next_dy_ch,
+                                                              dgamma_ch, n, first, next_dy_ch,
                                                               next_x_ch, part.data());
               }
             });
@@ -203,7 +205,7 @@ void RmsBwdRowBlock(const BwdRows<T>& rows, int64_t begin, int64_t end, const fl
                     const float* rrms, float* dgamma_part) {
   for (int64_t r = begin; r < end;) {
     const int64_t k = kSplit ? 1 : std::min(kBwdRowsTogether, end - r);
-    RmsBwdRowGroup<kSplit>(rows, r, k, gamma, rrms, dgamma_part);
+    RmsBwdRowGroup<kSplit>(rows, r, k, r == begin, gamma, rrms, dgamma_part);
     r += k;
   }
   if (!kSplit && rows.stream()) hwy::FlushStream();
