@@ -38,14 +38,14 @@ struct BwdSums {
 // one row at a time. kGamma, kDgamma, kDbeta: gamma, dgamma_part and
 // dbeta_part are present (otherwise g = dy, which is gamma = 1's product);
 // `first`: the partial rows start from zero here (their contents unread).
-// kPrefetch: the same columns of rows computed later (next_dy[j],
-// next_x[j]) are prefetched into L2, so the reads from memory overlap the
-// arithmetic.
+// kPrefetch: the same columns of x in rows computed later (next_x[j]) are
+// prefetched into L2 (their dy in pass 2: BwdDxChunk), so that reading from
+// memory overlaps both passes.
 template <int K, bool kGamma, bool kDgamma, bool kDbeta, bool kPrefetch, typename T>
 void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, const float* rstd,
                   const float* HWY_RESTRICT gamma, float* HWY_RESTRICT dgamma_part,
                   float* HWY_RESTRICT dbeta_part, size_t n, bool first,
-                  const T* const* next_dy, const T* const* next_x, BwdSums* sums) {
+                  const T* const* next_x, BwdSums* sums) {
   static_assert(K == 1 || K == 2);
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
@@ -55,9 +55,7 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
   const T* HWY_RESTRICT x0 = x[0];
   const T* HWY_RESTRICT dy1 = dy[K - 1];
   const T* HWY_RESTRICT x1 = x[K - 1];
-  const T* HWY_RESTRICT next_dy0 = next_dy[0];
   const T* HWY_RESTRICT next_x0 = next_x[0];
-  const T* HWY_RESTRICT next_dy1 = next_dy[K - 1];
   const T* HWY_RESTRICT next_x1 = next_x[K - 1];
   const V m0 = hn::Set(d, mean[0]), r0 = hn::Set(d, rstd[0]);
   const V m1 = hn::Set(d, mean[K - 1]), r1 = hn::Set(d, rstd[K - 1]);
@@ -116,12 +114,8 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
   for (; i + 4 * N <= n; i += 4 * N) {
     if constexpr (kPrefetch) {
       for (size_t line = 0; line < 4 * N; line += kLineElements) {
-        BwdPrefetch(next_dy0 + i + line);
         BwdPrefetch(next_x0 + i + line);
-        if constexpr (K == 2) {
-          BwdPrefetch(next_dy1 + i + line);
-          BwdPrefetch(next_x1 + i + line);
-        }
+        if constexpr (K == 2) BwdPrefetch(next_x1 + i + line);
       }
     }
     column.template operator()<true>(i, N, a00, b00, a10, b10);
@@ -140,15 +134,17 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
 }
 
 // Pass 2 on one chunk of one row: dx_i = rstd (g_i - (xhat_i B + A)) with
-// A = a/d, B = b/d.
-template <bool kGamma, typename T>
+// A = a/d, B = b/d. kPrefetch: the same columns of dy in a row computed
+// later (next_dy) are prefetched into L2 while dx is written.
+template <bool kGamma, bool kPrefetch, typename T>
 void BwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
                 const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx, size_t n, bool stream,
-                float mean, float rstd, float A, float B) {
+                const T* HWY_RESTRICT next_dy, float mean, float rstd, float A, float B) {
   const hn::ScalableTag<float> d;
   const auto m = hn::Set(d, mean), r = hn::Set(d, rstd);
   const auto va = hn::Set(d, A), vb = hn::Set(d, B);
   WriteRow(d, dx, n, stream, [&](size_t i, size_t count) NORMCHECK_BWD_INLINE_LAMBDA {
+    if constexpr (kPrefetch) BwdPrefetch(next_dy + i);
     const auto vdy = LoadAsFloatN(d, dy + i, count);
     const auto vx = LoadAsFloatN(d, x + i, count);
     const auto g = kGamma ? hn::Mul(LoadAsFloatN(d, gamma + i, count), vdy) : vdy;
@@ -168,10 +164,11 @@ void FillNaN(T* p, size_t n) {
 }
 
 // Rows r .. r + k - 1 (k <= kBwdRowsTogether; 1 when kSplit): pass 1 on the
-// k rows together, prefetching the rows kBwdGroupsAhead groups ahead (not
-// when split: another thread may compute them), then pass 2 row by row. dgamma_part/dbeta_part
-// (nullable) are the row block's partial sums, which the rows add into in
-// row order (`first`: into zero, the block's first rows).
+// k rows together, then pass 2 row by row, prefetching the rows
+// kBwdGroupsAhead groups ahead (x in pass 1, dy in pass 2; not when split:
+// another thread may compute them). dgamma_part/dbeta_part (nullable) are
+// the row block's partial sums, which the rows add into in row order
+// (`first`: into zero, the block's first rows).
 template <bool kSplit, typename T>
 void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first, const float* gamma,
                  const float* mean, const float* rstd, float* dgamma_part, float* dbeta_part) {
@@ -197,12 +194,10 @@ void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first, const
         const size_t n = chunk_length(cols, ch);
         const T* dy_ch[kBwdRowsTogether];
         const T* x_ch[kBwdRowsTogether];
-        const T* next_dy_ch[kBwdRowsTogether];
         const T* next_x_ch[kBwdRowsTogether];
         for (int64_t j = 0; j < k; ++j) {
           dy_ch[j] = chunk_start(dy[j], ch);
           x_ch[j] = chunk_start(x[j], ch);
-          next_dy_ch[j] = chunk_start(next_dy[j], ch);
           next_x_ch[j] = chunk_start(next_x[j], ch);
         }
         const float* gamma_ch = chunk_start(gamma, ch);
@@ -215,11 +210,11 @@ void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first, const
                 if (k == 2) {
                   BwdSumsChunk<2, kGamma, kDgamma, kDbeta, kPrefetch>(
                       dy_ch, x_ch, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
-                      first, next_dy_ch, next_x_ch, part.data());
+                      first, next_x_ch, part.data());
                 } else {
                   BwdSumsChunk<1, kGamma, kDgamma, kDbeta, kPrefetch>(
                       dy_ch, x_ch, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
-                      first, next_dy_ch, next_x_ch, part.data());
+                      first, next_x_ch, part.data());
                 }
               });
             });
@@ -245,8 +240,11 @@ void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first, const
     for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
       const size_t n = chunk_length(cols, ch);
       WithFlag(gamma != nullptr, [&]<bool kGamma>() {
-        BwdDxChunk<kGamma>(chunk_start(dy[j], ch), chunk_start(x[j], ch), chunk_start(gamma, ch),
-                           chunk_start(dx, ch), n, stream, m, s, A, B);
+        WithFlag(prefetch, [&]<bool kPrefetch>() {
+          BwdDxChunk<kGamma, kPrefetch>(chunk_start(dy[j], ch), chunk_start(x[j], ch),
+                                        chunk_start(gamma, ch), chunk_start(dx, ch), n, stream,
+                                        chunk_start(next_dy[j], ch), m, s, A, B);
+        });
       });
       if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
     });

@@ -34,11 +34,12 @@ namespace normcheck::simd::HWY_NAMESPACE {
 // time. kGamma, kDgamma: gamma and dgamma_part are present (otherwise
 // g = dy, which is gamma = 1's product); `first`: the partial row starts
 // from zero here (its contents unread). kPrefetch: the same columns of
-// rows computed later (next_dy[j], next_x[j]) are prefetched into L2.
+// x in rows computed later (next_x[j]) are prefetched into L2 (their dy in
+// pass 2: RmsBwdDxChunk), so that reading from memory overlaps both passes.
 template <int K, bool kGamma, bool kDgamma, bool kPrefetch, typename T>
 void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
                     const float* HWY_RESTRICT gamma, float* HWY_RESTRICT dgamma_part, size_t n,
-                    bool first, const T* const* next_dy, const T* const* next_x, float* sums) {
+                    bool first, const T* const* next_x, float* sums) {
   static_assert(K == 1 || K == 2);
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
@@ -48,9 +49,7 @@ void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
   const T* HWY_RESTRICT x0 = x[0];
   const T* HWY_RESTRICT dy1 = dy[K - 1];
   const T* HWY_RESTRICT x1 = x[K - 1];
-  const T* HWY_RESTRICT next_dy0 = next_dy[0];
   const T* HWY_RESTRICT next_x0 = next_x[0];
-  const T* HWY_RESTRICT next_dy1 = next_dy[K - 1];
   const T* HWY_RESTRICT next_x1 = next_x[K - 1];
   const V r0 = hn::Set(d, rrms[0]), r1 = hn::Set(d, rrms[K - 1]);
   V b00 = hn::Zero(d), b01 = hn::Zero(d), b02 = hn::Zero(d), b03 = hn::Zero(d);
@@ -87,12 +86,8 @@ void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
   for (; i + 4 * N <= n; i += 4 * N) {
     if constexpr (kPrefetch) {
       for (size_t line = 0; line < 4 * N; line += kLineElements) {
-        BwdPrefetch(next_dy0 + i + line);
         BwdPrefetch(next_x0 + i + line);
-        if constexpr (K == 2) {
-          BwdPrefetch(next_dy1 + i + line);
-          BwdPrefetch(next_x1 + i + line);
-        }
+        if constexpr (K == 2) BwdPrefetch(next_x1 + i + line);
       }
     }
     column.template operator()<true>(i, N, b00, b10);
@@ -107,13 +102,16 @@ void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
 }
 
 // Pass 2 on one chunk of one row: dx_i = rrms (g_i - xhat_i B) with B = b/d.
-template <bool kGamma, typename T>
+// kPrefetch: the same columns of dy in a row computed later (next_dy) are
+// prefetched into L2 while dx is written.
+template <bool kGamma, bool kPrefetch, typename T>
 void RmsBwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
                    const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx, size_t n, bool stream,
-                   float rrms, float B) {
+                   const T* HWY_RESTRICT next_dy, float rrms, float B) {
   const hn::ScalableTag<float> d;
   const auto r = hn::Set(d, rrms), vb = hn::Set(d, B);
   WriteRow(d, dx, n, stream, [&](size_t i, size_t count) NORMCHECK_BWD_INLINE_LAMBDA {
+    if constexpr (kPrefetch) BwdPrefetch(next_dy + i);
     const auto vdy = LoadAsFloatN(d, dy + i, count);
     const auto xhat = hn::Mul(LoadAsFloatN(d, x + i, count), r);
     const auto g = kGamma ? hn::Mul(LoadAsFloatN(d, gamma + i, count), vdy) : vdy;
@@ -122,8 +120,9 @@ void RmsBwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
 }
 
 // Rows r .. r + k - 1 (k <= kBwdRowsTogether; 1 when kSplit): pass 1 on the
-// k rows together, prefetching the rows kBwdGroupsAhead groups ahead (not
-// when split: another thread may compute them), then pass 2 row by row, adding into the block's
+// k rows together, then pass 2 row by row, prefetching the rows
+// kBwdGroupsAhead groups ahead (x in pass 1, dy in pass 2; not when split:
+// another thread may compute them). The rows add into the block's
 // dgamma_part (nullable) in row order (`first`: into zero, the block's
 // first rows).
 template <bool kSplit, typename T>
@@ -151,12 +150,10 @@ void RmsBwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first,
         const size_t n = chunk_length(cols, ch);
         const T* dy_ch[kBwdRowsTogether];
         const T* x_ch[kBwdRowsTogether];
-        const T* next_dy_ch[kBwdRowsTogether];
         const T* next_x_ch[kBwdRowsTogether];
         for (int64_t j = 0; j < k; ++j) {
           dy_ch[j] = chunk_start(dy[j], ch);
           x_ch[j] = chunk_start(x[j], ch);
-          next_dy_ch[j] = chunk_start(next_dy[j], ch);
           next_x_ch[j] = chunk_start(next_x[j], ch);
         }
         const float* gamma_ch = chunk_start(gamma, ch);
@@ -166,11 +163,11 @@ void RmsBwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first,
             WithFlag(prefetch, [&]<bool kPrefetch>() {
               if (k == 2) {
                 RmsBwdSumChunk<2, kGamma, kDgamma, kPrefetch>(dy_ch, x_ch, rrms + r, gamma_ch,
-                                                              dgamma_ch, n, first, next_dy_ch,
+                                                              dgamma_ch, n, first,
                                                               next_x_ch, part.data());
               } else {
                 RmsBwdSumChunk<1, kGamma, kDgamma, kPrefetch>(dy_ch, x_ch, rrms + r, gamma_ch,
-                                                              dgamma_ch, n, first, next_dy_ch,
+                                                              dgamma_ch, n, first,
                                                               next_x_ch, part.data());
               }
             });
@@ -189,8 +186,11 @@ void RmsBwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first,
     for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
       const size_t n = chunk_length(cols, ch);
       WithFlag(gamma != nullptr, [&]<bool kGamma>() {
-        RmsBwdDxChunk<kGamma>(chunk_start(dy[j], ch), chunk_start(x[j], ch),
-                              chunk_start(gamma, ch), chunk_start(dx, ch), n, stream, s, B);
+        WithFlag(prefetch, [&]<bool kPrefetch>() {
+          RmsBwdDxChunk<kGamma, kPrefetch>(chunk_start(dy[j], ch), chunk_start(x[j], ch),
+                                           chunk_start(gamma, ch), chunk_start(dx, ch), n,
+                                           stream, chunk_start(next_dy[j], ch), s, B);
+        });
       });
       if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
     });
