@@ -52,8 +52,9 @@ struct BwdRows {
 inline constexpr int64_t kBwdRowsTogether = 2;
 
 // Prefetches the cache line holding p for reading into L2 (prefetcht1):
-// what pass 1 does for rows computed later, which pass 1 reads once and
-// pass 2 re-reads from L2.
+// what the passes do for rows computed later (their x in pass 1, their dy
+// in pass 2), which pass 1 reads once and pass 2 re-reads from L2.
+// prefetcht0 and prefetchnta measured slower on 4096x4096 (docs/performance.md).
 HWY_INLINE void BwdPrefetch(const void* p) {
 #if HWY_COMPILER_MSVC
   hwy::Prefetch(static_cast<const char*>(p));  // prefetcht0: every level
@@ -62,9 +63,9 @@ HWY_INLINE void BwdPrefetch(const void* p) {
 #endif
 }
 
-// How far ahead pass 1 prefetches, in row groups: the rows of the group
-// after next (with 4096 float columns, 4 rows = 128 KiB ahead; measured on
-// 4096x4096 and 256x65536 against 1 group ahead, faster or level).
+// How far ahead the passes prefetch, in row groups: the rows of the group
+// after next (with 4096 float columns, 4 rows of x and dy = 128 KiB). 1, 2
+// and 4 groups measured within the noise of each other on 4096x4096.
 inline constexpr int64_t kBwdGroupsAhead = 2;
 
 // Where the row `ahead` rows after r starts, or row r itself when there is
