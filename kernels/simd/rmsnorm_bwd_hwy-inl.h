@@ -56,7 +56,8 @@ void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
   V b10 = hn::Zero(d), b11 = hn::Zero(d), b12 = hn::Zero(d), b13 = hn::Zero(d);
   // One row's terms at column i (count valid lanes; padding: dy = 0, x = 0).
   const auto row = [&]<bool kFull>(const T* HWY_RESTRICT dy_row, const T* HWY_RESTRICT x_row,
-                                   V r, V gm, size_t i, size_t count, V& b, V& pg) NORMCHECK_BWD_INLINE_LAMBDA {
+                                   V r, V gm, size_t i, size_t count, V& b,
+                                   V& pg) NORMCHECK_BWD_INLINE_LAMBDA {
     const V vdy = kFull ? LoadAsFloat(d, dy_row + i) : LoadAsFloatTail(d, dy_row + i, count);
     const V vx = kFull ? LoadAsFloat(d, x_row + i) : LoadAsFloatTail(d, x_row + i, count);
     const V xhat = hn::Mul(vx, r);
@@ -64,7 +65,8 @@ void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
     if constexpr (kDgamma) pg = hn::MulAdd(vdy, xhat, pg);
   };
   // Column i of the K rows, into accumulators b0 (row 0) and b1 (row 1).
-  const auto column = [&]<bool kFull>(size_t i, size_t count, V& b0, V& b1) NORMCHECK_BWD_INLINE_LAMBDA {
+  const auto column = [&]<bool kFull>(size_t i, size_t count, V& b0,
+                                      V& b1) NORMCHECK_BWD_INLINE_LAMBDA {
     V gm = hn::Zero(d), pg = hn::Zero(d);
     if constexpr (kGamma) {
       gm = kFull ? hn::LoadU(d, gamma + i) : LoadAsFloatTail(d, gamma + i, count);
@@ -98,7 +100,9 @@ void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
   for (; i + N <= n; i += N) column.template operator()<true>(i, N, b00, b10);
   if (i < n) column.template operator()<false>(i, n - i, b00, b10);
   sums[0] = SumLanesPairwise(d, hn::Add(hn::Add(b00, b01), hn::Add(b02, b03)));
-  if constexpr (K == 2) sums[1] = SumLanesPairwise(d, hn::Add(hn::Add(b10, b11), hn::Add(b12, b13)));
+  if constexpr (K == 2) {
+    sums[1] = SumLanesPairwise(d, hn::Add(hn::Add(b10, b11), hn::Add(b12, b13)));
+  }
 }
 
 // Pass 2 on one chunk of one row: dx_i = rrms (g_i - xhat_i B) with B = b/d.
