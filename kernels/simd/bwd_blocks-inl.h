@@ -13,37 +13,28 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
+#include <memory>
 
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "simd/hwy_io-inl.h"
 #include "simd/row_driver.h"
 
+// The backward's inner-loop lambdas are always inlined: out of line, they
+// would take the accumulators by reference, through memory.
+#ifndef NORMCHECK_BWD_INLINE_LAMBDA
+#if HWY_COMPILER_MSVC
+#define NORMCHECK_BWD_INLINE_LAMBDA HWY_ATTR
+#else
+#define NORMCHECK_BWD_INLINE_LAMBDA HWY_ATTR __attribute__((always_inline))
+#endif
+#endif
+
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
-// What one chunk of a backward row reads and writes. Pointers are at the
-// chunk's first column; gamma, dgamma_part, dbeta_part may be null
-// (RMSNorm has no dbeta). next_dy/next_x are the same columns of the row
-// computed next, prefetched while dx is written (null: none, or a split
-// row); `stream` writes dx with non-temporal stores (WriteRow).
-template <typename T>
-struct BwdChunk {
-  const T* dy;
-  const T* x;
-  const float* gamma;
-  float* dgamma_part;
-  float* dbeta_part;
-  T* dx;
-  size_t n;
-  const T* next_dy = nullptr;
-  const T* next_x = nullptr;
-  bool stream = false;
-};
-
-// The backward's rows: where row r starts, the row after it (prefetched, or
-// null), and whether dx is large enough to be written around the cache
-// (kStreamOutputBytes, as the forward kernels decide it).
+// The backward's rows, and whether dx is large enough to be written around
+// the cache (kStreamOutputBytes, as the forward kernels decide it).
 template <typename T>
 struct BwdRows {
   const T* dy;
@@ -51,42 +42,73 @@ struct BwdRows {
   T* dx;
   int64_t rows, cols;
   bool stream() const { return rows * cols * int64_t{sizeof(T)} >= kStreamOutputBytes; }
-  template <bool kSplit>
-  const T* next(const T* base, int64_t r) const {
-    return !kSplit && r + 1 < rows ? base + (r + 1) * cols : nullptr;
-  }
 };
 
-// Per-lane prefetch of the next row while a dx vector at column i is made.
-template <typename T>
-HWY_INLINE void PrefetchNext(const BwdChunk<T>& c, size_t i) {
-  if (c.next_dy) hwy::Prefetch(c.next_dy + i);
-  if (c.next_x) hwy::Prefetch(c.next_x + i);
+// Rows a backward kernel computes together in pass 1 (bwd_blocks-inl.h's
+// callers): each partial-row vector is loaded once, takes the rows' terms in
+// row order while it stays in a register, and is stored once, so the sums
+// are those of one row at a time, in the same order, with half the loads and
+// stores of the partial rows.
+inline constexpr int64_t kBwdRowsTogether = 2;
+
+// Prefetches the cache line holding p for reading into L2 (prefetcht1):
+// what the passes do for rows computed later (their x in pass 1, their dy
+// in pass 2), which pass 1 reads once and pass 2 re-reads from L2.
+// prefetcht0 and prefetchnta measured slower on 4096x4096 (docs/performance.md).
+HWY_INLINE void BwdPrefetch(const void* p) {
+#if HWY_COMPILER_MSVC
+  hwy::Prefetch(static_cast<const char*>(p));  // prefetcht0: every level
+#else
+  __builtin_prefetch(p, 0, 2);
+#endif
 }
 
-// row.template operator()<kSplit>(r, dgamma_part, dbeta_part) computes row r
-// and adds its terms into the partial rows (either may be null: not wanted).
-template <class Row>
-void BackwardInRowBlocks(int64_t rows, int64_t cols, float* dgamma, float* dbeta, const Row& row) {
+// How far ahead the passes prefetch, in row groups: the rows of the group
+// after next (with 4096 float columns, 4 rows of x and dy = 128 KiB). 1, 2
+// and 4 groups measured within the noise of each other on 4096x4096.
+inline constexpr int64_t kBwdGroupsAhead = 2;
+
+// Where the row `ahead` rows after r starts, or row r itself when there is
+// none (prefetching that costs nothing: it is being read).
+template <typename T>
+HWY_INLINE const T* BwdAhead(const T* base, int64_t r, int64_t ahead, int64_t rows,
+                             int64_t cols) {
+  return base + (r + ahead < rows ? r + ahead : r) * cols;
+}
+
+// Calls f.template operator()<b>() with b == flag: how a runtime choice (an
+// operand present or null) becomes a compile-time one outside the loops.
+template <class F>
+HWY_INLINE void WithFlag(bool flag, const F& f) {
+  if (flag) {
+    f.template operator()<true>();
+  } else {
+    f.template operator()<false>();
+  }
+}
+
+// rows_fn.template operator()<kSplit>(begin, end, dgamma_part, dbeta_part)
+// computes the rows [begin, end) of one block, in row order, and writes the
+// sums of their terms into the block's partial rows (either may be null: not
+// wanted): row `begin`'s terms are added to zero, not to what the partial row
+// held, so the rows' sums are those of a zero-filled partial row. It ends
+// with hwy::FlushStream() if it streamed dx (a block is one task).
+template <class RowsFn>
+void BackwardInRowBlocks(int64_t rows, int64_t cols, float* dgamma, float* dbeta,
+                         const RowsFn& rows_fn) {
   const int64_t blocks = ceil_div(rows, kBwdRowsPerBlock);
   const size_t width = static_cast<size_t>(cols);
-  std::vector<float> partials;
-  if (blocks > 1) {
-    partials.assign(2 * width * static_cast<size_t>(blocks), 0.0f);
-  } else {
-    if (dgamma) std::fill(dgamma, dgamma + cols, 0.0f);
-    if (dbeta) std::fill(dbeta, dbeta + cols, 0.0f);
-  }
+  // Not initialised: every block writes its rows before they are read.
+  std::unique_ptr<float[]> partials;
+  if (blocks > 1) partials.reset(new float[2 * width * static_cast<size_t>(blocks)]);
   const auto partial = [&](int64_t block, int which) {
-    return partials.data() + (2 * static_cast<size_t>(block) + which) * width;
+    return partials.get() + (2 * static_cast<size_t>(block) + which) * width;
   };
   const auto block_rows = [&]<bool kSplit>(int64_t block) {
     float* dgamma_part = !dgamma ? nullptr : blocks == 1 ? dgamma : partial(block, 0);
     float* dbeta_part = !dbeta ? nullptr : blocks == 1 ? dbeta : partial(block, 1);
     const int64_t end = std::min(rows, (block + 1) * kBwdRowsPerBlock);
-    for (int64_t r = block * kBwdRowsPerBlock; r < end; ++r) {
-      row.template operator()<kSplit>(r, dgamma_part, dbeta_part);
-    }
+    rows_fn.template operator()<kSplit>(block * kBwdRowsPerBlock, end, dgamma_part, dbeta_part);
   };
   const bool serial = run_serially(rows, cols);
   if (serial) {
@@ -104,18 +126,30 @@ void BackwardInRowBlocks(int64_t rows, int64_t cols, float* dgamma, float* dbeta
 
   const hn::ScalableTag<float> d;
   const size_t N = hn::Lanes(d);
-  const auto merge = [&](float* out, int which, size_t begin, size_t end) {
+  // out[i] = partial 0 + partial 1 + ... (left to right) for the columns
+  // [begin, end): the running sums stay in out's slice (in L1) while the
+  // partial rows are read one after another, two per pass over the slice.
+  const auto merge = [&](float* HWY_RESTRICT out, int which, size_t begin, size_t end) {
     if (!out) return;
-    size_t i = begin;
-    for (; i + N <= end; i += N) {
-      auto sum = hn::LoadU(d, partial(0, which) + i);
-      for (int64_t b = 1; b < blocks; ++b) sum = hn::Add(sum, hn::LoadU(d, partial(b, which) + i));
-      hn::StoreU(sum, d, out + i);
+    std::copy(partial(0, which) + begin, partial(0, which) + end, out + begin);
+    int64_t b = 1;
+    for (; b + 1 < blocks; b += 2) {
+      const float* HWY_RESTRICT p = partial(b, which);
+      const float* HWY_RESTRICT q = partial(b + 1, which);
+      size_t i = begin;
+      for (; i + N <= end; i += N) {
+        const auto sum = hn::Add(hn::LoadU(d, out + i), hn::LoadU(d, p + i));
+        hn::StoreU(hn::Add(sum, hn::LoadU(d, q + i)), d, out + i);
+      }
+      for (; i < end; ++i) out[i] = (out[i] + p[i]) + q[i];
     }
-    for (; i < end; ++i) {  // the same additions, one column at a time
-      float sum = partial(0, which)[i];
-      for (int64_t b = 1; b < blocks; ++b) sum += partial(b, which)[i];
-      out[i] = sum;
+    if (b < blocks) {
+      const float* HWY_RESTRICT p = partial(b, which);
+      size_t i = begin;
+      for (; i + N <= end; i += N) {
+        hn::StoreU(hn::Add(hn::LoadU(d, out + i), hn::LoadU(d, p + i)), d, out + i);
+      }
+      for (; i < end; ++i) out[i] += p[i];
     }
   };
   constexpr int64_t kSlice = 1024;  // columns per merge task

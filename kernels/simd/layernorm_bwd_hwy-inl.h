@@ -14,6 +14,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -30,62 +31,125 @@ struct BwdSums {
   float g = 0, g_xhat = 0;
 };
 
-template <typename T>
-BwdSums BwdSumsChunk(const BwdChunk<T>& c, float mean, float rstd) {
+// Pass 1 on one chunk (n columns) of K rows (1 or kBwdRowsTogether = 2):
+// row j at dy[j], x[j] with statistics mean[j], rstd[j]; sums[j] gets its
+// a and b. The rows share each gamma vector and each partial-row vector,
+// which takes row 0's term, then row 1's, in a register: the roundings of
+// one row at a time. kGamma, kDgamma, kDbeta: gamma, dgamma_part and
+// dbeta_part are present (otherwise g = dy, which is gamma = 1's product);
+// `first`: the partial rows start from zero here (their contents unread).
+// kPrefetch: the same columns of x in rows computed later (next_x[j]) are
+// prefetched into L2 (their dy in pass 2: BwdDxChunk), so that reading from
+// memory overlaps both passes.
+template <int K, bool kGamma, bool kDgamma, bool kDbeta, bool kPrefetch, typename T>
+void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, const float* rstd,
+                  const float* HWY_RESTRICT gamma, float* HWY_RESTRICT dgamma_part,
+                  float* HWY_RESTRICT dbeta_part, size_t n, bool first,
+                  const T* const* next_x, BwdSums* sums) {
+  static_assert(K == 1 || K == 2);
   const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
-  const auto m = hn::Set(d, mean), r = hn::Set(d, rstd), one = hn::Set(d, 1.0f);
-  auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-  auto b0 = hn::Zero(d), b1 = hn::Zero(d), b2 = hn::Zero(d), b3 = hn::Zero(d);
-  // One vector at column i (count valid lanes; the others are zero in dy, so
-  // they add nothing: 0 * xhat is 0 for the finite padding x = 0).
-  const auto step = [&](auto& a, auto& b, size_t i, size_t count) {
-    const auto dy = LoadAsFloatN(d, c.dy + i, count);
-    const auto x = LoadAsFloatN(d, c.x + i, count);
-    const auto gamma = c.gamma ? LoadAsFloatN(d, c.gamma + i, count) : one;
-    const auto xhat = hn::IfThenElseZero(hn::FirstN(d, count), hn::Mul(hn::Sub(x, m), r));
-    const auto g = hn::Mul(gamma, dy);
+  constexpr size_t kLineElements = 64 / sizeof(T);  // of one cache line
+  const T* HWY_RESTRICT dy0 = dy[0];
+  const T* HWY_RESTRICT x0 = x[0];
+  const T* HWY_RESTRICT dy1 = dy[K - 1];
+  const T* HWY_RESTRICT x1 = x[K - 1];
+  const T* HWY_RESTRICT next_x0 = next_x[0];
+  const T* HWY_RESTRICT next_x1 = next_x[K - 1];
+  const V m0 = hn::Set(d, mean[0]), r0 = hn::Set(d, rstd[0]);
+  const V m1 = hn::Set(d, mean[K - 1]), r1 = hn::Set(d, rstd[K - 1]);
+  V a00 = hn::Zero(d), a01 = hn::Zero(d), a02 = hn::Zero(d), a03 = hn::Zero(d);
+  V b00 = hn::Zero(d), b01 = hn::Zero(d), b02 = hn::Zero(d), b03 = hn::Zero(d);
+  V a10 = hn::Zero(d), a11 = hn::Zero(d), a12 = hn::Zero(d), a13 = hn::Zero(d);
+  V b10 = hn::Zero(d), b11 = hn::Zero(d), b12 = hn::Zero(d), b13 = hn::Zero(d);
+  // One row's terms at column i (count valid lanes; the others are zero in
+  // dy, so they add nothing: 0 * xhat is 0 once xhat's padding is zeroed).
+  const auto row = [&]<bool kFull>(const T* HWY_RESTRICT dy_row, const T* HWY_RESTRICT x_row,
+                                   V m, V r, V gm, size_t i, size_t count, V& a, V& b, V& pg,
+                                   V& pb) NORMCHECK_BWD_INLINE_LAMBDA {
+    const V vdy = kFull ? LoadAsFloat(d, dy_row + i) : LoadAsFloatTail(d, dy_row + i, count);
+    const V vx = kFull ? LoadAsFloat(d, x_row + i) : LoadAsFloatTail(d, x_row + i, count);
+    V xhat = hn::Mul(hn::Sub(vx, m), r);
+    if constexpr (!kFull) xhat = hn::IfThenElseZero(hn::FirstN(d, count), xhat);
+    const V g = kGamma ? hn::Mul(gm, vdy) : vdy;
     a = hn::Add(a, g);
     b = hn::MulAdd(g, xhat, b);
-    if (c.dgamma_part) {
-      UpdateFloatsN(d, c.dgamma_part + i, count,
-                    [&](auto sum) { return hn::MulAdd(dy, xhat, sum); });
+    if constexpr (kDgamma) pg = hn::MulAdd(vdy, xhat, pg);
+    if constexpr (kDbeta) pb = hn::Add(pb, vdy);
+  };
+  // Column i of the K rows, into accumulators a0/b0 (row 0) and a1/b1 (row 1).
+  const auto column = [&]<bool kFull>(size_t i, size_t count, V& a0, V& b0, V& a1,
+                                      V& b1) NORMCHECK_BWD_INLINE_LAMBDA {
+    V gm = hn::Zero(d), pg = hn::Zero(d), pb = hn::Zero(d);
+    if constexpr (kGamma) {
+      gm = kFull ? hn::LoadU(d, gamma + i) : LoadAsFloatTail(d, gamma + i, count);
     }
-    if (c.dbeta_part) {
-      UpdateFloatsN(d, c.dbeta_part + i, count, [&](auto sum) { return hn::Add(sum, dy); });
+    if (kDgamma && !first) {
+      pg = kFull ? hn::LoadU(d, dgamma_part + i) : LoadAsFloatTail(d, dgamma_part + i, count);
+    }
+    if (kDbeta && !first) {
+      pb = kFull ? hn::LoadU(d, dbeta_part + i) : LoadAsFloatTail(d, dbeta_part + i, count);
+    }
+    row.template operator()<kFull>(dy0, x0, m0, r0, gm, i, count, a0, b0, pg, pb);
+    if constexpr (K == 2) {
+      row.template operator()<kFull>(dy1, x1, m1, r1, gm, i, count, a1, b1, pg, pb);
+    }
+    if constexpr (kDgamma) {
+      if constexpr (kFull) {
+        hn::StoreU(pg, d, dgamma_part + i);
+      } else {
+        StoreFromFloatTail(d, pg, dgamma_part + i, count);
+      }
+    }
+    if constexpr (kDbeta) {
+      if constexpr (kFull) {
+        hn::StoreU(pb, d, dbeta_part + i);
+      } else {
+        StoreFromFloatTail(d, pb, dbeta_part + i, count);
+      }
     }
   };
   size_t i = 0;
-  for (; i + 4 * N <= c.n; i += 4 * N) {
-    step(a0, b0, i, N);
-    step(a1, b1, i + N, N);
-    step(a2, b2, i + 2 * N, N);
-    step(a3, b3, i + 3 * N, N);
+  for (; i + 4 * N <= n; i += 4 * N) {
+    if constexpr (kPrefetch) {
+      for (size_t line = 0; line < 4 * N; line += kLineElements) {
+        BwdPrefetch(next_x0 + i + line);
+        if constexpr (K == 2) BwdPrefetch(next_x1 + i + line);
+      }
+    }
+    column.template operator()<true>(i, N, a00, b00, a10, b10);
+    column.template operator()<true>(i + N, N, a01, b01, a11, b11);
+    column.template operator()<true>(i + 2 * N, N, a02, b02, a12, b12);
+    column.template operator()<true>(i + 3 * N, N, a03, b03, a13, b13);
   }
-  for (; i + N <= c.n; i += N) step(a0, b0, i, N);
-  if (i < c.n) step(a0, b0, i, c.n - i);
-  BwdSums out;
-  out.g = SumLanesPairwise(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)));
-  out.g_xhat = SumLanesPairwise(d, hn::Add(hn::Add(b0, b1), hn::Add(b2, b3)));
-  return out;
+  for (; i + N <= n; i += N) column.template operator()<true>(i, N, a00, b00, a10, b10);
+  if (i < n) column.template operator()<false>(i, n - i, a00, b00, a10, b10);
+  sums[0].g = SumLanesPairwise(d, hn::Add(hn::Add(a00, a01), hn::Add(a02, a03)));
+  sums[0].g_xhat = SumLanesPairwise(d, hn::Add(hn::Add(b00, b01), hn::Add(b02, b03)));
+  if constexpr (K == 2) {
+    sums[1].g = SumLanesPairwise(d, hn::Add(hn::Add(a10, a11), hn::Add(a12, a13)));
+    sums[1].g_xhat = SumLanesPairwise(d, hn::Add(hn::Add(b10, b11), hn::Add(b12, b13)));
+  }
 }
 
-// dx_i = rstd (g_i - (xhat_i B + A)) with A = a/d, B = b/d.
-template <typename T>
-void BwdDxChunk(const BwdChunk<T>& c, float mean, float rstd, float A, float B) {
+// Pass 2 on one chunk of one row: dx_i = rstd (g_i - (xhat_i B + A)) with
+// A = a/d, B = b/d. kPrefetch: the same columns of dy in a row computed
+// later (next_dy) are prefetched into L2 while dx is written.
+template <bool kGamma, bool kPrefetch, typename T>
+void BwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
+                const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx, size_t n, bool stream,
+                const T* HWY_RESTRICT next_dy, float mean, float rstd, float A, float B) {
   const hn::ScalableTag<float> d;
-  const auto m = hn::Set(d, mean), r = hn::Set(d, rstd), one = hn::Set(d, 1.0f);
+  const auto m = hn::Set(d, mean), r = hn::Set(d, rstd);
   const auto va = hn::Set(d, A), vb = hn::Set(d, B);
-  const auto dx_of = [&](size_t i, size_t count) {
-    const auto dy = LoadAsFloatN(d, c.dy + i, count);
-    const auto x = LoadAsFloatN(d, c.x + i, count);
-    const auto gamma = c.gamma ? LoadAsFloatN(d, c.gamma + i, count) : one;
-    const auto xhat = hn::Mul(hn::Sub(x, m), r);
-    return hn::Mul(r, hn::Sub(hn::Mul(gamma, dy), hn::MulAdd(xhat, vb, va)));
-  };
-  WriteRow(d, c.dx, c.n, c.stream, [&](size_t i, size_t count) {
-    PrefetchNext(c, i);
-    return dx_of(i, count);
+  WriteRow(d, dx, n, stream, [&](size_t i, size_t count) NORMCHECK_BWD_INLINE_LAMBDA {
+    if constexpr (kPrefetch) BwdPrefetch(next_dy + i);
+    const auto vdy = LoadAsFloatN(d, dy + i, count);
+    const auto vx = LoadAsFloatN(d, x + i, count);
+    const auto g = kGamma ? hn::Mul(LoadAsFloatN(d, gamma + i, count), vdy) : vdy;
+    const auto xhat = hn::Mul(hn::Sub(vx, m), r);
+    return hn::Mul(r, hn::Sub(g, hn::MulAdd(xhat, vb, va)));
   });
 }
 
@@ -99,43 +163,106 @@ void FillNaN(T* p, size_t n) {
   if (i < n) StoreFromFloatTail(d, nan, p + i, n - i);
 }
 
-// One backward row (row r of `rows`): dgamma_part/dbeta_part (nullable) are
-// the row block's partial sums, which this row adds into.
+// Rows r .. r + k - 1 (k <= kBwdRowsTogether; 1 when kSplit): pass 1 on the
+// k rows together, then pass 2 row by row, prefetching the rows
+// kBwdGroupsAhead groups ahead (x in pass 1, dy in pass 2; not when split:
+// another thread may compute them). dgamma_part/dbeta_part (nullable) are
+// the row block's partial sums, which the rows add into in row order
+// (`first`: into zero, the block's first rows).
 template <bool kSplit, typename T>
-void BwdRow(const BwdRows<T>& rows, int64_t r, const float* gamma, float mean, float rstd,
-            float* dgamma_part, float* dbeta_part) {
+void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first, const float* gamma,
+                 const float* mean, const float* rstd, float* dgamma_part, float* dbeta_part) {
   const int64_t cols = rows.cols, chunks = ceil_div(cols, kChunk);
-  const T* dy = rows.dy + r * cols;
-  const T* x = rows.x + r * cols;
-  T* dx = rows.dx + r * cols;
-  const T* next_dy = rows.template next<kSplit>(rows.dy, r);
-  const T* next_x = rows.template next<kSplit>(rows.x, r);
   const bool stream = rows.stream();
-  const auto chunk = [&](int64_t ch) {
-    return BwdChunk<T>{chunk_start(dy, ch),         chunk_start(x, ch),
-                       chunk_start(gamma, ch),      chunk_start(dgamma_part, ch),
-                       chunk_start(dbeta_part, ch), chunk_start(dx, ch),
-                       chunk_length(cols, ch),      chunk_start(next_dy, ch),
-                       chunk_start(next_x, ch),     stream};
-  };
-  BwdSums sums;
-  fold_chunks<kSplit>(
-      chunks, [&](int64_t ch) { return BwdSumsChunk(chunk(ch), mean, rstd); },
-      [&](const BwdSums& part) {
-        sums.g += part.g;
-        sums.g_xhat += part.g_xhat;
-      });
-  if (!std::isfinite(sums.g) || !std::isfinite(sums.g_xhat)) {
-    FillNaN(dx, static_cast<size_t>(cols));
-    return;
+  const bool prefetch = !kSplit && r + k * kBwdGroupsAhead < rows.rows;
+  const T* dy[kBwdRowsTogether];
+  const T* x[kBwdRowsTogether];
+  const T* next_dy[kBwdRowsTogether];
+  const T* next_x[kBwdRowsTogether];
+  for (int64_t j = 0; j < k; ++j) {
+    dy[j] = rows.dy + (r + j) * cols;
+    x[j] = rows.x + (r + j) * cols;
+    next_dy[j] = BwdAhead(rows.dy, r + j, k * kBwdGroupsAhead, rows.rows, cols);
+    next_x[j] = BwdAhead(rows.x, r + j, k * kBwdGroupsAhead, rows.rows, cols);
   }
+  using Parts = std::array<BwdSums, kBwdRowsTogether>;
+  Parts sums{};
+  fold_chunks<kSplit>(
+      chunks,
+      [&](int64_t ch) {
+        Parts part{};
+        const size_t n = chunk_length(cols, ch);
+        const T* dy_ch[kBwdRowsTogether];
+        const T* x_ch[kBwdRowsTogether];
+        const T* next_x_ch[kBwdRowsTogether];
+        for (int64_t j = 0; j < k; ++j) {
+          dy_ch[j] = chunk_start(dy[j], ch);
+          x_ch[j] = chunk_start(x[j], ch);
+          next_x_ch[j] = chunk_start(next_x[j], ch);
+        }
+        const float* gamma_ch = chunk_start(gamma, ch);
+        float* dgamma_ch = chunk_start(dgamma_part, ch);
+        float* dbeta_ch = chunk_start(dbeta_part, ch);
+        WithFlag(gamma != nullptr, [&]<bool kGamma>() {
+          WithFlag(dgamma_part != nullptr, [&]<bool kDgamma>() {
+            WithFlag(dbeta_part != nullptr, [&]<bool kDbeta>() {
+              WithFlag(prefetch, [&]<bool kPrefetch>() {
+                if (k == 2) {
+                  BwdSumsChunk<2, kGamma, kDgamma, kDbeta, kPrefetch>(
+                      dy_ch, x_ch, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
+                      first, next_x_ch, part.data());
+                } else {
+                  BwdSumsChunk<1, kGamma, kDgamma, kDbeta, kPrefetch>(
+                      dy_ch, x_ch, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
+                      first, next_x_ch, part.data());
+                }
+              });
+            });
+          });
+        });
+        return part;
+      },
+      [&](const Parts& part) {
+        for (int64_t j = 0; j < k; ++j) {
+          sums[j].g += part[j].g;
+          sums[j].g_xhat += part[j].g_xhat;
+        }
+      });
   const float d = static_cast<float>(cols);
-  const float A = sums.g / d, B = sums.g_xhat / d;
-  for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
-    BwdDxChunk(chunk(ch), mean, rstd, A, B);
-    if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
-  });
-  if (!kSplit && stream) hwy::FlushStream();  // once per row (layernorm_fwd_hwy-inl.h)
+  for (int64_t j = 0; j < k; ++j) {
+    T* dx = rows.dx + (r + j) * cols;
+    if (!std::isfinite(sums[j].g) || !std::isfinite(sums[j].g_xhat)) {
+      FillNaN(dx, static_cast<size_t>(cols));
+      continue;
+    }
+    const float A = sums[j].g / d, B = sums[j].g_xhat / d;
+    const float m = mean[r + j], s = rstd[r + j];
+    for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
+      const size_t n = chunk_length(cols, ch);
+      WithFlag(gamma != nullptr, [&]<bool kGamma>() {
+        WithFlag(prefetch, [&]<bool kPrefetch>() {
+          BwdDxChunk<kGamma, kPrefetch>(chunk_start(dy[j], ch), chunk_start(x[j], ch),
+                                        chunk_start(gamma, ch), chunk_start(dx, ch), n, stream,
+                                        chunk_start(next_dy[j], ch), m, s, A, B);
+        });
+      });
+      if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
+    });
+  }
+}
+
+// The rows [begin, end) of one row block, kBwdRowsTogether at a time (one
+// at a time when kSplit), ending with one FlushStream for the block's
+// streamed dx (a block is one task).
+template <bool kSplit, typename T>
+void BwdRowBlock(const BwdRows<T>& rows, int64_t begin, int64_t end, const float* gamma,
+                 const float* mean, const float* rstd, float* dgamma_part, float* dbeta_part) {
+  for (int64_t r = begin; r < end;) {
+    const int64_t k = kSplit ? 1 : std::min(kBwdRowsTogether, end - r);
+    BwdRowGroup<kSplit>(rows, r, k, r == begin, gamma, mean, rstd, dgamma_part, dbeta_part);
+    r += k;
+  }
+  if (!kSplit && rows.stream()) hwy::FlushStream();
 }
 
 // The whole LayerNorm backward (row blocks: bwd_blocks-inl.h).
@@ -144,10 +271,11 @@ void LayerNormBwdRows(const T* dy, const T* x, const float* gamma, const float* 
                       const float* rstd, T* dx, float* dgamma, float* dbeta, int64_t rows,
                       int64_t cols) {
   const BwdRows<T> all{dy, x, dx, rows, cols};
-  BackwardInRowBlocks(rows, cols, dgamma, dbeta,
-                      [&]<bool kSplit>(int64_t r, float* dgamma_part, float* dbeta_part) {
-                        BwdRow<kSplit>(all, r, gamma, mean[r], rstd[r], dgamma_part, dbeta_part);
-                      });
+  BackwardInRowBlocks(
+      rows, cols, dgamma, dbeta,
+      [&]<bool kSplit>(int64_t begin, int64_t end, float* dgamma_part, float* dbeta_part) {
+        BwdRowBlock<kSplit>(all, begin, end, gamma, mean, rstd, dgamma_part, dbeta_part);
+      });
 }
 
 }  // namespace normcheck::simd::HWY_NAMESPACE

@@ -13,6 +13,8 @@
 #define NORMCHECK_SIMD_RMSNORM_BWD_HWY_INL_H_
 #endif
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -25,79 +27,192 @@
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
-template <typename T>
-float RmsBwdSumChunk(const BwdChunk<T>& c, float rrms) {
+// Pass 1 on one chunk (n columns) of K rows (1 or kBwdRowsTogether = 2):
+// row j at dy[j], x[j] with saved rrms[j]; sums[j] gets its b. The rows
+// share each gamma vector and each dgamma partial vector, which takes row
+// 0's term, then row 1's, in a register: the roundings of one row at a
+// time. kGamma, kDgamma: gamma and dgamma_part are present (otherwise
+// g = dy, which is gamma = 1's product); `first`: the partial row starts
+// from zero here (its contents unread). kPrefetch: the same columns of
+// x in rows computed later (next_x[j]) are prefetched into L2 (their dy in
+// pass 2: RmsBwdDxChunk), so that reading from memory overlaps both passes.
+template <int K, bool kGamma, bool kDgamma, bool kPrefetch, typename T>
+void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
+                    const float* HWY_RESTRICT gamma, float* HWY_RESTRICT dgamma_part, size_t n,
+                    bool first, const T* const* next_x, float* sums) {
+  static_assert(K == 1 || K == 2);
   const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
-  const auto r = hn::Set(d, rrms), one = hn::Set(d, 1.0f);
-  auto b0 = hn::Zero(d), b1 = hn::Zero(d), b2 = hn::Zero(d), b3 = hn::Zero(d);
-  const auto step = [&](auto& b, size_t i, size_t count) {
-    const auto dy = LoadAsFloatN(d, c.dy + i, count);
-    const auto xhat = hn::Mul(LoadAsFloatN(d, c.x + i, count), r);
-    const auto gamma = c.gamma ? LoadAsFloatN(d, c.gamma + i, count) : one;
-    b = hn::MulAdd(hn::Mul(gamma, dy), xhat, b);  // padding: dy = 0, x = 0
-    if (c.dgamma_part) {
-      UpdateFloatsN(d, c.dgamma_part + i, count,
-                    [&](auto sum) { return hn::MulAdd(dy, xhat, sum); });
+  constexpr size_t kLineElements = 64 / sizeof(T);  // of one cache line
+  const T* HWY_RESTRICT dy0 = dy[0];
+  const T* HWY_RESTRICT x0 = x[0];
+  const T* HWY_RESTRICT dy1 = dy[K - 1];
+  const T* HWY_RESTRICT x1 = x[K - 1];
+  const T* HWY_RESTRICT next_x0 = next_x[0];
+  const T* HWY_RESTRICT next_x1 = next_x[K - 1];
+  const V r0 = hn::Set(d, rrms[0]), r1 = hn::Set(d, rrms[K - 1]);
+  V b00 = hn::Zero(d), b01 = hn::Zero(d), b02 = hn::Zero(d), b03 = hn::Zero(d);
+  V b10 = hn::Zero(d), b11 = hn::Zero(d), b12 = hn::Zero(d), b13 = hn::Zero(d);
+  // One row's terms at column i (count valid lanes; padding: dy = 0, x = 0).
+  const auto row = [&]<bool kFull>(const T* HWY_RESTRICT dy_row, const T* HWY_RESTRICT x_row,
+                                   V r, V gm, size_t i, size_t count, V& b,
+                                   V& pg) NORMCHECK_BWD_INLINE_LAMBDA {
+    const V vdy = kFull ? LoadAsFloat(d, dy_row + i) : LoadAsFloatTail(d, dy_row + i, count);
+    const V vx = kFull ? LoadAsFloat(d, x_row + i) : LoadAsFloatTail(d, x_row + i, count);
+    const V xhat = hn::Mul(vx, r);
+    b = hn::MulAdd(kGamma ? hn::Mul(gm, vdy) : vdy, xhat, b);
+    if constexpr (kDgamma) pg = hn::MulAdd(vdy, xhat, pg);
+  };
+  // Column i of the K rows, into accumulators b0 (row 0) and b1 (row 1).
+  const auto column = [&]<bool kFull>(size_t i, size_t count, V& b0,
+                                      V& b1) NORMCHECK_BWD_INLINE_LAMBDA {
+    V gm = hn::Zero(d), pg = hn::Zero(d);
+    if constexpr (kGamma) {
+      gm = kFull ? hn::LoadU(d, gamma + i) : LoadAsFloatTail(d, gamma + i, count);
+    }
+    if (kDgamma && !first) {
+      pg = kFull ? hn::LoadU(d, dgamma_part + i) : LoadAsFloatTail(d, dgamma_part + i, count);
+    }
+    row.template operator()<kFull>(dy0, x0, r0, gm, i, count, b0, pg);
+    if constexpr (K == 2) row.template operator()<kFull>(dy1, x1, r1, gm, i, count, b1, pg);
+    if constexpr (kDgamma) {
+      if constexpr (kFull) {
+        hn::StoreU(pg, d, dgamma_part + i);
+      } else {
+        StoreFromFloatTail(d, pg, dgamma_part + i, count);
+      }
     }
   };
   size_t i = 0;
-  for (; i + 4 * N <= c.n; i += 4 * N) {
-    step(b0, i, N);
-    step(b1, i + N, N);
-    step(b2, i + 2 * N, N);
-    step(b3, i + 3 * N, N);
+  for (; i + 4 * N <= n; i += 4 * N) {
+    if constexpr (kPrefetch) {
+      for (size_t line = 0; line < 4 * N; line += kLineElements) {
+        BwdPrefetch(next_x0 + i + line);
+        if constexpr (K == 2) BwdPrefetch(next_x1 + i + line);
+      }
+    }
+    column.template operator()<true>(i, N, b00, b10);
+    column.template operator()<true>(i + N, N, b01, b11);
+    column.template operator()<true>(i + 2 * N, N, b02, b12);
+    column.template operator()<true>(i + 3 * N, N, b03, b13);
   }
-  for (; i + N <= c.n; i += N) step(b0, i, N);
-  if (i < c.n) step(b0, i, c.n - i);
-  return SumLanesPairwise(d, hn::Add(hn::Add(b0, b1), hn::Add(b2, b3)));
+  for (; i + N <= n; i += N) column.template operator()<true>(i, N, b00, b10);
+  if (i < n) column.template operator()<false>(i, n - i, b00, b10);
+  sums[0] = SumLanesPairwise(d, hn::Add(hn::Add(b00, b01), hn::Add(b02, b03)));
+  if constexpr (K == 2) {
+    sums[1] = SumLanesPairwise(d, hn::Add(hn::Add(b10, b11), hn::Add(b12, b13)));
+  }
 }
 
-template <typename T>
-void RmsBwdDxChunk(const BwdChunk<T>& c, float rrms, float B) {
+// Pass 2 on one chunk of one row: dx_i = rrms (g_i - xhat_i B) with B = b/d.
+// kPrefetch: the same columns of dy in a row computed later (next_dy) are
+// prefetched into L2 while dx is written.
+template <bool kGamma, bool kPrefetch, typename T>
+void RmsBwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
+                   const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx, size_t n, bool stream,
+                   const T* HWY_RESTRICT next_dy, float rrms, float B) {
   const hn::ScalableTag<float> d;
-  const auto r = hn::Set(d, rrms), vb = hn::Set(d, B), one = hn::Set(d, 1.0f);
-  const auto dx_of = [&](size_t i, size_t count) {
-    const auto dy = LoadAsFloatN(d, c.dy + i, count);
-    const auto xhat = hn::Mul(LoadAsFloatN(d, c.x + i, count), r);
-    const auto gamma = c.gamma ? LoadAsFloatN(d, c.gamma + i, count) : one;
-    return hn::Mul(r, hn::NegMulAdd(xhat, vb, hn::Mul(gamma, dy)));
-  };
-  WriteRow(d, c.dx, c.n, c.stream, [&](size_t i, size_t count) {
-    PrefetchNext(c, i);
-    return dx_of(i, count);
+  const auto r = hn::Set(d, rrms), vb = hn::Set(d, B);
+  WriteRow(d, dx, n, stream, [&](size_t i, size_t count) NORMCHECK_BWD_INLINE_LAMBDA {
+    if constexpr (kPrefetch) BwdPrefetch(next_dy + i);
+    const auto vdy = LoadAsFloatN(d, dy + i, count);
+    const auto xhat = hn::Mul(LoadAsFloatN(d, x + i, count), r);
+    const auto g = kGamma ? hn::Mul(LoadAsFloatN(d, gamma + i, count), vdy) : vdy;
+    return hn::Mul(r, hn::NegMulAdd(xhat, vb, g));
   });
 }
 
-// One backward row (row r of `rows`), adding into the block's dgamma_part.
+// Rows r .. r + k - 1 (k <= kBwdRowsTogether; 1 when kSplit): pass 1 on the
+// k rows together, then pass 2 row by row, prefetching the rows
+// kBwdGroupsAhead groups ahead (x in pass 1, dy in pass 2; not when split:
+// another thread may compute them). The rows add into the block's
+// dgamma_part (nullable) in row order (`first`: into zero, the block's
+// first rows).
 template <bool kSplit, typename T>
-void RmsBwdRow(const BwdRows<T>& rows, int64_t r, const float* gamma, float rrms,
-               float* dgamma_part) {
+void RmsBwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first,
+                    const float* gamma, const float* rrms, float* dgamma_part) {
   const int64_t cols = rows.cols, chunks = ceil_div(cols, kChunk);
-  const T* dy = rows.dy + r * cols;
-  const T* x = rows.x + r * cols;
-  T* dx = rows.dx + r * cols;
-  const T* next_dy = rows.template next<kSplit>(rows.dy, r);
-  const T* next_x = rows.template next<kSplit>(rows.x, r);
   const bool stream = rows.stream();
-  const auto chunk = [&](int64_t ch) {
-    return BwdChunk<T>{chunk_start(dy, ch),     chunk_start(x, ch),
-                       chunk_start(gamma, ch),  chunk_start(dgamma_part, ch),
-                       nullptr,                 chunk_start(dx, ch),
-                       chunk_length(cols, ch),  chunk_start(next_dy, ch),
-                       chunk_start(next_x, ch), stream};
-  };
-  float sum = 0;
+  const bool prefetch = !kSplit && r + k * kBwdGroupsAhead < rows.rows;
+  const T* dy[kBwdRowsTogether];
+  const T* x[kBwdRowsTogether];
+  const T* next_dy[kBwdRowsTogether];
+  const T* next_x[kBwdRowsTogether];
+  for (int64_t j = 0; j < k; ++j) {
+    dy[j] = rows.dy + (r + j) * cols;
+    x[j] = rows.x + (r + j) * cols;
+    next_dy[j] = BwdAhead(rows.dy, r + j, k * kBwdGroupsAhead, rows.rows, cols);
+    next_x[j] = BwdAhead(rows.x, r + j, k * kBwdGroupsAhead, rows.rows, cols);
+  }
+  using Parts = std::array<float, kBwdRowsTogether>;
+  Parts sums{};
   fold_chunks<kSplit>(
-      chunks, [&](int64_t ch) { return RmsBwdSumChunk(chunk(ch), rrms); },
-      [&](float part) { sum += part; });
-  const float B = std::isfinite(sum) ? sum / static_cast<float>(cols)
-                                     : std::numeric_limits<float>::quiet_NaN();
-  for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
-    RmsBwdDxChunk(chunk(ch), rrms, B);
-    if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
-  });
-  if (!kSplit && stream) hwy::FlushStream();  // once per row (layernorm_fwd_hwy-inl.h)
+      chunks,
+      [&](int64_t ch) {
+        Parts part{};
+        const size_t n = chunk_length(cols, ch);
+        const T* dy_ch[kBwdRowsTogether];
+        const T* x_ch[kBwdRowsTogether];
+        const T* next_x_ch[kBwdRowsTogether];
+        for (int64_t j = 0; j < k; ++j) {
+          dy_ch[j] = chunk_start(dy[j], ch);
+          x_ch[j] = chunk_start(x[j], ch);
+          next_x_ch[j] = chunk_start(next_x[j], ch);
+        }
+        const float* gamma_ch = chunk_start(gamma, ch);
+        float* dgamma_ch = chunk_start(dgamma_part, ch);
+        WithFlag(gamma != nullptr, [&]<bool kGamma>() {
+          WithFlag(dgamma_part != nullptr, [&]<bool kDgamma>() {
+            WithFlag(prefetch, [&]<bool kPrefetch>() {
+              if (k == 2) {
+                RmsBwdSumChunk<2, kGamma, kDgamma, kPrefetch>(dy_ch, x_ch, rrms + r, gamma_ch,
+                                                              dgamma_ch, n, first,
+                                                              next_x_ch, part.data());
+              } else {
+                RmsBwdSumChunk<1, kGamma, kDgamma, kPrefetch>(dy_ch, x_ch, rrms + r, gamma_ch,
+                                                              dgamma_ch, n, first,
+                                                              next_x_ch, part.data());
+              }
+            });
+          });
+        });
+        return part;
+      },
+      [&](const Parts& part) {
+        for (int64_t j = 0; j < k; ++j) sums[j] += part[j];
+      });
+  for (int64_t j = 0; j < k; ++j) {
+    T* dx = rows.dx + (r + j) * cols;
+    const float B = std::isfinite(sums[j]) ? sums[j] / static_cast<float>(cols)
+                                           : std::numeric_limits<float>::quiet_NaN();
+    const float s = rrms[r + j];
+    for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
+      const size_t n = chunk_length(cols, ch);
+      WithFlag(gamma != nullptr, [&]<bool kGamma>() {
+        WithFlag(prefetch, [&]<bool kPrefetch>() {
+          RmsBwdDxChunk<kGamma, kPrefetch>(chunk_start(dy[j], ch), chunk_start(x[j], ch),
+                                           chunk_start(gamma, ch), chunk_start(dx, ch), n,
+                                           stream, chunk_start(next_dy[j], ch), s, B);
+        });
+      });
+      if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
+    });
+  }
+}
+
+// The rows [begin, end) of one row block, kBwdRowsTogether at a time (one
+// at a time when kSplit), ending with one FlushStream for the block's
+// streamed dx (a block is one task).
+template <bool kSplit, typename T>
+void RmsBwdRowBlock(const BwdRows<T>& rows, int64_t begin, int64_t end, const float* gamma,
+                    const float* rrms, float* dgamma_part) {
+  for (int64_t r = begin; r < end;) {
+    const int64_t k = kSplit ? 1 : std::min(kBwdRowsTogether, end - r);
+    RmsBwdRowGroup<kSplit>(rows, r, k, r == begin, gamma, rrms, dgamma_part);
+    r += k;
+  }
+  if (!kSplit && rows.stream()) hwy::FlushStream();
 }
 
 // The whole RMSNorm backward (row blocks: bwd_blocks-inl.h).
@@ -106,8 +221,8 @@ void RmsNormBwdRows(const T* dy, const T* x, const float* gamma, const float* rr
                     float* dgamma, int64_t rows, int64_t cols) {
   const BwdRows<T> all{dy, x, dx, rows, cols};
   BackwardInRowBlocks(rows, cols, dgamma, nullptr,
-                      [&]<bool kSplit>(int64_t r, float* dgamma_part, float*) {
-                        RmsBwdRow<kSplit>(all, r, gamma, rrms[r], dgamma_part);
+                      [&]<bool kSplit>(int64_t begin, int64_t end, float* dgamma_part, float*) {
+                        RmsBwdRowBlock<kSplit>(all, begin, end, gamma, rrms, dgamma_part);
                       });
 }
 

@@ -20,24 +20,13 @@
 #include "simd/row_partition.h"
 #include "simd/thread_pool.h"
 #include "simd_test_support.h"
+#include "thread_guards.h"
 
 namespace normcheck {
 namespace {
 
-// Restores the default thread count when a test ends.
-struct ThreadCountGuard {
-  int saved = simd::thread_count();
-  ~ThreadCountGuard() { simd::set_thread_count(saved); }
-};
-
-// Sends every call with more than one thread through the pool (the default
-// cut-off keeps small calls on the caller, and the test shapes are small),
-// restoring the cut-off when the test ends.
-struct EveryCallParallel {
-  int64_t saved = simd::min_parallel_elements();
-  EveryCallParallel() { simd::set_min_parallel_elements(0); }
-  ~EveryCallParallel() { simd::set_min_parallel_elements(saved); }
-};
+using test::EveryCallParallel;
+using test::ThreadCountGuard;
 
 // Inputs of any op as floats (16-bit kernels get the top half of each float:
 // any bits will do for a determinism check).
