@@ -23,16 +23,18 @@ inline constexpr int64_t kSplitMinCols = 32768;
 // below it, handing work to the pool cost more than it saved. Measured with
 // bench/parallel_threshold.cpp (1 thread against 2, alternating in one
 // process, 7 rounds, 1x768 to 2048x768, 8x4096 to 512x4096, 1 to 16 rows of
-// 65536; docs/performance.md has the figures) on this 2-core machine shared
-// with other jobs: at load average 10.7, 2 threads were not faster on any
-// shape below 2^20 elements beyond the run-to-run noise (+-30%), won on about
-// half the shapes of 2^20 and on most from 2^21 on; at load 5.7 they were
-// level (0.9 to 1.1) everywhere except 16 rows of 65536 (2^20), 2.9 times
-// slower. 2^21 keeps every small batch (64x768 is 49152) and that shape on
-// one thread, and every standard bench shape from 4096x1024 (2^22) up on the
-// pool. Results do not depend on it (the partition is fixed by the shape);
-// thread_pool.h's set_min_parallel_elements changes it for measuring.
-inline constexpr int64_t kMinParallelElements = int64_t{1} << 21;
+// 65536; docs/performance.md has the figures) on this 2-core machine, three
+// runs with nothing else running (load average about 1): its rule (2 threads
+// faster on every larger shape of the grid) gave 1572864 elements (2048x768)
+// for both backward kernels in all three runs, 2^18 to 1.5 * 2^20 for the
+// forward ones. The backward sets the value: 16 rows of 65536 (2^20), whose
+// rows are split into chunks over the pool, ran 1.6 to 1.8 times slower with
+// 2 threads, while 2048x768 ran 0.58 to 0.74 of the 1-thread time. Every small
+// batch (64x768 is 49152) stays on one thread, every standard bench shape
+// from 4096x1024 (2^22) up goes to the pool. Results do not depend on it (the
+// partition is fixed by the shape); thread_pool.h's set_min_parallel_elements
+// changes it for measuring.
+inline constexpr int64_t kMinParallelElements = 3 * (int64_t{1} << 19);
 
 // The backward sums dgamma/dbeta over blocks of this many rows (one partial
 // row per block), then adds the block partials in block order.
