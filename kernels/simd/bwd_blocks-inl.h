@@ -76,6 +76,43 @@ HWY_INLINE const T* BwdAhead(const T* base, int64_t r, int64_t ahead, int64_t ro
   return base + (r + ahead < rows ? r + ahead : r) * cols;
 }
 
+// The rows r .. r + k - 1 of a row group (k <= kBwdRowsTogether): where each
+// starts in dy and x, and the rows kBwdGroupsAhead groups after each, which
+// the passes prefetch (BwdAhead).
+template <typename T>
+struct BwdGroup {
+  const T* dy[kBwdRowsTogether];
+  const T* x[kBwdRowsTogether];
+  const T* next_dy[kBwdRowsTogether];
+  const T* next_x[kBwdRowsTogether];
+  int64_t k;
+
+  BwdGroup(const BwdRows<T>& rows, int64_t r, int64_t rows_in_group) : k(rows_in_group) {
+    for (int64_t j = 0; j < k; ++j) {
+      dy[j] = rows.dy + (r + j) * rows.cols;
+      x[j] = rows.x + (r + j) * rows.cols;
+      next_dy[j] = BwdAhead(rows.dy, r + j, k * kBwdGroupsAhead, rows.rows, rows.cols);
+      next_x[j] = BwdAhead(rows.x, r + j, k * kBwdGroupsAhead, rows.rows, rows.cols);
+    }
+  }
+
+  // Pass 1's operands in chunk ch: each row's dy and x, and the x it prefetches.
+  struct Chunk {
+    const T* dy[kBwdRowsTogether];
+    const T* x[kBwdRowsTogether];
+    const T* next_x[kBwdRowsTogether];
+  };
+  Chunk chunk(int64_t ch) const {
+    Chunk c{};
+    for (int64_t j = 0; j < k; ++j) {
+      c.dy[j] = chunk_start(dy[j], ch);
+      c.x[j] = chunk_start(x[j], ch);
+      c.next_x[j] = chunk_start(next_x[j], ch);
+    }
+    return c;
+  }
+};
+
 // Calls f.template operator()<b>() with b == flag: how a runtime choice (an
 // operand present or null) becomes a compile-time one outside the loops.
 template <class F>

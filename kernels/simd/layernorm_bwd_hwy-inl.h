@@ -175,16 +175,7 @@ void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first, const
   const int64_t cols = rows.cols, chunks = ceil_div(cols, kChunk);
   const bool stream = rows.stream();
   const bool prefetch = !kSplit && r + k * kBwdGroupsAhead < rows.rows;
-  const T* dy[kBwdRowsTogether];
-  const T* x[kBwdRowsTogether];
-  const T* next_dy[kBwdRowsTogether];
-  const T* next_x[kBwdRowsTogether];
-  for (int64_t j = 0; j < k; ++j) {
-    dy[j] = rows.dy + (r + j) * cols;
-    x[j] = rows.x + (r + j) * cols;
-    next_dy[j] = BwdAhead(rows.dy, r + j, k * kBwdGroupsAhead, rows.rows, cols);
-    next_x[j] = BwdAhead(rows.x, r + j, k * kBwdGroupsAhead, rows.rows, cols);
-  }
+  const BwdGroup<T> group(rows, r, k);
   using Parts = std::array<BwdSums, kBwdRowsTogether>;
   Parts sums{};
   fold_chunks<kSplit>(
@@ -192,14 +183,7 @@ void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first, const
       [&](int64_t ch) {
         Parts part{};
         const size_t n = chunk_length(cols, ch);
-        const T* dy_ch[kBwdRowsTogether];
-        const T* x_ch[kBwdRowsTogether];
-        const T* next_x_ch[kBwdRowsTogether];
-        for (int64_t j = 0; j < k; ++j) {
-          dy_ch[j] = chunk_start(dy[j], ch);
-          x_ch[j] = chunk_start(x[j], ch);
-          next_x_ch[j] = chunk_start(next_x[j], ch);
-        }
+        const auto in = group.chunk(ch);
         const float* gamma_ch = chunk_start(gamma, ch);
         float* dgamma_ch = chunk_start(dgamma_part, ch);
         float* dbeta_ch = chunk_start(dbeta_part, ch);
@@ -209,12 +193,12 @@ void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first, const
               WithFlag(prefetch, [&]<bool kPrefetch>() {
                 if (k == 2) {
                   BwdSumsChunk<2, kGamma, kDgamma, kDbeta, kPrefetch>(
-                      dy_ch, x_ch, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
-                      first, next_x_ch, part.data());
+                      in.dy, in.x, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
+                      first, in.next_x, part.data());
                 } else {
                   BwdSumsChunk<1, kGamma, kDgamma, kDbeta, kPrefetch>(
-                      dy_ch, x_ch, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
-                      first, next_x_ch, part.data());
+                      in.dy, in.x, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
+                      first, in.next_x, part.data());
                 }
               });
             });
@@ -241,9 +225,9 @@ void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first, const
       const size_t n = chunk_length(cols, ch);
       WithFlag(gamma != nullptr, [&]<bool kGamma>() {
         WithFlag(prefetch, [&]<bool kPrefetch>() {
-          BwdDxChunk<kGamma, kPrefetch>(chunk_start(dy[j], ch), chunk_start(x[j], ch),
+          BwdDxChunk<kGamma, kPrefetch>(chunk_start(group.dy[j], ch), chunk_start(group.x[j], ch),
                                         chunk_start(gamma, ch), chunk_start(dx, ch), n, stream,
-                                        chunk_start(next_dy[j], ch), m, s, A, B);
+                                        chunk_start(group.next_dy[j], ch), m, s, A, B);
         });
       });
       if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread

@@ -135,16 +135,7 @@ void RmsBwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first,
   const int64_t cols = rows.cols, chunks = ceil_div(cols, kChunk);
   const bool stream = rows.stream();
   const bool prefetch = !kSplit && r + k * kBwdGroupsAhead < rows.rows;
-  const T* dy[kBwdRowsTogether];
-  const T* x[kBwdRowsTogether];
-  const T* next_dy[kBwdRowsTogether];
-  const T* next_x[kBwdRowsTogether];
-  for (int64_t j = 0; j < k; ++j) {
-    dy[j] = rows.dy + (r + j) * cols;
-    x[j] = rows.x + (r + j) * cols;
-    next_dy[j] = BwdAhead(rows.dy, r + j, k * kBwdGroupsAhead, rows.rows, cols);
-    next_x[j] = BwdAhead(rows.x, r + j, k * kBwdGroupsAhead, rows.rows, cols);
-  }
+  const BwdGroup<T> group(rows, r, k);
   using Parts = std::array<float, kBwdRowsTogether>;
   Parts sums{};
   fold_chunks<kSplit>(
@@ -152,27 +143,20 @@ void RmsBwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first,
       [&](int64_t ch) {
         Parts part{};
         const size_t n = chunk_length(cols, ch);
-        const T* dy_ch[kBwdRowsTogether];
-        const T* x_ch[kBwdRowsTogether];
-        const T* next_x_ch[kBwdRowsTogether];
-        for (int64_t j = 0; j < k; ++j) {
-          dy_ch[j] = chunk_start(dy[j], ch);
-          x_ch[j] = chunk_start(x[j], ch);
-          next_x_ch[j] = chunk_start(next_x[j], ch);
-        }
+        const auto in = group.chunk(ch);
         const float* gamma_ch = chunk_start(gamma, ch);
         float* dgamma_ch = chunk_start(dgamma_part, ch);
         WithFlag(gamma != nullptr, [&]<bool kGamma>() {
           WithFlag(dgamma_part != nullptr, [&]<bool kDgamma>() {
             WithFlag(prefetch, [&]<bool kPrefetch>() {
               if (k == 2) {
-                RmsBwdSumChunk<2, kGamma, kDgamma, kPrefetch>(dy_ch, x_ch, rrms + r, gamma_ch,
+                RmsBwdSumChunk<2, kGamma, kDgamma, kPrefetch>(in.dy, in.x, rrms + r, gamma_ch,
                                                               dgamma_ch, n, first,
-                                                              next_x_ch, part.data());
+                                                              in.next_x, part.data());
               } else {
-                RmsBwdSumChunk<1, kGamma, kDgamma, kPrefetch>(dy_ch, x_ch, rrms + r, gamma_ch,
+                RmsBwdSumChunk<1, kGamma, kDgamma, kPrefetch>(in.dy, in.x, rrms + r, gamma_ch,
                                                               dgamma_ch, n, first,
-                                                              next_x_ch, part.data());
+                                                              in.next_x, part.data());
               }
             });
           });
@@ -191,9 +175,9 @@ void RmsBwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first,
       const size_t n = chunk_length(cols, ch);
       WithFlag(gamma != nullptr, [&]<bool kGamma>() {
         WithFlag(prefetch, [&]<bool kPrefetch>() {
-          RmsBwdDxChunk<kGamma, kPrefetch>(chunk_start(dy[j], ch), chunk_start(x[j], ch),
-                                           chunk_start(gamma, ch), chunk_start(dx, ch), n,
-                                           stream, chunk_start(next_dy[j], ch), s, B);
+          RmsBwdDxChunk<kGamma, kPrefetch>(
+              chunk_start(group.dy[j], ch), chunk_start(group.x[j], ch), chunk_start(gamma, ch),
+              chunk_start(dx, ch), n, stream, chunk_start(group.next_dy[j], ch), s, B);
         });
       });
       if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread

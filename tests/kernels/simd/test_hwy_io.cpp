@@ -26,7 +26,8 @@ namespace normcheck::simd::HWY_NAMESPACE {
 void Store16ForTest(bool bf16, bool stream, const float* in, uint16_t* out, size_t n) {
   const hn::ScalableTag<float> d;
   const auto store = [&](auto* y) {
-    WriteRow(d, y, n, stream, [&](size_t i, size_t count) { return LoadAsFloatN(d, in + i, count); });
+    WriteRow(d, y, n, stream,
+             [&](size_t i, size_t count) { return LoadAsFloatN(d, in + i, count); });
   };
   if (bf16) {
     store(reinterpret_cast<hwy::bfloat16_t*>(out));
@@ -125,7 +126,8 @@ void add_common_cases(std::vector<float>& cases) {
                         -std::numeric_limits<float>::quiet_NaN(),
                         std::numeric_limits<float>::signaling_NaN(),
                         std::bit_cast<float>(0x7F800001u), std::bit_cast<float>(0x7FFFFFFFu),
-                        std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min()})
+                        std::numeric_limits<float>::max(),
+                        std::numeric_limits<float>::denorm_min()})
     cases.push_back(v);
 }
 
@@ -149,7 +151,8 @@ void expect_stores(const char* target, bool bf16, const std::vector<float>& in,
   for (const bool stream : {false, true}) {
     // One element past a 64-byte boundary: the streamed head runs.
     std::vector<uint16_t> buffer(in.size() + 32);
-    uint16_t* got = buffer.data() + (32 - reinterpret_cast<uintptr_t>(buffer.data()) % 64 / 2) % 32 + 1;
+    const size_t to_line = (32 - reinterpret_cast<uintptr_t>(buffer.data()) % 64 / 2) % 32;
+    uint16_t* got = buffer.data() + to_line + 1;
     in_pieces(in.size(), [&](size_t i, size_t count) {
       HWY_DYNAMIC_DISPATCH(simd::Store16ForTest)(bf16, stream, in.data() + i, got + i, count);
     });
