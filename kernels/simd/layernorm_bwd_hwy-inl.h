@@ -35,18 +35,22 @@ struct BwdSums {
 // row j at dy[j], x[j] with statistics mean[j], rstd[j]; sums[j] gets its
 // a and b. The rows share each gamma vector and each partial-row vector,
 // which takes row 0's term, then row 1's, in a register: the roundings of
-// one row at a time. kGamma, kDgamma, kDbeta: gamma, dgamma_part and
-// dbeta_part are present (otherwise g = dy, which is gamma = 1's product);
+// one row at a time. kGamma: gamma is present (otherwise g = dy, which is
+// gamma = 1's product); dgamma_part, dbeta_part may be null (not wanted);
 // `first`: the partial rows start from zero here (their contents unread).
-// kPrefetch: the same columns of x in rows computed later (next_x[j]) are
+// `prefetch`: the same columns of x in rows computed later (next_x[j]) are
 // prefetched into L2 (their dy in pass 2: BwdDxChunk), so that reading from
-// memory overlaps both passes.
-template <int K, bool kGamma, bool kDgamma, bool kDbeta, bool kPrefetch, typename T>
+// memory overlaps both passes. Only gamma's presence is a template
+// parameter: it changes the arithmetic, while the other choices are
+// branches the predictor settles, and each parameter multiplies the
+// instantiations (per target and storage type) that a build compiles.
+template <int K, bool kGamma, typename T>
 void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, const float* rstd,
                   const float* HWY_RESTRICT gamma, float* HWY_RESTRICT dgamma_part,
                   float* HWY_RESTRICT dbeta_part, size_t n, bool first,
-                  const T* const* next_x, BwdSums* sums) {
+                  const T* const* next_x, bool prefetch, BwdSums* sums) {
   static_assert(K == 1 || K == 2);
+  const bool want_dgamma = dgamma_part != nullptr, want_dbeta = dbeta_part != nullptr;
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
@@ -75,8 +79,8 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
     const V g = kGamma ? hn::Mul(gm, vdy) : vdy;
     a = hn::Add(a, g);
     b = hn::MulAdd(g, xhat, b);
-    if constexpr (kDgamma) pg = hn::MulAdd(vdy, xhat, pg);
-    if constexpr (kDbeta) pb = hn::Add(pb, vdy);
+    if (want_dgamma) pg = hn::MulAdd(vdy, xhat, pg);
+    if (want_dbeta) pb = hn::Add(pb, vdy);
   };
   // Column i of the K rows, into accumulators a0/b0 (row 0) and a1/b1 (row 1).
   const auto column = [&]<bool kFull>(size_t i, size_t count, V& a0, V& b0, V& a1,
@@ -85,24 +89,24 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
     if constexpr (kGamma) {
       gm = kFull ? hn::LoadU(d, gamma + i) : LoadAsFloatTail(d, gamma + i, count);
     }
-    if (kDgamma && !first) {
+    if (want_dgamma && !first) {
       pg = kFull ? hn::LoadU(d, dgamma_part + i) : LoadAsFloatTail(d, dgamma_part + i, count);
     }
-    if (kDbeta && !first) {
+    if (want_dbeta && !first) {
       pb = kFull ? hn::LoadU(d, dbeta_part + i) : LoadAsFloatTail(d, dbeta_part + i, count);
     }
     row.template operator()<kFull>(dy0, x0, m0, r0, gm, i, count, a0, b0, pg, pb);
     if constexpr (K == 2) {
       row.template operator()<kFull>(dy1, x1, m1, r1, gm, i, count, a1, b1, pg, pb);
     }
-    if constexpr (kDgamma) {
+    if (want_dgamma) {
       if constexpr (kFull) {
         hn::StoreU(pg, d, dgamma_part + i);
       } else {
         StoreFromFloatTail(d, pg, dgamma_part + i, count);
       }
     }
-    if constexpr (kDbeta) {
+    if (want_dbeta) {
       if constexpr (kFull) {
         hn::StoreU(pb, d, dbeta_part + i);
       } else {
@@ -112,7 +116,7 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
   };
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
-    if constexpr (kPrefetch) {
+    if (prefetch) {
       for (size_t line = 0; line < 4 * N; line += kLineElements) {
         BwdPrefetch(next_x0 + i + line);
         if constexpr (K == 2) BwdPrefetch(next_x1 + i + line);
@@ -134,17 +138,18 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
 }
 
 // Pass 2 on one chunk of one row: dx_i = rstd (g_i - (xhat_i B + A)) with
-// A = a/d, B = b/d. kPrefetch: the same columns of dy in a row computed
+// A = a/d, B = b/d. `prefetch`: the same columns of dy in a row computed
 // later (next_dy) are prefetched into L2 while dx is written.
-template <bool kGamma, bool kPrefetch, typename T>
+template <bool kGamma, typename T>
 void BwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
                 const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx, size_t n, bool stream,
-                const T* HWY_RESTRICT next_dy, float mean, float rstd, float A, float B) {
+                const T* HWY_RESTRICT next_dy, bool prefetch, float mean, float rstd, float A,
+                float B) {
   const hn::ScalableTag<float> d;
   const auto m = hn::Set(d, mean), r = hn::Set(d, rstd);
   const auto va = hn::Set(d, A), vb = hn::Set(d, B);
   WriteRow(d, dx, n, stream, [&](size_t i, size_t count) NORMCHECK_BWD_INLINE_LAMBDA {
-    if constexpr (kPrefetch) BwdPrefetch(next_dy + i);
+    if (prefetch) BwdPrefetch(next_dy + i);
     const auto vdy = LoadAsFloatN(d, dy + i, count);
     const auto vx = LoadAsFloatN(d, x + i, count);
     const auto g = kGamma ? hn::Mul(LoadAsFloatN(d, gamma + i, count), vdy) : vdy;
@@ -188,21 +193,13 @@ void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first, const
         float* dgamma_ch = chunk_start(dgamma_part, ch);
         float* dbeta_ch = chunk_start(dbeta_part, ch);
         WithFlag(gamma != nullptr, [&]<bool kGamma>() {
-          WithFlag(dgamma_part != nullptr, [&]<bool kDgamma>() {
-            WithFlag(dbeta_part != nullptr, [&]<bool kDbeta>() {
-              WithFlag(prefetch, [&]<bool kPrefetch>() {
-                if (k == 2) {
-                  BwdSumsChunk<2, kGamma, kDgamma, kDbeta, kPrefetch>(
-                      in.dy, in.x, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
-                      first, in.next_x, part.data());
-                } else {
-                  BwdSumsChunk<1, kGamma, kDgamma, kDbeta, kPrefetch>(
-                      in.dy, in.x, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
-                      first, in.next_x, part.data());
-                }
-              });
-            });
-          });
+          if (k == 2) {
+            BwdSumsChunk<2, kGamma>(in.dy, in.x, mean + r, rstd + r, gamma_ch, dgamma_ch,
+                                    dbeta_ch, n, first, in.next_x, prefetch, part.data());
+          } else {
+            BwdSumsChunk<1, kGamma>(in.dy, in.x, mean + r, rstd + r, gamma_ch, dgamma_ch,
+                                    dbeta_ch, n, first, in.next_x, prefetch, part.data());
+          }
         });
         return part;
       },
@@ -224,11 +221,9 @@ void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first, const
     for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
       const size_t n = chunk_length(cols, ch);
       WithFlag(gamma != nullptr, [&]<bool kGamma>() {
-        WithFlag(prefetch, [&]<bool kPrefetch>() {
-          BwdDxChunk<kGamma, kPrefetch>(chunk_start(group.dy[j], ch), chunk_start(group.x[j], ch),
-                                        chunk_start(gamma, ch), chunk_start(dx, ch), n, stream,
-                                        chunk_start(group.next_dy[j], ch), m, s, A, B);
-        });
+        BwdDxChunk<kGamma>(chunk_start(group.dy[j], ch), chunk_start(group.x[j], ch),
+                           chunk_start(gamma, ch), chunk_start(dx, ch), n, stream,
+                           chunk_start(group.next_dy[j], ch), prefetch, m, s, A, B);
       });
       if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
     });

@@ -31,16 +31,19 @@ namespace normcheck::simd::HWY_NAMESPACE {
 // row j at dy[j], x[j] with saved rrms[j]; sums[j] gets its b. The rows
 // share each gamma vector and each dgamma partial vector, which takes row
 // 0's term, then row 1's, in a register: the roundings of one row at a
-// time. kGamma, kDgamma: gamma and dgamma_part are present (otherwise
-// g = dy, which is gamma = 1's product); `first`: the partial row starts
-// from zero here (its contents unread). kPrefetch: the same columns of
-// x in rows computed later (next_x[j]) are prefetched into L2 (their dy in
-// pass 2: RmsBwdDxChunk), so that reading from memory overlaps both passes.
-template <int K, bool kGamma, bool kDgamma, bool kPrefetch, typename T>
+// time. kGamma: gamma is present (otherwise g = dy, which is gamma = 1's
+// product); dgamma_part may be null (not wanted); `first`: the partial row
+// starts from zero here (its contents unread). `prefetch`: the same columns
+// of x in rows computed later (next_x[j]) are prefetched into L2 (their dy
+// in pass 2: RmsBwdDxChunk), so that reading from memory overlaps both
+// passes. Only gamma's presence is a template parameter (BwdSumsChunk in
+// layernorm_bwd_hwy-inl.h says why).
+template <int K, bool kGamma, typename T>
 void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
                     const float* HWY_RESTRICT gamma, float* HWY_RESTRICT dgamma_part, size_t n,
-                    bool first, const T* const* next_x, float* sums) {
+                    bool first, const T* const* next_x, bool prefetch, float* sums) {
   static_assert(K == 1 || K == 2);
+  const bool want_dgamma = dgamma_part != nullptr;
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
@@ -62,7 +65,7 @@ void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
     const V vx = kFull ? LoadAsFloat(d, x_row + i) : LoadAsFloatTail(d, x_row + i, count);
     const V xhat = hn::Mul(vx, r);
     b = hn::MulAdd(kGamma ? hn::Mul(gm, vdy) : vdy, xhat, b);
-    if constexpr (kDgamma) pg = hn::MulAdd(vdy, xhat, pg);
+    if (want_dgamma) pg = hn::MulAdd(vdy, xhat, pg);
   };
   // Column i of the K rows, into accumulators b0 (row 0) and b1 (row 1).
   const auto column = [&]<bool kFull>(size_t i, size_t count, V& b0,
@@ -71,12 +74,12 @@ void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
     if constexpr (kGamma) {
       gm = kFull ? hn::LoadU(d, gamma + i) : LoadAsFloatTail(d, gamma + i, count);
     }
-    if (kDgamma && !first) {
+    if (want_dgamma && !first) {
       pg = kFull ? hn::LoadU(d, dgamma_part + i) : LoadAsFloatTail(d, dgamma_part + i, count);
     }
     row.template operator()<kFull>(dy0, x0, r0, gm, i, count, b0, pg);
     if constexpr (K == 2) row.template operator()<kFull>(dy1, x1, r1, gm, i, count, b1, pg);
-    if constexpr (kDgamma) {
+    if (want_dgamma) {
       if constexpr (kFull) {
         hn::StoreU(pg, d, dgamma_part + i);
       } else {
@@ -86,7 +89,7 @@ void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
   };
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
-    if constexpr (kPrefetch) {
+    if (prefetch) {
       for (size_t line = 0; line < 4 * N; line += kLineElements) {
         BwdPrefetch(next_x0 + i + line);
         if constexpr (K == 2) BwdPrefetch(next_x1 + i + line);
@@ -106,16 +109,16 @@ void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
 }
 
 // Pass 2 on one chunk of one row: dx_i = rrms (g_i - xhat_i B) with B = b/d.
-// kPrefetch: the same columns of dy in a row computed later (next_dy) are
+// `prefetch`: the same columns of dy in a row computed later (next_dy) are
 // prefetched into L2 while dx is written.
-template <bool kGamma, bool kPrefetch, typename T>
+template <bool kGamma, typename T>
 void RmsBwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
                    const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx, size_t n, bool stream,
-                   const T* HWY_RESTRICT next_dy, float rrms, float B) {
+                   const T* HWY_RESTRICT next_dy, bool prefetch, float rrms, float B) {
   const hn::ScalableTag<float> d;
   const auto r = hn::Set(d, rrms), vb = hn::Set(d, B);
   WriteRow(d, dx, n, stream, [&](size_t i, size_t count) NORMCHECK_BWD_INLINE_LAMBDA {
-    if constexpr (kPrefetch) BwdPrefetch(next_dy + i);
+    if (prefetch) BwdPrefetch(next_dy + i);
     const auto vdy = LoadAsFloatN(d, dy + i, count);
     const auto xhat = hn::Mul(LoadAsFloatN(d, x + i, count), r);
     const auto g = kGamma ? hn::Mul(LoadAsFloatN(d, gamma + i, count), vdy) : vdy;
@@ -147,19 +150,13 @@ void RmsBwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first,
         const float* gamma_ch = chunk_start(gamma, ch);
         float* dgamma_ch = chunk_start(dgamma_part, ch);
         WithFlag(gamma != nullptr, [&]<bool kGamma>() {
-          WithFlag(dgamma_part != nullptr, [&]<bool kDgamma>() {
-            WithFlag(prefetch, [&]<bool kPrefetch>() {
-              if (k == 2) {
-                RmsBwdSumChunk<2, kGamma, kDgamma, kPrefetch>(in.dy, in.x, rrms + r, gamma_ch,
-                                                              dgamma_ch, n, first,
-                                                              in.next_x, part.data());
-              } else {
-                RmsBwdSumChunk<1, kGamma, kDgamma, kPrefetch>(in.dy, in.x, rrms + r, gamma_ch,
-                                                              dgamma_ch, n, first,
-                                                              in.next_x, part.data());
-              }
-            });
-          });
+          if (k == 2) {
+            RmsBwdSumChunk<2, kGamma>(in.dy, in.x, rrms + r, gamma_ch, dgamma_ch, n, first,
+                                      in.next_x, prefetch, part.data());
+          } else {
+            RmsBwdSumChunk<1, kGamma>(in.dy, in.x, rrms + r, gamma_ch, dgamma_ch, n, first,
+                                      in.next_x, prefetch, part.data());
+          }
         });
         return part;
       },
@@ -174,11 +171,9 @@ void RmsBwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first,
     for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
       const size_t n = chunk_length(cols, ch);
       WithFlag(gamma != nullptr, [&]<bool kGamma>() {
-        WithFlag(prefetch, [&]<bool kPrefetch>() {
-          RmsBwdDxChunk<kGamma, kPrefetch>(
-              chunk_start(group.dy[j], ch), chunk_start(group.x[j], ch), chunk_start(gamma, ch),
-              chunk_start(dx, ch), n, stream, chunk_start(group.next_dy[j], ch), s, B);
-        });
+        RmsBwdDxChunk<kGamma>(chunk_start(group.dy[j], ch), chunk_start(group.x[j], ch),
+                              chunk_start(gamma, ch), chunk_start(dx, ch), n, stream,
+                              chunk_start(group.next_dy[j], ch), prefetch, s, B);
       });
       if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
     });
