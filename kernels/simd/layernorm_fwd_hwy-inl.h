@@ -51,10 +51,11 @@ bool AllSameBits(const T* HWY_RESTRICT x, int64_t n) {
 
 // The float vectors of the fast row on storage T: at most 8 lanes for f16
 // (256 bits on AVX-512), full width otherwise. On this Zen 4 the f16 rows
-// with 16-lane vectors (512-bit F16C conversions) ran a memory-bound
-// 4096x4096 or 256x65536 call in 1.3 to 1.5 times the time of 8-lane ones
-// (one and two threads, alternating runs), with rows in cache level; bf16
-// (integer rounding) and float32 rows are faster at full width.
+// with 16-lane vectors (512-bit F16C conversions) took 1.3 to 1.5 times as
+// long as with 8 lanes on a memory-bound 4096x4096 or 256x65536 call (one
+// and two threads, alternating runs), and as long on rows in cache; bf16
+// (integer rounding) and float32 rows are faster at full width. Any lane
+// count meets the bound (summation_depth assumes one lane).
 template <typename T>
 using FastTag = std::conditional_t<std::is_same_v<T, hwy::float16_t>, hn::CappedTag<float, 8>,
                                    hn::ScalableTag<float>>;
