@@ -20,18 +20,6 @@
 #include "simd/hwy_io-inl.h"
 #include "simd/row_driver.h"
 
-// The backward's inner-loop lambdas are always inlined: out of line, they
-// would take the accumulators by reference, through memory. Not under
-// AddressSanitizer, whose builds check memory, not speed: there forced
-// inlining makes layernorm_bwd_hwy16.cpp take 176 s to compile, not 47.
-#ifndef NORMCHECK_BWD_INLINE_LAMBDA
-#if HWY_COMPILER_MSVC || HWY_IS_ASAN || defined(__SANITIZE_ADDRESS__)  // GCC: the latter
-#define NORMCHECK_BWD_INLINE_LAMBDA HWY_ATTR
-#else
-#define NORMCHECK_BWD_INLINE_LAMBDA HWY_ATTR __attribute__((always_inline))
-#endif
-#endif
-
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 

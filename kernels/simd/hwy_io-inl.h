@@ -21,6 +21,21 @@
 #include "hwy/highway.h"
 #include "normcheck/kernel.h"
 
+// The kernels' inner-loop lambdas (WriteRow's value functions, the steps of
+// the backward's column sums) are always inlined: GCC 12 leaves a lambda
+// called from several places in a loop out of line, where it takes its
+// accumulators by reference, through memory, and costs a call per vector
+// (61% of the backward's time at 64x768). Not under AddressSanitizer, whose
+// builds check memory, not speed: there forced inlining made
+// layernorm_bwd_hwy16.cpp take 176 s to compile, not 47.
+#ifndef NORMCHECK_INLINE_LAMBDA
+#if HWY_COMPILER_MSVC || HWY_IS_ASAN || defined(__SANITIZE_ADDRESS__)  // GCC: the latter
+#define NORMCHECK_INLINE_LAMBDA HWY_ATTR
+#else
+#define NORMCHECK_INLINE_LAMBDA HWY_ATTR __attribute__((always_inline))
+#endif
+#endif
+
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
@@ -201,20 +216,52 @@ HWY_INLINE hn::Vec<hn::Repartition<uint16_t, D>> Bits16Pair(D d, hn::Vec<D> lo, 
 }
 #endif
 
+// Row tails and heads: count < Lanes(d) elements. AVX-512 loads and stores
+// them under a lane mask, which touches no memory of the other lanes; other
+// targets copy through a small buffer. On this Zen 4 the copies (a call, and
+// loads that cannot take their data from the copy's stores) cost a streamed
+// 16-bit forward on arrays 16 bytes off alignment about a fifth of its time
+// (every 1024-element chunk has a head and a tail there): with masks, 0.80
+// (bf16) and 0.83 (f16) of the time on 4096x4096, one thread, alternating.
+#undef NORMCHECK_MASKED_MEMORY
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#define NORMCHECK_MASKED_MEMORY 1
+#endif
+
 // The first `count` (< Lanes(d)) elements at p; the other lanes are zero.
 template <class D, typename T>
 HWY_INLINE hn::Vec<D> LoadAsFloatTail(D d, const T* HWY_RESTRICT p, size_t count) {
+#ifdef NORMCHECK_MASKED_MEMORY
+  const hn::Rebind<T, D> dt;
+  const auto v = hn::MaskedLoad(hn::FirstN(dt, count), dt, p);
+  if constexpr (std::is_same_v<T, float>) {
+    return v;
+  } else {
+    return hn::PromoteTo(d, v);
+  }
+#else
   HWY_ALIGN T buffer[kMaxLanes] = {};
   std::memcpy(buffer, p, count * sizeof(T));
   return LoadAsFloat(d, buffer);
+#endif
 }
 
 // Stores the first `count` (< Lanes(d)) lanes of v to p.
 template <class D, typename T>
 HWY_INLINE void StoreFromFloatTail(D d, hn::Vec<D> v, T* HWY_RESTRICT p, size_t count) {
+#ifdef NORMCHECK_MASKED_MEMORY
+  if constexpr (std::is_same_v<T, float>) {
+    hn::BlendedStore(v, hn::FirstN(d, count), d, p);
+  } else {
+    const hn::Rebind<uint16_t, D> du16;
+    hn::BlendedStore(Bits16(d, v, p), hn::FirstN(du16, count), du16,
+                     reinterpret_cast<uint16_t*>(p));
+  }
+#else
   HWY_ALIGN T buffer[kMaxLanes];
   StoreFromFloat(d, v, buffer);
   std::memcpy(p, buffer, count * sizeof(T));
+#endif
 }
 
 // Lanes(d) elements at p (float, bf16 or f16 storage) as d's lanes: float,

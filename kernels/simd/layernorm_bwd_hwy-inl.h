@@ -71,7 +71,7 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
   // dy, so they add nothing: 0 * xhat is 0 once xhat's padding is zeroed).
   const auto row = [&]<bool kFull>(const T* HWY_RESTRICT dy_row, const T* HWY_RESTRICT x_row,
                                    V m, V r, V gm, size_t i, size_t count, V& a, V& b, V& pg,
-                                   V& pb) NORMCHECK_BWD_INLINE_LAMBDA {
+                                   V& pb) NORMCHECK_INLINE_LAMBDA {
     const V vdy = kFull ? LoadAsFloat(d, dy_row + i) : LoadAsFloatTail(d, dy_row + i, count);
     const V vx = kFull ? LoadAsFloat(d, x_row + i) : LoadAsFloatTail(d, x_row + i, count);
     V xhat = hn::Mul(hn::Sub(vx, m), r);
@@ -84,7 +84,7 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
   };
   // Column i of the K rows, into accumulators a0/b0 (row 0) and a1/b1 (row 1).
   const auto column = [&]<bool kFull>(size_t i, size_t count, V& a0, V& b0, V& a1,
-                                      V& b1) NORMCHECK_BWD_INLINE_LAMBDA {
+                                      V& b1) NORMCHECK_INLINE_LAMBDA {
     V gm = hn::Zero(d), pg = hn::Zero(d), pb = hn::Zero(d);
     if constexpr (kGamma) {
       gm = kFull ? hn::LoadU(d, gamma + i) : LoadAsFloatTail(d, gamma + i, count);
@@ -148,7 +148,7 @@ void BwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
   const hn::ScalableTag<float> d;
   const auto m = hn::Set(d, mean), r = hn::Set(d, rstd);
   const auto va = hn::Set(d, A), vb = hn::Set(d, B);
-  WriteRow(d, dx, n, stream, [&](size_t i, size_t count) NORMCHECK_BWD_INLINE_LAMBDA {
+  WriteRow(d, dx, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
     if (prefetch) BwdPrefetch(next_dy + i);
     const auto vdy = LoadAsFloatN(d, dy + i, count);
     const auto vx = LoadAsFloatN(d, x + i, count);

@@ -167,22 +167,22 @@ double AccurateOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT ga
   const hn::Rebind<float, decltype(dd)> dh;  // as many floats as doubles
   const auto mean = hn::Set(dd, m), shift = hn::Set(dd, -(c * r)), scale = hn::Set(dd, r);
   // Elements [i, i + count) as float64 (count may be 0: zeros, no access).
-  const auto load = [&](const auto* p, size_t i, size_t count) {
+  const auto load = [&](const auto* p, size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
     return count ? hn::PromoteTo(dd, LoadAsFloatN(dh, p + i, count)) : hn::Zero(dd);
   };
-  const auto xhat = [&](size_t i, size_t count) {
+  const auto xhat = [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
     return hn::MulAdd(hn::Sub(load(x, i, count), mean), scale, shift);
   };
 #if HWY_TARGET == HWY_SCALAR
   const auto& df = dh;  // one lane: nothing to combine
-  const auto to_float = [&](size_t i, size_t count, const auto& value) {
+  const auto to_float = [&](size_t i, size_t count, const auto& value) NORMCHECK_INLINE_LAMBDA {
     if (prefetch) __builtin_prefetch(prefetch + i, /*read*/ 0, /*L2*/ 2);
     return hn::DemoteTo(dh, value(i, count));
   };
 #else
   const hn::Twice<decltype(dh)> df;
   const size_t N = hn::Lanes(dd);
-  const auto to_float = [&](size_t i, size_t count, const auto& value) {
+  const auto to_float = [&](size_t i, size_t count, const auto& value) NORMCHECK_INLINE_LAMBDA {
     if (prefetch) __builtin_prefetch(prefetch + i, /*read*/ 0, /*L2*/ 2);
     const size_t low = std::min(count, N);
     return hn::Combine(df, hn::DemoteTo(dh, value(i + N, count - low)), hn::DemoteTo(dh, value(i, low)));
@@ -194,7 +194,7 @@ double AccurateOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT ga
     // (normal floats), so min |y| (1 - 2^-23) is below exact_below when some
     // |xhat| is.
     auto smallest = hn::Set(df, std::numeric_limits<float>::infinity());
-    WriteRow(df, y, n, stream, [&](size_t i, size_t count) {
+    WriteRow(df, y, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
       const auto out = to_float(i, count, xhat);
       smallest = hn::Min(smallest, hn::Abs(out));
       return out;
@@ -203,14 +203,16 @@ double AccurateOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT ga
   }
   auto smallest = hn::Set(dd, std::numeric_limits<double>::infinity());
   const auto one = hn::Set(dd, 1.0);
-  const auto affine = [&](size_t i, size_t count) {
+  const auto affine = [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
     const auto v = xhat(i, count);
     smallest = hn::Min(smallest, hn::Abs(v));
     const auto g = gamma ? load(gamma, i, count) : one;
     const auto b = beta ? load(beta, i, count) : hn::Zero(dd);
     return hn::MulAdd(g, v, b);
   };
-  WriteRow(df, y, n, stream, [&](size_t i, size_t count) { return to_float(i, count, affine); });
+  WriteRow(df, y, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
+    return to_float(i, count, affine);
+  });
   return hn::GetLane(hn::MinOfLanes(dd, smallest));
 }
 

@@ -87,7 +87,7 @@ void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
   const FastTag<T> d;
   const auto mean = hn::Set(d, m), shift = hn::Set(d, -(c * r)), scale = hn::Set(d, r);
   const auto one = hn::Set(d, 1.0f), zero = hn::Zero(d);
-  const auto xhat = [&](size_t i, size_t count) {
+  const auto xhat = [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
     if (prefetch) hwy::Prefetch(prefetch + i);
     return hn::MulAdd(hn::Sub(LoadAsFloatN(d, x + i, count), mean), scale, shift);
   };
@@ -95,7 +95,7 @@ void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
     WriteRow(d, y, n, stream, xhat);
     return;
   }
-  WriteRow(d, y, n, stream, [&](size_t i, size_t count) {
+  WriteRow(d, y, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
     return hn::MulAdd(gamma ? LoadAsFloatN(d, gamma + i, count) : one, xhat(i, count),
                       beta ? LoadAsFloatN(d, beta + i, count) : zero);
   });

@@ -60,7 +60,7 @@ void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
   // One row's terms at column i (count valid lanes; padding: dy = 0, x = 0).
   const auto row = [&]<bool kFull>(const T* HWY_RESTRICT dy_row, const T* HWY_RESTRICT x_row,
                                    V r, V gm, size_t i, size_t count, V& b,
-                                   V& pg) NORMCHECK_BWD_INLINE_LAMBDA {
+                                   V& pg) NORMCHECK_INLINE_LAMBDA {
     const V vdy = kFull ? LoadAsFloat(d, dy_row + i) : LoadAsFloatTail(d, dy_row + i, count);
     const V vx = kFull ? LoadAsFloat(d, x_row + i) : LoadAsFloatTail(d, x_row + i, count);
     const V xhat = hn::Mul(vx, r);
@@ -69,7 +69,7 @@ void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
   };
   // Column i of the K rows, into accumulators b0 (row 0) and b1 (row 1).
   const auto column = [&]<bool kFull>(size_t i, size_t count, V& b0,
-                                      V& b1) NORMCHECK_BWD_INLINE_LAMBDA {
+                                      V& b1) NORMCHECK_INLINE_LAMBDA {
     V gm = hn::Zero(d), pg = hn::Zero(d);
     if constexpr (kGamma) {
       gm = kFull ? hn::LoadU(d, gamma + i) : LoadAsFloatTail(d, gamma + i, count);
@@ -117,7 +117,7 @@ void RmsBwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
                    const T* HWY_RESTRICT next_dy, bool prefetch, float rrms, float B) {
   const hn::ScalableTag<float> d;
   const auto r = hn::Set(d, rrms), vb = hn::Set(d, B);
-  WriteRow(d, dx, n, stream, [&](size_t i, size_t count) NORMCHECK_BWD_INLINE_LAMBDA {
+  WriteRow(d, dx, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
     if (prefetch) BwdPrefetch(next_dy + i);
     const auto vdy = LoadAsFloatN(d, dy + i, count);
     const auto xhat = hn::Mul(LoadAsFloatN(d, x + i, count), r);

@@ -72,7 +72,7 @@ void RmsOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma, T*
   const hn::Rebind<float, decltype(dd)> dh;
   const auto scale = hn::Set(dd, r);
   // Elements [i, i + count) of y (count may be 0: zeros, no access).
-  const auto scaled = [&](size_t i, size_t count) {
+  const auto scaled = [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
     if (!count) return hn::Zero(dh);
     auto v = hn::Mul(hn::PromoteTo(dd, LoadAsFloatN(dh, x + i, count)), scale);
     if (gamma) v = hn::Mul(v, hn::PromoteTo(dd, LoadAsFloatN(dh, gamma + i, count)));
@@ -82,7 +82,7 @@ void RmsOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma, T*
   if constexpr (std::is_same_v<T, float>) {
     const hn::Twice<decltype(dh)> df;
     const size_t N = hn::Lanes(dd);
-    WriteRow(df, y, n, stream, [&](size_t i, size_t count) {
+    WriteRow(df, y, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
       if (prefetch) hwy::Prefetch(prefetch + i);
       const size_t low = std::min(count, N);
       return hn::Combine(df, scaled(i + N, count - low), scaled(i, low));
@@ -90,7 +90,7 @@ void RmsOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma, T*
     return;
   }
 #endif
-  WriteRow(dh, y, n, stream, [&](size_t i, size_t count) {
+  WriteRow(dh, y, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
     if (prefetch) hwy::Prefetch(prefetch + i);
     return scaled(i, count);
   });
