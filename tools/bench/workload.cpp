@@ -31,9 +31,9 @@ uint16_t to_f16_bits(float value) { return std::bit_cast<uint16_t>(static_cast<_
 
 // Magnitudes in [0.25, 2) with a random sign: no zeros or subnormals, which
 // could send some kernels down slow paths, and exact in bf16 and f16.
-std::vector<float> fill(std::size_t n, uint64_t seed) {
+AlignedVector<float> fill(std::size_t n, uint64_t seed) {
   Bits bits{seed};
-  std::vector<float> v(n);
+  AlignedVector<float> v(n);
   for (auto& value : v) {
     const uint64_t b = bits.next();
     const float magnitude = 0.25f + 1.75f * static_cast<float>(b >> 40) * 0x1p-24f;

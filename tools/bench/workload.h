@@ -3,7 +3,9 @@
 // and by the Google Benchmark binary (bench/).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string_view>
 #include <vector>
 
@@ -11,6 +13,26 @@
 #include "normcheck/kernel.h"
 
 namespace normcheck::bench {
+
+// A std::vector whose data starts on a 64-byte boundary (a cache line, and an
+// AVX-512 vector), as framework allocators (PyTorch's CPU allocator, oneDNN's)
+// place tensors.
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlignment{64};
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, kAlignment); }
+  template <typename U>
+  bool operator==(const CacheLineAllocator<U>&) const {
+    return true;
+  }
+};
+template <typename T>
+using AlignedVector = std::vector<T, CacheLineAllocator<T>>;
 
 struct BenchShape {
   int64_t rows = 0, cols = 0;
@@ -52,15 +74,15 @@ class Workload {
   bool affine_forward_;
   // The 16-bit copies of x and dy for `dtype`, made on first use.
   struct Inputs16 {
-    std::vector<uint16_t> x, dy;
+    AlignedVector<uint16_t> x, dy;
   };
   Inputs16& inputs16(DType dtype);
 
-  std::vector<float> x_, dy_, gamma_, beta_;
+  AlignedVector<float> x_, dy_, gamma_, beta_;
   std::vector<float> mean_, rstd_, rrms_;  // saved statistics, read by backward kernels
-  std::vector<float> out_, out_mean_, out_rstd_, dgamma_, dbeta_;  // outputs
+  AlignedVector<float> out_, out_mean_, out_rstd_, dgamma_, dbeta_;  // outputs
   Inputs16 bf16_, f16_;
-  std::vector<uint16_t> out16_;
+  AlignedVector<uint16_t> out16_;
   NormLinearArrays linear_;  // W, b, z of the norm-linear rows
 };
 
