@@ -27,14 +27,17 @@
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
-// The float64 vectors of the row on storage T. On AVX-512 (AMD Zen 4 here) a
-// 512-bit float<->double conversion costs more than two 256-bit ones: float32
-// rows take at most 4 lanes, and pass 2 joins two results into one 8-float
-// store (one thread: 0.80 of the 8-lane time on 4096x4096 and 256x65536; two
-// threads: 0.82 to 0.89; alternating runs). 16-bit rows keep full width: with
-// 4 lanes their loads and stores shrink to 64 bits, and they ran 1.15 to 1.3
-// times as long. Any lane count meets the bound (summation_depth assumes one
-// lane).
+// The float64 vectors of the row on storage T, and the float vectors pass 2
+// writes: two float64 vectors' results joined (f16: one). On AVX-512 (AMD Zen
+// 4 here) a 512-bit float<->double conversion costs more than two 256-bit
+// ones, so float32 rows take at most 4 lanes (one thread: 0.80 of the 8-lane
+// time on 4096x4096 and 256x65536; two threads: 0.82 to 0.89). 16-bit rows
+// keep full width: with 4 lanes their loads and stores shrink to 64 bits, and
+// they ran 1.15 to 1.3 times as long. bf16 results are joined into 16-lane
+// vectors, so its integer rounding runs at full width (0.91 of the time on
+// those shapes, one thread); f16 ones are not, F16C's 512-bit narrowing being
+// slower (1.02 to 1.03). All alternating runs. Any lane count meets the bound
+// (summation_depth assumes one lane).
 template <typename T>
 using RmsD = std::conditional_t<std::is_same_v<T, float>, hn::CappedTag<double, 4>,
                                 hn::ScalableTag<double>>;
@@ -79,7 +82,7 @@ void RmsOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma, T*
     return hn::DemoteTo(dh, v);
   };
 #if HWY_TARGET != HWY_SCALAR  // one lane: nothing to join
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (!std::is_same_v<T, hwy::float16_t>) {
     const hn::Twice<decltype(dh)> df;
     const size_t N = hn::Lanes(dd);
     WriteRow(df, y, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
