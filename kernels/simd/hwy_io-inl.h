@@ -43,6 +43,17 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Highest lane count of any target: sizes the tail buffers.
 inline constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
 
+// The float vectors of a row computed in float32 on storage T: at most 8
+// lanes for f16 (256 bits on AVX-512), full width otherwise. On this Zen 4
+// the f16 LayerNorm rows with 16-lane vectors (512-bit F16C conversions)
+// took 1.3 to 1.5 times as long as with 8 lanes on a memory-bound 4096x4096
+// or 256x65536 call (one and two threads, alternating runs), and as long on
+// rows in cache; bf16 (integer rounding) and float32 rows are faster at full
+// width. The bounds hold for any lane count (summation_depth assumes one).
+template <typename T>
+using FloatTag = std::conditional_t<std::is_same_v<T, hwy::float16_t>, hn::CappedTag<float, 8>,
+                                    hn::ScalableTag<float>>;
+
 // A vector's lanes in memory: what per-lane partial sums travel in through the
 // target-independent row_driver.h (a vector returned through code compiled
 // without the target's flags would change the calling convention).

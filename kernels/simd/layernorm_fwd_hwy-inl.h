@@ -29,7 +29,6 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <type_traits>
 
 #include "hwy/highway.h"
 #include "simd/hwy_bounds.h"
@@ -49,17 +48,6 @@ bool AllSameBits(const T* HWY_RESTRICT x, int64_t n) {
   return true;
 }
 
-// The float vectors of the fast row on storage T: at most 8 lanes for f16
-// (256 bits on AVX-512), full width otherwise. On this Zen 4 the f16 rows
-// with 16-lane vectors (512-bit F16C conversions) took 1.3 to 1.5 times as
-// long as with 8 lanes on a memory-bound 4096x4096 or 256x65536 call (one
-// and two threads, alternating runs), and as long on rows in cache; bf16
-// (integer rounding) and float32 rows are faster at full width. Any lane
-// count meets the bound (summation_depth assumes one lane).
-template <typename T>
-using FastTag = std::conditional_t<std::is_same_v<T, hwy::float16_t>, hn::CappedTag<float, 8>,
-                                   hn::ScalableTag<float>>;
-
 // Per-lane sums of t_i = x_i - m and of t_i^2 over a chunk.
 struct CentredLaneSums {
   LaneSums sum, squares;
@@ -69,7 +57,7 @@ struct CentredLaneSums {
 // chunks' lane vectors are added before the one lane reduction per row).
 template <typename T>
 CentredLaneSums FastCentredChunk(const T* HWY_RESTRICT x, size_t n, float m) {
-  const FastTag<T> d;
+  const FloatTag<T> d;
   hn::Vec<decltype(d)> sum, squares;
   CentredSumsChunk(d, x, n, m, static_cast<const T*>(nullptr), sum, squares);
   CentredLaneSums out;
@@ -84,7 +72,7 @@ template <typename T>
 void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                      const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, size_t n, float m,
                      float c, float r, bool stream, const T* prefetch) {
-  const FastTag<T> d;
+  const FloatTag<T> d;
   const auto mean = hn::Set(d, m), shift = hn::Set(d, -(c * r)), scale = hn::Set(d, r);
   const auto one = hn::Set(d, 1.0f), zero = hn::Zero(d);
   const auto xhat = [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
@@ -109,7 +97,7 @@ void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
              const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, float* mean, float* rstd,
              int64_t cols, float eps, bool stream, RowsAhead<T> ahead) {
   const int64_t chunks = ceil_div(cols, kChunk);
-  const FastTag<T> df;
+  const FloatTag<T> df;
   const float d = static_cast<float>(cols);
   const size_t prefix = static_cast<size_t>(std::min<int64_t>(cols, kPrefixLength));
   float m = static_cast<float>(AccurateSumChunk(x, prefix) / static_cast<double>(prefix));

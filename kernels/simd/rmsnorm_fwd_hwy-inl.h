@@ -1,12 +1,16 @@
 // The RMSNorm forward row, per target, for float32 or 16-bit storage of x and
-// y (gamma and rrms stay float32). float64 math: the squares of floats (and so
-// of bf16/f16 values, which float32 holds exactly) are exact in float64 and
-// their sum can neither overflow nor underflow, so every finite row is handled.
+// y (gamma and rrms stay float32). The squares of floats (and so of bf16/f16
+// values, which float32 holds exactly) are exact in float64 and their sum can
+// neither overflow nor underflow, so every finite row is handled.
 //   pass 1  ss = sum x_i^2 (float64, 4 accumulators)   r = 1/sqrt(ss/d + eps)
-//   pass 2  y_i = fl32((x_i r) gamma_i) in float64, then stored to T (16-bit:
-//           rounded once more, to nearest even)
-// A row with NaN or inf gets NaN y and rrms. The bound is derived in
-// rmsnorm_fwd_hwy.cpp.
+//   pass 2  float32 storage: y_i = fl32((x_i r) gamma_i) in float64
+//           16-bit storage: y_i = fl32(fl32(x_i fl32(r)) gamma_i) in float32
+//           when r is a normal float (else as for float32 storage), then
+//           rounded to nearest even in the storage format
+// A row with NaN or inf gets NaN y and rrms. The bounds are derived in
+// rmsnorm_fwd_hwy.cpp (float32) and rmsnorm_fwd_hwy16.cpp (16-bit): the
+// float32 pass 2 adds about 2^-24 relative to a 16-bit y's 2^-9 or 2^-12
+// rounding.
 #if defined(NORMCHECK_SIMD_RMSNORM_FWD_HWY_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef NORMCHECK_SIMD_RMSNORM_FWD_HWY_INL_H_
 #undef NORMCHECK_SIMD_RMSNORM_FWD_HWY_INL_H_
@@ -27,17 +31,14 @@
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
-// The float64 vectors of the row on storage T, and the float vectors pass 2
-// writes: two float64 vectors' results joined (f16: one). On AVX-512 (AMD Zen
-// 4 here) a 512-bit float<->double conversion costs more than two 256-bit
-// ones, so float32 rows take at most 4 lanes (one thread: 0.80 of the 8-lane
-// time on 4096x4096 and 256x65536; two threads: 0.82 to 0.89). 16-bit rows
-// keep full width: with 4 lanes their loads and stores shrink to 64 bits, and
-// they ran 1.15 to 1.3 times as long. bf16 results are joined into 16-lane
-// vectors, so its integer rounding runs at full width (0.91 of the time on
-// those shapes, one thread); f16 ones are not, F16C's 512-bit narrowing being
-// slower (1.02 to 1.03). All alternating runs. Any lane count meets the bound
-// (summation_depth assumes one lane).
+// The float64 vectors of the row on storage T. On AVX-512 (AMD Zen 4 here) a
+// 512-bit float<->double conversion costs more than two 256-bit ones: float32
+// rows take at most 4 lanes, and pass 2 joins two results into one 8-float
+// store (one thread: 0.80 of the 8-lane time on 4096x4096 and 256x65536; two
+// threads: 0.82 to 0.89; alternating runs). 16-bit rows keep full width: with
+// 4 lanes their loads and stores shrink to 64 bits, and they ran 1.15 to 1.3
+// times as long. Any lane count meets the bound (summation_depth assumes one
+// lane).
 template <typename T>
 using RmsD = std::conditional_t<std::is_same_v<T, float>, hn::CappedTag<double, 4>,
                                 hn::ScalableTag<double>>;
@@ -82,7 +83,7 @@ void RmsOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma, T*
     return hn::DemoteTo(dh, v);
   };
 #if HWY_TARGET != HWY_SCALAR  // one lane: nothing to join
-  if constexpr (!std::is_same_v<T, hwy::float16_t>) {
+  if constexpr (std::is_same_v<T, float>) {
     const hn::Twice<decltype(dh)> df;
     const size_t N = hn::Lanes(dd);
     WriteRow(df, y, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
@@ -96,6 +97,20 @@ void RmsOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma, T*
   WriteRow(dh, y, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
     if (prefetch) hwy::Prefetch(prefetch + i);
     return scaled(i, count);
+  });
+}
+
+// Pass 2 of a 16-bit row in float32: y = fl32(fl32(x r) gamma), r a normal
+// float. `stream` and `prefetch` as in RmsOutputChunk.
+template <typename T>
+void RmsOutputChunkFloat(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
+                         T* HWY_RESTRICT y, size_t n, float r, bool stream, const T* prefetch) {
+  const FloatTag<T> d;
+  const auto scale = hn::Set(d, r);
+  WriteRow(d, y, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
+    if (prefetch) hwy::Prefetch(prefetch + i);
+    const auto v = hn::Mul(LoadAsFloatN(d, x + i, count), scale);
+    return gamma ? hn::Mul(v, LoadAsFloatN(d, gamma + i, count)) : v;
   });
 }
 
@@ -113,9 +128,20 @@ void RmsRow(const T* x, const float* gamma, T* y, float* rrms, int64_t cols, flo
   const double r = std::isfinite(squares)
                        ? 1.0 / std::sqrt(squares / static_cast<double>(cols) + eps)
                        : std::numeric_limits<double>::quiet_NaN();
+  // A normal float r: fl32(r) is within 2^-24 relative and no product
+  // overflows (|x r| <= sqrt(d)); NaN fails the test.
+  const bool float_math = !std::is_same_v<T, float> && r >= 0x1p-126 && r < 0x1p127;
   for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
-    RmsOutputChunk(x + ch * kChunk, chunk_start(gamma, ch), y + ch * kChunk,
-                   chunk_length(cols, ch), r, stream, chunk_start(next, ch));
+    const T* x_ch = x + ch * kChunk;
+    const float* gamma_ch = chunk_start(gamma, ch);
+    T* y_ch = y + ch * kChunk;
+    const size_t n = chunk_length(cols, ch);
+    if (float_math) {
+      RmsOutputChunkFloat(x_ch, gamma_ch, y_ch, n, static_cast<float>(r), stream,
+                          chunk_start(next, ch));
+    } else {
+      RmsOutputChunk(x_ch, gamma_ch, y_ch, n, r, stream, chunk_start(next, ch));
+    }
     if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
   });
   if (!kSplit && stream) hwy::FlushStream();  // once per row (layernorm_fwd_hwy-inl.h)

@@ -1,7 +1,8 @@
 // rmsnorm_fwd.hwy_bf16 and rmsnorm_fwd.hwy_f16: RMSNorm forward with 16-bit x
-// and y, the rows of rmsnorm_fwd.hwy (rmsnorm_fwd_hwy-inl.h, float64 math),
-// y rounded to float32 and then to nearest even in the storage format (an
-// f16 y beyond its range becomes +-inf). gamma and rrms stay float32.
+// and y, the rows of rmsnorm_fwd.hwy (rmsnorm_fwd_hwy-inl.h: r in float64,
+// y = x r gamma in float32 when r is a normal float), y rounded to nearest
+// even in the storage format (an f16 y beyond its range becomes +-inf).
+// gamma and rrms stay float32.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/rmsnorm_fwd_hwy16.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -23,12 +24,40 @@ void RmsNormFwdHwy16(DType storage, const uint16_t* x, const float* gamma, uint1
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "normcheck/bounds.h"
 #include "normcheck/kernel.h"
 #include "simd/hwy_bounds.h"
 
 namespace normcheck {
 namespace simd {
 HWY_EXPORT(RmsNormFwdHwy16);
+
+namespace {
+
+// y in float32 before its rounding to the storage format, u = 2^-24. r64,
+// the float64 r, and rrms = fl32(r64) are rmsnorm_fwd.hwy's, so
+// r32 = fl32(r64) is off by stat_rel =: rho32 of its bound (r64 is a normal
+// float's magnitude when this pass runs: no underflow in that rounding).
+//   p = fl32(x r32) = x r32 (1 + d1) + e1, |d1| <= u, |e1| <= 2^-150 (p
+//   subnormal), so |p - xhat| <= ((1 + rho32)(1 + u) - 1) |xhat| + 2^-150.
+//   y = fl32(p gamma) = p gamma (1 + d2) + e2, |d2| <= u, |e2| <= 2^-150:
+//   |y - gamma xhat| <= |gamma| |p - xhat| (1 + u) + u |gamma xhat| + 2^-150.
+// As Bound: xhat_rel = ((1 + rho32)(1 + u) - 1)(1 + u), xhat_abs = 2^-150
+// (1 + u), affine_rel = u, underflow_abs = 2^-150; without gamma y = p, which
+// this covers. Rows whose r64 is not a normal float take the float64 pass,
+// whose bound is below this one in every term (its xhat_rel has 2^-53 where
+// this has u).
+Bound float_pass_bound(const RowCondition& c) {
+  constexpr double u = kUnitRoundoff;
+  Bound b = hwy_rmsnorm_fwd_bound(c);
+  b.xhat_rel = ((1 + b.stat_rel) * (1 + u) - 1) * (1 + u);
+  b.xhat_abs = kUnderflowUnit * (1 + u);
+  b.affine_rel = u;
+  b.underflow_abs = kUnderflowUnit;
+  return b;
+}
+
+}  // namespace
 
 template <DType kStorage>
 void rmsnorm_fwd_hwy16(const uint16_t* x, const float* gamma, uint16_t* y, float* rrms,
@@ -38,7 +67,7 @@ void rmsnorm_fwd_hwy16(const uint16_t* x, const float* gamma, uint16_t* y, float
 }
 }  // namespace simd
 
-// Bounds: rmsnorm_fwd.hwy's, then y's rounding to the storage format
+// Bounds: float_pass_bound's, then y's rounding to the storage format
 // (with_16bit_outputs, hwy_bounds.h; |y| <= |gamma xhat|, no beta).
 extern const Kernel kRmsNormFwdHwyBf16;
 constinit const Kernel kRmsNormFwdHwyBf16{
@@ -46,9 +75,10 @@ constinit const Kernel kRmsNormFwdHwyBf16{
     .op = Op::rmsnorm_fwd,
     .origin = Origin::ours,
     .dtype = DType::bf16,
-    .algorithm = "rmsnorm_fwd.hwy's rows on bf16 x/y (float64 math, y rounded to nearest even)",
+    .algorithm = "bf16 x/y: float64 sum of squares and r, y = x r gamma in float32 (float64 "
+                 "where r is not a normal float), rounded to nearest even",
     .fn = &simd::rmsnorm_fwd_hwy16<DType::bf16>,
-    .bound = &simd::bound_16bit<&simd::hwy_rmsnorm_fwd_bound, DType::bf16>,
+    .bound = &simd::bound_16bit<&simd::float_pass_bound, DType::bf16>,
     .family = Family::highway,
     .float32_counterpart = "rmsnorm_fwd.hwy",
 };
@@ -59,9 +89,10 @@ constinit const Kernel kRmsNormFwdHwyF16{
     .op = Op::rmsnorm_fwd,
     .origin = Origin::ours,
     .dtype = DType::f16,
-    .algorithm = "rmsnorm_fwd.hwy's rows on f16 x/y (float64 math, y rounded to nearest even)",
+    .algorithm = "f16 x/y: float64 sum of squares and r, y = x r gamma in float32 (float64 "
+                 "where r is not a normal float), rounded to nearest even",
     .fn = &simd::rmsnorm_fwd_hwy16<DType::f16>,
-    .bound = &simd::bound_16bit<&simd::hwy_rmsnorm_fwd_bound, DType::f16>,
+    .bound = &simd::bound_16bit<&simd::float_pass_bound, DType::f16>,
     .family = Family::highway,
     .float32_counterpart = "rmsnorm_fwd.hwy",
 };
