@@ -29,6 +29,11 @@ namespace normcheck::simd::HWY_NAMESPACE {
 
 struct BwdSums {
   float g = 0, g_xhat = 0;
+  BwdSums& operator+=(const BwdSums& other) {
+    g += other.g;
+    g_xhat += other.g_xhat;
+    return *this;
+  }
 };
 
 // Pass 1 on one chunk (n columns) of K rows (1 or kBwdRowsTogether = 2):
@@ -168,80 +173,113 @@ void FillNaN(T* p, size_t n) {
   if (i < n) StoreFromFloatTail(d, nan, p + i, n - i);
 }
 
-// Rows r .. r + k - 1 (k <= kBwdRowsTogether; 1 when kSplit): pass 1 on the
-// k rows together, then pass 2 row by row, prefetching the rows
-// kBwdGroupsAhead groups ahead (x in pass 1, dy in pass 2; not when split:
-// another thread may compute them). dgamma_part/dbeta_part (nullable) are
-// the row block's partial sums, which the rows add into in row order
-// (`first`: into zero, the block's first rows).
-template <bool kSplit, typename T>
+// Pass 1 on chunk ch of the rows r .. r + k - 1 of `group`: their sums over
+// the chunk into out[0, k), their terms added into the block's partial rows
+// (nullable) in row order (`first`: into zero, the block's first rows).
+template <typename T>
+void BwdGroupSums(const BwdGroup<T>& group, int64_t cols, int64_t ch, int64_t r, bool first,
+                  const float* gamma, const float* mean, const float* rstd, float* dgamma_part,
+                  float* dbeta_part, bool prefetch, BwdSums* out) {
+  const size_t n = chunk_length(cols, ch);
+  const auto in = group.chunk(ch);
+  const float* gamma_ch = chunk_start(gamma, ch);
+  float* dgamma_ch = chunk_start(dgamma_part, ch);
+  float* dbeta_ch = chunk_start(dbeta_part, ch);
+  WithFlag(gamma != nullptr, [&]<bool kGamma>() {
+    if (group.k == 2) {
+      BwdSumsChunk<2, kGamma>(in.dy, in.x, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
+                              first, in.next_x, prefetch, out);
+    } else {
+      BwdSumsChunk<1, kGamma>(in.dy, in.x, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
+                              first, in.next_x, prefetch, out);
+    }
+  });
+}
+
+// Pass 2 on chunk ch of row r + j of `group`, whose sums over the row are
+// `sums` (not finite: the row holds NaN or inf, its dx is NaN).
+template <typename T>
+void BwdRowDx(const BwdRows<T>& rows, const BwdGroup<T>& group, int64_t r, int64_t j,
+              int64_t ch, const BwdSums& sums, const float* gamma, const float* mean,
+              const float* rstd, bool prefetch) {
+  const size_t n = chunk_length(rows.cols, ch);
+  T* dx = rows.dx + (r + j) * rows.cols + ch * kChunk;
+  if (!std::isfinite(sums.g) || !std::isfinite(sums.g_xhat)) {
+    FillNaN(dx, n);
+    return;
+  }
+  const float d = static_cast<float>(rows.cols);
+  const float A = sums.g / d, B = sums.g_xhat / d;
+  WithFlag(gamma != nullptr, [&]<bool kGamma>() {
+    BwdDxChunk<kGamma>(chunk_start(group.dy[j], ch), chunk_start(group.x[j], ch),
+                       chunk_start(gamma, ch), dx, n, rows.stream(),
+                       chunk_start(group.next_dy[j], ch), prefetch, mean[r + j], rstd[r + j], A,
+                       B);
+  });
+}
+
+// Rows r .. r + k - 1 (k <= kBwdRowsTogether): pass 1 on the k rows
+// together, then pass 2 row by row, prefetching the rows kBwdGroupsAhead
+// groups ahead (x in pass 1, dy in pass 2). The rows add into the block's
+// partial sums in row order (`first`: into zero, the block's first rows).
+template <typename T>
 void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first, const float* gamma,
                  const float* mean, const float* rstd, float* dgamma_part, float* dbeta_part) {
-  const int64_t cols = rows.cols, chunks = ceil_div(cols, kChunk);
-  const bool stream = rows.stream();
-  const bool prefetch = !kSplit && r + k * kBwdGroupsAhead < rows.rows;
+  const int64_t chunks = ceil_div(rows.cols, kChunk);
+  const bool prefetch = r + k * kBwdGroupsAhead < rows.rows;
   const BwdGroup<T> group(rows, r, k);
-  using Parts = std::array<BwdSums, kBwdRowsTogether>;
-  Parts sums{};
-  fold_chunks<kSplit>(
-      chunks,
-      [&](int64_t ch) {
-        Parts part{};
-        const size_t n = chunk_length(cols, ch);
-        const auto in = group.chunk(ch);
-        const float* gamma_ch = chunk_start(gamma, ch);
-        float* dgamma_ch = chunk_start(dgamma_part, ch);
-        float* dbeta_ch = chunk_start(dbeta_part, ch);
-        WithFlag(gamma != nullptr, [&]<bool kGamma>() {
-          if (k == 2) {
-            BwdSumsChunk<2, kGamma>(in.dy, in.x, mean + r, rstd + r, gamma_ch, dgamma_ch,
-                                    dbeta_ch, n, first, in.next_x, prefetch, part.data());
-          } else {
-            BwdSumsChunk<1, kGamma>(in.dy, in.x, mean + r, rstd + r, gamma_ch, dgamma_ch,
-                                    dbeta_ch, n, first, in.next_x, prefetch, part.data());
-          }
-        });
-        return part;
-      },
-      [&](const Parts& part) {
-        for (int64_t j = 0; j < k; ++j) {
-          sums[j].g += part[j].g;
-          sums[j].g_xhat += part[j].g_xhat;
-        }
-      });
-  const float d = static_cast<float>(cols);
+  std::array<BwdSums, kBwdRowsTogether> sums{};
+  for (int64_t ch = 0; ch < chunks; ++ch) {
+    std::array<BwdSums, kBwdRowsTogether> part{};
+    BwdGroupSums(group, rows.cols, ch, r, first, gamma, mean, rstd, dgamma_part, dbeta_part,
+                 prefetch, part.data());
+    for (int64_t j = 0; j < k; ++j) sums[j] += part[j];
+  }
   for (int64_t j = 0; j < k; ++j) {
-    T* dx = rows.dx + (r + j) * cols;
-    if (!std::isfinite(sums[j].g) || !std::isfinite(sums[j].g_xhat)) {
-      FillNaN(dx, static_cast<size_t>(cols));
-      continue;
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+      BwdRowDx(rows, group, r, j, ch, sums[j], gamma, mean, rstd, prefetch);
     }
-    const float A = sums[j].g / d, B = sums[j].g_xhat / d;
-    const float m = mean[r + j], s = rstd[r + j];
-    for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
-      const size_t n = chunk_length(cols, ch);
-      WithFlag(gamma != nullptr, [&]<bool kGamma>() {
-        BwdDxChunk<kGamma>(chunk_start(group.dy[j], ch), chunk_start(group.x[j], ch),
-                           chunk_start(gamma, ch), chunk_start(dx, ch), n, stream,
-                           chunk_start(group.next_dy[j], ch), prefetch, m, s, A, B);
-      });
-      if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
-    });
   }
 }
 
-// The rows [begin, end) of one row block, kBwdRowsTogether at a time (one
-// at a time when kSplit), ending with one FlushStream for the block's
-// streamed dx (a block is one task).
+// The rows [begin, end) of one row block, kBwdRowsTogether at a time, ending
+// with one FlushStream for the block's streamed dx (a block is one task);
+// with kSplit, the chunks of all its rows spread over the pool
+// (BwdBlockByChunks), with the same results.
 template <bool kSplit, typename T>
 void BwdRowBlock(const BwdRows<T>& rows, int64_t begin, int64_t end, const float* gamma,
                  const float* mean, const float* rstd, float* dgamma_part, float* dbeta_part) {
-  for (int64_t r = begin; r < end;) {
-    const int64_t k = kSplit ? 1 : std::min(kBwdRowsTogether, end - r);
-    BwdRowGroup<kSplit>(rows, r, k, r == begin, gamma, mean, rstd, dgamma_part, dbeta_part);
-    r += k;
+  // Calls f(r, k, prefetch) for the row groups of the block, in row order.
+  const auto for_each_group = [&](const auto& f) {
+    for (int64_t r = begin; r < end;) {
+      const int64_t k = std::min(kBwdRowsTogether, end - r);
+      f(r, k, r + k * kBwdGroupsAhead < end);
+      r += k;
+    }
+  };
+  if constexpr (kSplit) {
+    BwdBlockByChunks<BwdSums>(
+        begin, end, rows.cols, rows.stream(),
+        [&](int64_t ch, BwdSums* out) {
+          for_each_group([&](int64_t r, int64_t k, bool prefetch) {
+            BwdGroupSums(BwdGroup<T>(rows, r, k), rows.cols, ch, r, r == begin, gamma, mean,
+                         rstd, dgamma_part, dbeta_part, prefetch, out + (r - begin));
+          });
+        },
+        [&](int64_t ch, const BwdSums* sums) {
+          for_each_group([&](int64_t r, int64_t k, bool prefetch) {
+            const BwdGroup<T> group(rows, r, k);
+            for (int64_t j = 0; j < k; ++j) {
+              BwdRowDx(rows, group, r, j, ch, sums[r - begin + j], gamma, mean, rstd, prefetch);
+            }
+          });
+        });
+  } else {
+    for_each_group([&](int64_t r, int64_t k, bool) {
+      BwdRowGroup(rows, r, k, r == begin, gamma, mean, rstd, dgamma_part, dbeta_part);
+    });
+    if (rows.stream()) hwy::FlushStream();
   }
-  if (!kSplit && rows.stream()) hwy::FlushStream();
 }
 
 // The whole LayerNorm backward (row blocks: bwd_blocks-inl.h).

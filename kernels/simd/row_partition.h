@@ -27,11 +27,14 @@ inline constexpr int64_t kSplitMinCols = 32768;
 // runs with nothing else running (load average about 1): its rule (2 threads
 // faster on every larger shape of the grid) gave 1572864 elements (2048x768)
 // for both backward kernels in all three runs, 2^18 to 1.5 * 2^20 for the
-// forward ones. The backward sets the value: 16 rows of 65536 (2^20), whose
-// rows are split into chunks over the pool, ran 1.6 to 1.8 times slower with
-// 2 threads, while 2048x768 ran 0.58 to 0.74 of the 1-thread time. Every small
-// batch (64x768 is 49152) stays on one thread, every standard bench shape
-// from 4096x1024 (2^22) up goes to the pool. Results do not depend on it (the
+// forward ones. Since the backward spreads a block of long rows over the
+// pool by chunks, two hand-offs per block rather than two per row, 16 rows of
+// 65536 run at 0.69 to 0.90 of the 1-thread time (1.6 to 1.8 times it
+// before) and three more runs gave the backward 2^18 to 1.5 * 2^19; the
+// LayerNorm forward still gave 1.5 * 2^20 in two of them (256x4096 at 1.17
+// the 1-thread time, 2048x768 at 0.94), so the value stays. Every small batch
+// (64x768 is 49152) stays on one thread, every standard bench shape from
+// 4096x1024 (2^22) up goes to the pool. Results do not depend on it (the
 // partition is fixed by the shape); thread_pool.h's set_min_parallel_elements
 // changes it for measuring.
 inline constexpr int64_t kMinParallelElements = 3 * (int64_t{1} << 19);
