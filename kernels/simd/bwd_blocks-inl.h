@@ -12,6 +12,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -76,9 +77,10 @@ struct BwdGroup {
   const T* x[kBwdRowsTogether];
   const T* next_dy[kBwdRowsTogether];
   const T* next_x[kBwdRowsTogether];
-  int64_t k;
+  int64_t r, k;  // the first row, the rows
 
-  BwdGroup(const BwdRows<T>& rows, int64_t r, int64_t rows_in_group) : k(rows_in_group) {
+  BwdGroup(const BwdRows<T>& rows, int64_t first_row, int64_t rows_in_group)
+      : r(first_row), k(rows_in_group) {
     for (int64_t j = 0; j < k; ++j) {
       dy[j] = rows.dy + (r + j) * rows.cols;
       x[j] = rows.x + (r + j) * rows.cols;
@@ -139,6 +141,59 @@ void BwdBlockByChunks(int64_t begin, int64_t end, int64_t cols, bool stream, con
     pass2(ch, static_cast<const Part*>(sums.data()));
     if (stream) hwy::FlushStream();  // the task may end on another thread
   });
+}
+
+// The rows [begin, end) of one row block, kBwdRowsTogether at a time, for
+// both backward kernels: per row group (BwdGroup), pass 1 on every chunk
+// through group_sums(group, ch, first, prefetch, out) (the group's sums over
+// chunk ch into out[0, k); `first`: the block's first rows, whose terms go
+// into the zero of the partial rows), the sums added in chunk order, then
+// pass 2 row by row through row_dx(group, j, ch, sums, prefetch). `prefetch`:
+// rows kBwdGroupsAhead groups ahead exist (x in pass 1, dy in pass 2). One
+// FlushStream ends the block's streamed dx (a block is one task). With
+// kSplit, BwdBlockByChunks spreads the chunks of all the rows over the pool,
+// with the same results. Part: a row's sums.
+template <bool kSplit, class Part, typename T, class GroupSums, class RowDx>
+void BwdRowBlockOf(const BwdRows<T>& rows, int64_t begin, int64_t end,
+                   const GroupSums& group_sums, const RowDx& row_dx) {
+  // Calls f(group, prefetch) for the row groups of the block, in row order.
+  const auto for_each_group = [&](const auto& f) {
+    for (int64_t r = begin; r < end;) {
+      const int64_t k = std::min(kBwdRowsTogether, end - r);
+      f(BwdGroup<T>(rows, r, k), r + k * kBwdGroupsAhead < rows.rows);
+      r += k;
+    }
+  };
+  if constexpr (kSplit) {
+    BwdBlockByChunks<Part>(
+        begin, end, rows.cols, rows.stream(),
+        [&](int64_t ch, Part* out) {
+          for_each_group([&](const BwdGroup<T>& group, bool prefetch) {
+            group_sums(group, ch, group.r == begin, prefetch, out + (group.r - begin));
+          });
+        },
+        [&](int64_t ch, const Part* sums) {
+          for_each_group([&](const BwdGroup<T>& group, bool prefetch) {
+            for (int64_t j = 0; j < group.k; ++j) {
+              row_dx(group, j, ch, sums[group.r - begin + j], prefetch);
+            }
+          });
+        });
+  } else {
+    const int64_t chunks = ceil_div(rows.cols, kChunk);
+    for_each_group([&](const BwdGroup<T>& group, bool prefetch) {
+      std::array<Part, kBwdRowsTogether> sums{};
+      for (int64_t ch = 0; ch < chunks; ++ch) {
+        std::array<Part, kBwdRowsTogether> part{};
+        group_sums(group, ch, group.r == begin, prefetch, part.data());
+        for (int64_t j = 0; j < group.k; ++j) sums[j] += part[j];
+      }
+      for (int64_t j = 0; j < group.k; ++j) {
+        for (int64_t ch = 0; ch < chunks; ++ch) row_dx(group, j, ch, sums[j], prefetch);
+      }
+    });
+    if (rows.stream()) hwy::FlushStream();
+  }
 }
 
 // rows_fn.template operator()<kSplit>(begin, end, dgamma_part, dbeta_part)

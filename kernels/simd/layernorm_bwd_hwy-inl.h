@@ -13,8 +13,6 @@
 #define NORMCHECK_SIMD_LAYERNORM_BWD_HWY_INL_H_
 #endif
 
-#include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -173,11 +171,11 @@ void FillNaN(T* p, size_t n) {
   if (i < n) StoreFromFloatTail(d, nan, p + i, n - i);
 }
 
-// Pass 1 on chunk ch of the rows r .. r + k - 1 of `group`: their sums over
-// the chunk into out[0, k), their terms added into the block's partial rows
-// (nullable) in row order (`first`: into zero, the block's first rows).
+// Pass 1 on chunk ch of the rows of `group`: their sums over the chunk into
+// out[0, k), their terms added into the block's partial rows (nullable) in
+// row order (`first`: into zero, the block's first rows).
 template <typename T>
-void BwdGroupSums(const BwdGroup<T>& group, int64_t cols, int64_t ch, int64_t r, bool first,
+void BwdGroupSums(const BwdGroup<T>& group, int64_t cols, int64_t ch, bool first,
                   const float* gamma, const float* mean, const float* rstd, float* dgamma_part,
                   float* dbeta_part, bool prefetch, BwdSums* out) {
   const size_t n = chunk_length(cols, ch);
@@ -185,6 +183,7 @@ void BwdGroupSums(const BwdGroup<T>& group, int64_t cols, int64_t ch, int64_t r,
   const float* gamma_ch = chunk_start(gamma, ch);
   float* dgamma_ch = chunk_start(dgamma_part, ch);
   float* dbeta_ch = chunk_start(dbeta_part, ch);
+  const int64_t r = group.r;
   WithFlag(gamma != nullptr, [&]<bool kGamma>() {
     if (group.k == 2) {
       BwdSumsChunk<2, kGamma>(in.dy, in.x, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
@@ -196,14 +195,15 @@ void BwdGroupSums(const BwdGroup<T>& group, int64_t cols, int64_t ch, int64_t r,
   });
 }
 
-// Pass 2 on chunk ch of row r + j of `group`, whose sums over the row are
-// `sums` (not finite: the row holds NaN or inf, its dx is NaN).
+// Pass 2 on chunk ch of row j of `group`, whose sums over the row are `sums`
+// (not finite: the row holds NaN or inf, its dx is NaN).
 template <typename T>
-void BwdRowDx(const BwdRows<T>& rows, const BwdGroup<T>& group, int64_t r, int64_t j,
-              int64_t ch, const BwdSums& sums, const float* gamma, const float* mean,
-              const float* rstd, bool prefetch) {
+void BwdRowDx(const BwdRows<T>& rows, const BwdGroup<T>& group, int64_t j, int64_t ch,
+              const BwdSums& sums, const float* gamma, const float* mean, const float* rstd,
+              bool prefetch) {
+  const int64_t r = group.r + j;
   const size_t n = chunk_length(rows.cols, ch);
-  T* dx = rows.dx + (r + j) * rows.cols + ch * kChunk;
+  T* dx = rows.dx + r * rows.cols + ch * kChunk;
   if (!std::isfinite(sums.g) || !std::isfinite(sums.g_xhat)) {
     FillNaN(dx, n);
     return;
@@ -213,73 +213,23 @@ void BwdRowDx(const BwdRows<T>& rows, const BwdGroup<T>& group, int64_t r, int64
   WithFlag(gamma != nullptr, [&]<bool kGamma>() {
     BwdDxChunk<kGamma>(chunk_start(group.dy[j], ch), chunk_start(group.x[j], ch),
                        chunk_start(gamma, ch), dx, n, rows.stream(),
-                       chunk_start(group.next_dy[j], ch), prefetch, mean[r + j], rstd[r + j], A,
-                       B);
+                       chunk_start(group.next_dy[j], ch), prefetch, mean[r], rstd[r], A, B);
   });
 }
 
-// Rows r .. r + k - 1 (k <= kBwdRowsTogether): pass 1 on the k rows
-// together, then pass 2 row by row, prefetching the rows kBwdGroupsAhead
-// groups ahead (x in pass 1, dy in pass 2). The rows add into the block's
-// partial sums in row order (`first`: into zero, the block's first rows).
-template <typename T>
-void BwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first, const float* gamma,
-                 const float* mean, const float* rstd, float* dgamma_part, float* dbeta_part) {
-  const int64_t chunks = ceil_div(rows.cols, kChunk);
-  const bool prefetch = r + k * kBwdGroupsAhead < rows.rows;
-  const BwdGroup<T> group(rows, r, k);
-  std::array<BwdSums, kBwdRowsTogether> sums{};
-  for (int64_t ch = 0; ch < chunks; ++ch) {
-    std::array<BwdSums, kBwdRowsTogether> part{};
-    BwdGroupSums(group, rows.cols, ch, r, first, gamma, mean, rstd, dgamma_part, dbeta_part,
-                 prefetch, part.data());
-    for (int64_t j = 0; j < k; ++j) sums[j] += part[j];
-  }
-  for (int64_t j = 0; j < k; ++j) {
-    for (int64_t ch = 0; ch < chunks; ++ch) {
-      BwdRowDx(rows, group, r, j, ch, sums[j], gamma, mean, rstd, prefetch);
-    }
-  }
-}
-
-// The rows [begin, end) of one row block, kBwdRowsTogether at a time, ending
-// with one FlushStream for the block's streamed dx (a block is one task);
-// with kSplit, the chunks of all its rows spread over the pool
-// (BwdBlockByChunks), with the same results.
+// The rows [begin, end) of one row block (BwdRowBlockOf).
 template <bool kSplit, typename T>
 void BwdRowBlock(const BwdRows<T>& rows, int64_t begin, int64_t end, const float* gamma,
                  const float* mean, const float* rstd, float* dgamma_part, float* dbeta_part) {
-  // Calls f(r, k, prefetch) for the row groups of the block, in row order.
-  const auto for_each_group = [&](const auto& f) {
-    for (int64_t r = begin; r < end;) {
-      const int64_t k = std::min(kBwdRowsTogether, end - r);
-      f(r, k, r + k * kBwdGroupsAhead < end);
-      r += k;
-    }
-  };
-  if constexpr (kSplit) {
-    BwdBlockByChunks<BwdSums>(
-        begin, end, rows.cols, rows.stream(),
-        [&](int64_t ch, BwdSums* out) {
-          for_each_group([&](int64_t r, int64_t k, bool prefetch) {
-            BwdGroupSums(BwdGroup<T>(rows, r, k), rows.cols, ch, r, r == begin, gamma, mean,
-                         rstd, dgamma_part, dbeta_part, prefetch, out + (r - begin));
-          });
-        },
-        [&](int64_t ch, const BwdSums* sums) {
-          for_each_group([&](int64_t r, int64_t k, bool prefetch) {
-            const BwdGroup<T> group(rows, r, k);
-            for (int64_t j = 0; j < k; ++j) {
-              BwdRowDx(rows, group, r, j, ch, sums[r - begin + j], gamma, mean, rstd, prefetch);
-            }
-          });
-        });
-  } else {
-    for_each_group([&](int64_t r, int64_t k, bool) {
-      BwdRowGroup(rows, r, k, r == begin, gamma, mean, rstd, dgamma_part, dbeta_part);
-    });
-    if (rows.stream()) hwy::FlushStream();
-  }
+  BwdRowBlockOf<kSplit, BwdSums>(
+      rows, begin, end,
+      [&](const BwdGroup<T>& group, int64_t ch, bool first, bool prefetch, BwdSums* out) {
+        BwdGroupSums(group, rows.cols, ch, first, gamma, mean, rstd, dgamma_part, dbeta_part,
+                     prefetch, out);
+      },
+      [&](const BwdGroup<T>& group, int64_t j, int64_t ch, const BwdSums& sums, bool prefetch) {
+        BwdRowDx(rows, group, j, ch, sums, gamma, mean, rstd, prefetch);
+      });
 }
 
 // The whole LayerNorm backward (row blocks: bwd_blocks-inl.h).

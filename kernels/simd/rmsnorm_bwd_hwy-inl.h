@@ -13,8 +13,6 @@
 #define NORMCHECK_SIMD_RMSNORM_BWD_HWY_INL_H_
 #endif
 
-#include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -126,11 +124,11 @@ void RmsBwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
   });
 }
 
-// Pass 1 on chunk ch of the rows r .. r + k - 1 of `group`: their sums over
-// the chunk into out[0, k), their terms added into the block's dgamma_part
-// (nullable) in row order (`first`: into zero, the block's first rows).
+// Pass 1 on chunk ch of the rows of `group`: their sums over the chunk into
+// out[0, k), their terms added into the block's dgamma_part (nullable) in
+// row order (`first`: into zero, the block's first rows).
 template <typename T>
-void RmsBwdGroupSums(const BwdGroup<T>& group, int64_t cols, int64_t ch, int64_t r, bool first,
+void RmsBwdGroupSums(const BwdGroup<T>& group, int64_t cols, int64_t ch, bool first,
                      const float* gamma, const float* rrms, float* dgamma_part, bool prefetch,
                      float* out) {
   const size_t n = chunk_length(cols, ch);
@@ -139,93 +137,43 @@ void RmsBwdGroupSums(const BwdGroup<T>& group, int64_t cols, int64_t ch, int64_t
   float* dgamma_ch = chunk_start(dgamma_part, ch);
   WithFlag(gamma != nullptr, [&]<bool kGamma>() {
     if (group.k == 2) {
-      RmsBwdSumChunk<2, kGamma>(in.dy, in.x, rrms + r, gamma_ch, dgamma_ch, n, first, in.next_x,
-                                prefetch, out);
+      RmsBwdSumChunk<2, kGamma>(in.dy, in.x, rrms + group.r, gamma_ch, dgamma_ch, n, first,
+                                in.next_x, prefetch, out);
     } else {
-      RmsBwdSumChunk<1, kGamma>(in.dy, in.x, rrms + r, gamma_ch, dgamma_ch, n, first, in.next_x,
-                                prefetch, out);
+      RmsBwdSumChunk<1, kGamma>(in.dy, in.x, rrms + group.r, gamma_ch, dgamma_ch, n, first,
+                                in.next_x, prefetch, out);
     }
   });
 }
 
-// Pass 2 on chunk ch of row r + j of `group`, whose sum over the row is `sum`
+// Pass 2 on chunk ch of row j of `group`, whose sum over the row is `sum`
 // (not finite: the row holds NaN or inf, its dx is NaN).
 template <typename T>
-void RmsBwdRowDx(const BwdRows<T>& rows, const BwdGroup<T>& group, int64_t r, int64_t j,
-                 int64_t ch, float sum, const float* gamma, const float* rrms, bool prefetch) {
+void RmsBwdRowDx(const BwdRows<T>& rows, const BwdGroup<T>& group, int64_t j, int64_t ch,
+                 float sum, const float* gamma, const float* rrms, bool prefetch) {
+  const int64_t r = group.r + j;
   const size_t n = chunk_length(rows.cols, ch);
-  T* dx = rows.dx + (r + j) * rows.cols + ch * kChunk;
   const float B = std::isfinite(sum) ? sum / static_cast<float>(rows.cols)
                                      : std::numeric_limits<float>::quiet_NaN();
   WithFlag(gamma != nullptr, [&]<bool kGamma>() {
     RmsBwdDxChunk<kGamma>(chunk_start(group.dy[j], ch), chunk_start(group.x[j], ch),
-                          chunk_start(gamma, ch), dx, n, rows.stream(),
-                          chunk_start(group.next_dy[j], ch), prefetch, rrms[r + j], B);
+                          chunk_start(gamma, ch), rows.dx + r * rows.cols + ch * kChunk, n,
+                          rows.stream(), chunk_start(group.next_dy[j], ch), prefetch, rrms[r], B);
   });
 }
 
-// Rows r .. r + k - 1 (k <= kBwdRowsTogether): pass 1 on the k rows
-// together, then pass 2 row by row, prefetching the rows kBwdGroupsAhead
-// groups ahead (x in pass 1, dy in pass 2). The rows add into the block's
-// dgamma_part in row order (`first`: into zero, the block's first rows).
-template <typename T>
-void RmsBwdRowGroup(const BwdRows<T>& rows, int64_t r, int64_t k, bool first,
-                    const float* gamma, const float* rrms, float* dgamma_part) {
-  const int64_t chunks = ceil_div(rows.cols, kChunk);
-  const bool prefetch = r + k * kBwdGroupsAhead < rows.rows;
-  const BwdGroup<T> group(rows, r, k);
-  std::array<float, kBwdRowsTogether> sums{};
-  for (int64_t ch = 0; ch < chunks; ++ch) {
-    std::array<float, kBwdRowsTogether> part{};
-    RmsBwdGroupSums(group, rows.cols, ch, r, first, gamma, rrms, dgamma_part, prefetch,
-                    part.data());
-    for (int64_t j = 0; j < k; ++j) sums[j] += part[j];
-  }
-  for (int64_t j = 0; j < k; ++j) {
-    for (int64_t ch = 0; ch < chunks; ++ch) {
-      RmsBwdRowDx(rows, group, r, j, ch, sums[j], gamma, rrms, prefetch);
-    }
-  }
-}
-
-// The rows [begin, end) of one row block, kBwdRowsTogether at a time, ending
-// with one FlushStream for the block's streamed dx (a block is one task);
-// with kSplit, the chunks of all its rows spread over the pool
-// (BwdBlockByChunks), with the same results.
+// The rows [begin, end) of one row block (BwdRowBlockOf).
 template <bool kSplit, typename T>
 void RmsBwdRowBlock(const BwdRows<T>& rows, int64_t begin, int64_t end, const float* gamma,
                     const float* rrms, float* dgamma_part) {
-  // Calls f(r, k, prefetch) for the row groups of the block, in row order.
-  const auto for_each_group = [&](const auto& f) {
-    for (int64_t r = begin; r < end;) {
-      const int64_t k = std::min(kBwdRowsTogether, end - r);
-      f(r, k, r + k * kBwdGroupsAhead < end);
-      r += k;
-    }
-  };
-  if constexpr (kSplit) {
-    BwdBlockByChunks<float>(
-        begin, end, rows.cols, rows.stream(),
-        [&](int64_t ch, float* out) {
-          for_each_group([&](int64_t r, int64_t k, bool prefetch) {
-            RmsBwdGroupSums(BwdGroup<T>(rows, r, k), rows.cols, ch, r, r == begin, gamma, rrms,
-                            dgamma_part, prefetch, out + (r - begin));
-          });
-        },
-        [&](int64_t ch, const float* sums) {
-          for_each_group([&](int64_t r, int64_t k, bool prefetch) {
-            const BwdGroup<T> group(rows, r, k);
-            for (int64_t j = 0; j < k; ++j) {
-              RmsBwdRowDx(rows, group, r, j, ch, sums[r - begin + j], gamma, rrms, prefetch);
-            }
-          });
-        });
-  } else {
-    for_each_group([&](int64_t r, int64_t k, bool) {
-      RmsBwdRowGroup(rows, r, k, r == begin, gamma, rrms, dgamma_part);
-    });
-    if (rows.stream()) hwy::FlushStream();
-  }
+  BwdRowBlockOf<kSplit, float>(
+      rows, begin, end,
+      [&](const BwdGroup<T>& group, int64_t ch, bool first, bool prefetch, float* out) {
+        RmsBwdGroupSums(group, rows.cols, ch, first, gamma, rrms, dgamma_part, prefetch, out);
+      },
+      [&](const BwdGroup<T>& group, int64_t j, int64_t ch, float sum, bool prefetch) {
+        RmsBwdRowDx(rows, group, j, ch, sum, gamma, rrms, prefetch);
+      });
 }
 
 // The whole RMSNorm backward (row blocks: bwd_blocks-inl.h).
