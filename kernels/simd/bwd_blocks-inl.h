@@ -124,9 +124,9 @@ HWY_INLINE void WithFlag(bool flag, const F& f) {
 // task ch runs pass 2 on chunk ch of every row through pass2(ch, sums) and
 // fences its streamed stores. The results are those of the rows computed
 // one after another, and the block costs two hand-offs to the pool instead
-// of two per row (the rows' chunks split one row at a time took 1.6 to 1.8
-// times as long on 2 threads as on 1, 16x65536). Part: a row's sums
-// (+= adds another chunk's).
+// of two per row: split one row at a time, 16x65536 takes 1.6 to 1.8 times
+// as long on 2 threads as on 1, this way 0.5 to 0.9 (docs/performance.md).
+// Part: a row's sums (+= adds another chunk's).
 template <class Part, class Pass1, class Pass2>
 void BwdBlockByChunks(int64_t begin, int64_t end, int64_t cols, bool stream, const Pass1& pass1,
                       const Pass2& pass2) {

@@ -9,7 +9,7 @@
 //           rounded to nearest even in the storage format
 // A row with NaN or inf gets NaN y and rrms. The bounds are derived in
 // rmsnorm_fwd_hwy.cpp (float32) and rmsnorm_fwd_hwy16.cpp (16-bit): the
-// float32 pass 2 adds about 2^-24 relative to a 16-bit y's 2^-9 or 2^-12
+// float32 pass 2 adds about 2^-23 relative to a 16-bit y's 2^-8 or 2^-11
 // rounding.
 #if defined(NORMCHECK_SIMD_RMSNORM_FWD_HWY_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef NORMCHECK_SIMD_RMSNORM_FWD_HWY_INL_H_
