@@ -128,15 +128,18 @@ void RmsRow(const T* x, const float* gamma, T* y, float* rrms, int64_t cols, flo
   const double r = std::isfinite(squares)
                        ? 1.0 / std::sqrt(squares / static_cast<double>(cols) + eps)
                        : std::numeric_limits<double>::quiet_NaN();
-  // A normal float r: fl32(r) is within 2^-24 relative and no product
-  // overflows (|x r| <= sqrt(d)); NaN fails the test.
-  const bool float_math = !std::is_same_v<T, float> && r >= 0x1p-126 && r < 0x1p127;
+  // 16-bit rows take float32 math where r is a normal float: fl32(r) is then
+  // within 2^-24 relative and no product overflows (|x r| <= sqrt(d)); NaN
+  // fails the test.
+  const bool float_math = r >= 0x1p-126 && r < 0x1p127;
   for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
     const T* x_ch = x + ch * kChunk;
     const float* gamma_ch = chunk_start(gamma, ch);
     T* y_ch = y + ch * kChunk;
     const size_t n = chunk_length(cols, ch);
-    if (float_math) {
+    if constexpr (std::is_same_v<T, float>) {
+      RmsOutputChunk(x_ch, gamma_ch, y_ch, n, r, stream, chunk_start(next, ch));
+    } else if (float_math) {
       RmsOutputChunkFloat(x_ch, gamma_ch, y_ch, n, static_cast<float>(r), stream,
                           chunk_start(next, ch));
     } else {

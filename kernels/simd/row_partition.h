@@ -20,19 +20,17 @@ inline constexpr int64_t kChunk = 1024;
 inline constexpr int64_t kSplitMinCols = 32768;
 
 // Calls on fewer elements (rows x cols) than this run on the caller alone:
-// below it, handing work to the pool cost more than it saved. Measured with
+// below it, handing work to the pool costs more than it saves. Measured with
 // bench/parallel_threshold.cpp (1 thread against 2, alternating in one
-// process, 7 rounds, 1x768 to 2048x768, 8x4096 to 512x4096, 1 to 16 rows of
-// 65536; docs/performance.md has the figures) on this 2-core machine, three
-// runs with nothing else running (load average about 1): its rule (2 threads
-// faster on every larger shape of the grid) gave 1572864 elements (2048x768)
-// for both backward kernels in all three runs, 2^18 to 1.5 * 2^20 for the
-// forward ones. Since the backward spreads a block of long rows over the
-// pool by chunks, two hand-offs per block rather than two per row, 16 rows of
-// 65536 run at 0.69 to 0.90 of the 1-thread time (1.6 to 1.8 times it
-// before) and three more runs gave the backward 2^18 to 1.5 * 2^19; the
-// LayerNorm forward still gave 1.5 * 2^20 in two of them (256x4096 at 1.17
-// the 1-thread time, 2048x768 at 0.94), so the value stays. Every small batch
+// process, 5 to 7 rounds, 1x768 to 2048x768, 8x4096 to 512x4096, 1 to 16 rows
+// of 65536; docs/performance.md has the figures) on this 2-core machine with
+// nothing else running (load average about 1). Its rule (2 threads faster on
+// every larger shape of the grid) gives the LayerNorm forward 1.5 * 2^20
+// (2048x768) in two of three runs (256x4096 at 1.17 of the 1-thread time,
+// 2048x768 at 0.94) and 1.5 * 2^18 in the third, the other forwards 1.5 * 2^17
+// to 1.5 * 2^18 and the backwards 1.5 * 2^17 to 1.5 * 2^19 (a block of long
+// rows goes to the pool by chunks, so 16 rows of 65536 take 0.50 to 0.90 of
+// the 1-thread time). The LayerNorm forward sets the value. Every small batch
 // (64x768 is 49152) stays on one thread, every standard bench shape from
 // 4096x1024 (2^22) up goes to the pool. Results do not depend on it (the
 // partition is fixed by the shape); thread_pool.h's set_min_parallel_elements

@@ -4,8 +4,6 @@
 // rows, rows longer than a chunk.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <limits>
 #include <random>
 #include <set>
@@ -87,7 +85,7 @@ TEST_P(SimdTargets, LongRowsMeetTheBoundOnEveryTarget) {
 // float64 row, and rows whose 1/rms is not a normal float (beyond 2^127 or
 // below 2^-126), on which the 16-bit RMSNorm forward leaves float32 math.
 // Every Highway kernel must meet its bound and the NaN semantics on the rows
-// inside its input range.
+// inside its input range (evaluate() declines the others: nothing runs).
 TEST_P(SimdTargets, SpecialRowsOnEveryTarget) {
   struct Row {
     const char* what;
@@ -114,11 +112,6 @@ TEST_P(SimdTargets, SpecialRowsOnEveryTarget) {
     const char* target = this->target();
     for (const Kernel* k : test::simd_kernels()) {
       for (const Row& row : rows) {
-        float max_abs = 0;  // of the finite elements: NaN and inf are in every range
-        for (const float v : row.x) {
-          if (std::isfinite(v)) max_abs = std::max(max_abs, std::abs(v));
-        }
-        if (max_abs > k->range.limit(static_cast<int64_t>(row.x.size()))) continue;
         Problem p;
         p.rows = 1;
         p.cols = static_cast<int64_t>(row.x.size());
