@@ -94,7 +94,8 @@ double AccurateSumChunk(const T* HWY_RESTRICT x, size_t n) {
 
 // Pass B on one chunk, for the fast (float) and the accurate (float64) rows:
 // the sums of t_i = x_i - m and of t_i^2 in d's lanes, each with 4
-// accumulators (the summation order summation_depth assumes), into
+// accumulators (the summation order summation_depth assumes; elements reach
+// them in T's pair order, LoadWidenedPair), into
 // sum/squares per lane. `prefetch` (may be null) is the next row's chunk,
 // fetched meanwhile.
 template <class D, typename T>
@@ -104,21 +105,22 @@ HWY_INLINE void CentredSumsChunk(D d, const T* HWY_RESTRICT x, size_t n, hn::TFr
   const auto mean = hn::Set(d, m);
   auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
   auto q0 = hn::Zero(d), q1 = hn::Zero(d), q2 = hn::Zero(d), q3 = hn::Zero(d);
-  const auto deviation = [&](size_t i) { return hn::Sub(LoadWidened(d, x + i), mean); };
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
     if (prefetch) {  // 4N floats or 16-bit values of float64 lanes: at most two lines
       hwy::Prefetch(prefetch + i);
       hwy::Prefetch(prefetch + i + 2 * N);
     }
-    const auto t0 = deviation(i), t1 = deviation(i + N), t2 = deviation(i + 2 * N),
-               t3 = deviation(i + 3 * N);
+    hn::Vec<D> t0, t1, t2, t3;  // elements [i, i + 4N) in T's pair order
+    LoadWidenedPair(d, x + i, t0, t1);
+    LoadWidenedPair(d, x + i + 2 * N, t2, t3);
+    t0 = hn::Sub(t0, mean), t1 = hn::Sub(t1, mean), t2 = hn::Sub(t2, mean), t3 = hn::Sub(t3, mean);
     s0 = hn::Add(s0, t0), s1 = hn::Add(s1, t1), s2 = hn::Add(s2, t2), s3 = hn::Add(s3, t3);
     q0 = hn::MulAdd(t0, t0, q0), q1 = hn::MulAdd(t1, t1, q1);
     q2 = hn::MulAdd(t2, t2, q2), q3 = hn::MulAdd(t3, t3, q3);
   }
   for (; i + N <= n; i += N) {
-    const auto t = deviation(i);
+    const auto t = hn::Sub(LoadWidened(d, x + i), mean);
     s0 = hn::Add(s0, t), q0 = hn::MulAdd(t, t, q0);
   }
   if (i < n) {  // the padding lanes would contribute -m: zero them

@@ -67,32 +67,45 @@ CentredLaneSums FastCentredChunk(const T* HWY_RESTRICT x, size_t n, float m) {
 }
 
 // Pass C on a chunk: y = gamma * fma(x - m, r, -c r) + beta; gamma/beta may
-// be null. `prefetch` (may be null) is the next row's chunk, fetched meanwhile.
-template <typename T>
+// be null. `prefetch` (may be null) is the next row's chunk, fetched
+// meanwhile. kValues: Values::not_nan when no y can be NaN: gamma, beta, x
+// and r finite (FastRow).
+template <Values kValues, typename T>
 void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                      const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, size_t n, float m,
                      float c, float r, bool stream, const T* prefetch) {
   const FloatTag<T> d;
+  using V = hn::Vec<decltype(d)>;
   const auto mean = hn::Set(d, m), shift = hn::Set(d, -(c * r)), scale = hn::Set(d, r);
-  const auto one = hn::Set(d, 1.0f), zero = hn::Zero(d);
-  const auto xhat = [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
-    if (prefetch) hwy::Prefetch(prefetch + i);
-    return hn::MulAdd(hn::Sub(LoadAsFloatN(d, x + i, count), mean), scale, shift);
+  const auto xhat = [&](V v) NORMCHECK_INLINE_LAMBDA {
+    return hn::MulAdd(hn::Sub(v, mean), scale, shift);
   };
-  if (!gamma && !beta) {
-    WriteRow(d, y, n, stream, xhat);
-    return;
-  }
-  WriteRow(d, y, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
-    return hn::MulAdd(gamma ? LoadAsFloatN(d, gamma + i, count) : one, xhat(i, count),
-                      beta ? LoadAsFloatN(d, beta + i, count) : zero);
-  });
+  WriteRowPairs<kValues>(
+      d, y, n, stream,
+      [&](size_t i, V& first, V& second) NORMCHECK_INLINE_LAMBDA {
+        if (prefetch) hwy::Prefetch(prefetch + i);
+        LoadWidenedPair(d, x + i, first, second);
+        first = xhat(first), second = xhat(second);
+        if (!gamma && !beta) return;
+        V g0 = hn::Set(d, 1.0f), g1 = g0, b0 = hn::Zero(d), b1 = b0;
+        if (gamma) LoadFloatPair<T>(d, gamma + i, g0, g1);
+        if (beta) LoadFloatPair<T>(d, beta + i, b0, b1);
+        first = hn::MulAdd(g0, first, b0), second = hn::MulAdd(g1, second, b1);
+      },
+      [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
+        if (prefetch) hwy::Prefetch(prefetch + i);
+        const V v = xhat(LoadAsFloatN(d, x + i, count));
+        if (!gamma && !beta) return v;
+        return hn::MulAdd(gamma ? LoadAsFloatN(d, gamma + i, count) : hn::Set(d, 1.0f), v,
+                          beta ? LoadAsFloatN(d, beta + i, count) : hn::Zero(d));
+      });
 }
 
 // One row of the fast kernel; kSplit spreads its chunks over the pool with the
 // same result. mean/rstd may be null; the next row (ahead.next) is prefetched
-// in pass C.
-template <bool kSplit, typename T>
+// in pass C. kValues: Values::not_nan when gamma and beta are finite
+// (FastOutputChunk: a fast row's x is finite, and r is checked here).
+template <bool kSplit, Values kValues = Values::any, typename T>
 void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
              const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, float* mean, float* rstd,
              int64_t cols, float eps, bool stream, RowsAhead<T> ahead) {
@@ -139,15 +152,24 @@ void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
   // negative only moves var toward the true value (>= 0).
   const float var = std::max(0.0f, squares / d - c * c);
   const float r = 1.0f / std::sqrt(var + eps);
-  for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
-    FastOutputChunk(x + ch * kChunk, chunk_start(gamma, ch), chunk_start(beta, ch),
-                    y + ch * kChunk, chunk_length(cols, ch), m, c, r, stream,
-                    chunk_start(ahead.next, ch));
-    // Non-temporal stores must be fenced before another thread reads y: once
-    // per row (a fence per chunk cost 30% of a memory-bound call), or per
-    // chunk when chunks are tasks that may end on different threads.
-    if (kSplit && stream) hwy::FlushStream();
-  });
+  // Pass C over the row, told what its y can hold.
+  const auto output = [&]<Values kRowValues>() {
+    for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
+      FastOutputChunk<kRowValues>(x + ch * kChunk, chunk_start(gamma, ch), chunk_start(beta, ch),
+                                  y + ch * kChunk, chunk_length(cols, ch), m, c, r, stream,
+                                  chunk_start(ahead.next, ch));
+      // Non-temporal stores must be fenced before another thread reads y: once
+      // per row (a fence per chunk cost 30% of a memory-bound call), or per
+      // chunk when chunks are tasks that may end on different threads.
+      if (kSplit && stream) hwy::FlushStream();
+    });
+  };
+  // r = inf (a constant row, eps 0) makes every y NaN, whatever gamma and beta.
+  if (kValues == Values::not_nan && std::isfinite(r)) {
+    output.template operator()<Values::not_nan>();
+  } else {
+    output.template operator()<Values::any>();
+  }
   if (!kSplit && stream) hwy::FlushStream();
   if (mean) *mean = m + c;
   if (rstd) *rstd = r;

@@ -43,8 +43,8 @@ template <typename T>
 using RmsD = std::conditional_t<std::is_same_v<T, float>, hn::CappedTag<double, 4>,
                                 hn::ScalableTag<double>>;
 
-// Pass 1 on a chunk: the float64 sum of x_i^2 in 4 accumulators, lanes added
-// pairwise.
+// Pass 1 on a chunk: the float64 sum of x_i^2 in 4 accumulators (elements
+// reach them in T's pair order, LoadWidenedPair), lanes added pairwise.
 template <typename T>
 double RmsSquaresChunk(const T* HWY_RESTRICT x, size_t n) {
   const RmsD<T> dd;
@@ -57,10 +57,10 @@ double RmsSquaresChunk(const T* HWY_RESTRICT x, size_t n) {
   };
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
-    square(a0, LoadAsFloat(df, x + i));
-    square(a1, LoadAsFloat(df, x + i + N));
-    square(a2, LoadAsFloat(df, x + i + 2 * N));
-    square(a3, LoadAsFloat(df, x + i + 3 * N));
+    hn::Vec<decltype(df)> v0, v1, v2, v3;  // elements [i, i + 4N) in T's pair order
+    LoadWidenedPair(df, x + i, v0, v1);
+    LoadWidenedPair(df, x + i + 2 * N, v2, v3);
+    square(a0, v0), square(a1, v1), square(a2, v2), square(a3, v3);
   }
   for (; i + N <= n; i += N) square(a0, LoadAsFloat(df, x + i));
   if (i < n) square(a0, LoadAsFloatTail(df, x + i, n - i));  // zero padding adds 0
@@ -101,21 +101,36 @@ void RmsOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma, T*
 }
 
 // Pass 2 of a 16-bit row in float32: y = fl32(fl32(x r) gamma), r a normal
-// float. `stream` and `prefetch` as in RmsOutputChunk.
-template <typename T>
+// float. `stream` and `prefetch` as in RmsOutputChunk. kValues:
+// Values::not_nan when gamma is finite (x is: the row's sum was), so no y is
+// NaN.
+template <Values kValues, typename T>
 void RmsOutputChunkFloat(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                          T* HWY_RESTRICT y, size_t n, float r, bool stream, const T* prefetch) {
   const FloatTag<T> d;
+  using V = hn::Vec<decltype(d)>;
   const auto scale = hn::Set(d, r);
-  WriteRow(d, y, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
-    if (prefetch) hwy::Prefetch(prefetch + i);
-    const auto v = hn::Mul(LoadAsFloatN(d, x + i, count), scale);
-    return gamma ? hn::Mul(v, LoadAsFloatN(d, gamma + i, count)) : v;
-  });
+  WriteRowPairs<kValues>(
+      d, y, n, stream,
+      [&](size_t i, V& first, V& second) NORMCHECK_INLINE_LAMBDA {
+        if (prefetch) hwy::Prefetch(prefetch + i);
+        LoadWidenedPair(d, x + i, first, second);
+        first = hn::Mul(first, scale), second = hn::Mul(second, scale);
+        if (!gamma) return;
+        V g0, g1;
+        LoadFloatPair<T>(d, gamma + i, g0, g1);
+        first = hn::Mul(first, g0), second = hn::Mul(second, g1);
+      },
+      [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
+        if (prefetch) hwy::Prefetch(prefetch + i);
+        const auto v = hn::Mul(LoadAsFloatN(d, x + i, count), scale);
+        return gamma ? hn::Mul(v, LoadAsFloatN(d, gamma + i, count)) : v;
+      });
 }
 
 // One row; `next` (null for none or a split row) is prefetched in pass 2.
-template <bool kSplit, typename T>
+// kValues: Values::not_nan when gamma is finite (RmsOutputChunkFloat).
+template <bool kSplit, Values kValues, typename T>
 void RmsRow(const T* x, const float* gamma, T* y, float* rrms, int64_t cols, float eps,
             bool stream, const T* next) {
   const int64_t chunks = ceil_div(cols, kChunk);
@@ -140,7 +155,7 @@ void RmsRow(const T* x, const float* gamma, T* y, float* rrms, int64_t cols, flo
     if constexpr (std::is_same_v<T, float>) {
       RmsOutputChunk(x_ch, gamma_ch, y_ch, n, r, stream, chunk_start(next, ch));
     } else if (float_math) {
-      RmsOutputChunkFloat(x_ch, gamma_ch, y_ch, n, static_cast<float>(r), stream,
+      RmsOutputChunkFloat<kValues>(x_ch, gamma_ch, y_ch, n, static_cast<float>(r), stream,
                           chunk_start(next, ch));
     } else {
       RmsOutputChunk(x_ch, gamma_ch, y_ch, n, r, stream, chunk_start(next, ch));
@@ -156,10 +171,15 @@ template <typename T>
 void RmsNormFwdRows(const T* x, const float* gamma, T* y, float* rrms, int64_t rows, int64_t cols,
                     float eps) {
   const bool stream = rows * cols * int64_t{sizeof(T)} >= kStreamOutputBytes;
-  for_each_row(rows, cols, [&]<bool kSplit>(int64_t r) {
-    const T* next = !kSplit && r + 1 < rows ? x + (r + 1) * cols : nullptr;
-    RmsRow<kSplit>(x + r * cols, gamma, y + r * cols, rrms ? rrms + r : nullptr, cols, eps,
-                   stream, next);
+  // A row taking the float32 pass has a finite x (its sum was), so y can be
+  // NaN only through gamma.
+  const auto finite = [&] { return AllFinite(gamma, static_cast<size_t>(cols)); };
+  WithValues<T>(finite, [&]<Values kValues>() {
+    for_each_row(rows, cols, [&]<bool kSplit>(int64_t r) {
+      const T* next = !kSplit && r + 1 < rows ? x + (r + 1) * cols : nullptr;
+      RmsRow<kSplit, kValues>(x + r * cols, gamma, y + r * cols, rrms ? rrms + r : nullptr, cols,
+                              eps, stream, next);
+    });
   });
 }
 

@@ -7,10 +7,13 @@
 // (float subnormals, overflow, NaN), and inf/NaN by name. bf16 stores against
 // float_format.h's bf16_from_float (the scalar conversion every other part of
 // normcheck uses), on the same kind of cases plus NaNs whose payload an
-// increment would carry into the sign. Stores go through WriteRow both cached
-// and streamed (non-temporal, two vectors narrowed at a time), starting one
-// element past a vector boundary, in pieces of 1..37 elements, so the head,
-// whole vectors, pairs of vectors and every row tail are used.
+// increment would carry into the sign. Stores go through WriteRow and
+// WriteRowPairs (pairs in bf16's interleaved order, and told that no value is
+// NaN, on the cases that are not), both cached and streamed (non-temporal,
+// two vectors narrowed at a time), starting one element past a vector
+// boundary, in pieces of 1..37 elements, so the head, whole vectors, pairs of
+// vectors and every row tail are used. Every bf16 pattern loaded in pairs
+// and stored in pairs comes back.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "test_hwy_io.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -18,16 +21,37 @@
 #include "hwy/highway.h"
 #include "simd/hwy_io-inl.h"
 
+#ifndef NORMCHECK_TEST_HWY_IO_WRITER_  // once, for every target
+#define NORMCHECK_TEST_HWY_IO_WRITER_
+namespace normcheck::simd {
+// How a test writes a 16-bit row: WriteRow (each vector from value()),
+// WriteRowPairs (pairs in the storage's pair order, from LoadFloatPair), or
+// WriteRowPairs told that no value is NaN.
+enum class Writer { row, pairs, pairs_not_nan };
+}  // namespace normcheck::simd
+#endif
+
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
 // What the kernels do with a 16-bit row (`bf16` selects the format): float
-// vectors stored by WriteRow, around the cache with `stream`.
-void Store16ForTest(bool bf16, bool stream, const float* in, uint16_t* out, size_t n) {
+// vectors stored by `writer`, around the cache with `stream`.
+void Store16ForTest(bool bf16, bool stream, Writer writer, const float* in, uint16_t* out,
+                    size_t n) {
   const hn::ScalableTag<float> d;
-  const auto store = [&](auto* y) {
-    WriteRow(d, y, n, stream,
-             [&](size_t i, size_t count) { return LoadAsFloatN(d, in + i, count); });
+  using V = hn::Vec<decltype(d)>;
+  const auto value = [&](size_t i, size_t count) { return LoadAsFloatN(d, in + i, count); };
+  const auto store = [&]<typename T>(T* y) {
+    const auto pair = [&](size_t i, V& first, V& second) {
+      LoadFloatPair<T>(d, in + i, first, second);
+    };
+    if (writer == Writer::row) {
+      WriteRow(d, y, n, stream, value);
+    } else if (writer == Writer::pairs) {
+      WriteRowPairs(d, y, n, stream, pair, value);
+    } else {
+      WriteRowPairs<Values::not_nan>(d, y, n, stream, pair, value);
+    }
   };
   if (bf16) {
     store(reinterpret_cast<hwy::bfloat16_t*>(out));
@@ -35,6 +59,19 @@ void Store16ForTest(bool bf16, bool stream, const float* in, uint16_t* out, size
     store(reinterpret_cast<hwy::float16_t*>(out));
   }
   if (stream) hwy::FlushStream();
+}
+
+// A bf16 row loaded in pairs (LoadWidenedPair) and stored in pairs
+// (WriteRowPairs), vectors at its ends through LoadAsFloatN: the row again,
+// when the two functions agree on the pair order.
+void Bf16PairsRoundTripForTest(const uint16_t* in, uint16_t* out, size_t n) {
+  const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
+  const auto* x = reinterpret_cast<const hwy::bfloat16_t*>(in);
+  WriteRowPairs(
+      d, reinterpret_cast<hwy::bfloat16_t*>(out), n, false,
+      [&](size_t i, V& first, V& second) { LoadWidenedPair(d, x + i, first, second); },
+      [&](size_t i, size_t count) { return LoadAsFloatN(d, x + i, count); });
 }
 
 // ... and loaded with LoadAsFloat (LoadAsFloatN: whole vectors or the tail).
@@ -65,6 +102,7 @@ HWY_AFTER_NAMESPACE();
 
 namespace normcheck::simd {
 HWY_EXPORT(Store16ForTest);
+HWY_EXPORT(Bf16PairsRoundTripForTest);
 HWY_EXPORT(LoadF16ForTest);
 }  // namespace normcheck::simd
 
@@ -144,17 +182,31 @@ struct Mismatches {
 class HwyIo : public test::PerTarget {};
 HWY_TARGET_INSTANTIATE_TEST_SUITE_P(HwyIo);
 
-// Stores `in` through WriteRow (cached, then streamed) and counts every
-// pattern that is not `want` (a NaN for a NaN, else the same bits).
-void expect_stores(const char* target, bool bf16, const std::vector<float>& in,
-                   const std::vector<uint16_t>& want, bool (*is_nan)(uint16_t)) {
+// Stores `in` through each writer (cached, then streamed) and counts every
+// pattern that is not `want` (a NaN for a NaN, else the same bits). The
+// writer told that no value is NaN gets the cases that are not.
+void expect_stores(const char* target, bool bf16, const std::vector<float>& all_in,
+                   const std::vector<uint16_t>& all_want, bool (*is_nan)(uint16_t)) {
+  using simd::Writer;
+  std::vector<float> numbers;
+  std::vector<uint16_t> numbers_want;
+  for (size_t i = 0; i < all_in.size(); ++i) {
+    if (std::isnan(all_in[i])) continue;
+    numbers.push_back(all_in[i]);
+    numbers_want.push_back(all_want[i]);
+  }
+  for (const Writer writer : {Writer::row, Writer::pairs, Writer::pairs_not_nan})
   for (const bool stream : {false, true}) {
+    const bool not_nan = writer == Writer::pairs_not_nan;
+    const std::vector<float>& in = not_nan ? numbers : all_in;
+    const std::vector<uint16_t>& want = not_nan ? numbers_want : all_want;
     // One element past a 64-byte boundary: the streamed head runs.
     std::vector<uint16_t> buffer(in.size() + 32);
     const size_t to_line = (32 - reinterpret_cast<uintptr_t>(buffer.data()) % 64 / 2) % 32;
     uint16_t* got = buffer.data() + to_line + 1;
     in_pieces(in.size(), [&](size_t i, size_t count) {
-      HWY_DYNAMIC_DISPATCH(simd::Store16ForTest)(bf16, stream, in.data() + i, got + i, count);
+      HWY_DYNAMIC_DISPATCH(simd::Store16ForTest)(bf16, stream, writer, in.data() + i, got + i,
+                                                 count);
     });
     Mismatches bad;
     for (size_t i = 0; i < in.size(); ++i) {
@@ -166,8 +218,9 @@ void expect_stores(const char* target, bool bf16, const std::vector<float>& in,
         bad.add(line);
       }
     }
-    EXPECT_EQ(bad.count, 0u) << target << (stream ? ", streamed" : ", cached") << ", of "
-                             << in.size() << ":\n" << bad.first;
+    EXPECT_EQ(bad.count, 0u) << target << (stream ? ", streamed" : ", cached") << ", writer "
+                             << static_cast<int>(writer) << ", of " << in.size() << ":\n"
+                             << bad.first;
   }
 }
 
@@ -186,6 +239,27 @@ TEST_P(HwyIo, Bf16StoreRoundsToNearestEvenOnEveryTarget) {
   for (size_t i = 0; i < in.size(); ++i) want[i] = bf16_from_float(in[i]);
   // A NaN must stay a NaN, with the bits the scalar conversion keeps.
   expect_stores(this->target(), true, in, want, [](uint16_t) { return false; });
+}
+
+TEST_P(HwyIo, Bf16PairsRoundTripOnEveryTarget) {
+  std::vector<uint16_t> in(0x10000);
+  for (uint32_t h = 0; h < in.size(); ++h) in[h] = static_cast<uint16_t>(h);
+  std::vector<uint16_t> got(in.size());
+  in_pieces(in.size(), [&](size_t i, size_t count) {
+    HWY_DYNAMIC_DISPATCH(simd::Bf16PairsRoundTripForTest)(in.data() + i, got.data() + i, count);
+  });
+  Mismatches bad;
+  for (size_t h = 0; h < in.size(); ++h) {
+    // A NaN keeps its bits with the quiet bit set (bf16_from_float).
+    const bool nan = (in[h] & 0x7F80) == 0x7F80 && (in[h] & 0x7F) != 0;
+    const uint16_t want = nan ? static_cast<uint16_t>(in[h] | 0x40) : in[h];
+    if (got[h] != want) {
+      char line[64];
+      std::snprintf(line, sizeof line, "0x%04x: got 0x%04x", in[h], got[h]);
+      bad.add(line);
+    }
+  }
+  EXPECT_EQ(bad.count, 0u) << this->target() << ":\n" << bad.first;
 }
 
 TEST_P(HwyIo, F16LoadIsExactOnEveryTarget) {

@@ -4,6 +4,7 @@
 // rows, rows longer than a chunk.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <limits>
 #include <random>
 #include <set>
@@ -126,6 +127,39 @@ TEST_P(SimdTargets, SpecialRowsOnEveryTarget) {
         const Evaluation e = evaluate(*k, p);
         EXPECT_TRUE(e.pass) << target << " " << row.what << ": " << test::describe(e);
       }
+    }
+  }
+}
+
+// NaN in gamma or beta makes those columns' y NaN, whatever the NaN's
+// payload: the forward kernels round y without the NaN lanes' select only
+// when gamma and beta are finite (hwy_io-inl.h, Values), and a NaN whose
+// payload fills the bits an increment carries through (0x7FFFFFFF,
+// 0xFFFFFFFF, 0x7FFF8000) would otherwise become -0, +0 or -0. 67 columns:
+// pairs of vectors and a tail on every target.
+TEST_P(SimdTargets, NaNAffineParametersGiveNaNOnEveryTarget) {
+  constexpr int64_t d = 67;
+  std::mt19937_64 rng(test::test_seed());
+  std::normal_distribution<double> normal;
+  Problem p;
+  p.rows = 3;
+  p.cols = d;
+  for (int64_t i = 0; i < p.rows * d; ++i) p.x.push_back(static_cast<float>(normal(rng)));
+  p.gamma.assign(d, 1.5f);
+  const uint32_t payloads[] = {0x7FFFFFFFu, 0xFFFFFFFFu, 0x7FFF8000u, 0x7F800001u};
+  for (size_t j = 0; j < 4; ++j) p.gamma[17 * j] = std::bit_cast<float>(payloads[j]);
+  p.eps = 1e-5f;
+  {
+    const char* target = this->target();
+    for (const Kernel* k : test::simd_kernels()) {
+      if (k->op != Op::layernorm_fwd && k->op != Op::rmsnorm_fwd) continue;
+      Problem q = p;
+      if (k->op == Op::layernorm_fwd) {
+        q.beta.assign(d, 0.25f);
+        q.beta[5] = std::bit_cast<float>(payloads[0]);
+      }
+      const Evaluation e = evaluate(*k, q);
+      EXPECT_TRUE(e.pass) << target << " " << k->name << ": " << test::describe(e);
     }
   }
 }
