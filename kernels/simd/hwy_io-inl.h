@@ -12,6 +12,7 @@
 #endif
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -249,11 +250,13 @@ HWY_INLINE void WithValues(const Finite& finite, const F& f) {
 // of bf16 values, so one shift or one mask widens each and a shift and a
 // bit select join them again, where widening a half vector (vpmovzxwd) and
 // joining two (vpermt2w) shuffle lanes across the vector. Else the first
-// Lanes(d) elements, then the next. Sums are then taken in another order
-// (a bound holds for any assignment of elements to lanes).
+// Lanes(d) elements, then the next (also on big-endian machines, where the
+// halves would swap roles). Sums are then taken in another order (a bound
+// holds for any assignment of elements to lanes).
 template <typename T>
-inline constexpr bool kInterleavedPairs =
-    std::is_same_v<T, hwy::bfloat16_t> && HWY_TARGET != HWY_SCALAR;
+inline constexpr bool kInterleavedPairs = std::is_same_v<T, hwy::bfloat16_t> &&
+                                          HWY_TARGET != HWY_SCALAR &&
+                                          std::endian::native == std::endian::little;
 
 #if HWY_TARGET != HWY_SCALAR  // one lane: nothing to combine
 // The 16-bit patterns of the 2 Lanes(d) elements that `first` and `second`

@@ -80,24 +80,31 @@ void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
   const auto xhat = [&](V v) NORMCHECK_INLINE_LAMBDA {
     return hn::MulAdd(hn::Sub(v, mean), scale, shift);
   };
+  const auto xhat_pair = [&](size_t i, V& first, V& second) NORMCHECK_INLINE_LAMBDA {
+    if (prefetch) hwy::Prefetch(prefetch + i);
+    LoadWidenedPair(d, x + i, first, second);
+    first = xhat(first), second = xhat(second);
+  };
+  const auto xhat_at = [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
+    if (prefetch) hwy::Prefetch(prefetch + i);
+    return xhat(LoadAsFloatN(d, x + i, count));
+  };
+  if (!gamma && !beta) {
+    WriteRowPairs<kValues>(d, y, n, stream, xhat_pair, xhat_at);
+    return;
+  }
   WriteRowPairs<kValues>(
       d, y, n, stream,
       [&](size_t i, V& first, V& second) NORMCHECK_INLINE_LAMBDA {
-        if (prefetch) hwy::Prefetch(prefetch + i);
-        LoadWidenedPair(d, x + i, first, second);
-        first = xhat(first), second = xhat(second);
-        if (!gamma && !beta) return;
+        xhat_pair(i, first, second);
         V g0 = hn::Set(d, 1.0f), g1 = g0, b0 = hn::Zero(d), b1 = b0;
         if (gamma) LoadFloatPair<T>(d, gamma + i, g0, g1);
         if (beta) LoadFloatPair<T>(d, beta + i, b0, b1);
         first = hn::MulAdd(g0, first, b0), second = hn::MulAdd(g1, second, b1);
       },
       [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
-        if (prefetch) hwy::Prefetch(prefetch + i);
-        const V v = xhat(LoadAsFloatN(d, x + i, count));
-        if (!gamma && !beta) return v;
-        return hn::MulAdd(gamma ? LoadAsFloatN(d, gamma + i, count) : hn::Set(d, 1.0f), v,
-                          beta ? LoadAsFloatN(d, beta + i, count) : hn::Zero(d));
+        return hn::MulAdd(gamma ? LoadAsFloatN(d, gamma + i, count) : hn::Set(d, 1.0f),
+                          xhat_at(i, count), beta ? LoadAsFloatN(d, beta + i, count) : hn::Zero(d));
       });
 }
 
