@@ -103,8 +103,9 @@ void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
         first = hn::MulAdd(g0, first, b0), second = hn::MulAdd(g1, second, b1);
       },
       [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
-        return hn::MulAdd(gamma ? LoadAsFloatN(d, gamma + i, count) : hn::Set(d, 1.0f),
-                          xhat_at(i, count), beta ? LoadAsFloatN(d, beta + i, count) : hn::Zero(d));
+        const V g = gamma ? LoadAsFloatN(d, gamma + i, count) : hn::Set(d, 1.0f);
+        const V b = beta ? LoadAsFloatN(d, beta + i, count) : hn::Zero(d);
+        return hn::MulAdd(g, xhat_at(i, count), b);
       });
 }
 

@@ -156,7 +156,7 @@ void RmsRow(const T* x, const float* gamma, T* y, float* rrms, int64_t cols, flo
       RmsOutputChunk(x_ch, gamma_ch, y_ch, n, r, stream, chunk_start(next, ch));
     } else if (float_math) {
       RmsOutputChunkFloat<kValues>(x_ch, gamma_ch, y_ch, n, static_cast<float>(r), stream,
-                          chunk_start(next, ch));
+                                   chunk_start(next, ch));
     } else {
       RmsOutputChunk(x_ch, gamma_ch, y_ch, n, r, stream, chunk_start(next, ch));
     }
