@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -105,6 +106,19 @@ struct BwdGroup {
     return c;
   }
 };
+
+// The dx of a row whose sums are not finite (NaN or inf in its dy, x, gamma
+// or saved statistics): all NaN, so that the dx pass only ever sees rows
+// whose every term is finite (Values::no_input_nan there).
+template <typename T>
+void FillNaN(T* p, size_t n) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const auto nan = hn::Set(d, std::numeric_limits<float>::quiet_NaN());
+  size_t i = 0;
+  for (; i + N <= n; i += N) StoreFromFloat(d, nan, p + i);
+  if (i < n) StoreFromFloatTail(d, nan, p + i, n - i);
+}
 
 // Calls f.template operator()<b>() with b == flag: how a runtime choice (an
 // operand present or null) becomes a compile-time one outside the loops.

@@ -15,7 +15,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <limits>
 
 #include "hwy/highway.h"
 #include "simd/bwd_blocks-inl.h"
@@ -141,7 +140,11 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
 }
 
 // Pass 2 on one chunk of one row: dx_i = rstd (g_i - (xhat_i B + A)) with
-// A = a/d, B = b/d. `prefetch`: the same columns of dy in a row computed
+// A = a/d, B = b/d. The row's sums are finite, so every g_i and xhat_i is
+// (a NaN or infinite one makes a or b NaN or infinite, 0 * inf included), and
+// so are rstd (else xhat is not), A and B: a NaN in dx can only come from an
+// invalid operation (rstd 0 times an overflowed difference), the default NaN
+// that Values::no_input_nan allows. `prefetch`: the same columns of dy in a row computed
 // later (next_dy) are prefetched into L2 while dx is written.
 template <bool kGamma, typename T>
 void BwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
@@ -149,26 +152,29 @@ void BwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
                 const T* HWY_RESTRICT next_dy, bool prefetch, float mean, float rstd, float A,
                 float B) {
   const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
   const auto m = hn::Set(d, mean), r = hn::Set(d, rstd);
   const auto va = hn::Set(d, A), vb = hn::Set(d, B);
-  WriteRow(d, dx, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
-    if (prefetch) BwdPrefetch(next_dy + i);
-    const auto vdy = LoadAsFloatN(d, dy + i, count);
-    const auto vx = LoadAsFloatN(d, x + i, count);
-    const auto g = kGamma ? hn::Mul(LoadAsFloatN(d, gamma + i, count), vdy) : vdy;
-    const auto xhat = hn::Mul(hn::Sub(vx, m), r);
+  const auto dx_of = [&](V vdy, V vx, V vgamma) NORMCHECK_INLINE_LAMBDA {
+    const V g = kGamma ? hn::Mul(vgamma, vdy) : vdy;
+    const V xhat = hn::Mul(hn::Sub(vx, m), r);
     return hn::Mul(r, hn::Sub(g, hn::MulAdd(xhat, vb, va)));
-  });
-}
-
-template <typename T>
-void FillNaN(T* p, size_t n) {
-  const hn::ScalableTag<float> d;
-  const size_t N = hn::Lanes(d);
-  const auto nan = hn::Set(d, std::numeric_limits<float>::quiet_NaN());
-  size_t i = 0;
-  for (; i + N <= n; i += N) StoreFromFloat(d, nan, p + i);
-  if (i < n) StoreFromFloatTail(d, nan, p + i, n - i);
+  };
+  WriteRowPairs<Values::no_input_nan>(
+      d, dx, n, stream,
+      [&](size_t i, V& first, V& second) NORMCHECK_INLINE_LAMBDA {
+        if (prefetch) BwdPrefetch(next_dy + i);
+        V dy0, dy1, x0, x1, g0 = hn::Zero(d), g1 = g0;
+        LoadWidenedPair(d, dy + i, dy0, dy1);
+        LoadWidenedPair(d, x + i, x0, x1);
+        if (kGamma) LoadFloatPair<T>(d, gamma + i, g0, g1);
+        first = dx_of(dy0, x0, g0), second = dx_of(dy1, x1, g1);
+      },
+      [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
+        if (prefetch) BwdPrefetch(next_dy + i);
+        return dx_of(LoadAsFloatN(d, dy + i, count), LoadAsFloatN(d, x + i, count),
+                     kGamma ? LoadAsFloatN(d, gamma + i, count) : hn::Zero(d));
+      });
 }
 
 // Pass 1 on chunk ch of the rows of `group`: their sums over the chunk into

@@ -68,8 +68,9 @@ CentredLaneSums FastCentredChunk(const T* HWY_RESTRICT x, size_t n, float m) {
 
 // Pass C on a chunk: y = gamma * fma(x - m, r, -c r) + beta; gamma/beta may
 // be null. `prefetch` (may be null) is the next row's chunk, fetched
-// meanwhile. kValues: Values::not_nan when no y can be NaN: gamma, beta, x
-// and r finite (FastRow).
+// meanwhile. kValues: Values::no_input_nan when gamma and beta are finite
+// (FastRow's x is), so that only an invalid operation can make a y NaN (r =
+// inf on a constant row with eps 0: 0 * inf).
 template <Values kValues, typename T>
 void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                      const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, size_t n, float m,
@@ -111,8 +112,8 @@ void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
 
 // One row of the fast kernel; kSplit spreads its chunks over the pool with the
 // same result. mean/rstd may be null; the next row (ahead.next) is prefetched
-// in pass C. kValues: Values::not_nan when gamma and beta are finite
-// (FastOutputChunk: a fast row's x is finite, and r is checked here).
+// in pass C. kValues: Values::no_input_nan when gamma and beta are finite
+// (FastOutputChunk).
 template <bool kSplit, Values kValues = Values::any, typename T>
 void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
              const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, float* mean, float* rstd,
@@ -160,24 +161,15 @@ void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
   // negative only moves var toward the true value (>= 0).
   const float var = std::max(0.0f, squares / d - c * c);
   const float r = 1.0f / std::sqrt(var + eps);
-  // Pass C over the row, told what its y can hold.
-  const auto output = [&]<Values kRowValues>() {
-    for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
-      FastOutputChunk<kRowValues>(x + ch * kChunk, chunk_start(gamma, ch), chunk_start(beta, ch),
-                                  y + ch * kChunk, chunk_length(cols, ch), m, c, r, stream,
-                                  chunk_start(ahead.next, ch));
-      // Non-temporal stores must be fenced before another thread reads y: once
-      // per row (a fence per chunk cost 30% of a memory-bound call), or per
-      // chunk when chunks are tasks that may end on different threads.
-      if (kSplit && stream) hwy::FlushStream();
-    });
-  };
-  // r = inf (a constant row, eps 0) makes every y NaN, whatever gamma and beta.
-  if (kValues == Values::not_nan && std::isfinite(r)) {
-    output.template operator()<Values::not_nan>();
-  } else {
-    output.template operator()<Values::any>();
-  }
+  for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
+    FastOutputChunk<kValues>(x + ch * kChunk, chunk_start(gamma, ch), chunk_start(beta, ch),
+                             y + ch * kChunk, chunk_length(cols, ch), m, c, r, stream,
+                             chunk_start(ahead.next, ch));
+    // Non-temporal stores must be fenced before another thread reads y: once
+    // per row (a fence per chunk cost 30% of a memory-bound call), or per
+    // chunk when chunks are tasks that may end on different threads.
+    if (kSplit && stream) hwy::FlushStream();
+  });
   if (!kSplit && stream) hwy::FlushStream();
   if (mean) *mean = m + c;
   if (rstd) *rstd = r;

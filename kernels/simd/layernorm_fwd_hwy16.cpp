@@ -16,8 +16,8 @@ namespace normcheck::simd::HWY_NAMESPACE {
 void LayerNormFwdHwy16(DType storage, const uint16_t* x, const float* gamma, const float* beta,
                        uint16_t* y, float* mean, float* rstd, int64_t rows, int64_t cols,
                        float eps) {
-  // A fast row's x is finite (its sums were) and FastRow checks its r, so y
-  // can be NaN only through gamma or beta.
+  // A fast row's x is finite (its sums were): an input NaN can reach y only
+  // through gamma or beta.
   const auto finite = [&] {
     const size_t n = static_cast<size_t>(cols);
     return AllFinite(gamma, n) && AllFinite(beta, n);

@@ -15,7 +15,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <limits>
 
 #include "hwy/highway.h"
 #include "simd/bwd_blocks-inl.h"
@@ -107,6 +106,10 @@ void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
 }
 
 // Pass 2 on one chunk of one row: dx_i = rrms (g_i - xhat_i B) with B = b/d.
+// The row's sum is finite, so every g_i and xhat_i is (a NaN or infinite one
+// makes b NaN or infinite, 0 * inf included), and so are rrms and B: a NaN in
+// dx can only come from an invalid operation (rrms 0 times an overflowed
+// difference), the default NaN that Values::no_input_nan allows.
 // `prefetch`: the same columns of dy in a row computed later (next_dy) are
 // prefetched into L2 while dx is written.
 template <bool kGamma, typename T>
@@ -114,14 +117,27 @@ void RmsBwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
                    const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx, size_t n, bool stream,
                    const T* HWY_RESTRICT next_dy, bool prefetch, float rrms, float B) {
   const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
   const auto r = hn::Set(d, rrms), vb = hn::Set(d, B);
-  WriteRow(d, dx, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
-    if (prefetch) BwdPrefetch(next_dy + i);
-    const auto vdy = LoadAsFloatN(d, dy + i, count);
-    const auto xhat = hn::Mul(LoadAsFloatN(d, x + i, count), r);
-    const auto g = kGamma ? hn::Mul(LoadAsFloatN(d, gamma + i, count), vdy) : vdy;
-    return hn::Mul(r, hn::NegMulAdd(xhat, vb, g));
-  });
+  const auto dx_of = [&](V vdy, V vx, V vgamma) NORMCHECK_INLINE_LAMBDA {
+    const V g = kGamma ? hn::Mul(vgamma, vdy) : vdy;
+    return hn::Mul(r, hn::NegMulAdd(hn::Mul(vx, r), vb, g));
+  };
+  WriteRowPairs<Values::no_input_nan>(
+      d, dx, n, stream,
+      [&](size_t i, V& first, V& second) NORMCHECK_INLINE_LAMBDA {
+        if (prefetch) BwdPrefetch(next_dy + i);
+        V dy0, dy1, x0, x1, g0 = hn::Zero(d), g1 = g0;
+        LoadWidenedPair(d, dy + i, dy0, dy1);
+        LoadWidenedPair(d, x + i, x0, x1);
+        if (kGamma) LoadFloatPair<T>(d, gamma + i, g0, g1);
+        first = dx_of(dy0, x0, g0), second = dx_of(dy1, x1, g1);
+      },
+      [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
+        if (prefetch) BwdPrefetch(next_dy + i);
+        return dx_of(LoadAsFloatN(d, dy + i, count), LoadAsFloatN(d, x + i, count),
+                     kGamma ? LoadAsFloatN(d, gamma + i, count) : hn::Zero(d));
+      });
 }
 
 // Pass 1 on chunk ch of the rows of `group`: their sums over the chunk into
@@ -153,12 +169,16 @@ void RmsBwdRowDx(const BwdRows<T>& rows, const BwdGroup<T>& group, int64_t j, in
                  float sum, const float* gamma, const float* rrms, bool prefetch) {
   const int64_t r = group.r + j;
   const size_t n = chunk_length(rows.cols, ch);
-  const float B = std::isfinite(sum) ? sum / static_cast<float>(rows.cols)
-                                     : std::numeric_limits<float>::quiet_NaN();
+  T* dx = rows.dx + r * rows.cols + ch * kChunk;
+  if (!std::isfinite(sum)) {
+    FillNaN(dx, n);
+    return;
+  }
+  const float B = sum / static_cast<float>(rows.cols);
   WithFlag(gamma != nullptr, [&]<bool kGamma>() {
     RmsBwdDxChunk<kGamma>(chunk_start(group.dy[j], ch), chunk_start(group.x[j], ch),
-                          chunk_start(gamma, ch), rows.dx + r * rows.cols + ch * kChunk, n,
-                          rows.stream(), chunk_start(group.next_dy[j], ch), prefetch, rrms[r], B);
+                          chunk_start(gamma, ch), dx, n, rows.stream(),
+                          chunk_start(group.next_dy[j], ch), prefetch, rrms[r], B);
   });
 }
 

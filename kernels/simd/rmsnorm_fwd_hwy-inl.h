@@ -102,8 +102,7 @@ void RmsOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma, T*
 
 // Pass 2 of a 16-bit row in float32: y = fl32(fl32(x r) gamma), r a normal
 // float. `stream` and `prefetch` as in RmsOutputChunk. kValues:
-// Values::not_nan when gamma is finite (x is: the row's sum was), so no y is
-// NaN.
+// Values::no_input_nan when gamma is finite (x is: the row's sum was).
 template <Values kValues, typename T>
 void RmsOutputChunkFloat(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                          T* HWY_RESTRICT y, size_t n, float r, bool stream, const T* prefetch) {
@@ -129,7 +128,7 @@ void RmsOutputChunkFloat(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamm
 }
 
 // One row; `next` (null for none or a split row) is prefetched in pass 2.
-// kValues: Values::not_nan when gamma is finite (RmsOutputChunkFloat).
+// kValues: Values::no_input_nan when gamma is finite (RmsOutputChunkFloat).
 template <bool kSplit, Values kValues, typename T>
 void RmsRow(const T* x, const float* gamma, T* y, float* rrms, int64_t cols, float eps,
             bool stream, const T* next) {
@@ -171,8 +170,8 @@ template <typename T>
 void RmsNormFwdRows(const T* x, const float* gamma, T* y, float* rrms, int64_t rows, int64_t cols,
                     float eps) {
   const bool stream = rows * cols * int64_t{sizeof(T)} >= kStreamOutputBytes;
-  // A row taking the float32 pass has a finite x (its sum was), so y can be
-  // NaN only through gamma.
+  // A row taking the float32 pass has a finite x (its sum was) and a normal
+  // 1/rms: an input NaN can reach y only through gamma.
   const auto finite = [&] { return AllFinite(gamma, static_cast<size_t>(cols)); };
   WithValues<T>(finite, [&]<Values kValues>() {
     for_each_row(rows, cols, [&]<bool kSplit>(int64_t r) {

@@ -131,35 +131,53 @@ TEST_P(SimdTargets, SpecialRowsOnEveryTarget) {
   }
 }
 
-// NaN in gamma or beta makes those columns' y NaN, whatever the NaN's
-// payload: the forward kernels round y without the NaN lanes' select only
-// when gamma and beta are finite (hwy_io-inl.h, Values), and a NaN whose
-// payload fills the bits an increment carries through (0x7FFFFFFF,
-// 0xFFFFFFFF, 0x7FFF8000) would otherwise become -0, +0 or -0. 67 columns:
-// pairs of vectors and a tail on every target.
-TEST_P(SimdTargets, NaNAffineParametersGiveNaNOnEveryTarget) {
+// NaNs whose payload the bf16 rounding increment would carry through the
+// exponent into the sign (0x7FFFFFFF, 0xFFFFFFFF, 0x7FFF8000) or that lose
+// their quiet bit (0x7F800001) give NaN outputs, on every target: the rows
+// round bf16 without the NaN select only where no input NaN can reach the
+// output (hwy_io-inl.h, Values). Forward: in gamma and beta, so those
+// columns' y are NaN. Backward: in dy or x of one row, so that row's dx is
+// NaN, and in gamma, so every row's is. (A NaN read from 16-bit storage has
+// no payload below its top 16 bits, which no rounding increment carries out;
+// gamma and beta, float32, can.) 67 columns: pairs of vectors and a tail on
+// every target.
+TEST_P(SimdTargets, NaNPayloadsGiveNaNOnEveryTarget) {
   constexpr int64_t d = 67;
+  const uint32_t payloads[] = {0x7FFFFFFFu, 0xFFFFFFFFu, 0x7FFF8000u, 0x7F800001u};
   std::mt19937_64 rng(test::test_seed());
   std::normal_distribution<double> normal;
   Problem p;
-  p.rows = 3;
+  p.rows = 4;
   p.cols = d;
   for (int64_t i = 0; i < p.rows * d; ++i) p.x.push_back(static_cast<float>(normal(rng)));
   p.gamma.assign(d, 1.5f);
-  const uint32_t payloads[] = {0x7FFFFFFFu, 0xFFFFFFFFu, 0x7FFF8000u, 0x7F800001u};
-  for (size_t j = 0; j < 4; ++j) p.gamma[17 * j] = std::bit_cast<float>(payloads[j]);
   p.eps = 1e-5f;
   {
     const char* target = this->target();
     for (const Kernel* k : test::simd_kernels()) {
-      if (k->op != Op::layernorm_fwd && k->op != Op::rmsnorm_fwd) continue;
-      Problem q = p;
-      if (k->op == Op::layernorm_fwd) {
-        q.beta.assign(d, 0.25f);
-        q.beta[5] = std::bit_cast<float>(payloads[0]);
+      std::vector<Problem> problems(1, p);
+      if (k->op == Op::layernorm_fwd || k->op == Op::rmsnorm_fwd) {
+        Problem& q = problems[0];
+        for (size_t j = 0; j < 4; ++j) q.gamma[17 * j] = std::bit_cast<float>(payloads[j]);
+        if (k->op == Op::layernorm_fwd) {
+          q.beta.assign(d, 0.25f);
+          q.beta[5] = std::bit_cast<float>(payloads[0]);
+        }
+      } else {
+        for (int64_t i = 0; i < p.rows * d; ++i) {
+          problems[0].dy.push_back(static_cast<float>(normal(rng)));
+        }
+        problems.push_back(problems[0]);
+        Problem& rows_with_nan = problems[0];
+        rows_with_nan.dy[3] = std::bit_cast<float>(payloads[0]);           // row 0
+        rows_with_nan.x[d + 40] = std::bit_cast<float>(payloads[1]);       // row 1
+        rows_with_nan.dy[2 * d + 66] = std::bit_cast<float>(payloads[2]);  // row 2
+        problems[1].gamma[20] = std::bit_cast<float>(payloads[0]);
       }
-      const Evaluation e = evaluate(*k, q);
-      EXPECT_TRUE(e.pass) << target << " " << k->name << ": " << test::describe(e);
+      for (const Problem& q : problems) {
+        const Evaluation e = evaluate(*k, q);
+        EXPECT_TRUE(e.pass) << target << " " << k->name << ": " << test::describe(e);
+      }
     }
   }
 }
