@@ -144,8 +144,8 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
 // (a NaN or infinite one makes a or b NaN or infinite, 0 * inf included), and
 // so are rstd (else xhat is not), A and B: a NaN in dx can only come from an
 // invalid operation (rstd 0 times an overflowed difference), the default NaN
-// that Values::no_input_nan allows. `prefetch`: the same columns of dy in a row computed
-// later (next_dy) are prefetched into L2 while dx is written.
+// that Values::no_input_nan allows. `prefetch`: the same columns of dy in a
+// row computed later (next_dy) are prefetched into L2 while dx is written.
 template <bool kGamma, typename T>
 void BwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
                 const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx, size_t n, bool stream,
