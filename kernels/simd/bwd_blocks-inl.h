@@ -120,6 +120,35 @@ void FillNaN(T* p, size_t n) {
   if (i < n) StoreFromFloatTail(d, nan, p + i, n - i);
 }
 
+// Writes n elements of a row's dx, dx_of(dy, x, gamma) of float vectors
+// (gamma zero when kGamma is false), reading dy, x and gamma in pairs
+// (WriteRowPairs). The caller's row has finite sums, so only an invalid
+// operation can make a dx NaN (Values::no_input_nan; the rows with non-finite
+// sums get FillNaN instead). `prefetch`: the same columns of dy in a row
+// computed later (next_dy) are prefetched into L2 while dx is written.
+template <bool kGamma, typename T, class DxOf>
+HWY_INLINE void WriteDx(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
+                        const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx, size_t n, bool stream,
+                        const T* HWY_RESTRICT next_dy, bool prefetch, const DxOf& dx_of) {
+  const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
+  WriteRowPairs<Values::no_input_nan>(
+      d, dx, n, stream,
+      [&](size_t i, V& first, V& second) NORMCHECK_INLINE_LAMBDA {
+        if (prefetch) BwdPrefetch(next_dy + i);
+        V dy0, dy1, x0, x1, g0 = hn::Zero(d), g1 = g0;
+        LoadWidenedPair(d, dy + i, dy0, dy1);
+        LoadWidenedPair(d, x + i, x0, x1);
+        if (kGamma) LoadFloatPair<T>(d, gamma + i, g0, g1);
+        first = dx_of(dy0, x0, g0), second = dx_of(dy1, x1, g1);
+      },
+      [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
+        if (prefetch) BwdPrefetch(next_dy + i);
+        return dx_of(LoadAsFloatN(d, dy + i, count), LoadAsFloatN(d, x + i, count),
+                     kGamma ? LoadAsFloatN(d, gamma + i, count) : hn::Zero(d));
+      });
+}
+
 // Calls f.template operator()<b>() with b == flag: how a runtime choice (an
 // operand present or null) becomes a compile-time one outside the loops.
 template <class F>

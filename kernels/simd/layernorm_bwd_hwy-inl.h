@@ -144,8 +144,7 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
 // (a NaN or infinite one makes a or b NaN or infinite, 0 * inf included), and
 // so are rstd (else xhat is not), A and B: a NaN in dx can only come from an
 // invalid operation (rstd 0 times an overflowed difference), the default NaN
-// that Values::no_input_nan allows. `prefetch`: the same columns of dy in a
-// row computed later (next_dy) are prefetched into L2 while dx is written.
+// that WriteDx allows (`prefetch` there).
 template <bool kGamma, typename T>
 void BwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
                 const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx, size_t n, bool stream,
@@ -160,21 +159,7 @@ void BwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
     const V xhat = hn::Mul(hn::Sub(vx, m), r);
     return hn::Mul(r, hn::Sub(g, hn::MulAdd(xhat, vb, va)));
   };
-  WriteRowPairs<Values::no_input_nan>(
-      d, dx, n, stream,
-      [&](size_t i, V& first, V& second) NORMCHECK_INLINE_LAMBDA {
-        if (prefetch) BwdPrefetch(next_dy + i);
-        V dy0, dy1, x0, x1, g0 = hn::Zero(d), g1 = g0;
-        LoadWidenedPair(d, dy + i, dy0, dy1);
-        LoadWidenedPair(d, x + i, x0, x1);
-        if (kGamma) LoadFloatPair<T>(d, gamma + i, g0, g1);
-        first = dx_of(dy0, x0, g0), second = dx_of(dy1, x1, g1);
-      },
-      [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
-        if (prefetch) BwdPrefetch(next_dy + i);
-        return dx_of(LoadAsFloatN(d, dy + i, count), LoadAsFloatN(d, x + i, count),
-                     kGamma ? LoadAsFloatN(d, gamma + i, count) : hn::Zero(d));
-      });
+  WriteDx<kGamma>(dy, x, gamma, dx, n, stream, next_dy, prefetch, dx_of);
 }
 
 // Pass 1 on chunk ch of the rows of `group`: their sums over the chunk into
