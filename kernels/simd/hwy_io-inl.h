@@ -481,11 +481,11 @@ HWY_INLINE void WriteRowPairs(D d, T* HWY_RESTRICT y, size_t n, bool stream, con
   WriteRowOf<kInterleavedPairs<T>, kValues>(d, y, n, stream, pair, value);
 }
 
-// WriteRowOf with consecutive pairs made of value() alone.
-template <Values kValues = Values::any, class D, typename T, class ValueFn>
+// WriteRowOf with consecutive pairs made of value() alone, any values.
+template <class D, typename T, class ValueFn>
 HWY_INLINE void WriteRow(D d, T* HWY_RESTRICT y, size_t n, bool stream, const ValueFn& value) {
   const size_t N = hn::Lanes(d);
-  WriteRowOf<false, kValues>(
+  WriteRowOf<false, Values::any>(
       d, y, n, stream,
       [&](size_t i, hn::Vec<D>& first, hn::Vec<D>& second) NORMCHECK_INLINE_LAMBDA {
         first = value(i, N);

@@ -10,11 +10,10 @@
 // increment would carry into the sign. Stores go through WriteRow and
 // WriteRowPairs (pairs in bf16's interleaved order, and told that no input NaN
 // reaches the values, on the cases that are not NaN and the default NaNs),
-// both cached and streamed (non-temporal,
-// two vectors narrowed at a time), starting one element past a vector
-// boundary, in pieces of 1..37 elements, so the head, whole vectors, pairs of
-// vectors and every row tail are used. Every bf16 pattern loaded in pairs
-// and stored in pairs comes back.
+// both cached and streamed (non-temporal, two vectors narrowed at a time),
+// starting one element past a vector boundary, in pieces of 1..37 elements,
+// so the head, whole vectors, pairs of vectors and every row tail are used.
+// Every bf16 pattern loaded in pairs and stored in pairs comes back.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "test_hwy_io.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
