@@ -44,18 +44,6 @@ struct BwdRows {
 // stores of the partial rows.
 inline constexpr int64_t kBwdRowsTogether = 2;
 
-// Prefetches the cache line holding p for reading into L2 (prefetcht1):
-// what the passes do for rows computed later (their x in pass 1, their dy
-// in pass 2), which pass 1 reads once and pass 2 re-reads from L2.
-// prefetcht0 and prefetchnta measured slower on 4096x4096 (docs/performance.md).
-HWY_INLINE void BwdPrefetch(const void* p) {
-#if HWY_COMPILER_MSVC
-  hwy::Prefetch(static_cast<const char*>(p));  // prefetcht0: every level
-#else
-  __builtin_prefetch(p, 0, 2);
-#endif
-}
-
 // How far ahead the passes prefetch, in row groups: the rows of the group
 // after next (with 4096 float columns, 4 rows of x and dy = 128 KiB). 1, 2
 // and 4 groups measured within the noise of each other on 4096x4096.
@@ -135,7 +123,7 @@ HWY_INLINE void WriteDx(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
   WriteRowPairs<Values::no_input_nan>(
       d, dx, n, stream,
       [&](size_t i, V& first, V& second) NORMCHECK_INLINE_LAMBDA {
-        if (prefetch) BwdPrefetch(next_dy + i);
+        if (prefetch) PrefetchToL2(next_dy + i);
         V dy0, dy1, x0, x1, g0 = hn::Zero(d), g1 = g0;
         LoadWidenedPair(d, dy + i, dy0, dy1);
         LoadWidenedPair(d, x + i, x0, x1);
@@ -143,7 +131,7 @@ HWY_INLINE void WriteDx(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
         first = dx_of(dy0, x0, g0), second = dx_of(dy1, x1, g1);
       },
       [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
-        if (prefetch) BwdPrefetch(next_dy + i);
+        if (prefetch) PrefetchToL2(next_dy + i);
         return dx_of(LoadAsFloatN(d, dy + i, count), LoadAsFloatN(d, x + i, count),
                      kGamma ? LoadAsFloatN(d, gamma + i, count) : hn::Zero(d));
       });

@@ -21,6 +21,7 @@
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "normcheck/kernel.h"
+#include "simd/row_driver.h"
 
 // The kernels' inner-loop lambdas (WriteRow's value functions, the steps of
 // the backward's column sums) are always inlined: GCC 12 leaves a lambda
@@ -70,6 +71,40 @@ HWY_INLINE void WithStorage16(DType storage, const F& f) {
     f.template operator()<hwy::bfloat16_t>();
   } else {
     f.template operator()<hwy::float16_t>();
+  }
+}
+
+// Prefetches the cache line holding p for reading into L2 (prefetcht1), not
+// L1: for what a later pass or row reads, which in L1 would evict what the
+// current one is reading.
+HWY_INLINE void PrefetchToL2(const void* p) {
+#if HWY_COMPILER_MSVC
+  hwy::Prefetch(static_cast<const char*>(p));  // prefetcht0: every level
+#else
+  __builtin_prefetch(p, /*read*/ 0, /*L2*/ 2);
+#endif
+}
+
+// The fast forward rows' prefetch: while a row's output pass writes it
+// (FastRow's pass C, RmsRow's pass 2), a row ahead is fetched, so that its
+// sums pass finds it in cache and reading memory overlaps the writes. A
+// float row fetches the next row into L1 (hwy::Prefetch). A 16-bit row
+// writes half the bytes, so the next row's fetch has about half as long to
+// land, and its sums pass waited on memory: it fetches the row after next
+// (as many bytes ahead as a float row's next) into L2 (PrefetchToL2), which
+// leaves L1 to the row in hand. The float rows ran slower with the 16-bit
+// rows' choice, the 16-bit rows faster (docs/performance.md, "How far ahead
+// the forward rows prefetch").
+template <typename T>
+HWY_INLINE const T* FwdRowToPrefetch(const RowsAhead<T>& ahead) {
+  return std::is_same_v<T, float> ? ahead.next : ahead.after_next;
+}
+template <typename T>
+HWY_INLINE void FwdPrefetch(const T* p) {
+  if constexpr (std::is_same_v<T, float>) {
+    hwy::Prefetch(p);
+  } else {
+    PrefetchToL2(p);
   }
 }
 

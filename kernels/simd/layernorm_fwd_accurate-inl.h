@@ -178,14 +178,14 @@ double AccurateOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT ga
 #if HWY_TARGET == HWY_SCALAR
   const auto& df = dh;  // one lane: nothing to combine
   const auto to_float = [&](size_t i, size_t count, const auto& value) NORMCHECK_INLINE_LAMBDA {
-    if (prefetch) __builtin_prefetch(prefetch + i, /*read*/ 0, /*L2*/ 2);
+    if (prefetch) PrefetchToL2(prefetch + i);
     return hn::DemoteTo(dh, value(i, count));
   };
 #else
   const hn::Twice<decltype(dh)> df;
   const size_t N = hn::Lanes(dd);
   const auto to_float = [&](size_t i, size_t count, const auto& value) NORMCHECK_INLINE_LAMBDA {
-    if (prefetch) __builtin_prefetch(prefetch + i, /*read*/ 0, /*L2*/ 2);
+    if (prefetch) PrefetchToL2(prefetch + i);
     const size_t low = std::min(count, N);
     return hn::Combine(df, hn::DemoteTo(dh, value(i + N, count - low)), hn::DemoteTo(dh, value(i, low)));
   };

@@ -4,8 +4,9 @@
 //   m       the mean of the first kPrefixLength elements (float64, then float)
 //   pass B  t_i = x_i - m: S1 = sum t_i and S2 = sum t_i^2 in one pass in L1;
 //           c = S1/d; if 16 c^2 > S2/d, m += c and pass B once more
-//   pass C  y_i = gamma_i fma(x_i - m, r, -c r) + beta_i, prefetching the next
-//           row (its DRAM reads then overlap this row's arithmetic)
+//   pass C  y_i = gamma_i fma(x_i - m, r, -c r) + beta_i, prefetching a later
+//           row (FwdRowToPrefetch: its DRAM reads then overlap this row's
+//           arithmetic and writes)
 //
 // The mean is carried as m + c: once m is within a quarter sigma of the mean,
 // c is a sum of deviations, so the error of x - mean is about d 2^-24 sigma
@@ -67,8 +68,8 @@ CentredLaneSums FastCentredChunk(const T* HWY_RESTRICT x, size_t n, float m) {
 }
 
 // Pass C on a chunk: y = gamma * fma(x - m, r, -c r) + beta; gamma/beta may
-// be null. `prefetch` (may be null) is the next row's chunk, fetched
-// meanwhile. kValues: Values::no_input_nan when gamma and beta are finite
+// be null. `prefetch` (may be null) is a later row's chunk, fetched
+// meanwhile (FwdPrefetch). kValues: Values::no_input_nan when gamma and beta are finite
 // (FastRow's x is), so that only an invalid operation can make a y NaN (r =
 // inf on a constant row with eps 0: 0 * inf).
 template <Values kValues, typename T>
@@ -82,12 +83,12 @@ void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
     return hn::MulAdd(hn::Sub(v, mean), scale, shift);
   };
   const auto xhat_pair = [&](size_t i, V& first, V& second) NORMCHECK_INLINE_LAMBDA {
-    if (prefetch) hwy::Prefetch(prefetch + i);
+    if (prefetch) FwdPrefetch(prefetch + i);
     LoadWidenedPair(d, x + i, first, second);
     first = xhat(first), second = xhat(second);
   };
   const auto xhat_at = [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
-    if (prefetch) hwy::Prefetch(prefetch + i);
+    if (prefetch) FwdPrefetch(prefetch + i);
     return xhat(LoadAsFloatN(d, x + i, count));
   };
   if (!gamma && !beta) {
@@ -111,8 +112,8 @@ void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
 }
 
 // One row of the fast kernel; kSplit spreads its chunks over the pool with the
-// same result. mean/rstd may be null; the next row (ahead.next) is prefetched
-// in pass C. kValues: Values::no_input_nan when gamma and beta are finite
+// same result. mean/rstd may be null; a later row (FwdRowToPrefetch(ahead))
+// is prefetched in pass C. kValues: Values::no_input_nan when gamma and beta are finite
 // (FastOutputChunk).
 template <bool kSplit, Values kValues = Values::any, typename T>
 void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
@@ -164,7 +165,7 @@ void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
   for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
     FastOutputChunk<kValues>(x + ch * kChunk, chunk_start(gamma, ch), chunk_start(beta, ch),
                              y + ch * kChunk, chunk_length(cols, ch), m, c, r, stream,
-                             chunk_start(ahead.next, ch));
+                             chunk_start(FwdRowToPrefetch(ahead), ch));
     // Non-temporal stores must be fenced before another thread reads y: once
     // per row (a fence per chunk cost 30% of a memory-bound call), or per
     // chunk when chunks are tasks that may end on different threads.

@@ -88,8 +88,8 @@ void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
   for (; i + 4 * N <= n; i += 4 * N) {
     if (prefetch) {
       for (size_t line = 0; line < 4 * N; line += kLineElements) {
-        BwdPrefetch(next_x0 + i + line);
-        if constexpr (K == 2) BwdPrefetch(next_x1 + i + line);
+        PrefetchToL2(next_x0 + i + line);
+        if constexpr (K == 2) PrefetchToL2(next_x1 + i + line);
       }
     }
     column.template operator()<true>(i, N, b00, b10);

@@ -68,7 +68,8 @@ double RmsSquaresChunk(const T* HWY_RESTRICT x, size_t n) {
 }
 
 // Pass 2 on a chunk. `stream` writes y around the cache (WriteRow);
-// `prefetch` (may be null) is the next row's chunk, fetched meanwhile.
+// `prefetch` (may be null) is a later row's chunk (FwdRowToPrefetch), fetched
+// meanwhile (FwdPrefetch).
 template <typename T>
 void RmsOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma, T* HWY_RESTRICT y,
                     size_t n, double r, bool stream, const T* prefetch) {
@@ -87,7 +88,7 @@ void RmsOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma, T*
     const hn::Twice<decltype(dh)> df;
     const size_t N = hn::Lanes(dd);
     WriteRow(df, y, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
-      if (prefetch) hwy::Prefetch(prefetch + i);
+      if (prefetch) FwdPrefetch(prefetch + i);
       const size_t low = std::min(count, N);
       return hn::Combine(df, scaled(i + N, count - low), scaled(i, low));
     });
@@ -95,7 +96,7 @@ void RmsOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma, T*
   }
 #endif
   WriteRow(dh, y, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
-    if (prefetch) hwy::Prefetch(prefetch + i);
+    if (prefetch) FwdPrefetch(prefetch + i);
     return scaled(i, count);
   });
 }
@@ -112,7 +113,7 @@ void RmsOutputChunkFloat(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamm
   WriteRowPairs<kValues>(
       d, y, n, stream,
       [&](size_t i, V& first, V& second) NORMCHECK_INLINE_LAMBDA {
-        if (prefetch) hwy::Prefetch(prefetch + i);
+        if (prefetch) FwdPrefetch(prefetch + i);
         LoadWidenedPair(d, x + i, first, second);
         first = hn::Mul(first, scale), second = hn::Mul(second, scale);
         if (!gamma) return;
@@ -121,13 +122,14 @@ void RmsOutputChunkFloat(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamm
         first = hn::Mul(first, g0), second = hn::Mul(second, g1);
       },
       [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
-        if (prefetch) hwy::Prefetch(prefetch + i);
+        if (prefetch) FwdPrefetch(prefetch + i);
         const auto v = hn::Mul(LoadAsFloatN(d, x + i, count), scale);
         return gamma ? hn::Mul(v, LoadAsFloatN(d, gamma + i, count)) : v;
       });
 }
 
-// One row; `next` (null for none or a split row) is prefetched in pass 2.
+// One row; `next` (FwdRowToPrefetch; null for none or a split row) is
+// prefetched in pass 2.
 // kValues: Values::no_input_nan when gamma is finite (RmsOutputChunkFloat).
 template <bool kSplit, Values kValues, typename T>
 void RmsRow(const T* x, const float* gamma, T* y, float* rrms, int64_t cols, float eps,
@@ -175,9 +177,8 @@ void RmsNormFwdRows(const T* x, const float* gamma, T* y, float* rrms, int64_t r
   const auto finite = [&] { return AllFinite(gamma, static_cast<size_t>(cols)); };
   WithValues<T>(finite, [&]<Values kValues>() {
     for_each_row(rows, cols, [&]<bool kSplit>(int64_t r) {
-      const T* next = !kSplit && r + 1 < rows ? x + (r + 1) * cols : nullptr;
       RmsRow<kSplit, kValues>(x + r * cols, gamma, y + r * cols, rrms ? rrms + r : nullptr, cols,
-                              eps, stream, next);
+                              eps, stream, FwdRowToPrefetch(rows_ahead<kSplit>(x, r, rows, cols)));
     });
   });
 }

@@ -49,6 +49,15 @@ struct RowsAhead {
   const T* after_next = nullptr;
 };
 
+// The RowsAhead of row r of the rows x cols array at base.
+template <bool kSplit, typename T>
+RowsAhead<T> rows_ahead(const T* base, int64_t r, int64_t rows, int64_t cols) {
+  RowsAhead<T> ahead;
+  if (!kSplit && r + 1 < rows) ahead.next = base + (r + 1) * cols;
+  if (!kSplit && r + 2 < rows) ahead.after_next = base + (r + 2) * cols;
+  return ahead;
+}
+
 // The LayerNorm forward kernels' row loop, for every row algorithm (FastRow,
 // AccurateRow) and storage type T: calls
 //   row_fn.template operator()<kSplit>(x_row, gamma, beta, y_row, mean_slot,
@@ -62,12 +71,9 @@ void for_each_layernorm_fwd_row(const RowFn& row_fn, const T* x, const float* ga
                                 int64_t cols, float eps) {
   const bool stream = rows * cols * int64_t{sizeof(T)} >= kStreamOutputBytes;
   for_each_row(rows, cols, [&]<bool kSplit>(int64_t r) {
-    RowsAhead<T> ahead;
-    if (!kSplit && r + 1 < rows) ahead.next = x + (r + 1) * cols;
-    if (!kSplit && r + 2 < rows) ahead.after_next = x + (r + 2) * cols;
     row_fn.template operator()<kSplit>(x + r * cols, gamma, beta, y + r * cols,
                                        mean ? mean + r : nullptr, rstd ? rstd + r : nullptr, cols,
-                                       eps, stream, ahead);
+                                       eps, stream, rows_ahead<kSplit>(x, r, rows, cols));
   });
 }
 
