@@ -108,17 +108,16 @@ void FillNaN(T* p, size_t n) {
   if (i < n) StoreFromFloatTail(d, nan, p + i, n - i);
 }
 
-// Writes n elements of a row's dx, dx_of(dy, x, gamma) of float vectors
+// Writes n elements of a row's dx, dx_of(dy, x, gamma) of float vectors of d
 // (gamma zero when kGamma is false), reading dy, x and gamma in pairs
 // (WriteRowPairs). The caller's row has finite sums, so only an invalid
 // operation can make a dx NaN (Values::no_input_nan; the rows with non-finite
 // sums get FillNaN instead). `prefetch`: the same columns of dy in a row
 // computed later (next_dy) are prefetched into L2 while dx is written.
-template <bool kGamma, typename T, class DxOf>
-HWY_INLINE void WriteDx(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
+template <bool kGamma, class D, typename T, class DxOf>
+HWY_INLINE void WriteDx(D d, const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
                         const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx, size_t n, bool stream,
                         const T* HWY_RESTRICT next_dy, bool prefetch, const DxOf& dx_of) {
-  const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   WriteRowPairs<Values::no_input_nan>(
       d, dx, n, stream,

@@ -34,14 +34,18 @@ namespace normcheck::simd::HWY_NAMESPACE {
 // of x in rows computed later (next_x[j]) are prefetched into L2 (their dy
 // in pass 2: RmsBwdDxChunk), so that reading from memory overlaps both
 // passes. Only gamma's presence is a template parameter (BwdSumsChunk in
-// layernorm_bwd_hwy-inl.h says why).
+// layernorm_bwd_hwy-inl.h says why). Both passes take FloatTag's vectors, 8
+// lanes for f16 on AVX-512: with 16 (512-bit F16C conversions) the f16 row
+// took 1.1 to 1.17 times as long on 1x768, 64x768 and 4096x4096, one and two
+// threads, alternating runs, and as long on 256x65536 (the LayerNorm backward
+// keeps 16: BwdSumsChunk).
 template <int K, bool kGamma, typename T>
 void RmsBwdSumChunk(const T* const* dy, const T* const* x, const float* rrms,
                     const float* HWY_RESTRICT gamma, float* HWY_RESTRICT dgamma_part, size_t n,
                     bool first, const T* const* next_x, bool prefetch, float* sums) {
   static_assert(K == 1 || K == 2);
   const bool want_dgamma = dgamma_part != nullptr;
-  const hn::ScalableTag<float> d;
+  const FloatTag<T> d;
   using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
   constexpr size_t kLineElements = 64 / sizeof(T);  // of one cache line
@@ -114,14 +118,14 @@ template <bool kGamma, typename T>
 void RmsBwdDxChunk(const T* HWY_RESTRICT dy, const T* HWY_RESTRICT x,
                    const float* HWY_RESTRICT gamma, T* HWY_RESTRICT dx, size_t n, bool stream,
                    const T* HWY_RESTRICT next_dy, bool prefetch, float rrms, float B) {
-  const hn::ScalableTag<float> d;
+  const FloatTag<T> d;
   using V = hn::Vec<decltype(d)>;
   const auto r = hn::Set(d, rrms), vb = hn::Set(d, B);
   const auto dx_of = [&](V vdy, V vx, V vgamma) NORMCHECK_INLINE_LAMBDA {
     const V g = kGamma ? hn::Mul(vgamma, vdy) : vdy;
     return hn::Mul(r, hn::NegMulAdd(hn::Mul(vx, r), vb, g));
   };
-  WriteDx<kGamma>(dy, x, gamma, dx, n, stream, next_dy, prefetch, dx_of);
+  WriteDx<kGamma>(d, dy, x, gamma, dx, n, stream, next_dy, prefetch, dx_of);
 }
 
 // Pass 1 on chunk ch of the rows of `group`: their sums over the chunk into
