@@ -85,24 +85,31 @@ HWY_INLINE void PrefetchToL2(const void* p) {
 #endif
 }
 
-// The fast forward rows' prefetch: while a row's output pass writes it
-// (FastRow's pass C, RmsRow's pass 2), a row ahead is fetched, so that its
-// sums pass finds it in cache and reading memory overlaps the writes. A
-// float row fetches the next row into L1 (hwy::Prefetch). A 16-bit row
-// writes half the bytes, so the next row's fetch has about half as long to
-// land, and its sums pass waited on memory: it fetches the row after next
-// (as many bytes ahead as a float row's next) into L2 (PrefetchToL2), which
-// leaves L1 to the row in hand. The float rows ran slower with the 16-bit
-// rows' choice, the 16-bit rows faster (docs/performance.md, "How far ahead
-// the forward rows prefetch").
+// The forward rows' prefetch: while a row's output pass writes it (FastRow's
+// pass C, RmsRow's pass 2, AccurateRow's pass C), a later row is fetched, so
+// that its sums pass finds it in cache and reading memory overlaps the
+// writes. Both choices were measured (docs/performance.md, "How far ahead
+// the forward rows prefetch"):
+//  - which row (FwdRowToPrefetch): the next for a float row; the one after
+//    it for a 16-bit row, which writes half the bytes, so that the next
+//    row's fetch had about half as long to land and its sums pass waited on
+//    memory (the row after next is as many bytes ahead as a float row's
+//    next). The float rows ran slower fetching the row after next.
+//  - which cache (FwdPrefetch's into_l1): L1 only for the float32 LayerNorm
+//    row whose output streams. Its sums pass (three float operations per
+//    vector of float data) reads faster than any other here, and fetching
+//    into L2 made it 1.13 to 1.17 times as long. Every other row ran as fast
+//    or faster fetching into L2 (PrefetchToL2), which leaves L1 to the row in
+//    hand: the float32 RMSNorm row (float64 sums) 0.73 to 0.94 of the time,
+//    the float32 rows whose output stays cached (4096x1024) 0.67 to 0.75, the
+//    accurate row 0.74 to 0.98.
 template <typename T>
 HWY_INLINE const T* FwdRowToPrefetch(const RowsAhead<T>& ahead) {
   return std::is_same_v<T, float> ? ahead.next : ahead.after_next;
 }
-template <typename T>
-HWY_INLINE void FwdPrefetch(const T* p) {
-  if constexpr (std::is_same_v<T, float>) {
-    hwy::Prefetch(p);
+HWY_INLINE void FwdPrefetch(const void* p, bool into_l1) {
+  if (into_l1) {
+    hwy::Prefetch(static_cast<const char*>(p));
   } else {
     PrefetchToL2(p);
   }

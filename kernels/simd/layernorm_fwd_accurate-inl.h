@@ -96,21 +96,16 @@ double AccurateSumChunk(const T* HWY_RESTRICT x, size_t n) {
 // the sums of t_i = x_i - m and of t_i^2 in d's lanes, each with 4
 // accumulators (the summation order summation_depth assumes; elements reach
 // them in T's pair order, LoadWidenedPair), into
-// sum/squares per lane. `prefetch` (may be null) is the next row's chunk,
-// fetched meanwhile.
+// sum/squares per lane.
 template <class D, typename T>
 HWY_INLINE void CentredSumsChunk(D d, const T* HWY_RESTRICT x, size_t n, hn::TFromD<D> m,
-                                 const T* prefetch, hn::Vec<D>& sum, hn::Vec<D>& squares) {
+                                 hn::Vec<D>& sum, hn::Vec<D>& squares) {
   const size_t N = hn::Lanes(d);
   const auto mean = hn::Set(d, m);
   auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
   auto q0 = hn::Zero(d), q1 = hn::Zero(d), q2 = hn::Zero(d), q3 = hn::Zero(d);
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
-    if (prefetch) {  // 4N floats or 16-bit values of float64 lanes: at most two lines
-      hwy::Prefetch(prefetch + i);
-      hwy::Prefetch(prefetch + i + 2 * N);
-    }
     hn::Vec<D> t0, t1, t2, t3;  // elements [i, i + 4N) in T's pair order
     LoadWidenedPair(d, x + i, t0, t1);
     LoadWidenedPair(d, x + i + 2 * N, t2, t3);
@@ -133,16 +128,12 @@ HWY_INLINE void CentredSumsChunk(D d, const T* HWY_RESTRICT x, size_t n, hn::TFr
 }
 
 // Pass B of the accurate row on one chunk: CentredSumsChunk in float64, its
-// lanes added. Fetching the next row here rather than in pass C: this pass
-// only reads what is already in cache, pass C writes y to memory, so fetching
-// here keeps the memory busy in both (on a memory-bound 4096x4096 call, 1.2x
-// the throughput of fetching in pass C, measured under load).
+// lanes added.
 template <typename T>
-DeviationSums AccurateDeviationChunk(const T* HWY_RESTRICT x, size_t n, double m,
-                                     const T* prefetch) {
+DeviationSums AccurateDeviationChunk(const T* HWY_RESTRICT x, size_t n, double m) {
   const AccurateD dd;
   hn::Vec<AccurateD> sum, squares;
-  CentredSumsChunk(dd, x, n, m, prefetch, sum, squares);
+  CentredSumsChunk(dd, x, n, m, sum, squares);
   DeviationSums out;
   out.sum = SumLanesPairwise(dd, sum);
   out.squares = SumLanesPairwise(dd, squares);
@@ -153,11 +144,8 @@ DeviationSums AccurateDeviationChunk(const T* HWY_RESTRICT x, size_t n, double m
 // to float; gamma/beta may be null. Returns a value below exact_below
 // whenever some element's computed xhat, fma(x - m, r, -c r), is below it in
 // magnitude (then the exact tier rescans the row). `prefetch` (may be null)
-// is the chunk of the row after the next one, fetched into L2 meanwhile
-// (pass B fetches the next row into L1): with both, a memory-bound
-// 4096x4096 call ran at 0.86 to 0.92 of the fast kernel's throughput, 0.79
-// to 0.85 with pass B's alone (interleaved runs, same session, 8-lane
-// float64 vectors).
+// is a later row's chunk (FwdRowToPrefetch), fetched into L2 meanwhile
+// (FwdPrefetch).
 //
 // Two float64 vectors make one full float vector of AccurateD's float
 // width, so y leaves in whole vector stores (non-temporal for large outputs).
@@ -178,14 +166,14 @@ double AccurateOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT ga
 #if HWY_TARGET == HWY_SCALAR
   const auto& df = dh;  // one lane: nothing to combine
   const auto to_float = [&](size_t i, size_t count, const auto& value) NORMCHECK_INLINE_LAMBDA {
-    if (prefetch) PrefetchToL2(prefetch + i);
+    if (prefetch) FwdPrefetch(prefetch + i, /*into_l1=*/false);
     return hn::DemoteTo(dh, value(i, count));
   };
 #else
   const hn::Twice<decltype(dh)> df;
   const size_t N = hn::Lanes(dd);
   const auto to_float = [&](size_t i, size_t count, const auto& value) NORMCHECK_INLINE_LAMBDA {
-    if (prefetch) PrefetchToL2(prefetch + i);
+    if (prefetch) FwdPrefetch(prefetch + i, /*into_l1=*/false);
     const size_t low = std::min(count, N);
     return hn::Combine(df, hn::DemoteTo(dh, value(i + N, count - low)), hn::DemoteTo(dh, value(i, low)));
   };
@@ -325,8 +313,8 @@ void AccurateExactTier(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
 inline bool CenteredEnough(double c, double mean_square) { return 16 * (c * c) <= mean_square; }
 
 // One row (cols elements) of the accurate kernel; kSplit spreads its chunks
-// over the pool with the same result. mean/rstd may be null; the next row
-// (ahead.next) is prefetched in pass B, the one after it in pass C.
+// over the pool with the same result. mean/rstd may be null; a later row
+// (FwdRowToPrefetch(ahead)) is prefetched in pass C.
 // exact_below is accurate_exact_below(cols, AccurateLanes()):
 // elements whose computed |xhat| is smaller go through the exact tier.
 template <bool kSplit, typename T>
@@ -343,7 +331,8 @@ void AccurateRow(double exact_below, const T* HWY_RESTRICT x, const float* HWY_R
         [&](int64_t ch) {
           const double chunk_smallest = AccurateOutputChunk(
               x + ch * kChunk, chunk_start(gamma, ch), chunk_start(beta, ch), y + ch * kChunk,
-              chunk_length(cols, ch), m, c, r, stream, chunk_start(ahead.after_next, ch));
+              chunk_length(cols, ch), m, c, r, stream,
+              chunk_start(FwdRowToPrefetch(ahead), ch));
           if (kSplit && stream) hwy::FlushStream();  // this chunk's task may end on another thread
           return chunk_smallest;
         },
@@ -362,8 +351,7 @@ void AccurateRow(double exact_below, const T* HWY_RESTRICT x, const float* HWY_R
       fold_chunks<kSplit>(
           chunks,
           [&](int64_t ch) {
-            return AccurateDeviationChunk(x + ch * kChunk, chunk_length(cols, ch), m,
-                                          pass == 0 ? chunk_start(ahead.next, ch) : nullptr);
+            return AccurateDeviationChunk(x + ch * kChunk, chunk_length(cols, ch), m);
           },
           [&](const DeviationSums& part) {
             sums.sum += part.sum;

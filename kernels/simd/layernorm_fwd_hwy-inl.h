@@ -60,7 +60,7 @@ template <typename T>
 CentredLaneSums FastCentredChunk(const T* HWY_RESTRICT x, size_t n, float m) {
   const FloatTag<T> d;
   hn::Vec<decltype(d)> sum, squares;
-  CentredSumsChunk(d, x, n, m, static_cast<const T*>(nullptr), sum, squares);
+  CentredSumsChunk(d, x, n, m, sum, squares);
   CentredLaneSums out;
   hn::Store(sum, d, out.sum.lane);
   hn::Store(squares, d, out.squares.lane);
@@ -68,8 +68,8 @@ CentredLaneSums FastCentredChunk(const T* HWY_RESTRICT x, size_t n, float m) {
 }
 
 // Pass C on a chunk: y = gamma * fma(x - m, r, -c r) + beta; gamma/beta may
-// be null. `prefetch` (may be null) is a later row's chunk, fetched
-// meanwhile (FwdPrefetch). kValues: Values::no_input_nan when gamma and beta are finite
+// be null. `prefetch` (may be null) is a later row's chunk
+// (FwdRowToPrefetch), fetched meanwhile (FwdPrefetch). kValues: Values::no_input_nan when gamma and beta are finite
 // (FastRow's x is), so that only an invalid operation can make a y NaN (r =
 // inf on a constant row with eps 0: 0 * inf).
 template <Values kValues, typename T>
@@ -79,16 +79,17 @@ void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
   const FloatTag<T> d;
   using V = hn::Vec<decltype(d)>;
   const auto mean = hn::Set(d, m), shift = hn::Set(d, -(c * r)), scale = hn::Set(d, r);
+  const bool prefetch_into_l1 = std::is_same_v<T, float> && stream;  // FwdPrefetch says why
   const auto xhat = [&](V v) NORMCHECK_INLINE_LAMBDA {
     return hn::MulAdd(hn::Sub(v, mean), scale, shift);
   };
   const auto xhat_pair = [&](size_t i, V& first, V& second) NORMCHECK_INLINE_LAMBDA {
-    if (prefetch) FwdPrefetch(prefetch + i);
+    if (prefetch) FwdPrefetch(prefetch + i, prefetch_into_l1);
     LoadWidenedPair(d, x + i, first, second);
     first = xhat(first), second = xhat(second);
   };
   const auto xhat_at = [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
-    if (prefetch) FwdPrefetch(prefetch + i);
+    if (prefetch) FwdPrefetch(prefetch + i, prefetch_into_l1);
     return xhat(LoadAsFloatN(d, x + i, count));
   };
   if (!gamma && !beta) {

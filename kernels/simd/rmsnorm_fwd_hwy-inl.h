@@ -88,7 +88,7 @@ void RmsOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma, T*
     const hn::Twice<decltype(dh)> df;
     const size_t N = hn::Lanes(dd);
     WriteRow(df, y, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
-      if (prefetch) FwdPrefetch(prefetch + i);
+      if (prefetch) FwdPrefetch(prefetch + i, /*into_l1=*/false);
       const size_t low = std::min(count, N);
       return hn::Combine(df, scaled(i + N, count - low), scaled(i, low));
     });
@@ -96,7 +96,7 @@ void RmsOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma, T*
   }
 #endif
   WriteRow(dh, y, n, stream, [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
-    if (prefetch) FwdPrefetch(prefetch + i);
+    if (prefetch) FwdPrefetch(prefetch + i, /*into_l1=*/false);
     return scaled(i, count);
   });
 }
@@ -113,7 +113,7 @@ void RmsOutputChunkFloat(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamm
   WriteRowPairs<kValues>(
       d, y, n, stream,
       [&](size_t i, V& first, V& second) NORMCHECK_INLINE_LAMBDA {
-        if (prefetch) FwdPrefetch(prefetch + i);
+        if (prefetch) FwdPrefetch(prefetch + i, /*into_l1=*/false);
         LoadWidenedPair(d, x + i, first, second);
         first = hn::Mul(first, scale), second = hn::Mul(second, scale);
         if (!gamma) return;
@@ -122,7 +122,7 @@ void RmsOutputChunkFloat(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamm
         first = hn::Mul(first, g0), second = hn::Mul(second, g1);
       },
       [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
-        if (prefetch) FwdPrefetch(prefetch + i);
+        if (prefetch) FwdPrefetch(prefetch + i, /*into_l1=*/false);
         const auto v = hn::Mul(LoadAsFloatN(d, x + i, count), scale);
         return gamma ? hn::Mul(v, LoadAsFloatN(d, gamma + i, count)) : v;
       });
