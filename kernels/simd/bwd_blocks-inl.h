@@ -46,7 +46,10 @@ inline constexpr int64_t kBwdRowsTogether = 2;
 
 // How far ahead the passes prefetch, in row groups: the rows of the group
 // after next (with 4096 float columns, 4 rows of x and dy = 128 KiB). 1, 2
-// and 4 groups measured within the noise of each other on 4096x4096.
+// and 4 groups measured within the noise of each other on 4096x4096. They
+// prefetch into L2 (PrefetchToL2): pass 1 reads the rows once and pass 2
+// re-reads them from L2; prefetcht0 and prefetchnta measured slower on
+// 4096x4096 (docs/performance.md).
 inline constexpr int64_t kBwdGroupsAhead = 2;
 
 // Where the row `ahead` rows after r starts, or row r itself when there is

@@ -98,11 +98,13 @@ HWY_INLINE void PrefetchToL2(const void* p) {
 //  - which cache (FwdPrefetch's into_l1): L1 only for the float32 LayerNorm
 //    row whose output streams. Its sums pass (three float operations per
 //    vector of float data) reads faster than any other here, and fetching
-//    into L2 made it 1.13 to 1.17 times as long. Every other row ran as fast
+//    into L2 made it 1.13 to 1.17 times as long. The other rows ran as fast
 //    or faster fetching into L2 (PrefetchToL2), which leaves L1 to the row in
-//    hand: the float32 RMSNorm row (float64 sums) 0.73 to 0.94 of the time,
-//    the float32 rows whose output stays cached (4096x1024) 0.67 to 0.75, the
-//    accurate row 0.74 to 0.98.
+//    hand (medians of alternating runs, one and two threads, against L1):
+//    the float32 rows whose output stays cached (4096x1024) 0.60 to 0.75 of
+//    the time, the float32 RMSNorm row (float64 sums) 0.71 to 1.01 on the
+//    larger shapes, the accurate row 0.74 to 0.86 on 4096x1024 and 0.92 to
+//    1.07 on the larger shapes.
 template <typename T>
 HWY_INLINE const T* FwdRowToPrefetch(const RowsAhead<T>& ahead) {
   return std::is_same_v<T, float> ? ahead.next : ahead.after_next;

@@ -69,9 +69,10 @@ CentredLaneSums FastCentredChunk(const T* HWY_RESTRICT x, size_t n, float m) {
 
 // Pass C on a chunk: y = gamma * fma(x - m, r, -c r) + beta; gamma/beta may
 // be null. `prefetch` (may be null) is a later row's chunk
-// (FwdRowToPrefetch), fetched meanwhile (FwdPrefetch). kValues: Values::no_input_nan when gamma and beta are finite
-// (FastRow's x is), so that only an invalid operation can make a y NaN (r =
-// inf on a constant row with eps 0: 0 * inf).
+// (FwdRowToPrefetch), fetched meanwhile (FwdPrefetch). kValues:
+// Values::no_input_nan when gamma and beta are finite (FastRow's x is), so
+// that only an invalid operation can make a y NaN (r = inf on a constant row
+// with eps 0: 0 * inf).
 template <Values kValues, typename T>
 void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
                      const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, size_t n, float m,
@@ -114,8 +115,8 @@ void FastOutputChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
 
 // One row of the fast kernel; kSplit spreads its chunks over the pool with the
 // same result. mean/rstd may be null; a later row (FwdRowToPrefetch(ahead))
-// is prefetched in pass C. kValues: Values::no_input_nan when gamma and beta are finite
-// (FastOutputChunk).
+// is prefetched in pass C. kValues: Values::no_input_nan when gamma and beta
+// are finite (FastOutputChunk).
 template <bool kSplit, Values kValues = Values::any, typename T>
 void FastRow(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma,
              const float* HWY_RESTRICT beta, T* HWY_RESTRICT y, float* mean, float* rstd,
