@@ -27,14 +27,14 @@ HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
 // The backward's rows, and whether dx is large enough to be written around
-// the cache (kStreamOutputBytes, as the forward kernels decide it).
+// the cache (streams_output, as the forward kernels decide it).
 template <typename T>
 struct BwdRows {
   const T* dy;
   const T* x;
   T* dx;
   int64_t rows, cols;
-  bool stream() const { return rows * cols * int64_t{sizeof(T)} >= kStreamOutputBytes; }
+  bool stream() const { return streams_output(rows, cols, sizeof(T)); }
 };
 
 // Rows a backward kernel computes together in pass 1 (bwd_blocks-inl.h's

@@ -171,7 +171,7 @@ void RmsRow(const T* x, const float* gamma, T* y, float* rrms, int64_t cols, flo
 template <typename T>
 void RmsNormFwdRows(const T* x, const float* gamma, T* y, float* rrms, int64_t rows, int64_t cols,
                     float eps) {
-  const bool stream = rows * cols * int64_t{sizeof(T)} >= kStreamOutputBytes;
+  const bool stream = streams_output(rows, cols, sizeof(T));
   // A row taking the float32 pass has a finite x (its sum was) and a normal
   // 1/rms: an input NaN can reach y only through gamma.
   const auto finite = [&] { return AllFinite(gamma, static_cast<size_t>(cols)); };

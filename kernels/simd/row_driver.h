@@ -69,7 +69,7 @@ template <typename T, class RowFn>
 void for_each_layernorm_fwd_row(const RowFn& row_fn, const T* x, const float* gamma,
                                 const float* beta, T* y, float* mean, float* rstd, int64_t rows,
                                 int64_t cols, float eps) {
-  const bool stream = rows * cols * int64_t{sizeof(T)} >= kStreamOutputBytes;
+  const bool stream = streams_output(rows, cols, sizeof(T));
   for_each_row(rows, cols, [&]<bool kSplit>(int64_t r) {
     row_fn.template operator()<kSplit>(x + r * cols, gamma, beta, y + r * cols,
                                        mean ? mean + r : nullptr, rstd ? rstd + r : nullptr, cols,

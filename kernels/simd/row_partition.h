@@ -46,6 +46,13 @@ inline constexpr int64_t kBwdRowsPerBlock = 32;
 // skipping the cache saves reading each output line before writing it.
 inline constexpr int64_t kStreamOutputBytes = int64_t{32} << 20;
 
+// Whether a call writing rows x cols elements of `element_bytes` each streams
+// its output (kStreamOutputBytes): decided once per call, from the shape, so
+// that every row of the call stores the same way.
+inline constexpr bool streams_output(int64_t rows, int64_t cols, int64_t element_bytes) {
+  return rows * cols * element_bytes >= kStreamOutputBytes;
+}
+
 inline constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // How many elements chunk ch of a row of cols elements holds (the last one

@@ -258,6 +258,8 @@ void expect_streamed_equals_cached(const Kernel& k, const Inputs& in, const T* x
 TEST(SimdEdges, StreamedOutputEqualsCachedOutput) {
   std::mt19937_64 rng(test::test_seed());
   const int64_t cols = 4099, rows = simd::kStreamOutputBytes / (4 * cols) + 3;
+  ASSERT_TRUE(simd::streams_output(rows, cols, 4));
+  ASSERT_FALSE(simd::streams_output(64, cols, 4));  // the slices below store normally
   const Inputs in = random_inputs(rows, cols, rng);
   int kernels = 0;
   for (const Kernel* k : test::simd_kernels()) {
@@ -287,6 +289,7 @@ TEST(SimdEdges, StreamedOutputEqualsCachedOutput) {
 TEST(SimdEdges, Streamed16BitOutputEqualsCachedOutput) {
   std::mt19937_64 rng(test::test_seed());
   const int64_t cols = 4099, rows = simd::kStreamOutputBytes / (2 * cols) + 3;
+  ASSERT_TRUE(simd::streams_output(rows, cols, 2));
   const Inputs in = random_inputs(rows, cols, rng);
   const std::vector<uint16_t> x = top_halves(in.x), dy = top_halves(in.dy);
   for (const Kernel* k : test::simd_kernels())
