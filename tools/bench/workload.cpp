@@ -2,8 +2,8 @@
 
 #include <bit>
 #include <cmath>
-
-#include "normcheck/invoke.h"
+#include <cstdio>
+#include <string>
 
 namespace normcheck::bench {
 namespace {
@@ -109,7 +109,17 @@ Shape Workload::problem_shape(const Kernel& kernel) const {
           is_norm_linear(kernel.op) ? kOutFeatures : 0};
 }
 
-void Workload::run(const Kernel& kernel) {
+std::optional<BenchShape> parse_shape(std::string_view text) {
+  const std::string copy(text);  // sscanf wants a terminated string
+  long long rows = 0, cols = 0;
+  char x = 0, extra = 0;
+  if (std::sscanf(copy.c_str(), "%lld%c%lld%c", &rows, &x, &cols, &extra) != 3 || x != 'x' ||
+      rows <= 0 || cols <= 0)
+    return std::nullopt;
+  return BenchShape{rows, cols};
+}
+
+KernelArgs Workload::args(const Kernel& kernel) {
   KernelArgs args{.rows = shape_.rows, .cols = shape_.cols, .eps = kEps};
   args.gamma = (is_backward(kernel.op) || affine_forward_) ? gamma_.data() : nullptr;
   args.beta = affine_forward_ ? beta_.data() : nullptr;
@@ -126,7 +136,9 @@ void Workload::run(const Kernel& kernel) {
   args.dgamma = dgamma_.data();
   args.dbeta = dbeta_.data();
   if (is_norm_linear(kernel.op)) linear_.fill(args);  // W, b and z in place of y
-  invoke(kernel, args);
+  return args;
 }
+
+void Workload::run(const Kernel& kernel) { invoke(kernel, args(kernel)); }
 
 }  // namespace normcheck::bench

@@ -6,10 +6,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "norm_linear_workload.h"
+#include "normcheck/invoke.h"
 #include "normcheck/kernel.h"
 
 namespace normcheck::bench {
@@ -39,6 +41,9 @@ struct BenchShape {
   bool operator==(const BenchShape&) const = default;
 };
 
+// "ROWSxCOLS" with both positive (e.g. "4096x1024"), or nothing.
+std::optional<BenchShape> parse_shape(std::string_view text);
+
 // "layernorm" or "rmsnorm", and "fwd" or "bwd": the JSON's op and direction.
 std::string_view op_family(Op op);
 std::string_view direction(Op op);
@@ -66,7 +71,10 @@ class Workload {
   BenchShape shape() const { return shape_; }
   // The decline question this workload asks a kernel.
   Shape problem_shape(const Kernel& kernel) const;
-  // One call of `kernel` on the workload's arrays.
+  // The arrays of one call of `kernel` on the workload (the 16-bit copies of
+  // x and dy are made on the first call for that dtype).
+  KernelArgs args(const Kernel& kernel);
+  // One call of `kernel` on the workload's arrays: invoke(kernel, args(kernel)).
   void run(const Kernel& kernel);
 
  private:

@@ -37,15 +37,9 @@ struct BenchArgs {
   int repeats = 0;     // 0: the mode's default
 };
 
-// "ROWSxCOLS" with both positive.
-BenchShape parse_shape(const std::string& text) {
-  long long rows = 0, cols = 0;
-  char x = 0, extra = 0;
-  if (std::sscanf(text.c_str(), "%lld%c%lld%c", &rows, &x, &cols, &extra) != 3 || x != 'x' ||
-      rows <= 0 || cols <= 0)
-    throw UsageError("--shape wants ROWSxCOLS with positive sizes, e.g. 4096x1024; got '" +
-                     text + "'");
-  return {rows, cols};
+BenchShape shape_option(const std::string& text) {
+  if (const auto shape = bench::parse_shape(text)) return *shape;
+  throw UsageError("--shape wants ROWSxCOLS with positive sizes, e.g. 4096x1024; got '" + text + "'");
 }
 
 // The kernels asked for (all of the table by default), each followed by its
@@ -79,7 +73,7 @@ BenchOptions options_from(const BenchArgs& args) {
   }
   if (!args.shapes.empty()) {
     options.shapes.clear();
-    for (const std::string& text : args.shapes) options.shapes.push_back(parse_shape(text));
+    for (const std::string& text : args.shapes) options.shapes.push_back(shape_option(text));
   }
   if (args.seconds > 0) options.min_sample_seconds = args.seconds;
   if (args.repeats > 0) options.repeats = args.repeats;
