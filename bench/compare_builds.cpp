@@ -7,9 +7,10 @@
 // build, the order swapped every round (A B, B A, ...) so that a drift of the
 // machine's load between the two samples cancels over rounds; the figure is
 // the median over rounds of the per-round ratio, with its quartiles. On this
-// shared 2-core machine the quartiles of an A-against-A run fall within 2 to
-// 5% of 1, where runs of normcheck_gbench alternated process by process
-// spread by 10 to 30% (docs/performance.md, "Comparing two builds").
+// shared 2-core machine a build against itself gave medians of 0.96 to 1.06
+// (35 of 40 kernel-shape rows within 0.97 to 1.03), where runs of
+// normcheck_gbench alternated process by process spread by 0.73 to 1.31 on
+// the same day (docs/performance.md, "Comparing two builds").
 //   normcheck_compare_builds --baseline LIB [--rounds R] [--seconds S]
 //                            [--shape ROWSxCOLS ...] KERNEL...
 // Shapes default to `normcheck bench`'s standard ones. Both builds must share
