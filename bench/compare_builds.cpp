@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -99,14 +100,14 @@ int main(int argc, char** argv) {
     const bool has_value = i + 1 < argc;
     if (arg == "--baseline" && has_value) {
       baseline_path = argv[++i];
-    } else if ((arg == "--rounds" || arg == "--seconds") && has_value) {
-      const double value = std::atof(argv[++i]);
-      if (!(value > 0)) usage(std::string(arg) + " wants a positive number");
-      if (arg == "--rounds") {
-        rounds = static_cast<int>(value);
-      } else {
-        seconds = value;
-      }
+    } else if (arg == "--rounds" && has_value) {
+      const std::string_view text = argv[++i];
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), rounds);
+      if (error != std::errc() || end != text.data() + text.size() || rounds < 1)
+        usage("--rounds wants a positive whole number");
+    } else if (arg == "--seconds" && has_value) {
+      seconds = std::atof(argv[++i]);
+      if (!(seconds > 0)) usage("--seconds wants a positive number");
     } else if (arg == "--shape" && has_value) {
       const auto shape = normcheck::bench::parse_shape(argv[++i]);
       if (!shape) usage("--shape wants ROWSxCOLS with positive sizes, e.g. 4096x1024");
@@ -137,7 +138,12 @@ int main(int argc, char** argv) {
   for (const BenchShape& shape : shapes) {
     Workload w(shape, /*affine_forward=*/false);
     for (const auto& [k, base] : kernels) {
-      if (!normcheck::declines(*k, {w.problem_shape(*k)}).empty()) continue;
+      const std::string shape_name = std::to_string(shape.rows) + "x" + std::to_string(shape.cols);
+      if (const std::string why = normcheck::declines(*k, {w.problem_shape(*k)}); !why.empty()) {
+        std::printf("%-28s %-11s declined: %s\n", std::string(k->name).c_str(), shape_name.c_str(),
+                    why.c_str());
+        continue;
+      }
       const KernelArgs args = w.args(*k);  // both builds write the same outputs
       baseline.invoke(*base, args);        // first calls: page faults, pool start-up
       current.invoke(*k, args);
@@ -161,7 +167,7 @@ int main(int argc, char** argv) {
       std::snprintf(quartiles, sizeof quartiles, "[%.3f, %.3f]", quantile(ratios, 0.25),
                     quantile(ratios, 0.75));
       std::printf("%-28s %-11s %13.2f %13.2f %8.3f %15s\n", std::string(k->name).c_str(),
-                  (std::to_string(shape.rows) + "x" + std::to_string(shape.cols)).c_str(),
+                  shape_name.c_str(),
                   quantile(base_times, 0.5) * 1e6, quantile(times, 0.5) * 1e6,
                   quantile(ratios, 0.5), quartiles);
       std::fflush(stdout);

@@ -37,6 +37,7 @@ struct BenchArgs {
   int repeats = 0;     // 0: the mode's default
 };
 
+// --shape's value, or a UsageError quoting it.
 BenchShape shape_option(const std::string& text) {
   if (const auto shape = bench::parse_shape(text)) return *shape;
   throw UsageError("--shape wants ROWSxCOLS with positive sizes, e.g. 4096x1024; got '" + text + "'");
