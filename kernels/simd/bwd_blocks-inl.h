@@ -45,8 +45,10 @@ struct BwdRows {
 inline constexpr int64_t kBwdRowsTogether = 2;
 
 // How far ahead the passes prefetch, in row groups: the rows of the group
-// after next (with 4096 float columns, 4 rows of x and dy = 128 KiB). 1, 2
-// and 4 groups measured within the noise of each other on 4096x4096. They
+// after next (with 4096 float columns, 4 rows of x and dy = 128 KiB). One
+// or four groups ahead took 0.95 to 1.07 of the time on 4096x4096 and
+// 256x65536, within what normcheck_compare_builds resolves; no prefetch took
+// 1.08 to 1.34 on 4096x4096 (docs/performance.md, "Comparing two builds"). They
 // prefetch into L2 (PrefetchToL2): pass 1 reads the rows once and pass 2
 // re-reads them from L2; prefetcht0 and prefetchnta measured slower on
 // 4096x4096 (docs/performance.md).

@@ -49,7 +49,8 @@ struct BwdSums {
 // width for f16 too, unlike the RMSNorm backward (RmsBwdSumChunk): with 8
 // lanes this pass made a 1x768 f16 call 1.24 times as long (twice the loop
 // trips), while 4096x4096 took 0.89 (one thread) and 0.94 (two) of the time;
-// 8 lanes for the dx pass alone changed nothing outside the noise.
+// 8 lanes for the dx pass alone changed nothing outside the noise, and for
+// both passes gave 1.10 and 1.13 on 1x768, 0.93 and 0.94 on 4096x4096.
 template <int K, bool kGamma, typename T>
 void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, const float* rstd,
                   const float* HWY_RESTRICT gamma, float* HWY_RESTRICT dgamma_part,
