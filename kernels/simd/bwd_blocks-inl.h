@@ -13,9 +13,12 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "hwy/cache_control.h"
@@ -37,15 +40,66 @@ struct BwdRows {
   bool stream() const { return streams_output(rows, cols, sizeof(T)); }
 };
 
-// Rows a backward kernel computes together in pass 1 (bwd_blocks-inl.h's
-// callers): each partial-row vector is loaded once, takes the rows' terms in
+// Rows a backward kernel computes together in pass 1 (kRowsTogether of
+// BwdRowBlockOf, at most kBwdMaxRowsTogether; each kernel says why its
+// choice): each partial-row vector is loaded once, takes the rows' terms in
 // row order while it stays in a register, and is stored once, so the sums
-// are those of one row at a time, in the same order, with half the loads and
-// stores of the partial rows.
-inline constexpr int64_t kBwdRowsTogether = 2;
+// are those of one row at a time, in the same order, with 1/k of the loads
+// and stores of the partial rows. A block's last rows go in smaller groups
+// (BwdGroupSize).
+inline constexpr int64_t kBwdMaxRowsTogether = 4;
+
+// The rows of the group starting `left` rows before the end of its block:
+// the largest power of 2 up to kRowsTogether and `left`.
+template <int64_t kRowsTogether>
+HWY_INLINE int64_t BwdGroupSize(int64_t left) {
+  static_assert(kRowsTogether == 1 || kRowsTogether == 2 || kRowsTogether == 4);
+  static_assert(kRowsTogether <= kBwdMaxRowsTogether);
+  return static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(std::min(kRowsTogether, left))));
+}
+
+// Calls f.template operator()<K>() with K == k, a group's size
+// (BwdGroupSize<kRowsTogether>).
+template <int64_t kRowsTogether, class F>
+HWY_INLINE void WithGroupSize(int64_t k, const F& f) {
+  if constexpr (kRowsTogether >= 4) {
+    if (k == 4) return f.template operator()<4>();
+  }
+  if constexpr (kRowsTogether >= 2) {
+    if (k == 2) return f.template operator()<2>();
+  }
+  f.template operator()<1>();
+}
+
+// The accumulators of each of a row's sums in pass 1, for k rows of `sums`
+// sums each: 4, or 2 where k x sums x 4 would take more than 16 vector
+// registers (the LayerNorm backward's 4 rows of 2 sums on AVX-512), leaving
+// the other 16 to the loads, terms and partial rows. summation_depth covers
+// both: it assumes 4 accumulators of one lane, and 2 of at least 2 lanes
+// (BwdSumsChunk asserts it) take no more roundings.
+inline constexpr size_t BwdAccumulators(int k, int sums) { return k * sums * 4 <= 16 ? 4 : 2; }
+
+// Calls f(std::integral_constant<size_t, j>()) for j = 0 .. K - 1 in order:
+// loops over a group's rows and a sum's accumulators with constant indices,
+// so that their vectors stay in registers.
+template <size_t K, class F>
+HWY_INLINE void ForEachIndex(const F& f) {
+  [&]<size_t... J>(std::index_sequence<J...>) NORMCHECK_INLINE_LAMBDA {
+    (f(std::integral_constant<size_t, J>()), ...);
+  }(std::make_index_sequence<K>());
+}
+
+// The U accumulators of a sum added pairwise: ((0 + 1) + (2 + 3)) for 4.
+template <class V, size_t U>
+HWY_INLINE V AddAccumulators(const V (&acc)[U]) {
+  static_assert(U == 2 || U == 4);
+  if constexpr (U == 4) return hn::Add(hn::Add(acc[0], acc[1]), hn::Add(acc[2], acc[3]));
+  return hn::Add(acc[0], acc[1]);
+}
 
 // How far ahead the passes prefetch, in row groups: the rows of the group
-// after next (with 4096 float columns, 4 rows of x and dy = 128 KiB). One
+// after next (with 4096 float columns and pairs, 4 rows of x and dy = 128
+// KiB; 8 rows for groups of 4, measured with them). One
 // or four groups ahead took 0.95 to 1.07 of the time on 4096x4096 and
 // 256x65536, within what normcheck_compare_builds resolves; no prefetch took
 // 1.08 to 1.34 on 4096x4096 (docs/performance.md, "Comparing two builds"). They
@@ -62,15 +116,15 @@ HWY_INLINE const T* BwdAhead(const T* base, int64_t r, int64_t ahead, int64_t ro
   return base + (r + ahead < rows ? r + ahead : r) * cols;
 }
 
-// The rows r .. r + k - 1 of a row group (k <= kBwdRowsTogether): where each
+// The rows r .. r + k - 1 of a row group (k <= kBwdMaxRowsTogether): where each
 // starts in dy and x, and the rows kBwdGroupsAhead groups after each, which
 // the passes prefetch (BwdAhead).
 template <typename T>
 struct BwdGroup {
-  const T* dy[kBwdRowsTogether];
-  const T* x[kBwdRowsTogether];
-  const T* next_dy[kBwdRowsTogether];
-  const T* next_x[kBwdRowsTogether];
+  const T* dy[kBwdMaxRowsTogether];
+  const T* x[kBwdMaxRowsTogether];
+  const T* next_dy[kBwdMaxRowsTogether];
+  const T* next_x[kBwdMaxRowsTogether];
   int64_t r, k;  // the first row, the rows
 
   BwdGroup(const BwdRows<T>& rows, int64_t first_row, int64_t rows_in_group)
@@ -85,9 +139,9 @@ struct BwdGroup {
 
   // Pass 1's operands in chunk ch: each row's dy and x, and the x it prefetches.
   struct Chunk {
-    const T* dy[kBwdRowsTogether];
-    const T* x[kBwdRowsTogether];
-    const T* next_x[kBwdRowsTogether];
+    const T* dy[kBwdMaxRowsTogether];
+    const T* x[kBwdMaxRowsTogether];
+    const T* next_x[kBwdMaxRowsTogether];
   };
   Chunk chunk(int64_t ch) const {
     Chunk c{};
@@ -178,23 +232,25 @@ void BwdBlockByChunks(int64_t begin, int64_t end, int64_t cols, bool stream, con
   });
 }
 
-// The rows [begin, end) of one row block, kBwdRowsTogether at a time, for
-// both backward kernels: per row group (BwdGroup), pass 1 on every chunk
-// through group_sums(group, ch, first, prefetch, out) (the group's sums over
-// chunk ch into out[0, k); `first`: the block's first rows, whose terms go
-// into the zero of the partial rows), the sums added in chunk order, then
+// The rows [begin, end) of one row block, kRowsTogether at a time
+// (BwdGroupSize), for both backward kernels: per row group (BwdGroup), pass
+// 1 on every chunk through group_sums(group, ch, first, prefetch, out) (the
+// group's sums over chunk ch into out[0, k); `first`: the block's first
+// rows, whose terms go into the zero of the partial rows), the sums added in
+// chunk order, then
 // pass 2 row by row through row_dx(group, j, ch, sums, prefetch). `prefetch`:
 // rows kBwdGroupsAhead groups ahead exist (x in pass 1, dy in pass 2). One
 // FlushStream ends the block's streamed dx (a block is one task). With
 // kSplit, BwdBlockByChunks spreads the chunks of all the rows over the pool,
 // with the same results. Part: a row's sums.
-template <bool kSplit, class Part, typename T, class GroupSums, class RowDx>
+template <bool kSplit, int64_t kRowsTogether, class Part, typename T, class GroupSums,
+          class RowDx>
 void BwdRowBlockOf(const BwdRows<T>& rows, int64_t begin, int64_t end,
                    const GroupSums& group_sums, const RowDx& row_dx) {
   // Calls f(group, prefetch) for the row groups of the block, in row order.
   const auto for_each_group = [&](const auto& f) {
     for (int64_t r = begin; r < end;) {
-      const int64_t k = std::min(kBwdRowsTogether, end - r);
+      const int64_t k = BwdGroupSize<kRowsTogether>(end - r);
       f(BwdGroup<T>(rows, r, k), r + k * kBwdGroupsAhead < rows.rows);
       r += k;
     }
@@ -217,9 +273,9 @@ void BwdRowBlockOf(const BwdRows<T>& rows, int64_t begin, int64_t end,
   } else {
     const int64_t chunks = ceil_div(rows.cols, kChunk);
     for_each_group([&](const BwdGroup<T>& group, bool prefetch) {
-      std::array<Part, kBwdRowsTogether> sums{};
+      std::array<Part, kRowsTogether> sums{};
       for (int64_t ch = 0; ch < chunks; ++ch) {
-        std::array<Part, kBwdRowsTogether> part{};
+        std::array<Part, kRowsTogether> part{};
         group_sums(group, ch, group.r == begin, prefetch, part.data());
         for (int64_t j = 0; j < group.k; ++j) sums[j] += part[j];
       }

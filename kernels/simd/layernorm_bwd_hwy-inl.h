@@ -24,6 +24,19 @@
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
+// Rows in one pass-1 group (BwdRowBlockOf): 4 where the target has 32
+// vector registers (AVX-512), else 2, whose 16 accumulators already fill
+// AVX2's 16 registers. Four rows keep each sum in 2 accumulators
+// (BwdAccumulators) and halve the partial-row loads and stores of a pair
+// again. Against pairs (normcheck_compare_builds, docs/performance.md): one
+// thread 0.91 of the time for float32 on 4096x1024, 4096x4096 and
+// 256x65536, bf16 0.91 to 1.00; two threads 0.94 to 0.99 on those shapes.
+#if HWY_TARGET <= HWY_AVX3
+inline constexpr int64_t kLayerNormBwdRowsTogether = 4;
+#else
+inline constexpr int64_t kLayerNormBwdRowsTogether = 2;
+#endif
+
 struct BwdSums {
   float g = 0, g_xhat = 0;
   BwdSums& operator+=(const BwdSums& other) {
@@ -33,65 +46,52 @@ struct BwdSums {
   }
 };
 
-// Pass 1 on one chunk (n columns) of K rows (1 or kBwdRowsTogether = 2):
-// row j at dy[j], x[j] with statistics mean[j], rstd[j]; sums[j] gets its
-// a and b. The rows share each gamma vector and each partial-row vector,
-// which takes row 0's term, then row 1's, in a register: the roundings of
-// one row at a time. kGamma: gamma is present (otherwise g = dy, which is
+// Pass 1 on one chunk (n columns) of K rows (1, 2 or 4: BwdGroupSize): row j at
+// dy[j], x[j] with statistics mean[j], rstd[j]; sums[j] gets its a and b, each
+// summed in BwdAccumulators(K, 2) accumulators. The rows share each gamma
+// vector and each partial-row vector, which takes row 0's term, then row 1's,
+// and so on, in a register: the roundings of one row at a time. The loops over
+// rows and accumulators (ForEachIndex) have constant indices, so the arrays
+// below live in registers. kGamma: gamma is present (otherwise g = dy, which is
 // gamma = 1's product); dgamma_part, dbeta_part may be null (not wanted);
 // `first`: the partial rows start from zero here (their contents unread).
 // `prefetch`: the same columns of x in rows computed later (next_x[j]) are
 // prefetched into L2 (their dy in pass 2: BwdDxChunk), so that reading from
-// memory overlaps both passes. Only gamma's presence is a template
-// parameter: it changes the arithmetic, while the other choices are
-// branches the predictor settles, and each parameter multiplies the
-// instantiations (per target and storage type) that a build compiles. Full
-// width for f16 too, unlike the RMSNorm backward (RmsBwdSumChunk): with 8
-// lanes this pass made a 1x768 f16 call 1.24 times as long (twice the loop
-// trips), while 4096x4096 took 0.89 (one thread) and 0.94 (two) of the time;
-// 8 lanes for the dx pass alone changed nothing outside the noise, and for
-// both passes gave 1.10 and 1.13 on 1x768, 0.93 and 0.94 on 4096x4096.
+// memory overlaps both passes. Only gamma's presence is a template parameter:
+// it changes the arithmetic, while the other choices are branches the predictor
+// settles, and each parameter multiplies the instantiations (per target and
+// storage type) that a build compiles. Full width for f16 too, unlike the
+// RMSNorm backward (RmsBwdSumChunk): with 8 lanes this pass made a 1x768 f16
+// call 1.24 times as long (twice the loop trips), while 4096x4096 took 0.89
+// (one thread) and 0.94 (two) of the time; 8 lanes for the dx pass alone
+// changed nothing outside the noise, and for both passes gave 1.10 and 1.13 on
+// 1x768, 0.93 and 0.94 on 4096x4096.
 template <int K, bool kGamma, typename T>
 void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, const float* rstd,
                   const float* HWY_RESTRICT gamma, float* HWY_RESTRICT dgamma_part,
                   float* HWY_RESTRICT dbeta_part, size_t n, bool first,
                   const T* const* next_x, bool prefetch, BwdSums* sums) {
-  static_assert(K == 1 || K == 2);
+  static_assert(K == 1 || K == 2 || K == 4);
   const bool want_dgamma = dgamma_part != nullptr, want_dbeta = dbeta_part != nullptr;
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
+  constexpr size_t U = BwdAccumulators(K, 2);
+  static_assert(U == 4 || hn::MaxLanes(hn::ScalableTag<float>()) >= 2);  // summation_depth
   constexpr size_t kLineElements = 64 / sizeof(T);  // of one cache line
-  const T* HWY_RESTRICT dy0 = dy[0];
-  const T* HWY_RESTRICT x0 = x[0];
-  const T* HWY_RESTRICT dy1 = dy[K - 1];
-  const T* HWY_RESTRICT x1 = x[K - 1];
-  const T* HWY_RESTRICT next_x0 = next_x[0];
-  const T* HWY_RESTRICT next_x1 = next_x[K - 1];
-  const V m0 = hn::Set(d, mean[0]), r0 = hn::Set(d, rstd[0]);
-  const V m1 = hn::Set(d, mean[K - 1]), r1 = hn::Set(d, rstd[K - 1]);
-  V a00 = hn::Zero(d), a01 = hn::Zero(d), a02 = hn::Zero(d), a03 = hn::Zero(d);
-  V b00 = hn::Zero(d), b01 = hn::Zero(d), b02 = hn::Zero(d), b03 = hn::Zero(d);
-  V a10 = hn::Zero(d), a11 = hn::Zero(d), a12 = hn::Zero(d), a13 = hn::Zero(d);
-  V b10 = hn::Zero(d), b11 = hn::Zero(d), b12 = hn::Zero(d), b13 = hn::Zero(d);
-  // One row's terms at column i (count valid lanes; the others are zero in
-  // dy, so they add nothing: 0 * xhat is 0 once xhat's padding is zeroed).
-  const auto row = [&]<bool kFull>(const T* HWY_RESTRICT dy_row, const T* HWY_RESTRICT x_row,
-                                   V m, V r, V gm, size_t i, size_t count, V& a, V& b, V& pg,
-                                   V& pb) NORMCHECK_INLINE_LAMBDA {
-    const V vdy = kFull ? LoadAsFloat(d, dy_row + i) : LoadAsFloatTail(d, dy_row + i, count);
-    const V vx = kFull ? LoadAsFloat(d, x_row + i) : LoadAsFloatTail(d, x_row + i, count);
-    V xhat = hn::Mul(hn::Sub(vx, m), r);
-    if constexpr (!kFull) xhat = hn::IfThenElseZero(hn::FirstN(d, count), xhat);
-    const V g = kGamma ? hn::Mul(gm, vdy) : vdy;
-    a = hn::Add(a, g);
-    b = hn::MulAdd(g, xhat, b);
-    if (want_dgamma) pg = hn::MulAdd(vdy, xhat, pg);
-    if (want_dbeta) pb = hn::Add(pb, vdy);
-  };
-  // Column i of the K rows, into accumulators a0/b0 (row 0) and a1/b1 (row 1).
-  const auto column = [&]<bool kFull>(size_t i, size_t count, V& a0, V& b0, V& a1,
-                                      V& b1) NORMCHECK_INLINE_LAMBDA {
+  const T* HWY_RESTRICT dy_row[K];
+  const T* HWY_RESTRICT x_row[K];
+  const T* HWY_RESTRICT next_x_row[K];
+  V m[K], r[K], a[K][U], b[K][U];
+  ForEachIndex<K>([&](auto j) NORMCHECK_INLINE_LAMBDA {
+    dy_row[j] = dy[j], x_row[j] = x[j], next_x_row[j] = next_x[j];
+    m[j] = hn::Set(d, mean[j]), r[j] = hn::Set(d, rstd[j]);
+    ForEachIndex<U>([&](auto u) NORMCHECK_INLINE_LAMBDA { a[j][u] = b[j][u] = hn::Zero(d); });
+  });
+  // Column i of the K rows (count valid lanes; the others are zero in dy, so
+  // they add nothing: 0 * xhat is 0 once xhat's padding is zeroed), into
+  // accumulators a[j][u], b[j][u] of row j.
+  const auto column = [&]<bool kFull>(size_t i, size_t count, auto u) NORMCHECK_INLINE_LAMBDA {
     V gm = hn::Zero(d), pg = hn::Zero(d), pb = hn::Zero(d);
     if constexpr (kGamma) {
       gm = kFull ? hn::LoadU(d, gamma + i) : LoadAsFloatTail(d, gamma + i, count);
@@ -102,10 +102,18 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
     if (want_dbeta && !first) {
       pb = kFull ? hn::LoadU(d, dbeta_part + i) : LoadAsFloatTail(d, dbeta_part + i, count);
     }
-    row.template operator()<kFull>(dy0, x0, m0, r0, gm, i, count, a0, b0, pg, pb);
-    if constexpr (K == 2) {
-      row.template operator()<kFull>(dy1, x1, m1, r1, gm, i, count, a1, b1, pg, pb);
-    }
+    ForEachIndex<K>([&](auto j) NORMCHECK_INLINE_LAMBDA {
+      const V vdy =
+          kFull ? LoadAsFloat(d, dy_row[j] + i) : LoadAsFloatTail(d, dy_row[j] + i, count);
+      const V vx = kFull ? LoadAsFloat(d, x_row[j] + i) : LoadAsFloatTail(d, x_row[j] + i, count);
+      V xhat = hn::Mul(hn::Sub(vx, m[j]), r[j]);
+      if constexpr (!kFull) xhat = hn::IfThenElseZero(hn::FirstN(d, count), xhat);
+      const V g = kGamma ? hn::Mul(gm, vdy) : vdy;
+      a[j][u] = hn::Add(a[j][u], g);
+      b[j][u] = hn::MulAdd(g, xhat, b[j][u]);
+      if (want_dgamma) pg = hn::MulAdd(vdy, xhat, pg);
+      if (want_dbeta) pb = hn::Add(pb, vdy);
+    });
     if (want_dgamma) {
       if constexpr (kFull) {
         hn::StoreU(pg, d, dgamma_part + i);
@@ -122,26 +130,25 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
     }
   };
   size_t i = 0;
-  for (; i + 4 * N <= n; i += 4 * N) {
+  for (; i + U * N <= n; i += U * N) {
     if (prefetch) {
-      for (size_t line = 0; line < 4 * N; line += kLineElements) {
-        PrefetchToL2(next_x0 + i + line);
-        if constexpr (K == 2) PrefetchToL2(next_x1 + i + line);
-      }
+      ForEachIndex<K>([&](auto j) NORMCHECK_INLINE_LAMBDA {
+        for (size_t line = 0; line < U * N; line += kLineElements) {
+          PrefetchToL2(next_x_row[j] + i + line);
+        }
+      });
     }
-    column.template operator()<true>(i, N, a00, b00, a10, b10);
-    column.template operator()<true>(i + N, N, a01, b01, a11, b11);
-    column.template operator()<true>(i + 2 * N, N, a02, b02, a12, b12);
-    column.template operator()<true>(i + 3 * N, N, a03, b03, a13, b13);
+    ForEachIndex<U>([&](auto u) NORMCHECK_INLINE_LAMBDA {
+      column.template operator()<true>(i + u * N, N, u);
+    });
   }
-  for (; i + N <= n; i += N) column.template operator()<true>(i, N, a00, b00, a10, b10);
-  if (i < n) column.template operator()<false>(i, n - i, a00, b00, a10, b10);
-  sums[0].g = SumLanesPairwise(d, hn::Add(hn::Add(a00, a01), hn::Add(a02, a03)));
-  sums[0].g_xhat = SumLanesPairwise(d, hn::Add(hn::Add(b00, b01), hn::Add(b02, b03)));
-  if constexpr (K == 2) {
-    sums[1].g = SumLanesPairwise(d, hn::Add(hn::Add(a10, a11), hn::Add(a12, a13)));
-    sums[1].g_xhat = SumLanesPairwise(d, hn::Add(hn::Add(b10, b11), hn::Add(b12, b13)));
-  }
+  constexpr std::integral_constant<size_t, 0> kFirst;
+  for (; i + N <= n; i += N) column.template operator()<true>(i, N, kFirst);
+  if (i < n) column.template operator()<false>(i, n - i, kFirst);
+  ForEachIndex<K>([&](auto j) NORMCHECK_INLINE_LAMBDA {
+    sums[j].g = SumLanesPairwise(d, AddAccumulators(a[j]));
+    sums[j].g_xhat = SumLanesPairwise(d, AddAccumulators(b[j]));
+  });
 }
 
 // Pass 2 on one chunk of one row: dx_i = rstd (g_i - (xhat_i B + A)) with
@@ -181,13 +188,10 @@ void BwdGroupSums(const BwdGroup<T>& group, int64_t cols, int64_t ch, bool first
   float* dbeta_ch = chunk_start(dbeta_part, ch);
   const int64_t r = group.r;
   WithFlag(gamma != nullptr, [&]<bool kGamma>() {
-    if (group.k == 2) {
-      BwdSumsChunk<2, kGamma>(in.dy, in.x, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
+    WithGroupSize<kLayerNormBwdRowsTogether>(group.k, [&]<int K>() {
+      BwdSumsChunk<K, kGamma>(in.dy, in.x, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
                               first, in.next_x, prefetch, out);
-    } else {
-      BwdSumsChunk<1, kGamma>(in.dy, in.x, mean + r, rstd + r, gamma_ch, dgamma_ch, dbeta_ch, n,
-                              first, in.next_x, prefetch, out);
-    }
+    });
   });
 }
 
@@ -217,7 +221,7 @@ void BwdRowDx(const BwdRows<T>& rows, const BwdGroup<T>& group, int64_t j, int64
 template <bool kSplit, typename T>
 void BwdRowBlock(const BwdRows<T>& rows, int64_t begin, int64_t end, const float* gamma,
                  const float* mean, const float* rstd, float* dgamma_part, float* dbeta_part) {
-  BwdRowBlockOf<kSplit, BwdSums>(
+  BwdRowBlockOf<kSplit, kLayerNormBwdRowsTogether, BwdSums>(
       rows, begin, end,
       [&](const BwdGroup<T>& group, int64_t ch, bool first, bool prefetch, BwdSums* out) {
         BwdGroupSums(group, rows.cols, ch, first, gamma, mean, rstd, dgamma_part, dbeta_part,

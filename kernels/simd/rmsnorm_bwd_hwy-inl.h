@@ -24,7 +24,16 @@
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
-// Pass 1 on one chunk (n columns) of K rows (1 or kBwdRowsTogether = 2):
+// Rows in one pass-1 group (BwdRowBlockOf): 2. Groups of 4 rows (the
+// LayerNorm backward's choice on AVX-512; 4 rows of one sum fit 4
+// accumulators each) took 0.97 to 1.03 of the time on most shapes and 1.13
+// for f16 on 4096x4096 (two threads, normcheck_compare_builds). The pass
+// stays written for 1 or 2 rows: generic over the group size, as
+// BwdSumsChunk is, it made a 1x768 float32 call 1.04 to 1.06 times as long
+// (four runs; 1.00 with this form).
+inline constexpr int64_t kRmsBwdRowsTogether = 2;
+
+// Pass 1 on one chunk (n columns) of K rows (1 or 2, kRmsBwdRowsTogether):
 // row j at dy[j], x[j] with saved rrms[j]; sums[j] gets its b. The rows
 // share each gamma vector and each dgamma partial vector, which takes row
 // 0's term, then row 1's, in a register: the roundings of one row at a
@@ -140,13 +149,10 @@ void RmsBwdGroupSums(const BwdGroup<T>& group, int64_t cols, int64_t ch, bool fi
   const float* gamma_ch = chunk_start(gamma, ch);
   float* dgamma_ch = chunk_start(dgamma_part, ch);
   WithFlag(gamma != nullptr, [&]<bool kGamma>() {
-    if (group.k == 2) {
-      RmsBwdSumChunk<2, kGamma>(in.dy, in.x, rrms + group.r, gamma_ch, dgamma_ch, n, first,
+    WithGroupSize<kRmsBwdRowsTogether>(group.k, [&]<int K>() {
+      RmsBwdSumChunk<K, kGamma>(in.dy, in.x, rrms + group.r, gamma_ch, dgamma_ch, n, first,
                                 in.next_x, prefetch, out);
-    } else {
-      RmsBwdSumChunk<1, kGamma>(in.dy, in.x, rrms + group.r, gamma_ch, dgamma_ch, n, first,
-                                in.next_x, prefetch, out);
-    }
+    });
   });
 }
 
@@ -174,7 +180,7 @@ void RmsBwdRowDx(const BwdRows<T>& rows, const BwdGroup<T>& group, int64_t j, in
 template <bool kSplit, typename T>
 void RmsBwdRowBlock(const BwdRows<T>& rows, int64_t begin, int64_t end, const float* gamma,
                     const float* rrms, float* dgamma_part) {
-  BwdRowBlockOf<kSplit, float>(
+  BwdRowBlockOf<kSplit, kRmsBwdRowsTogether, float>(
       rows, begin, end,
       [&](const BwdGroup<T>& group, int64_t ch, bool first, bool prefetch, float* out) {
         RmsBwdGroupSums(group, rows.cols, ch, first, gamma, rrms, dgamma_part, prefetch, out);

@@ -76,6 +76,9 @@ constexpr T* chunk_start(T* p, int64_t ch) {
 //   and the zero-padded tail: n/(4L) + 4 additions; 2 for the accumulators;
 //   log2(L) <= log2(16) = 4 for the lanes. With L >= min_lanes:
 //   depth(n) <= ceil(n / (4 min_lanes)) + 10.
+// The same holds for 2 accumulators of L >= 2 lanes (the LayerNorm
+// backward's groups of 4 rows, BwdAccumulators): n/(2L) + 2 additions, 1 for
+// the accumulators, and 2 L >= 4 min_lanes while min_lanes is 1.
 // Chunks of kChunk add ceil(n / kChunk) more: their sums (scalars, or lane
 // vectors added before the lane tree) are added left to right.
 inline constexpr int64_t summation_depth(int64_t n, int64_t min_lanes) {
