@@ -28,9 +28,11 @@ namespace normcheck::simd::HWY_NAMESPACE {
 // vector registers (AVX-512), else 2, whose 16 accumulators already fill
 // AVX2's 16 registers. Four rows keep each sum in 2 accumulators
 // (BwdAccumulators) and halve the partial-row loads and stores of a pair
-// again. Against pairs (normcheck_compare_builds, docs/performance.md): one
-// thread 0.91 of the time for float32 on 4096x1024, 4096x4096 and
-// 256x65536, bf16 0.91 to 1.00; two threads 0.94 to 0.99 on those shapes.
+// again. Against pairs (normcheck_compare_builds, docs/performance.md), one
+// thread: 0.91 and 0.92 of the time for float32 on 4096x1024, 4096x4096 and
+// 256x65536, 0.89 to 0.92 for 16-bit on the last two (1.00 and 1.02 on
+// 4096x1024); two threads: 0.91 to 0.97 on 4096x4096, 0.99 to 1.02 on
+// 256x65536, where two threads share the memory.
 #if HWY_TARGET <= HWY_AVX3
 inline constexpr int64_t kLayerNormBwdRowsTogether = 4;
 #else
