@@ -30,7 +30,7 @@ namespace normcheck::simd::HWY_NAMESPACE {
 // for f16 on 4096x4096 (two threads, normcheck_compare_builds). The pass
 // stays written for 1 or 2 rows: generic over the group size, as
 // BwdSumsChunk is, it made a 1x768 float32 call 1.04 to 1.06 times as long
-// (four runs; 1.00 with this form).
+// (three runs; 1.00 with this form).
 inline constexpr int64_t kRmsBwdRowsTogether = 2;
 
 // Pass 1 on one chunk (n columns) of K rows (1 or 2, kRmsBwdRowsTogether):
