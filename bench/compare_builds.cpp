@@ -106,8 +106,10 @@ int main(int argc, char** argv) {
       if (error != std::errc() || end != text.data() + text.size() || rounds < 1)
         usage("--rounds wants a positive whole number");
     } else if (arg == "--seconds" && has_value) {
-      seconds = std::atof(argv[++i]);
-      if (!(seconds > 0)) usage("--seconds wants a positive number");
+      const std::string_view text = argv[++i];
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+      if (error != std::errc() || end != text.data() + text.size() || !(seconds > 0))
+        usage("--seconds wants a positive number");
     } else if (arg == "--shape" && has_value) {
       const auto shape = normcheck::bench::parse_shape(argv[++i]);
       if (!shape) usage("--shape wants ROWSxCOLS with positive sizes, e.g. 4096x1024");
