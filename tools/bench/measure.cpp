@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "simd/thread_pool.h"
+
 namespace normcheck::bench {
 namespace {
 
@@ -107,6 +109,8 @@ BenchReport run_bench(const BenchOptions& options, void (*progress)(const std::s
   Limits limits(options.copy_buffer_bytes);
   report.copy_threads = limits.copy.threads();
   report.copy_buffer_bytes = limits.copy.buffer_bytes();
+  report.stream_threads = limits.stream_fwd.threads();
+  report.kernel_threads = simd::thread_count();
   limits.sample();  // warm-up, not counted
   limits.copy_samples.clear();
   limits.fwd_samples.clear();

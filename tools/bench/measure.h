@@ -67,6 +67,11 @@ struct BenchReport {
     double gbps = 0, gbps_min = 0, gbps_max = 0;
   };
   Limit stream_fwd, stream_bwd;
+  // The limits run one thread per core whatever the kernels are given, so a
+  // ratio is the fraction of the machine; kernel_threads is our SIMD kernels'
+  // pool (simd::thread_count(): NORMCHECK_THREADS, else one per core).
+  unsigned stream_threads = 0;
+  int kernel_threads = 0;
   std::vector<BenchResult> results;
   std::vector<BenchDecline> declined;
 };

@@ -81,10 +81,11 @@ BenchOptions options_from(const BenchArgs& args) {
   return options;
 }
 
-// The OpenMP settings oneDNN and libtorch run under: on a loaded machine their
-// small-shape latency depends on the wait policy by orders of magnitude
-// (docs/performance.md), so a figure is quoted with them.
-std::string openmp_setting(const char* name) {
+// An environment variable a figure is quoted with, or "(unset)": the OpenMP
+// settings oneDNN and libtorch run under (on a loaded machine their
+// small-shape latency depends on the wait policy by orders of magnitude,
+// docs/performance.md) and NORMCHECK_THREADS, our kernels' pool.
+std::string env_setting(const char* name) {
   const char* value = std::getenv(name);
   return value ? value : "(unset)";
 }
@@ -98,8 +99,9 @@ nlohmann::json report_json(const BenchOptions& options, const BenchReport& repor
   doc["repeats"] = options.repeats;
   doc["min_sample_seconds"] = options.min_sample_seconds;
   doc["affine_forward"] = options.affine_forward;
-  doc["environment"] = {{"OMP_NUM_THREADS", openmp_setting("OMP_NUM_THREADS")},
-                        {"OMP_WAIT_POLICY", openmp_setting("OMP_WAIT_POLICY")}};
+  doc["environment"] = {{"OMP_NUM_THREADS", env_setting("OMP_NUM_THREADS")},
+                        {"OMP_WAIT_POLICY", env_setting("OMP_WAIT_POLICY")},
+                        {"NORMCHECK_THREADS", env_setting("NORMCHECK_THREADS")}};
   return doc;
 }
 
@@ -120,12 +122,16 @@ void print_table(const BenchReport& report) {
               report.copy_gbps, report.copy_gbps_min, report.copy_gbps_max, report.copy_threads,
               report.copy_buffer_bytes >> 20);
   std::printf("stream limit (read the inputs, write the output with non-temporal stores): "
-              "forward %.2f GB/s (min %.2f, max %.2f), backward %.2f GB/s (min %.2f, max %.2f)\n",
+              "forward %.2f GB/s (min %.2f, max %.2f), backward %.2f GB/s (min %.2f, max %.2f), "
+              "%u threads\n",
               report.stream_fwd.gbps, report.stream_fwd.gbps_min, report.stream_fwd.gbps_max,
-              report.stream_bwd.gbps, report.stream_bwd.gbps_min, report.stream_bwd.gbps_max);
+              report.stream_bwd.gbps, report.stream_bwd.gbps_min, report.stream_bwd.gbps_max,
+              report.stream_threads);
+  std::printf("our kernels: %d threads (NORMCHECK_THREADS=%s)\n", report.kernel_threads,
+              env_setting("NORMCHECK_THREADS").c_str());
   std::printf("bytes counted: forward 2 arrays (x, y), backward 3 (dy, x, dx), of the kernel's dtype\n");
   std::printf("OpenMP (oneDNN, libtorch): OMP_NUM_THREADS=%s OMP_WAIT_POLICY=%s\n",
-              openmp_setting("OMP_NUM_THREADS").c_str(), openmp_setting("OMP_WAIT_POLICY").c_str());
+              env_setting("OMP_NUM_THREADS").c_str(), env_setting("OMP_WAIT_POLICY").c_str());
   for (const auto& d : report.declined)
     std::printf("declined: %s on %s: %s\n", std::string(d.kernel->name).c_str(),
                 shape_text(d.shape).c_str(), d.reason.c_str());

@@ -51,6 +51,8 @@ inline nlohmann::json bench_report_json(const bench::BenchReport& report) {
           {"stream_bwd_gbps", json_number(report.stream_bwd.gbps)},
           {"stream_bwd_gbps_min", json_number(report.stream_bwd.gbps_min)},
           {"stream_bwd_gbps_max", json_number(report.stream_bwd.gbps_max)},
+          {"stream_threads", report.stream_threads},
+          {"kernel_threads", report.kernel_threads},
           {"results", results},
           {"declined", declined}};
 }

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -107,6 +108,30 @@ TEST(BenchCli, TextOutputIsATableWithTheCopyLimit) {
   EXPECT_NE(run.out.find("GB/s"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("copy:"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("stream limit"), std::string::npos) << run.out;
+}
+
+// The limits run one thread per core whatever NORMCHECK_THREADS gives our
+// kernels, and the JSON says both, so a ratio taken with fewer kernel threads
+// reads as a fraction of the machine. 3 differs from the core count of a
+// 2-core machine, and 1 from that of any machine with more than one.
+TEST(BenchCli, JsonGivesTheThreadsOfTheLimitsAndOfOurKernels) {
+  const char* before = std::getenv("NORMCHECK_THREADS");
+  const std::string saved = before ? before : "";
+  for (const int threads : {1, 3}) {
+    setenv("NORMCHECK_THREADS", std::to_string(threads).c_str(), 1);
+    const CliRun run =
+        normcheck("bench --quick --json --shape 2x64 --repeats 1 --kernel layernorm_fwd.hwy");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const auto doc = nlohmann::json::parse(run.out);
+    EXPECT_EQ(doc["kernel_threads"].get<int>(), threads);
+    EXPECT_EQ(doc["stream_threads"].get<unsigned>(), std::thread::hardware_concurrency());
+    EXPECT_EQ(doc["environment"]["NORMCHECK_THREADS"], std::to_string(threads));
+  }
+  if (before) {
+    setenv("NORMCHECK_THREADS", saved.c_str(), 1);
+  } else {
+    unsetenv("NORMCHECK_THREADS");
+  }
 }
 
 // A 16-bit kernel measured alone (the workload's 16-bit arrays made for it,
