@@ -84,8 +84,9 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
        "algorithm and the row's condition (|mean|/sigma, d). <b>error/bound</b> is what to act on: at most 1 means "
        "within the promise. ULP counts are shown too, but near an output's zero one ULP of the exact value is tiny, "
        "so a kernel well within its bound can show a billion ULP there. <b>Speed</b> is the median over the bench "
-       "shapes of the throughput as a ratio to a memory copy measured in the same run (1 = the memory-bandwidth "
-       "limit) and to oneDNN's kernel for the same op.</p></div>\n"
+       "shapes of the throughput as a ratio to the streaming limit of the kernel's direction, measured in the same run "
+       "(reading the inputs and writing the output with non-temporal stores: 1 = all that the memory allows on "
+       "shapes out of cache), and to oneDNN's kernel for the same op.</p></div>\n"
     << "<table class=\"verdicts\"><tr><th>kernel</th><th>op</th><th>origin</th><th>verdict</th><th>what to do</th>"
        "<th>rows failed / run / declined</th><th>worst error/bound</th><th>max ULP</th><th>vs limit</th>"
        "<th>vs oneDNN</th></tr>\n";
@@ -97,7 +98,7 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
       << "</td><td><span class=\"status " << cls << "\">" << e(v.status) << "</span></td><td>" << e(v.advice)
       << "</td><td class=\"num\">" << v.rows_failed << " / " << v.rows_run << " / " << v.rows_declined
       << "</td><td class=\"num\">" << figure(v.worst_ratio) << "</td><td class=\"num\">" << figure(v.max_ulp)
-      << "</td><td class=\"num\">" << ratio_text(v.copy_ratio, "&ndash;") << "</td><td class=\"num\">"
+      << "</td><td class=\"num\">" << ratio_text(v.stream_ratio, "&ndash;") << "</td><td class=\"num\">"
       << ratio_text(v.onednn_ratio, "&ndash;") << "</td></tr>\n";
   }
   s << "</table>\n";
@@ -124,7 +125,7 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
   };
   section("accuracy", "Error against the row's condition", "");
   section("distribution", "Error distributions", "");
-  section("speed", "Throughput against the memory-bandwidth limit",
+  section("speed", "Throughput against the streaming limit",
           data.bench ? "" : "The bench was left out of this run (--no-bench).");
 
   if (data.fuzz) {

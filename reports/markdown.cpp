@@ -25,13 +25,14 @@ std::string markdown_report(const ReportData& data, const std::vector<KernelVerd
                                    "not figures to quote.\n\n"
                                  : "")
     << "Verdict: error/bound is what to act on (1 = the kernel's a-priori bound). Speed: median ratio to the "
-       "memory-bandwidth limit (a copy measured in the same run) and to oneDNN.\n\n"
+       "streaming limit of the kernel's direction (reading its inputs and writing its output with non-temporal "
+       "stores, measured in the same run: the fraction of possible on shapes out of cache) and to oneDNN.\n\n"
     << "| kernel | origin | verdict | rows failed / run / declined | worst error/bound | max ULP | vs limit | vs oneDNN |\n"
     << "|---|---|---|---|---|---|---|---|\n";
   for (const KernelVerdict& v : verdicts)
     s << "| `" << v.kernel->name << "` | " << to_string(v.kernel->origin) << " | " << v.status << " | "
       << v.rows_failed << " / " << v.rows_run << " / " << v.rows_declined << " | " << figure(v.worst_ratio) << " | "
-      << figure(v.max_ulp) << " | " << ratio_text(v.copy_ratio, "-") << " | " << ratio_text(v.onednn_ratio, "-") << " |\n";
+      << figure(v.max_ulp) << " | " << ratio_text(v.stream_ratio, "-") << " | " << ratio_text(v.onednn_ratio, "-") << " |\n";
   s << "\nA max ULP in the billions on a trusted kernel is an output near zero, where one ULP is tiny, or an "
        "ill-conditioned row; report.html says which, per kernel.\n";
   // Kept short for a pull-request comment: the kernels that need more than

@@ -226,21 +226,26 @@ void speed_plots(const ReportData& data, const Scratch& scratch, std::vector<Plo
       for (const auto& r : data.bench->results) {
         if (r.kernel != ka.kernel) continue;
         const auto at = std::find(shapes.begin(), shapes.end(), r.shape) - shapes.begin();
-        s.points.push_back({static_cast<double>(at), r.ratio_to_copy});
+        s.points.push_back({static_cast<double>(at), r.ratio_to_stream});
       }
       if (!s.points.empty()) series.push_back(std::move(s));
     }
     if (series.empty()) continue;
     const std::string id = std::string("speed_") + dir;
-    Plot p{id, "speed", std::string(dir == std::string("fwd") ? "Forward" : "Backward") +
-                            " kernels: throughput against the memory-bandwidth limit",
-           "Throughput per shape (rows x d) as a ratio to a copy on every core measured in the same run "
-           "(1 = the memory-bandwidth limit, dashed). Copy: " + number(data.bench->copy_gbps) +
+    const bool forward = dir == std::string("fwd");
+    const double limit = forward ? data.bench->stream_fwd.gbps : data.bench->stream_bwd.gbps;
+    Plot p{id, "speed", std::string(forward ? "Forward" : "Backward") +
+                            " kernels: throughput against the streaming limit",
+           "Throughput per shape (rows x d) as a ratio to the streaming limit measured in the same run: every "
+           "core reads its share of the " + std::string(forward ? "input" : "two inputs") +
+               " and writes its share of the output with non-temporal stores (1 = the limit, dashed; on "
+               "shapes out of cache, all that the memory allows). Limit: " + number(limit) + " GB/s; a copy: " +
+               number(data.bench->copy_gbps) +
                " GB/s. Ratios, not absolute speeds, are what survive a shared, noisy machine.",
            {}, {}};
     render(p, scratch,
            "set logscale y\nset format y '%g'\nset grid\nset key outside right top\nset xlabel 'shape (rows x d)'\n"
-           "set ylabel 'throughput / copy bandwidth'\nset xrange [-0.5:" + number(shapes.size() - 0.5) + "]\n" +
+           "set ylabel 'throughput / streaming limit'\nset xrange [-0.5:" + number(shapes.size() - 0.5) + "]\n" +
                xtics + "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 2 lc rgb 'red'\n" +
                plot_series(scratch, id, series, "with linespoints pointsize 0.7"));
     plots.push_back(std::move(p));

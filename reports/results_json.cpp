@@ -74,6 +74,7 @@ json kernel_json(const KernelAccuracy& ka, const KernelVerdict& v) {
           {"declines", declines},
           {"worst", {{"output", v.worst_output}, {"row", row_ref(v.worst_row)}}},
           {"speed", {{"text", v.speed},
+                     {"ratio_to_stream", optional_number(v.stream_ratio)},
                      {"ratio_to_copy", optional_number(v.copy_ratio)},
                      {"ratio_to_onednn", optional_number(v.onednn_ratio)},
                      {"shapes", v.bench_shapes}}},

@@ -139,9 +139,10 @@ void speed(const ReportData& data, KernelVerdict& v) {
     v.speed = "not measured (--no-bench)";
     return;
   }
-  std::vector<double> copy, onednn;
+  std::vector<double> stream, copy, onednn;
   for (const auto& r : data.bench->results) {
     if (r.kernel != v.kernel) continue;
+    stream.push_back(r.ratio_to_stream);
     copy.push_back(r.ratio_to_copy);
     if (r.ratio_to_onednn) onednn.push_back(*r.ratio_to_onednn);
   }
@@ -153,9 +154,11 @@ void speed(const ReportData& data, KernelVerdict& v) {
     v.speed = "not measured" + (reason.empty() ? std::string() : " (declined: " + reason + ")");
     return;
   }
+  v.stream_ratio = median(stream);
   v.copy_ratio = median(copy);
   char line[200];
-  std::snprintf(line, sizeof line, "%.2fx the memory-bandwidth limit (copy)", *v.copy_ratio);
+  std::snprintf(line, sizeof line, "%.2fx the streaming limit (%.2fx a copy)", *v.stream_ratio,
+                *v.copy_ratio);
   v.speed = line;
   if (!onednn.empty()) {
     v.onednn_ratio = median(onednn);

@@ -34,7 +34,9 @@ struct KernelVerdict {
   std::string worst_output;
   const RowResult* worst_row = nullptr;
   std::vector<const fuzz::Finding*> fuzz_findings;  // the fuzz campaign's, into data.fuzz
-  std::optional<double> copy_ratio, onednn_ratio;  // medians over the bench shapes
+  // Medians over the bench shapes of throughput / the streaming limit of the
+  // kernel's direction, / a copy, and / oneDNN's kernel for the same op.
+  std::optional<double> stream_ratio, copy_ratio, onednn_ratio;
   int bench_shapes = 0;
   std::string speed;                   // one line
 };

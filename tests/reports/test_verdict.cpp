@@ -1,7 +1,8 @@
 // reports/verdict.cpp: what a fuzz finding does to a kernel's verdict. A
 // kernel that passed every row of the workload but has a finding is not to be
 // trusted (and fails the run when it is ours); a control the rows missed but
-// the campaign caught is caught; without a finding nothing changes.
+// the campaign caught is caught; without a finding nothing changes. And the
+// figure a kernel's speed is read by.
 #include <string>
 
 #include <gtest/gtest.h>
@@ -89,6 +90,37 @@ TEST_F(FuzzVerdict, WithoutTheCampaignNothingIsSaidOfIt) {
   EXPECT_EQ(v[0].status, "trusted");
   for (const std::string& n : v[0].notes) EXPECT_EQ(n.find("Fuzzing"), std::string::npos) << n;
   EXPECT_EQ(fuzz_summary(data_), "");
+}
+
+// A kernel's speed is read against the streaming limit, the fraction of
+// possible; the copy, which streaming stores pass, is quoted beside it. Three
+// shapes whose ratios have different medians: 0.7 to the limit and 2 to the
+// copy, so a verdict taking either figure for the other reads wrong.
+TEST(SpeedVerdict, IsTheMedianFractionOfTheStreamingLimit) {
+  const Kernel* ours = find_kernel("layernorm_fwd.twopass");
+  const Kernel* control = find_kernel("layernorm_fwd.naive_onepass");
+  ASSERT_NE(ours, nullptr);
+  ASSERT_NE(control, nullptr);
+  ReportData data;
+  data.accuracy = {passing(*ours), passing(*control)};
+  bench::BenchReport bench;
+  const double stream[] = {0.5, 0.9, 0.7}, copy[] = {2.0, 1.0, 3.0};
+  for (int i = 0; i < 3; ++i) {
+    bench::BenchResult r;
+    r.kernel = ours;
+    r.shape = {1 << i, 64};
+    r.ratio_to_stream = stream[i];
+    r.ratio_to_copy = copy[i];
+    bench.results.push_back(r);
+  }
+  data.bench = bench;
+  const auto v = verdicts(data);
+  ASSERT_TRUE(v[0].stream_ratio && v[0].copy_ratio);
+  EXPECT_DOUBLE_EQ(*v[0].stream_ratio, 0.7);
+  EXPECT_DOUBLE_EQ(*v[0].copy_ratio, 2.0);
+  EXPECT_EQ(v[0].bench_shapes, 3);
+  EXPECT_NE(v[0].speed.find("0.70x the streaming limit (2.00x a copy)"), std::string::npos) << v[0].speed;
+  EXPECT_FALSE(v[1].stream_ratio) << "the control was not measured";
 }
 
 }  // namespace
