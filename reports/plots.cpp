@@ -15,6 +15,7 @@
 #include <map>
 #include <sstream>
 
+#include "verdict.h"
 #include "workload.h"
 
 namespace normcheck::report {
@@ -239,8 +240,8 @@ void speed_plots(const ReportData& data, const Scratch& scratch, std::vector<Plo
            "Throughput per shape (rows x d) as a ratio to the streaming limit measured in the same run: every "
            "core reads its share of the " + std::string(forward ? "input" : "two inputs") +
                " and writes its share of the output with non-temporal stores (1 = the limit, dashed; on "
-               "shapes out of cache, all that the memory allows). Limit: " + number(limit) + " GB/s; a copy: " +
-               number(data.bench->copy_gbps) +
+               "shapes out of cache, all that the memory allows). Limit: " + figure(limit) + " GB/s; a copy: " +
+               figure(data.bench->copy_gbps) +
                " GB/s. Ratios, not absolute speeds, are what survive a shared, noisy machine.",
            {}, {}};
     render(p, scratch,
