@@ -115,8 +115,19 @@ TEST(BenchCli, TextOutputIsATableWithTheCopyLimit) {
 // reads as a fraction of the machine. 3 differs from the core count of a
 // 2-core machine, and 1 from that of any machine with more than one.
 TEST(BenchCli, JsonGivesTheThreadsOfTheLimitsAndOfOurKernels) {
-  const char* before = std::getenv("NORMCHECK_THREADS");
-  const std::string saved = before ? before : "";
+  // Puts NORMCHECK_THREADS back as it was for the tests after this one, even
+  // when an assertion ends this one early.
+  struct Restore {
+    const char* before = std::getenv("NORMCHECK_THREADS");
+    std::string saved = before ? before : "";
+    ~Restore() {
+      if (before) {
+        setenv("NORMCHECK_THREADS", saved.c_str(), 1);
+      } else {
+        unsetenv("NORMCHECK_THREADS");
+      }
+    }
+  } restore;
   for (const int threads : {1, 3}) {
     setenv("NORMCHECK_THREADS", std::to_string(threads).c_str(), 1);
     const CliRun run =
@@ -126,11 +137,6 @@ TEST(BenchCli, JsonGivesTheThreadsOfTheLimitsAndOfOurKernels) {
     EXPECT_EQ(doc["kernel_threads"].get<int>(), threads);
     EXPECT_EQ(doc["stream_threads"].get<unsigned>(), std::thread::hardware_concurrency());
     EXPECT_EQ(doc["environment"]["NORMCHECK_THREADS"], std::to_string(threads));
-  }
-  if (before) {
-    setenv("NORMCHECK_THREADS", saved.c_str(), 1);
-  } else {
-    unsetenv("NORMCHECK_THREADS");
   }
 }
 
