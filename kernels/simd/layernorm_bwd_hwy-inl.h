@@ -1,8 +1,9 @@
 // The LayerNorm backward row, per target, float32 or 16-bit storage for dy, x
 // and dx with float32 math. With g = gamma dy and xhat = (x - mean) rstd from
 // the saved statistics:
-//   pass 1  a = sum g_i, b = sum g_i xhat_i (4 accumulators each); the row's
-//           dy xhat and dy are added into the dgamma/dbeta partial rows
+//   pass 1  a = sum g_i, b = sum g_i xhat_i (BwdAccumulators: 4 each, 2 in
+//           AVX-512's groups of four rows); the row's dy xhat and dy are
+//           added into the dgamma/dbeta partial rows
 //   pass 2  dx_i = rstd (g_i - (xhat_i b/d + a/d))
 // A row whose sums are not finite (NaN/inf in x, dy or the statistics) gets an
 // all-NaN dx. The bound is derived in layernorm_bwd_hwy.cpp.
