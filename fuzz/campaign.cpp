@@ -7,6 +7,7 @@
 #include <set>
 
 #include "generators.h"
+#include "kernel_host.h"
 #include "normcheck/io.h"
 #include "normcheck/row_file.h"
 
@@ -92,6 +93,7 @@ CampaignResult run_campaign(const CampaignOptions& options) {
   const double per_kernel_seconds =
       options.kernels.empty() ? 0 : options.seconds / static_cast<double>(options.kernels.size());
 
+  std::set<const HostedPlugin*> load_reported;
   for (std::size_t ki = 0; ki < options.kernels.size(); ++ki) {
     const Kernel& declared = *options.kernels[ki];
     // With wide_range the kernel runs on every float: a copy of its row that
@@ -106,6 +108,21 @@ CampaignResult run_campaign(const CampaignOptions& options) {
       if (!f.from_corpus) f.file = save(options, f);
       result.findings.push_back(std::move(f));
     };
+
+    // A library that changes the floating-point control state when it loads
+    // changes the arithmetic of every process that loads it: one finding for
+    // the library, with no problem (loading it is the defect), on the first
+    // of its kernels fuzzed.
+    if (const HostedPlugin* plugin = hosted_plugin_of(declared);
+        plugin && !plugin->load_fp_change().empty() && load_reported.insert(plugin).second) {
+      labels.insert("fp_environment");
+      result.findings.push_back({std::string(k.name), "fp_environment",
+                                 "the library " + plugin->path().filename().string() +
+                                     " changes the floating-point control state when it loads (" +
+                                     plugin->load_fp_change() +
+                                     "); its kernels run, and are judged, in the state it sets",
+                                 k.op, k.dtype, Problem{}, {}, false});
+    }
 
     // The corpus first: its problem files that name this kernel.
     if (!options.corpus_dir.empty() && std::filesystem::is_directory(options.corpus_dir)) {

@@ -44,7 +44,7 @@ struct Finding {
   Op op{};
   DType dtype{};
   Problem problem;               // shrunk
-  std::filesystem::path file;    // where it was saved
+  std::filesystem::path file;    // where it was saved (empty: a library's loading is the finding, no problem)
   bool from_corpus = false;      // replayed from the corpus, not newly found
 };
 

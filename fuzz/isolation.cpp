@@ -13,6 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "kernel_host.h"
 #include "normcheck/guard_pages.h"
 
 namespace normcheck::fuzz {
@@ -168,6 +169,44 @@ std::string detail_for(const std::string& label, const Evaluation& ev) {
   return label.empty() ? std::string() : detail_of(ev);
 }
 
+// A plugin's kernel: evaluate() runs here (the reference, the verdict) and
+// each call of the kernel runs in a kernel host (kernel_host.h), which
+// throws KernelCallFault for a call that did not complete.
+std::vector<CaseResult> run_hosted(const Kernel& kernel, std::span<const Problem> problems,
+                                   const IsolationOptions& options) {
+  std::vector<CaseResult> results(problems.size());
+  EvaluateOptions eo;
+  eo.bound_override = options.bound_override;
+  for (std::size_t i = 0; i < problems.size(); ++i) {
+    CaseResult& r = results[i];
+    CallScope scope(options.timeout_ms);
+    bool nondeterministic = false;
+    try {
+      r.evaluation = evaluate(kernel, problems[i], eo);
+      if (options.run_twice && r.evaluation.declined.empty()) {
+        EvaluateOptions again = eo;
+        again.outputs_only = true;
+        nondeterministic = evaluate(kernel, problems[i], again).output_digest != r.evaluation.output_digest;
+      }
+      r.finished = true;
+      r.label = label_of(r.evaluation, nondeterministic);
+      r.detail = detail_for(r.label, r.evaluation);
+      // A call that changed the floating-point control state explains any
+      // NaN or error it gave, so it comes before them.
+      if (!scope.fp_change.empty() && (r.label.empty() || r.label == "nan" || r.label == "accuracy")) {
+        r.label = "fp_environment";
+        r.detail = "the kernel call left the floating-point control state changed (" + scope.fp_change +
+                   "); the kernel host restored it before the next call";
+      }
+    } catch (const KernelCallFault& fault) {
+      r.label = fault.label;
+      r.detail = fault.what();
+    }
+    if (options.stop_at_first_label && !r.label.empty()) break;
+  }
+  return results;
+}
+
 }  // namespace
 
 std::string label_of(const Evaluation& ev, bool nondeterministic) {
@@ -183,6 +222,7 @@ std::string label_of(const Evaluation& ev, bool nondeterministic) {
 
 std::vector<CaseResult> run_isolated(const Kernel& kernel, std::span<const Problem> problems,
                                      const IsolationOptions& options) {
+  if (hosted_plugin_of(kernel)) return run_hosted(kernel, problems, options);
   std::vector<CaseResult> results(problems.size());
   void* m = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) throw std::runtime_error("run_isolated: mmap of the shared results failed");
@@ -278,7 +318,8 @@ std::vector<CaseResult> run_isolated(const Kernel& kernel, std::span<const Probl
 }
 
 CaseResult run_case(const Kernel& kernel, const Problem& problem, const IsolationOptions& options) {
-  if (kernel.origin == Origin::plugin) return run_isolated(kernel, std::span<const Problem>(&problem, 1), options)[0];
+  if (kernel.origin == Origin::plugin || hosted_plugin_of(kernel))
+    return run_isolated(kernel, std::span<const Problem>(&problem, 1), options)[0];
   CaseResult r;
   r.evaluation = evaluate(kernel, problem, options.bound_override);
   r.finished = true;

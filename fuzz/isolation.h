@@ -1,15 +1,23 @@
-// Running a kernel's cases in a child process (a fork server): one fork per
-// batch of cases, a watchdog on each kernel call, and memory laid out so that
-// misbehaviour becomes a finding instead of taking normcheck down.
+// Running a kernel's cases so that misbehaviour becomes a finding instead of
+// taking normcheck down.
 //
-// The child runs evaluate() (the one verdict path, verify/evaluate.h) with
-// every array between guard pages (EvaluateOptions::guard_pages) and each case
-// twice, comparing the outputs bit for bit. It writes each case's result into
-// memory shared with the parent (mmap MAP_SHARED). The parent watches: a case
-// whose kernel call runs longer than the timeout is a hang (the child is
-// killed); a child that dies by a signal or exits during a case makes that
-// case a crash, or out_of_bounds when the fault address lies in a guard page.
-// The next batch starts a fresh child after the failing case.
+// A plugin's kernel (kernel_host.h): evaluate() runs in this process, the
+// reference and the verdict included, and each kernel call runs in a kernel
+// host process that loaded the plugin and nothing of normcheck's but the call
+// protocol. Each case runs twice and the outputs are compared bit for bit. A
+// call that crashes, hangs (the host's CPU time) or touches a guard page is
+// labelled from what the host recorded; a call that leaves the
+// floating-point control state changed is fp_environment.
+//
+// A kernel of the table (ours, the controls, the adapters, a test's): a fork
+// server, one child per batch of cases, running evaluate() with every array
+// between guard pages (EvaluateOptions::guard_pages) and each case twice. It
+// writes each case's result into memory shared with the parent (mmap
+// MAP_SHARED). The parent watches: a case whose kernel call runs longer than
+// the timeout is a hang (the child is killed); a child that dies by a signal
+// or exits during a case makes that case a crash, or out_of_bounds when the
+// fault address lies in a guard page. The next batch starts a fresh child
+// after the failing case.
 #pragma once
 
 #include <cstdint>
@@ -34,8 +42,9 @@ struct IsolationOptions {
 };
 
 // One case's result. `label` is empty when the kernel passed; otherwise one of
-// accuracy, nan, crash, hang, out_of_bounds, unwritten_output, writes_input,
-// nondeterministic (most severe first: a memory fault hides the rest).
+// crash, hang, out_of_bounds, writes_input, unwritten_output, nondeterministic,
+// fp_environment, nan, accuracy (most severe first: a memory fault hides the
+// rest; a changed floating-point state explains a NaN or an error).
 struct CaseResult {
   Evaluation evaluation;   // meaningful when the child finished the case
   bool finished = false;   // the child returned a result for it

@@ -60,7 +60,11 @@ void call_norm_linear(const Kernel& k, const KernelArgs& a) {
 }  // namespace
 
 void invoke(const Kernel& kernel, const KernelArgs& args) {
-  if (is_norm_linear(kernel.op))
+  if (const auto* remote = std::get_if<RemoteKernelFn>(&kernel.fn)) {
+    if (!remote->call)
+      throw std::logic_error("invoke: kernel " + std::string(kernel.name) + " is remote but has no call");
+    remote->call(remote->context, kernel, args);
+  } else if (is_norm_linear(kernel.op))
     call_norm_linear(kernel, args);
   else if (kernel.dtype == DType::f32)
     call<float, nc_layernorm_fwd_fn, nc_layernorm_bwd_fn, nc_rmsnorm_fwd_fn, nc_rmsnorm_bwd_fn>(kernel, args);

@@ -22,6 +22,7 @@
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
 #include "normcheck/row_file.h"
+#include "kernel_host.h"
 #include "plugin_option.h"
 #include "seed.h"
 
@@ -186,6 +187,17 @@ int run_check(const CheckOptions& options) {
     }
   }
   const std::size_t row_count = problems.size();
+  // A library that changes the floating-point control state when it loads:
+  // a finding on each of its kernels checked, unless a worse one is there.
+  for (KernelSummary& s : summaries) {
+    const fuzz::HostedPlugin* plugin = fuzz::hosted_plugin_of(*s.kernel);
+    const std::string change = plugin ? plugin->load_fp_change() : std::string();
+    if (change.empty() || !(s.label.empty() || s.label == "nan" || s.label == "accuracy")) continue;
+    s.pass = false;
+    s.label = "fp_environment";
+    s.detail = "the library changes the floating-point control state when it loads (" + change +
+               "); its kernels run, and are judged, in that state";
+  }
 
   const bool all_pass = std::all_of(summaries.begin(), summaries.end(), [](const auto& s) { return s.pass; });
   if (options.json) {

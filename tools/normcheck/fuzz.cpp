@@ -114,6 +114,13 @@ int run_fuzz(const FuzzArgs& args) {
   if (tty) std::fprintf(stderr, "\n");
   const std::string binary = shell_quote(self_path());
   const auto reproduce = [&](const fuzz::Finding& f) {
+    // A finding with no problem is the library's loading: listing it shows it again.
+    if (f.file.empty()) {
+      std::string command = binary + " list";
+      for (const auto& p : args.plugins.paths)
+        command += " --plugin " + shell_quote(std::filesystem::absolute(p).lexically_normal().string());
+      return command;
+    }
     return binary + " check --input " +
            shell_quote(std::filesystem::absolute(f.file).lexically_normal().string()) + plugin_arguments(args.plugins) +
            " --kernel " + f.kernel;
@@ -124,7 +131,8 @@ int run_fuzz(const FuzzArgs& args) {
     for (const auto& f : result.findings)
       findings.push_back({{"kernel", f.kernel},
                           {"label", f.label},
-                          {"input", std::filesystem::absolute(f.file).lexically_normal().string()},
+                          {"input", f.file.empty() ? nlohmann::json(nullptr)
+                                                   : nlohmann::json(std::filesystem::absolute(f.file).lexically_normal().string())},
                           {"reproduce", reproduce(f)},
                           {"detail", f.detail},
                           {"op", to_string(f.op)},
@@ -150,7 +158,9 @@ int run_fuzz(const FuzzArgs& args) {
       std::printf("\n%s: %s%s (%lld x %lld)\n    %s\n", f.kernel.c_str(), f.label.c_str(),
                   f.from_corpus ? " (from the corpus)" : "", static_cast<long long>(f.problem.rows),
                   static_cast<long long>(f.problem.cols), f.detail.c_str());
-      std::printf("    input: %s\n    reproduce: %s\n", f.file.string().c_str(), reproduce(f).c_str());
+      std::printf("    input: %s\n    reproduce: %s\n",
+                  f.file.empty() ? "(none: loading the library is the finding)" : f.file.string().c_str(),
+                  reproduce(f).c_str());
     }
     for (const auto& f : result.limits)
       std::printf("\nlimit of %s (outside its declared range, not a finding): %s (%lld x %lld)\n    %s\n",

@@ -1,9 +1,11 @@
 #include "plugin_option.h"
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "command.h"
+#include "kernel_host.h"
 #include "plugin_loader.h"
 #include "tolerance.h"
 
@@ -12,6 +14,9 @@ namespace normcheck::cli {
 void add_plugin_options(CLI::App* sub, PluginOptions& options, bool run_options) {
   sub->add_option("--plugin", options.paths,
                   "Load the kernels of this shared library (the plugin ABI, docs/plugins.md; repeatable)");
+  sub->add_option("--load-timeout-ms", options.load_timeout_ms,
+                  "A plugin that has not loaded and listed its kernels after this long is refused (default 10000)")
+      ->check(CLI::Range(1, 3600000));
   if (!run_options) return;
   sub->add_option("--timeout-ms", options.timeout_ms,
                   "A plugin kernel call running longer than this is a hang (default 2000)")
@@ -25,7 +30,15 @@ void load_plugins(const PluginOptions& options) {
   if (options.tolerance_ulp && !(*options.tolerance_ulp > 0 && std::isfinite(*options.tolerance_ulp)))
     throw UsageError("--tolerance-ulp must be finite and > 0");
   try {
-    fuzz::load_plugins_into_table(options.paths);
+    for (const std::string& path : options.paths) {
+      const std::vector<Kernel> rows = fuzz::load_plugin(path, {.load_timeout_ms = options.load_timeout_ms});
+      add_kernel_rows(rows);
+      const fuzz::HostedPlugin* plugin = fuzz::hosted_plugin_of(rows.front());
+      if (const std::string change = plugin->load_fp_change(); !change.empty())
+        std::fprintf(stderr, "normcheck: %s changes the floating-point control state when it loads (%s); its "
+                             "kernels run, and are judged, in that state\n",
+                     plugin->path().string().c_str(), change.c_str());
+    }
   } catch (const fuzz::PluginError& e) {
     throw UsageError("plugin refused: " + std::string(e.what()));
   } catch (const std::invalid_argument& e) {
@@ -54,6 +67,8 @@ std::string plugin_arguments(const PluginOptions& options) {
   for (const auto& p : options.paths)
     args += " --plugin " + shell_quote(std::filesystem::absolute(p).lexically_normal().string());
   if (options.timeout_ms != PluginOptions{}.timeout_ms) args += " --timeout-ms " + std::to_string(options.timeout_ms);
+  if (options.load_timeout_ms != PluginOptions{}.load_timeout_ms)
+    args += " --load-timeout-ms " + std::to_string(options.load_timeout_ms);
   if (options.tolerance_ulp) {
     char k[40];
     std::snprintf(k, sizeof k, "%.17g", *options.tolerance_ulp);

@@ -15,14 +15,18 @@ namespace normcheck::cli {
 struct PluginOptions {
   std::vector<std::string> paths;
   int timeout_ms = 2000;
+  int load_timeout_ms = 10000;
   std::optional<double> tolerance_ulp;
 };
 
-// Adds --plugin to `sub`; with `run_options`, --timeout-ms and --tolerance-ulp too.
+// Adds --plugin and --load-timeout-ms to `sub`; with `run_options`,
+// --timeout-ms and --tolerance-ulp too.
 void add_plugin_options(CLI::App* sub, PluginOptions& options, bool run_options);
 
-// Loads every --plugin into the kernel table; a refused library is a
-// UsageError (exit 2) with the reason.
+// Loads every --plugin into the kernel table (each in kernel hosts,
+// fuzz/kernel_host.h); a refused library is a UsageError (exit 2) with the
+// reason. A library that changes the floating-point control state when it
+// loads is named on stderr (fuzz and check report it as a finding).
 void load_plugins(const PluginOptions& options);
 
 // The isolation settings the options ask for (the tolerance as a bound override).

@@ -35,7 +35,8 @@ struct KernelArgs {
   int64_t out_features = 0;
 };
 
-// Calls kernel.fn with the arrays of `args` its op takes. Throws
+// Calls kernel.fn with the arrays of `args` its op takes (a RemoteKernelFn
+// hands them to the process that runs the kernel, kernel.h). Throws
 // std::logic_error naming the kernel when its fn is null or not of the type
 // its op and dtype call for (kernel.h: KernelFn).
 void invoke(const Kernel& kernel, const KernelArgs& args);

@@ -81,10 +81,22 @@ using RmsNormLinearFwdFn = void (*)(const float* x, const float* gamma, const fl
                                     const float* bias, float* z, int64_t rows, int64_t cols,
                                     int64_t out_features, float eps);
 
+struct Kernel;
+struct KernelArgs;  // invoke.h
+
+// A kernel whose code runs in another process: a plugin's, in a kernel host
+// (fuzz/kernel_host.h). invoke() hands the call to `call`, which runs it there
+// on copies of the arrays and copies the outputs back; it throws when the call
+// cannot complete (the host crashed, hung, or wrote outside the arrays).
+struct RemoteKernelFn {
+  void (*call)(const void* context, const Kernel& kernel, const KernelArgs& args) = nullptr;
+  const void* context = nullptr;
+};
+
 using KernelFn = std::variant<nc_layernorm_fwd_fn, nc_layernorm_bwd_fn, nc_rmsnorm_fwd_fn,
                               nc_rmsnorm_bwd_fn, LayerNormFwd16Fn, LayerNormBwd16Fn,
                               RmsNormFwd16Fn, RmsNormBwd16Fn, LayerNormLinearFwdFn,
-                              RmsNormLinearFwdFn>;
+                              RmsNormLinearFwdFn, RemoteKernelFn>;
 
 // What an a-priori bound may depend on: the row's size and condition, all
 // computed exactly (from the reference) by the verifier. r is the exact

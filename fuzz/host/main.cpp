@@ -1,0 +1,291 @@
+// normcheck_kernel_host: the process a plugin's code runs in (protocol.h).
+//
+// normcheck starts it by exec, so it holds nothing of normcheck's but this
+// file, invoke() and the plugin ABI's tables (normcheck_call): the plugin's
+// constructors, its kernels, their threads and whatever they leave behind run
+// here and nowhere else. It loads the library, reports the kernels it lists
+// and the floating-point control state before and after loading, then runs
+// calls on request on the main thread (its usual 8 MiB stack), each array of
+// the call ending flush against a page made inaccessible for the call. A
+// fault is recorded in the status page (which phase, whether the address lay
+// in a guard page or just below the stack) before the host exits.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "normcheck/call_buffers.h"
+#include "normcheck/invoke.h"
+#include "normcheck/plugin.h"
+#include "plugin_abi.h"
+#include "protocol.h"
+
+namespace normcheck::host {
+namespace {
+
+StatusPage* g_status = nullptr;
+std::size_t g_page = 4096;
+
+// The guard pages of the call in progress, for the fault handler.
+uintptr_t g_guard_lo[kMaxBuffers], g_guard_hi[kMaxBuffers];
+volatile int g_guards = 0;
+// The lowest address the main thread's stack may grow to.
+uintptr_t g_stack_lowest = 0;
+
+void on_fault(int sig, siginfo_t* info, void*) {
+  const auto a = reinterpret_cast<uintptr_t>(info ? info->si_addr : nullptr);
+  const bool memory = sig == SIGSEGV || sig == SIGBUS;
+  int in_guard = 0;
+  for (int i = 0; i < g_guards; ++i)
+    if (memory && a >= g_guard_lo[i] && a < g_guard_hi[i]) in_guard = i + 1;
+  // A stack overflow faults at or below the lowest address the stack may
+  // use: the access that crossed it (a push, or a large frame's first touch,
+  // up to its size below). 64 MiB covers any frame that overflows 8 MiB.
+  constexpr uintptr_t kBelow = uintptr_t{64} << 20, kAbove = uintptr_t{64} << 10;
+  const bool on_stack = memory && g_stack_lowest != 0 && a + kBelow >= g_stack_lowest && a < g_stack_lowest + kAbove;
+  g_status->fault_address.store(a);
+  g_status->fault_in_guard.store(in_guard);
+  g_status->fault_on_stack.store(on_stack && in_guard == 0);
+  g_status->fault_phase.store(g_status->phase.load());
+  g_status->fault_signal.store(sig);
+  _exit(kFaultExit);
+}
+
+void install_fault_handlers() {
+  // The handler runs on a stack of its own: the fault may be the main stack's overflow.
+  static char alt_stack[1 << 16];
+  stack_t ss{};
+  ss.ss_sp = alt_stack;
+  ss.ss_size = sizeof alt_stack;
+  sigaltstack(&ss, nullptr);
+  struct sigaction sa {};
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP, SIGSYS}) sigaction(sig, &sa, nullptr);
+}
+
+void find_main_stack() {
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+  void* lowest = nullptr;
+  std::size_t size = 0;
+  if (pthread_attr_getstack(&attr, &lowest, &size) == 0) g_stack_lowest = reinterpret_cast<uintptr_t>(lowest);
+  pthread_attr_destroy(&attr);
+}
+
+bool write_all(const void* data, std::size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = write(kChannelFd, p, n);
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+bool read_all(void* data, std::size_t n) {
+  char* p = static_cast<char*>(data);
+  while (n > 0) {
+    const ssize_t r = read(kChannelFd, p, n);
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+bool send_frame(const std::string& bytes) {
+  const auto n = static_cast<uint32_t>(bytes.size());
+  return write_all(&n, sizeof n) && write_all(bytes.data(), bytes.size());
+}
+
+template <class T>
+void append(std::string& out, const T& value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof value);
+}
+
+// The library's kernels, as both lists give them.
+struct Listing {
+  std::vector<ListedKernel> entries;
+  std::vector<std::string> names;
+  std::vector<void (*)(void)> fns;
+  bool operator==(const Listing& o) const {
+    if (entries.size() != o.entries.size() || names != o.names || fns != o.fns) return false;
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      if (std::memcmp(&entries[i], &o.entries[i], sizeof(ListedKernel)) != 0) return false;
+    return true;
+  }
+};
+
+// A plugin may put any int in an enum field (nc_op, nc_dtype): read the
+// field's bytes as an int rather than load an enum value it may not hold.
+template <class Field>
+int32_t as_int(const Field& field) {
+  static_assert(sizeof(field) == sizeof(int32_t));
+  int32_t value = 0;
+  std::memcpy(&value, &field, sizeof value);
+  return value;
+}
+
+// Calls the list functions once; returns the refusal's reason, or "".
+std::string list_once(normcheck_plugin_kernels_fn list, normcheck_plugin_kernels_ext_fn list_ext, Listing& out) {
+  const auto add = [&out](const char* name, int32_t op, int32_t dtype, bool extension, void (*fn)(void)) {
+    out.entries.push_back({op, dtype, extension, fn != nullptr, name != nullptr,
+                           name ? static_cast<uint32_t>(std::strlen(name)) : 0});
+    out.names.emplace_back(name ? name : "");
+    out.fns.push_back(fn);
+  };
+  int n = -1;
+  const nc_kernel* kernels = list(&n);
+  if (n < 0 || (n > 0 && !kernels))
+    return "normcheck_plugin_kernels gave n = " + std::to_string(n) + (kernels ? "" : " and a null list");
+  for (int i = 0; i < n; ++i) add(kernels[i].name, as_int(kernels[i].op), NC_F32, false, kernels[i].fn);
+  if (list_ext) {
+    int m = -1;
+    const nc_kernel_ext* ext = list_ext(&m);
+    if (m < 0 || (m > 0 && !ext))
+      return "normcheck_plugin_kernels_ext gave n = " + std::to_string(m) + (ext ? "" : " and a null list");
+    for (int i = 0; i < m; ++i) add(ext[i].name, ext[i].op, as_int(ext[i].dtype), true, ext[i].fn);
+  }
+  return {};
+}
+
+// dlopen and the checks only the loaded library can answer; the rest of
+// the ABI's rules (names, ops, dtypes) normcheck checks on the listing.
+std::string load(const char* path, Listing& listing) {
+  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const std::string reason = dlerror();
+    if (reason.find("cannot open shared object file") != std::string::npos && reason.rfind(path, 0) != 0)
+      return "a library it depends on is missing: " + reason;
+    return "not a loadable shared library: " + reason;
+  }
+  const auto abi = reinterpret_cast<normcheck_plugin_abi_fn>(dlsym(handle, "normcheck_plugin_abi"));
+  const auto list = reinterpret_cast<normcheck_plugin_kernels_fn>(dlsym(handle, "normcheck_plugin_kernels"));
+  const auto list_ext =
+      reinterpret_cast<normcheck_plugin_kernels_ext_fn>(dlsym(handle, "normcheck_plugin_kernels_ext"));
+  if (!abi) return "missing symbol normcheck_plugin_abi";
+  if (!list) return "missing symbol normcheck_plugin_kernels";
+  const int version = abi();
+  if (version != NORMCHECK_ABI_VERSION)
+    return "ABI version " + std::to_string(version) + ", normcheck supports " + std::to_string(NORMCHECK_ABI_VERSION);
+  // Twice: the kernels are called by their index in the list, so a list that
+  // changes between calls cannot be run.
+  if (std::string refused = list_once(list, list_ext, listing); !refused.empty()) return refused;
+  Listing again;
+  if (std::string refused = list_once(list, list_ext, again); !refused.empty()) return refused;
+  if (!(again == listing)) return "the library lists different kernels on a second call";
+  return {};
+}
+
+unsigned char* g_arena = nullptr;
+std::size_t g_arena_bytes = 0;
+
+void map_arena(std::size_t bytes) {
+  if (g_arena) munmap(g_arena, g_arena_bytes);
+  void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, kArenaFd, 0);
+  if (m == MAP_FAILED) _exit(4);
+  g_arena = static_cast<unsigned char*>(m);
+  g_arena_bytes = bytes;
+  g_status = reinterpret_cast<StatusPage*>(g_arena);
+}
+
+[[noreturn]] void serve(const std::vector<Kernel>& rows, FpControl loaded) {
+  for (;;) {
+    uint32_t n = 0;
+    CallRequest rq;
+    if (!read_all(&n, sizeof n)) _exit(0);  // normcheck is done with this host
+    if (n != sizeof rq || !read_all(&rq, sizeof rq) || rq.magic != kMagic || rq.kernel >= rows.size() ||
+        rq.buffers > kMaxBuffers)
+      _exit(3);
+    if (rq.arena_bytes > g_arena_bytes) map_arena(rq.arena_bytes);
+    KernelArgs args;
+    args.rows = rq.rows;
+    args.cols = rq.cols;
+    args.out_features = rq.out_features;
+    args.eps = rq.eps;
+    for (uint32_t i = 0; i < rq.buffers; ++i) {
+      const BufferDesc& b = rq.buffer[i];
+      if (b.offset + b.bytes > g_arena_bytes || b.guard + g_page > g_arena_bytes || b.guard % g_page != 0) _exit(3);
+      const std::string name(b.name, strnlen(b.name, kNameBytes));
+      if (!bind_call_buffer(args, name, g_arena + b.offset)) _exit(3);
+      g_guard_lo[i] = reinterpret_cast<uintptr_t>(g_arena + b.guard);
+      g_guard_hi[i] = g_guard_lo[i] + g_page;
+      if (mprotect(g_arena + b.guard, g_page, PROT_NONE) != 0) _exit(4);
+    }
+    g_guards = static_cast<int>(rq.buffers);
+    write_fp_control(loaded);
+    g_status->phase.store(kInCall);
+    try {
+      invoke(rows[rq.kernel], args);
+    } catch (...) {
+      _exit(3);  // invoke() throws only on a row whose function has the wrong type: not the kernel's doing
+    }
+    g_status->phase.store(kIdle);
+    const FpControl during = read_fp_control();
+    write_fp_control(loaded);
+    g_guards = 0;
+    for (uint32_t i = 0; i < rq.buffers; ++i)
+      if (mprotect(g_arena + rq.buffer[i].guard, g_page, PROT_READ | PROT_WRITE) != 0) _exit(4);
+    const CallReply reply{kMagic, during == loaded ? 0u : 1u, during};
+    std::string frame;
+    append(frame, reply);
+    if (!send_frame(frame)) _exit(0);
+  }
+}
+
+}  // namespace
+}  // namespace normcheck::host
+
+int main(int argc, char** argv) {
+  using namespace normcheck;
+  using namespace normcheck::host;
+  if (argc != 2) return 2;
+  g_page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  struct stat st {};
+  if (fstat(kArenaFd, &st) != 0 || st.st_size < static_cast<off_t>(g_page)) return 2;
+  map_arena(static_cast<std::size_t>(st.st_size));
+  g_status->phase.store(kLoading);
+  install_fault_handlers();
+  find_main_stack();
+
+  const FpControl before = read_fp_control();
+  Listing listing;
+  const std::string refused = load(argv[1], listing);
+  const FpControl after = read_fp_control();
+  g_status->phase.store(kIdle);
+
+  std::string frame;
+  append(frame, Hello{kMagic, refused.empty() ? 0u : 1u, static_cast<uint32_t>(listing.entries.size()), before, after});
+  if (!refused.empty()) {
+    frame += refused;
+    send_frame(frame);
+    _exit(0);
+  }
+  std::vector<Kernel> rows;
+  for (std::size_t i = 0; i < listing.entries.size(); ++i) {
+    const ListedKernel& e = listing.entries[i];
+    append(frame, e);
+    frame += listing.names[i];
+    const auto op = op_of(e.op);
+    const auto dtype = dtype_of(e.dtype);
+    // normcheck refuses the library when an entry is not callable; until it
+    // says so, such an entry is a row that is never asked for.
+    Kernel k{.name = "", .op = op.value_or(Op::layernorm_fwd), .origin = Origin::plugin,
+             .dtype = dtype.value_or(DType::f32), .algorithm = "", .fn = {}, .bound = nullptr};
+    if (op && dtype && listing.fns[i]) k.fn = typed_fn(*op, *dtype, listing.fns[i]);
+    rows.push_back(k);
+  }
+  if (frame.size() > kMaxFrame || !send_frame(frame)) _exit(0);
+  serve(rows, after);
+}

@@ -1,0 +1,548 @@
+#include "kernel_host.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <thread>
+
+#include "host/protocol.h"
+#include "normcheck/call_buffers.h"
+
+namespace normcheck::fuzz {
+
+using host::BufferDesc;
+using host::CallReply;
+using host::CallRequest;
+using host::Hello;
+using host::kMagic;
+using host::ListedKernel;
+using host::StatusPage;
+
+namespace {
+
+constexpr unsigned char kCanary = 0xc5;
+constexpr std::size_t kCanaryBytes = 64;        // before each array, as evaluate()'s guard zones
+constexpr std::size_t kInitialArena = 1 << 20;  // grows with the calls' arrays
+constexpr rlim_t kHostStack = rlim_t{8} << 20;  // the main thread's stack, as a program usually has
+
+int64_t now_ns(clockid_t clock) {
+  timespec t{};
+  if (clock_gettime(clock, &t) != 0) return -1;
+  return int64_t{t.tv_sec} * 1000000000 + t.tv_nsec;
+}
+
+std::string signal_text(int sig) { return "signal " + std::to_string(sig) + " (" + strsignal(sig) + ")"; }
+
+thread_local CallScope* t_scope = nullptr;
+
+// What a host prints is the plugin's: shown on normcheck's stderr, each line
+// prefixed, never on stdout (which carries normcheck's report).
+std::mutex g_stderr_mutex;
+void relay_output(int fd, std::string prefix, const std::atomic<bool>* stop) {
+  std::string pending;
+  const auto emit = [&](bool all) {
+    for (std::size_t nl; (nl = pending.find('\n')) != std::string::npos || (all && !pending.empty());) {
+      const std::size_t n = nl == std::string::npos ? pending.size() : nl + 1;
+      std::string line = prefix + pending.substr(0, n);
+      if (line.back() != '\n') line += '\n';
+      pending.erase(0, n);
+      std::lock_guard<std::mutex> lock(g_stderr_mutex);
+      const char* p = line.data();
+      std::size_t left = line.size();
+      while (left > 0) {
+        const ssize_t w = write(STDERR_FILENO, p, left);
+        if (w <= 0) break;
+        p += w;
+        left -= static_cast<std::size_t>(w);
+      }
+    }
+  };
+  char buffer[4096];
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    const int ready = poll(&p, 1, 50);
+    if (ready > 0) {
+      const ssize_t r = read(fd, buffer, sizeof buffer);
+      if (r <= 0) break;
+      pending.append(buffer, static_cast<std::size_t>(r));
+      emit(false);
+    } else if (stop->load()) {
+      break;  // the host is gone; what a process that escaped its group still holds open is dropped
+    }
+  }
+  emit(true);
+  close(fd);
+}
+
+// Hosts are forked from one thread that lives as long as the process:
+// PR_SET_PDEATHSIG ends a host when the thread that forked it ends, which is
+// meant to be normcheck's end, and a worker thread (--jobs, std::async) ends
+// long before that.
+pid_t fork_from_launcher(const std::function<void()>& child) {
+  struct Launcher {
+    std::mutex mutex;
+    std::condition_variable cv;
+    const std::function<void()>* task = nullptr;
+    pid_t pid = 0;
+    bool done = false;
+  };
+  static Launcher* launcher = [] {
+    auto* l = new Launcher;  // never destroyed: its thread runs until the process ends
+    std::thread([l] {
+      std::unique_lock<std::mutex> lock(l->mutex);
+      for (;;) {
+        l->cv.wait(lock, [l] { return l->task != nullptr; });
+        const pid_t pid = fork();
+        if (pid == 0) {
+          (*l->task)();
+          _exit(127);
+        }
+        l->pid = pid;
+        l->task = nullptr;
+        l->done = true;
+        l->cv.notify_all();
+      }
+    }).detach();
+    return l;
+  }();
+  static std::mutex one_at_a_time;
+  std::lock_guard<std::mutex> serial(one_at_a_time);
+  std::unique_lock<std::mutex> lock(launcher->mutex);
+  launcher->done = false;
+  launcher->task = &child;
+  launcher->cv.notify_all();
+  launcher->cv.wait(lock, [] { return launcher->done; });
+  return launcher->pid;
+}
+
+int duplicate_high(int fd) {
+  // Above the descriptors the child sets up (0 to 4), so dup2 never meets its own target.
+  const int high = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+  close(fd);
+  return high;
+}
+
+}  // namespace
+
+// One host process: its channel, its arena and the thread relaying its output.
+class HostProcess {
+ public:
+  HostProcess(const std::filesystem::path& binary, const std::filesystem::path& plugin);
+  ~HostProcess();
+
+  // The Hello frame, within `timeout_ms`; throws std::runtime_error with the
+  // reason the library did not load.
+  std::string read_hello(int timeout_ms);
+  // One call; throws KernelCallFault. alive() says whether the host survived.
+  CallReply call(uint32_t index, const Kernel& kernel, const KernelArgs& args, int timeout_ms);
+  bool alive() const { return pid_ > 0; }
+
+ private:
+  struct Laid {
+    CallBuffer buffer;
+    std::size_t offset = 0, lead = 0, guard = 0;
+  };
+  void grow_arena(std::size_t bytes);
+  StatusPage* status() const { return reinterpret_cast<StatusPage*>(arena_); }
+  // Ends the process group and reaps the host; its wait status.
+  int end();
+  // Reads one frame; false on EOF or an oversized frame. With a deadline, also false at it.
+  bool read_frame(std::string& frame, int64_t deadline_ns);
+  [[noreturn]] void fail_call(const std::vector<Laid>& laid);
+
+  pid_t pid_ = -1;
+  int channel_ = -1, arena_fd_ = -1;
+  unsigned char* arena_ = nullptr;
+  std::size_t arena_bytes_ = 0, page_ = 4096;
+  clockid_t cpu_clock_{};
+  bool cpu_clock_ok_ = false;
+  std::atomic<bool> stop_relay_{false};
+  std::thread relay_;
+};
+
+HostProcess::HostProcess(const std::filesystem::path& binary, const std::filesystem::path& plugin) {
+  page_ = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  int sv[2], out[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) throw std::runtime_error("cannot create a socket");
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    close(sv[0]), close(sv[1]);
+    throw std::runtime_error("cannot create a pipe");
+  }
+  arena_fd_ = memfd_create("normcheck-arena", MFD_CLOEXEC);
+  const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int child_channel = duplicate_high(sv[1]), child_arena = fcntl(arena_fd_, F_DUPFD_CLOEXEC, 10),
+            child_out = duplicate_high(out[1]), child_in = null_fd >= 0 ? duplicate_high(null_fd) : -1;
+  channel_ = sv[0];
+  const auto close_child_ends = [&] {
+    for (int fd : {child_channel, child_arena, child_out, child_in})
+      if (fd >= 0) close(fd);
+  };
+  if (arena_fd_ < 0 || child_channel < 0 || child_arena < 0 || child_out < 0 || child_in < 0) {
+    close_child_ends();
+    close(out[0]);
+    throw std::runtime_error("cannot set up the kernel host's descriptors");
+  }
+  grow_arena(kInitialArena);
+  std::memset(arena_, 0, page_);
+
+  // Everything the child needs, made before fork: after it, a child of a
+  // process with threads may only make async-signal-safe calls.
+  const std::string binary_text = binary.string(), plugin_text = plugin.string();
+  char* const argv[] = {const_cast<char*>(binary_text.c_str()), const_cast<char*>(plugin_text.c_str()), nullptr};
+  const pid_t parent = getpid();
+  const std::function<void()> child = [&] {
+    setpgid(0, 0);                           // its own group, ended as a whole
+    prctl(PR_SET_PDEATHSIG, SIGKILL);        // and gone if normcheck dies
+    if (getppid() != parent) _exit(127);
+    dup2(child_in, STDIN_FILENO);
+    dup2(child_out, STDOUT_FILENO);
+    dup2(child_out, STDERR_FILENO);
+    dup2(child_channel, host::kChannelFd);
+    dup2(child_arena, host::kArenaFd);
+    rlimit stack{};
+    if (getrlimit(RLIMIT_STACK, &stack) == 0 && (stack.rlim_max == RLIM_INFINITY || stack.rlim_max >= kHostStack)) {
+      stack.rlim_cur = kHostStack;
+      setrlimit(RLIMIT_STACK, &stack);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGPIPE, SIG_DFL);
+    execv(argv[0], argv);
+  };
+  const pid_t pid = fork_from_launcher(child);
+  if (pid < 0) {
+    close_child_ends();
+    close(out[0]);
+    throw std::runtime_error("cannot fork");
+  }
+  setpgid(pid, pid);  // also here, so the group exists whichever runs first
+  pid_ = pid;
+  close_child_ends();
+  cpu_clock_ok_ = clock_getcpuclockid(pid_, &cpu_clock_) == 0;
+  relay_ = std::thread(relay_output, out[0], "plugin " + plugin.filename().string() + ": ", &stop_relay_);
+}
+
+HostProcess::~HostProcess() {
+  end();
+  if (channel_ >= 0) close(channel_);
+  if (arena_) munmap(arena_, arena_bytes_);
+  if (arena_fd_ >= 0) close(arena_fd_);
+  stop_relay_.store(true);
+  if (relay_.joinable()) relay_.join();
+}
+
+int HostProcess::end() {
+  if (pid_ <= 0) return 0;
+  kill(-pid_, SIGKILL);  // the host, and every process it started that stayed in its group
+  kill(pid_, SIGKILL);
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+  stop_relay_.store(true);
+  return status;
+}
+
+void HostProcess::grow_arena(std::size_t bytes) {
+  if (bytes <= arena_bytes_) return;
+  bytes = std::max(bytes, arena_bytes_ * 2);
+  bytes = (bytes + page_ - 1) / page_ * page_;
+  if (ftruncate(arena_fd_, static_cast<off_t>(bytes)) != 0) throw std::runtime_error("cannot grow the arena");
+  if (arena_) munmap(arena_, arena_bytes_);
+  void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, arena_fd_, 0);
+  if (m == MAP_FAILED) throw std::runtime_error("cannot map the arena");
+  arena_ = static_cast<unsigned char*>(m);
+  arena_bytes_ = bytes;
+}
+
+bool HostProcess::read_frame(std::string& frame, int64_t deadline_ns) {
+  const auto read_exact = [&](char* p, std::size_t n) {
+    while (n > 0) {
+      if (deadline_ns > 0) {
+        const int64_t left_ms = (deadline_ns - now_ns(CLOCK_MONOTONIC)) / 1000000;
+        if (left_ms <= 0) return false;
+        pollfd pfd{channel_, POLLIN, 0};
+        if (poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left_ms, 100))) <= 0) continue;
+      }
+      const ssize_t r = read(channel_, p, n);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;
+      p += r;
+      n -= static_cast<std::size_t>(r);
+    }
+    return true;
+  };
+  uint32_t n = 0;
+  if (!read_exact(reinterpret_cast<char*>(&n), sizeof n) || n > host::kMaxFrame) return false;
+  frame.resize(n);
+  return read_exact(frame.data(), n);
+}
+
+std::string HostProcess::read_hello(int timeout_ms) {
+  const int64_t deadline = now_ns(CLOCK_MONOTONIC) + int64_t{timeout_ms} * 1000000;
+  std::string frame;
+  if (read_frame(frame, deadline)) return frame;
+  const bool timed_out = now_ns(CLOCK_MONOTONIC) >= deadline;
+  const int fault = status()->fault_signal.load();
+  const int status = end();
+  if (timed_out) throw std::runtime_error("the library did not finish loading within " + std::to_string(timeout_ms) + " ms");
+  if (fault > 0 && fault < 65) throw std::runtime_error("the library was killed by " + signal_text(fault) + " while loading");
+  if (WIFSIGNALED(status)) throw std::runtime_error("the library was killed by " + signal_text(WTERMSIG(status)) + " while loading");
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+    throw std::runtime_error("the kernel host could not be started (exit status 127)");
+  throw std::runtime_error("the library exited with status " + std::to_string(WEXITSTATUS(status)) + " while loading");
+}
+
+void HostProcess::fail_call(const std::vector<Laid>& laid) {
+  StatusPage* s = status();
+  const int sig = s->fault_signal.load();
+  const int phase = sig ? s->fault_phase.load() : s->phase.load();
+  const bool in_call = phase == host::kInCall;
+  const int guard = s->fault_in_guard.load();
+  const bool in_guard = guard != 0, on_stack = s->fault_on_stack.load() != 0;
+  const int status = end();
+  const std::string when =
+      in_call ? " in the kernel call"
+              : " after the kernel call returned (the kernel host runs nothing but the plugin and the call "
+                "protocol: the plugin's heap, or a thread it left running)";
+  if (sig > 0 && sig < 65) {
+    if (in_call && in_guard) {
+      const std::string array = guard > 0 && static_cast<std::size_t>(guard) <= laid.size()
+                                    ? "array '" + std::string(laid[static_cast<std::size_t>(guard) - 1].buffer.name) + "'"
+                                    : std::string("an array");
+      throw KernelCallFault("out_of_bounds", "access to a guard page past " + array + ": " + signal_text(sig) + when);
+    }
+    if (on_stack) throw KernelCallFault("crash", "stack overflow (the host's main thread has an 8 MiB stack): " + signal_text(sig) + when);
+    throw KernelCallFault("crash", signal_text(sig) + when);
+  }
+  if (WIFSIGNALED(status)) throw KernelCallFault("crash", "killed by " + signal_text(WTERMSIG(status)) + when);
+  throw KernelCallFault("crash", "the process exited with status " + std::to_string(WEXITSTATUS(status)) + when);
+}
+
+CallReply HostProcess::call(uint32_t index, const Kernel& kernel, const KernelArgs& args, int timeout_ms) {
+  const std::vector<CallBuffer> buffers = call_buffers(kernel, args);
+  if (buffers.size() > static_cast<std::size_t>(host::kMaxBuffers))
+    throw std::logic_error("a call with more arrays than the host protocol carries");
+  // Page 0 is the status page. Each array: canary up to its start, its end
+  // flush against a guard page of its own.
+  std::vector<Laid> laid;
+  std::size_t offset = page_;
+  for (const CallBuffer& b : buffers) {
+    const std::size_t region = (kCanaryBytes + b.bytes + page_ - 1) / page_ * page_;
+    laid.push_back({b, offset, offset + region - b.bytes, offset + region});
+    offset += region + page_;
+  }
+  grow_arena(offset);
+  CallRequest rq{};
+  rq.magic = kMagic;
+  rq.kernel = index;
+  rq.rows = args.rows;
+  rq.cols = args.cols;
+  rq.out_features = args.out_features;
+  rq.eps = args.eps;
+  rq.buffers = static_cast<uint32_t>(laid.size());
+  rq.arena_bytes = arena_bytes_;
+  for (std::size_t i = 0; i < laid.size(); ++i) {
+    const Laid& l = laid[i];
+    std::memset(arena_ + l.offset, kCanary, l.lead - l.offset);
+    if (l.buffer.bytes) std::memcpy(arena_ + l.lead, l.buffer.data, l.buffer.bytes);
+    BufferDesc& d = rq.buffer[i];
+    std::memcpy(d.name, l.buffer.name.data(), std::min<std::size_t>(l.buffer.name.size(), host::kNameBytes));
+    d.offset = l.lead;
+    d.bytes = l.buffer.bytes;
+    d.guard = l.guard;
+    d.output = l.buffer.output;
+  }
+  const uint32_t n = sizeof rq;
+  std::string frame(reinterpret_cast<const char*>(&n), sizeof n);
+  frame.append(reinterpret_cast<const char*>(&rq), sizeof rq);
+  if (send(channel_, frame.data(), frame.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(frame.size())) fail_call(laid);
+
+  // The watchdog: the host's CPU time since the request, so that a machine
+  // busy with other work (or --jobs above its cores) gives no false hang;
+  // wall-clock time only as a backstop for a call that sleeps or blocks.
+  const int64_t cpu0 = cpu_clock_ok_ ? now_ns(cpu_clock_) : -1;
+  const int64_t wall0 = now_ns(CLOCK_MONOTONIC);
+  const int64_t cpu_limit = int64_t{timeout_ms} * 1000000;
+  const int64_t wall_limit = 10 * cpu_limit + int64_t{10} * 1000000000;
+  for (;;) {
+    pollfd p{channel_, POLLIN, 0};
+    const int ready = poll(&p, 1, 10);
+    if (ready > 0) break;
+    const int64_t cpu = cpu_clock_ok_ ? now_ns(cpu_clock_) - cpu0 : -1;
+    const int64_t wall = now_ns(CLOCK_MONOTONIC) - wall0;
+    if (cpu > cpu_limit || (!cpu_clock_ok_ && wall > cpu_limit)) {
+      end();
+      throw KernelCallFault("hang", "the kernel call used more than " + std::to_string(timeout_ms) + " ms of CPU time");
+    }
+    if (wall > wall_limit) {
+      end();
+      throw KernelCallFault("hang", "the kernel call did not return within " + std::to_string(wall_limit / 1000000000) +
+                                        " s (it used " + std::to_string(std::max<int64_t>(cpu, 0) / 1000000) +
+                                        " ms of CPU time: it sleeps or waits)");
+    }
+  }
+  std::string reply_frame;
+  CallReply reply{};
+  if (!read_frame(reply_frame, 0) || reply_frame.size() != sizeof reply) fail_call(laid);
+  std::memcpy(&reply, reply_frame.data(), sizeof reply);
+  if (reply.magic != kMagic) {
+    end();
+    throw KernelCallFault("crash", "the kernel host's reply was garbled (the kernel wrote to a descriptor it does not own)");
+  }
+  for (const Laid& l : laid) {
+    if (!std::all_of(arena_ + l.offset, arena_ + l.lead, [](unsigned char b) { return b == kCanary; }))
+      throw KernelCallFault("out_of_bounds", "a canary byte just before array '" + std::string(l.buffer.name) +
+                                                 "' changed: the kernel wrote before its start");
+  }
+  // Outputs come back whole (an element left unwritten keeps the caller's
+  // fill); an input comes back only when the kernel changed it, as an
+  // in-process kernel writing its input would have.
+  for (const Laid& l : laid)
+    if (l.buffer.bytes && (l.buffer.output || std::memcmp(l.buffer.data, arena_ + l.lead, l.buffer.bytes) != 0))
+      std::memcpy(l.buffer.data, arena_ + l.lead, l.buffer.bytes);
+  return reply;
+}
+
+// ---- CallScope ----
+
+CallScope::CallScope(int timeout) : timeout_ms(timeout), outer_(t_scope) { t_scope = this; }
+CallScope::~CallScope() { t_scope = outer_; }
+CallScope* CallScope::current() { return t_scope; }
+
+// ---- HostedPlugin ----
+
+std::unique_ptr<HostProcess> HostedPlugin::start_host() const {
+  return std::make_unique<HostProcess>(kernel_host_binary(), path_);
+}
+
+HostedPlugin::HostedPlugin(const std::filesystem::path& absolute_path, int load_timeout_ms)
+    : path_(absolute_path), load_timeout_ms_(load_timeout_ms) {
+  auto host = start_host();
+  const std::string frame = host->read_hello(load_timeout_ms_);
+  Hello hello{};
+  if (frame.size() < sizeof hello) throw std::runtime_error("the kernel host sent a short greeting");
+  std::memcpy(&hello, frame.data(), sizeof hello);
+  if (hello.magic != kMagic) throw std::runtime_error("the kernel host's greeting was garbled (the library wrote to its channel)");
+  if (hello.refused) throw std::runtime_error(frame.substr(sizeof hello));
+  std::size_t at = sizeof hello;
+  for (uint32_t i = 0; i < hello.count; ++i) {
+    ListedKernel e{};
+    if (frame.size() - at < sizeof e) throw std::runtime_error("the kernel host's listing was cut short");
+    std::memcpy(&e, frame.data() + at, sizeof e);
+    at += sizeof e;
+    if (frame.size() - at < e.name_bytes) throw std::runtime_error("the kernel host's listing was cut short");
+    listing_.push_back({frame.substr(at, e.name_bytes), e.op, e.dtype, e.extension != 0, e.has_fn != 0, e.has_name != 0});
+    at += e.name_bytes;
+  }
+  before_ = hello.before;
+  after_ = hello.after;
+  idle_.push_back(std::move(host));
+}
+
+HostedPlugin::~HostedPlugin() = default;
+
+std::string HostedPlugin::load_fp_change() const {
+  return before_ == after_ ? std::string() : host::describe_fp_change(before_, after_);
+}
+
+void HostedPlugin::call(uint32_t index, const Kernel& kernel, const KernelArgs& args) {
+  std::unique_ptr<HostProcess> host;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!idle_.empty()) {
+      host = std::move(idle_.back());
+      idle_.pop_back();
+    }
+  }
+  if (!host) {
+    // A host like the first: the library must load the same way again.
+    try {
+      host = start_host();
+      const std::string frame = host->read_hello(load_timeout_ms_);
+      Hello hello{};
+      if (frame.size() < sizeof hello) throw std::runtime_error("the kernel host sent a short greeting");
+      std::memcpy(&hello, frame.data(), sizeof hello);
+      if (hello.magic != kMagic || hello.refused || hello.count != listing_.size())
+        throw std::runtime_error("the library did not load as it did the first time");
+    } catch (const std::runtime_error& e) {
+      throw KernelCallFault("crash", std::string("starting a kernel host for the call failed: ") + e.what());
+    }
+  }
+  const CallScope* scope = CallScope::current();
+  try {
+    const CallReply reply = host->call(index, kernel, args, scope ? scope->timeout_ms : 2000);
+    if (reply.fp_changed && scope)
+      CallScope::current()->fp_change = host::describe_fp_change(after_, reply.during);
+  } catch (const KernelCallFault&) {
+    if (host->alive()) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      idle_.push_back(std::move(host));
+    }
+    throw;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  idle_.push_back(std::move(host));
+}
+
+// ---- rows ----
+
+namespace {
+
+struct RemoteEntry {
+  HostedPlugin* plugin;
+  uint32_t index;
+};
+
+// The contexts of the remote rows, for the process's life (rows point into it).
+std::deque<RemoteEntry>& remote_entries() {
+  static std::deque<RemoteEntry> entries;
+  return entries;
+}
+
+void call_remote(const void* context, const Kernel& kernel, const KernelArgs& args) {
+  const auto* e = static_cast<const RemoteEntry*>(context);
+  e->plugin->call(e->index, kernel, args);
+}
+
+}  // namespace
+
+RemoteKernelFn remote_fn(HostedPlugin& plugin, uint32_t index) {
+  remote_entries().push_back({&plugin, index});
+  return {call_remote, &remote_entries().back()};
+}
+
+const HostedPlugin* hosted_plugin_of(const Kernel& kernel) {
+  const auto* remote = std::get_if<RemoteKernelFn>(&kernel.fn);
+  if (!remote || remote->call != call_remote) return nullptr;
+  return static_cast<const RemoteEntry*>(remote->context)->plugin;
+}
+
+std::filesystem::path kernel_host_binary() {
+  if (const char* env = std::getenv("NORMCHECK_KERNEL_HOST"); env && *env) return env;
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const auto& candidate : {exe.parent_path() / "normcheck_kernel_host",
+                                  exe.parent_path() / "../libexec/normcheck/normcheck_kernel_host"})
+      if (access(candidate.c_str(), X_OK) == 0) return candidate.lexically_normal();
+  }
+  return NORMCHECK_KERNEL_HOST_BUILT;
+}
+
+}  // namespace normcheck::fuzz

@@ -1,0 +1,35 @@
+// The arrays of one kernel call as named buffers (tensor descriptors): what a
+// call is made of when it crosses a process boundary. normcheck lays a remote
+// kernel's arrays out in memory it shares with the kernel host by these names
+// and sizes, and the host binds them back into a KernelArgs (fuzz/host/), so
+// that a new op or dtype changes this table, not the protocol.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "normcheck/invoke.h"
+#include "normcheck/kernel.h"
+
+namespace normcheck {
+
+struct CallBuffer {
+  std::string_view name;  // the KernelArgs member: "x", "dy", "gamma", ..., "out", "dgamma"
+  std::size_t bytes = 0;  // its size for this call's shape and the kernel's dtype
+  bool output = false;    // the kernel writes it
+  void* data = nullptr;   // where args points (an input's const removed: it is only read)
+};
+
+// Every array of `args` that `kernel`'s op takes and that is not null, in a
+// fixed order, with its size: x, dy (storage dtype, rows x cols), out (y or
+// dx in the storage dtype; z, rows x out_features, of a norm followed by a
+// Linear), gamma, beta, dgamma, dbeta (cols floats), saved_mean, saved_stat,
+// mean, stat (rows floats), weight (out_features x cols), bias (out_features).
+std::vector<CallBuffer> call_buffers(const Kernel& kernel, const KernelArgs& args);
+
+// Points the member of `args` named `name` at `data`. False when no member
+// has that name.
+bool bind_call_buffer(KernelArgs& args, std::string_view name, void* data);
+
+}  // namespace normcheck
