@@ -11,6 +11,7 @@
 #include <benchmark/benchmark.h>
 
 #include "copy_bandwidth.h"
+#include "isolation_throughput.h"
 #include "measure.h"
 #include "verify_throughput.h"
 #include "workload.h"
@@ -68,6 +69,7 @@ int main(int argc, char** argv) {
       benchmark::RegisterBenchmark(name.c_str(), run_kernel, &kernel, shape)->UseRealTime();
     }
   normcheck::bench::register_verify_benchmarks();
+  normcheck::bench::register_isolation_benchmarks();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   benchmark::RunSpecifiedBenchmarks();

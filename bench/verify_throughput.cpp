@@ -24,7 +24,6 @@
 #include "normcheck/reference.h"
 
 namespace normcheck::bench {
-namespace {
 
 Problem make_problem(int64_t rows, int64_t cols, bool backward) {
   std::mt19937_64 rng(20261124);
@@ -45,6 +44,8 @@ Problem make_problem(int64_t rows, int64_t cols, bool backward) {
   }
   return p;
 }
+
+namespace {
 
 // CPU seconds used so far by every thread of the process.
 double process_cpu_seconds() {

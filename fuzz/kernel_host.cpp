@@ -38,6 +38,9 @@ constexpr unsigned char kCanary = 0xc5;
 constexpr std::size_t kCanaryBytes = 64;        // before each array, as evaluate()'s guard zones
 constexpr std::size_t kInitialArena = 1 << 20;  // grows with the calls' arrays
 constexpr rlim_t kHostStack = rlim_t{8} << 20;  // the main thread's stack, as a program usually has
+// Spins on the reply before sleeping: a small call's round trip is a few
+// microseconds when both processes run, less than a futex sleep and wake-up.
+constexpr int kSpins = 4000;
 
 int64_t now_ns(clockid_t clock) {
   timespec t{};
@@ -170,6 +173,7 @@ class HostProcess {
   std::size_t arena_bytes_ = 0, page_ = 4096;
   clockid_t cpu_clock_{};
   bool cpu_clock_ok_ = false;
+  uint32_t seq_ = 0;  // the last call's number (StatusPage::request_seq)
   std::atomic<bool> stop_relay_{false};
   std::thread relay_;
 };
@@ -338,8 +342,9 @@ CallReply HostProcess::call(uint32_t index, const Kernel& kernel, const KernelAr
   const std::vector<CallBuffer> buffers = call_buffers(kernel, args);
   if (buffers.size() > static_cast<std::size_t>(host::kMaxBuffers))
     throw std::logic_error("a call with more arrays than the host protocol carries");
-  // Page 0 is the status page. Each array: canary up to its start, its end
-  // flush against a guard page of its own.
+  // Page 0 is the status page. Each array: a canary zone of kCanaryBytes
+  // before its start (a write there is out of bounds, as evaluate()'s zones
+  // say), its end flush against a guard page of its own.
   std::vector<Laid> laid;
   std::size_t offset = page_;
   for (const CallBuffer& b : buffers) {
@@ -359,7 +364,7 @@ CallReply HostProcess::call(uint32_t index, const Kernel& kernel, const KernelAr
   rq.arena_bytes = arena_bytes_;
   for (std::size_t i = 0; i < laid.size(); ++i) {
     const Laid& l = laid[i];
-    std::memset(arena_ + l.offset, kCanary, l.lead - l.offset);
+    std::memset(arena_ + l.lead - kCanaryBytes, kCanary, kCanaryBytes);
     if (l.buffer.bytes) std::memcpy(arena_ + l.lead, l.buffer.data, l.buffer.bytes);
     BufferDesc& d = rq.buffer[i];
     std::memcpy(d.name, l.buffer.name.data(), std::min<std::size_t>(l.buffer.name.size(), host::kNameBytes));
@@ -368,10 +373,13 @@ CallReply HostProcess::call(uint32_t index, const Kernel& kernel, const KernelAr
     d.guard = l.guard;
     d.output = l.buffer.output;
   }
-  const uint32_t n = sizeof rq;
-  std::string frame(reinterpret_cast<const char*>(&n), sizeof n);
-  frame.append(reinterpret_cast<const char*>(&rq), sizeof rq);
-  if (send(channel_, frame.data(), frame.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(frame.size())) fail_call(laid);
+  // The request through the status page (host/protocol.h).
+  StatusPage* sp = status();
+  std::memcpy(static_cast<void*>(&sp->request), &rq, sizeof rq);
+  if (++seq_ == host::kFaulted) seq_ = 1;  // 0 is the page's start, kFaulted the fault handler's
+  const uint32_t seq = seq_;
+  sp->request_seq.store(seq);
+  if (sp->host_waiting.load()) host::futex_wake(sp->request_seq);
 
   // The watchdog: the host's CPU time since the request, so that a machine
   // busy with other work (or --jobs above its cores) gives no false hang;
@@ -380,10 +388,18 @@ CallReply HostProcess::call(uint32_t index, const Kernel& kernel, const KernelAr
   const int64_t wall0 = now_ns(CLOCK_MONOTONIC);
   const int64_t cpu_limit = int64_t{timeout_ms} * 1000000;
   const int64_t wall_limit = 10 * cpu_limit + int64_t{10} * 1000000000;
+  for (int i = 0; i < kSpins && sp->reply_seq.load() != seq; ++i) __builtin_ia32_pause();
   for (;;) {
+    const uint32_t seen = sp->reply_seq.load();
+    if (seen == seq) break;
+    if (seen == host::kFaulted) fail_call(laid);
+    sp->normcheck_waiting.store(1);
+    if (sp->reply_seq.load() == seen) host::futex_wait(sp->reply_seq, seen, 10);
+    sp->normcheck_waiting.store(0);
+    if (sp->reply_seq.load() == seq) break;
+    // The host never writes to the socket after its greeting: readable means it ended.
     pollfd p{channel_, POLLIN, 0};
-    const int ready = poll(&p, 1, 10);
-    if (ready > 0) break;
+    if (poll(&p, 1, 0) != 0) fail_call(laid);
     const int64_t cpu = cpu_clock_ok_ ? now_ns(cpu_clock_) - cpu0 : -1;
     const int64_t wall = now_ns(CLOCK_MONOTONIC) - wall0;
     if (cpu > cpu_limit || (!cpu_clock_ok_ && wall > cpu_limit)) {
@@ -397,16 +413,14 @@ CallReply HostProcess::call(uint32_t index, const Kernel& kernel, const KernelAr
                                         " ms of CPU time: it sleeps or waits)");
     }
   }
-  std::string reply_frame;
   CallReply reply{};
-  if (!read_frame(reply_frame, 0) || reply_frame.size() != sizeof reply) fail_call(laid);
-  std::memcpy(&reply, reply_frame.data(), sizeof reply);
+  std::memcpy(&reply, static_cast<const void*>(&sp->reply), sizeof reply);
   if (reply.magic != kMagic) {
     end();
-    throw KernelCallFault("crash", "the kernel host's reply was garbled (the kernel wrote to a descriptor it does not own)");
+    throw KernelCallFault("crash", "the kernel host's reply was garbled (the kernel wrote to memory it was not given)");
   }
   for (const Laid& l : laid) {
-    if (!std::all_of(arena_ + l.offset, arena_ + l.lead, [](unsigned char b) { return b == kCanary; }))
+    if (!std::all_of(arena_ + l.lead - kCanaryBytes, arena_ + l.lead, [](unsigned char b) { return b == kCanary; }))
       throw KernelCallFault("out_of_bounds", "a canary byte just before array '" + std::string(l.buffer.name) +
                                                  "' changed: the kernel wrote before its start");
   }

@@ -10,12 +10,14 @@
 // fault is recorded in the status page (which phase, whether the address lay
 // in a guard page or just below the stack) before the host exits.
 #include <dlfcn.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -56,6 +58,8 @@ void on_fault(int sig, siginfo_t* info, void*) {
   g_status->fault_on_stack.store(on_stack && in_guard == 0);
   g_status->fault_phase.store(g_status->phase.load());
   g_status->fault_signal.store(sig);
+  g_status->reply_seq.store(kFaulted);  // normcheck need not wait for the socket's end
+  futex_wake(g_status->reply_seq);
   _exit(kFaultExit);
 }
 
@@ -89,17 +93,6 @@ bool write_all(const void* data, std::size_t n) {
     if (w <= 0) return false;
     p += w;
     n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
-bool read_all(void* data, std::size_t n) {
-  char* p = static_cast<char*>(data);
-  while (n > 0) {
-    const ssize_t r = read(kChannelFd, p, n);
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<std::size_t>(r);
   }
   return true;
 }
@@ -190,8 +183,13 @@ std::string load(const char* path, Listing& listing) {
 
 unsigned char* g_arena = nullptr;
 std::size_t g_arena_bytes = 0;
+// The arena offsets of the pages now inaccessible. They stay so from one
+// call to the next while the layout does not change (a case runs twice, and
+// shapes repeat), so that a call costs no mprotect.
+std::vector<uint64_t> g_protected;
 
 void map_arena(std::size_t bytes) {
+  g_protected.clear();  // a new mapping is accessible throughout
   if (g_arena) munmap(g_arena, g_arena_bytes);
   void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, kArenaFd, 0);
   if (m == MAP_FAILED) _exit(4);
@@ -200,20 +198,46 @@ void map_arena(std::size_t bytes) {
   g_status = reinterpret_cast<StatusPage*>(g_arena);
 }
 
-[[noreturn]] void serve(const std::vector<Kernel>& rows, FpControl loaded) {
+// Spins before sleeping: a call's round trip is a few microseconds when both
+// sides run, and a futex sleep and wake-up costs more than that.
+constexpr int kSpins = 4000;
+
+// The next request's number (after `last`); exits when normcheck is gone.
+uint32_t wait_for_request(uint32_t last) {
+  for (int i = 0; i < kSpins; ++i) {
+    const uint32_t seq = g_status->request_seq.load();
+    if (seq != last) return seq;
+    __builtin_ia32_pause();
+  }
   for (;;) {
-    uint32_t n = 0;
+    g_status->host_waiting.store(1);
+    const uint32_t seq = g_status->request_seq.load();
+    if (seq != last) {
+      g_status->host_waiting.store(0);
+      return seq;
+    }
+    futex_wait(g_status->request_seq, last, 200);
+    g_status->host_waiting.store(0);
+    pollfd p{kChannelFd, POLLIN, 0};
+    if (poll(&p, 1, 0) != 0) _exit(0);  // the socket ended (normcheck never writes to it): nobody is waiting
+  }
+}
+
+[[noreturn]] void serve(const std::vector<Kernel>& rows, FpControl loaded) {
+  uint32_t last = 0;
+  for (;;) {
+    last = wait_for_request(last);
+    // A copy: the kernel shares the page and could change the request under us.
     CallRequest rq;
-    if (!read_all(&n, sizeof n)) _exit(0);  // normcheck is done with this host
-    if (n != sizeof rq || !read_all(&rq, sizeof rq) || rq.magic != kMagic || rq.kernel >= rows.size() ||
-        rq.buffers > kMaxBuffers)
-      _exit(3);
+    std::memcpy(static_cast<void*>(&rq), &g_status->request, sizeof rq);
+    if (rq.magic != kMagic || rq.kernel >= rows.size() || rq.buffers > kMaxBuffers) _exit(3);
     if (rq.arena_bytes > g_arena_bytes) map_arena(rq.arena_bytes);
     KernelArgs args;
     args.rows = rq.rows;
     args.cols = rq.cols;
     args.out_features = rq.out_features;
     args.eps = rq.eps;
+    std::vector<uint64_t> guards;
     for (uint32_t i = 0; i < rq.buffers; ++i) {
       const BufferDesc& b = rq.buffer[i];
       if (b.offset + b.bytes > g_arena_bytes || b.guard + g_page > g_arena_bytes || b.guard % g_page != 0) _exit(3);
@@ -221,8 +245,19 @@ void map_arena(std::size_t bytes) {
       if (!bind_call_buffer(args, name, g_arena + b.offset)) _exit(3);
       g_guard_lo[i] = reinterpret_cast<uintptr_t>(g_arena + b.guard);
       g_guard_hi[i] = g_guard_lo[i] + g_page;
-      if (mprotect(g_arena + b.guard, g_page, PROT_NONE) != 0) _exit(4);
+      guards.push_back(b.guard);
     }
+    // The layout's guard pages inaccessible, the previous layout's others not.
+    std::sort(guards.begin(), guards.end());
+    for (const uint64_t page : g_protected)
+      if (!std::binary_search(guards.begin(), guards.end(), page) &&
+          mprotect(g_arena + page, g_page, PROT_READ | PROT_WRITE) != 0)
+        _exit(4);
+    for (const uint64_t page : guards)
+      if (!std::binary_search(g_protected.begin(), g_protected.end(), page) &&
+          mprotect(g_arena + page, g_page, PROT_NONE) != 0)
+        _exit(4);
+    g_protected = guards;
     g_guards = static_cast<int>(rq.buffers);
     write_fp_control(loaded);
     g_status->phase.store(kInCall);
@@ -235,12 +270,10 @@ void map_arena(std::size_t bytes) {
     const FpControl during = read_fp_control();
     write_fp_control(loaded);
     g_guards = 0;
-    for (uint32_t i = 0; i < rq.buffers; ++i)
-      if (mprotect(g_arena + rq.buffer[i].guard, g_page, PROT_READ | PROT_WRITE) != 0) _exit(4);
     const CallReply reply{kMagic, during == loaded ? 0u : 1u, during};
-    std::string frame;
-    append(frame, reply);
-    if (!send_frame(frame)) _exit(0);
+    std::memcpy(static_cast<void*>(&g_status->reply), &reply, sizeof reply);
+    g_status->reply_seq.store(last);
+    if (g_status->normcheck_waiting.load()) futex_wake(g_status->reply_seq);
   }
 }
 

@@ -1,21 +1,28 @@
 // What normcheck and a kernel host (main.cpp) say to each other.
 //
 // The host is started by exec with three descriptors: kChannelFd, a stream
-// socket carrying framed messages (a uint32 length, then the bytes), and
-// kArenaFd, a memfd of shared memory holding the status page (page 0) and
-// the call's arrays. Its stdout and stderr are a pipe normcheck reads and
-// shows as the plugin's output.
+// socket, and kArenaFd, a memfd of shared memory holding the status page
+// (page 0) and the call's arrays. Its stdout and stderr are a pipe normcheck
+// reads and shows as the plugin's output.
 //
-//   host -> normcheck  Hello (+ ListedKernel entries, or the reason it refused)
-//   normcheck -> host  CallRequest     host -> normcheck  CallReply
-//   ... until normcheck closes the channel or ends the host's process group.
+//   host -> normcheck, on the socket: one frame (a uint32 length, then the
+//     bytes): Hello, then the ListedKernel entries or the reason it refused;
+//   then calls through the status page (StatusPage: a CallRequest, a
+//     CallReply), until normcheck closes the socket or ends the host's
+//     process group. The socket's end tells each side the other is gone.
 //
 // Everything the host sends or writes can also have been written by the
 // plugin it loaded: normcheck checks each field's range and treats a message
 // it cannot parse as the host's failure, never as data.
 #pragma once
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <climits>
 #include <cstdint>
 
 #include "fp_control.h"
@@ -28,20 +35,6 @@ inline constexpr uint32_t kMagic = 0x6e63686fu;  // "ncho"
 inline constexpr uint32_t kMaxFrame = 16u << 20;
 // The host's exit status after it recorded a fault in the status page.
 inline constexpr int kFaultExit = 86;
-
-enum Phase : int32_t { kLoading = 1, kIdle = 2, kInCall = 3 };
-
-// Page 0 of the arena. The host's fault handler fills it before the host
-// exits, so normcheck can tell which phase a signal came in and where.
-struct StatusPage {
-  std::atomic<int32_t> phase;
-  std::atomic<int32_t> fault_signal;    // 0: none
-  std::atomic<int32_t> fault_phase;     // the phase when it came
-  std::atomic<int32_t> fault_in_guard;  // 1 + the index of the array whose guard page the address lay in; 0: none
-  std::atomic<int32_t> fault_on_stack;  // ... just below the lowest address the main stack may use
-  std::atomic<uint64_t> fault_address;
-};
-static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<int32_t>::is_always_lock_free);
 
 struct Hello {
   uint32_t magic;
@@ -88,5 +81,43 @@ struct CallReply {
   uint32_t fp_changed;  // 1: the call left the control state changed (the host restored it)
   FpControl during;     // the state the call left
 };
+
+enum Phase : int32_t { kLoading = 1, kIdle = 2, kInCall = 3 };
+
+// Page 0 of the arena: the call in flight and, after a fault, where it came.
+// A call: normcheck writes `request`, then sets request_seq to a new number;
+// the host copies the request, runs it, writes `reply` and sets reply_seq to
+// the same number. Each side spins briefly, then sleeps in FUTEX_WAIT on the
+// other's number with its *_waiting flag set, so the other wakes it only
+// when it sleeps. The host's fault handler fills the fault fields and sets
+// reply_seq to kFaulted before the host exits.
+struct StatusPage {
+  std::atomic<int32_t> phase;
+  std::atomic<int32_t> fault_signal;    // 0: none
+  std::atomic<int32_t> fault_phase;     // the phase when it came
+  std::atomic<int32_t> fault_in_guard;  // 1 + the index of the array whose guard page the address lay in; 0: none
+  std::atomic<int32_t> fault_on_stack;  // ... just below the lowest address the main stack may use
+  std::atomic<uint64_t> fault_address;
+  std::atomic<uint32_t> request_seq, reply_seq;
+  std::atomic<uint32_t> host_waiting, normcheck_waiting;
+  CallRequest request;
+  CallReply reply;
+};
+static_assert(sizeof(StatusPage) <= 4096, "the status page is one page");
+
+inline constexpr uint32_t kFaulted = 0xffffffffu;
+
+// FUTEX_WAIT (up to timeout_ms; -1: no limit) while `word` holds `expected`,
+// and FUTEX_WAKE of every waiter: shared, not private, futexes, since the
+// word lies in memory two processes map.
+inline void futex_wait(std::atomic<uint32_t>& word, uint32_t expected, int timeout_ms) {
+  timespec t{timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, expected, timeout_ms < 0 ? nullptr : &t,
+          nullptr, 0);
+}
+inline void futex_wake(std::atomic<uint32_t>& word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
+}
+static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<int32_t>::is_always_lock_free);
 
 }  // namespace normcheck::host
