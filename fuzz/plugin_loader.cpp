@@ -2,10 +2,12 @@
 
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <fstream>
 #include <memory>
 #include <set>
 
+#include "host/library.h"
 #include "host/plugin_abi.h"
 #include "kernel_host.h"
 #include "normcheck/bounds.h"
@@ -36,13 +38,14 @@ bool has_elf_header(const std::filesystem::path& path) {
   return in.gcount() == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
 }
 
-// The ABI's rules on each listed kernel; the rows, or throws PluginError.
-std::vector<Kernel> rows_of(HostedPlugin& plugin, const std::string& where) {
-  const auto& listing = plugin.listing();
+// The ABI's rules on each listed kernel; the rows, each calling fn_of(its
+// index), or throws PluginError.
+std::vector<Kernel> rows_of(const std::vector<HostedPlugin::Entry>& listing, const std::filesystem::path& path,
+                            const std::string& where, const std::function<KernelFn(uint32_t)>& fn_of) {
   if (listing.empty()) throw PluginError(where + "the plugin lists no kernels");
   const Kernel* twopass = find_kernel("layernorm_fwd.twopass");
   if (!twopass) throw std::logic_error("the table has no layernorm_fwd.twopass, whose range plugins get");
-  const std::string_view algorithm = own("plugin " + plugin.path().filename().string() + " (default bound)");
+  const std::string_view algorithm = own("plugin " + path.filename().string() + " (default bound)");
   std::set<std::string> names;
   std::vector<Kernel> rows;
   for (std::size_t i = 0; i < listing.size(); ++i) {
@@ -66,7 +69,7 @@ std::vector<Kernel> rows_of(HostedPlugin& plugin, const std::string& where) {
                           .origin = Origin::plugin,
                           .dtype = *dtype,
                           .algorithm = algorithm,
-                          .fn = remote_fn(plugin, static_cast<uint32_t>(i)),
+                          .fn = fn_of(static_cast<uint32_t>(i)),
                           .bound = plugin_bound(*op, *dtype),
                           .range = twopass->range,
                           .family = Family::external});
@@ -74,25 +77,48 @@ std::vector<Kernel> rows_of(HostedPlugin& plugin, const std::string& where) {
   return rows;
 }
 
+// The library's absolute path, after the checks that need no loading.
+// Resolved before any of the library's code runs: a constructor that changes
+// the directory of the process that loads it changes nothing of normcheck's.
+std::filesystem::path checked_path(const std::filesystem::path& path, const std::string& where) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw PluginError(where + "no such file (or not a regular file)");
+  if (!has_elf_header(path)) throw PluginError(where + "not a shared library (no ELF header)");
+  return std::filesystem::absolute(path).lexically_normal();
+}
+
 }  // namespace
 
 std::vector<Kernel> load_plugin(const std::filesystem::path& path, const LoadOptions& options) {
   const std::string where = path.string() + ": ";
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw PluginError(where + "no such file (or not a regular file)");
-  if (!has_elf_header(path)) throw PluginError(where + "not a shared library (no ELF header)");
-  // Resolved here, before any of the library's code runs: a constructor
-  // that changes the host's directory changes nothing of normcheck's.
-  const std::filesystem::path absolute = std::filesystem::absolute(path).lexically_normal();
+  const std::filesystem::path absolute = checked_path(path, where);
   std::unique_ptr<HostedPlugin> plugin;
   try {
     plugin = std::make_unique<HostedPlugin>(absolute, options.load_timeout_ms);
   } catch (const std::runtime_error& e) {
     throw PluginError(where + e.what());
   }
-  std::vector<Kernel> rows = rows_of(*plugin, where);
+  HostedPlugin& hosted = *plugin;
+  std::vector<Kernel> rows =
+      rows_of(hosted.listing(), absolute, where, [&hosted](uint32_t i) { return KernelFn(remote_fn(hosted, i)); });
   loaded_plugins().push_back(std::move(plugin));
   return rows;
+}
+
+std::vector<Kernel> load_plugin_in_process(const std::filesystem::path& path) {
+  const std::string where = path.string() + ": ";
+  const std::filesystem::path absolute = checked_path(path, where);
+  std::vector<host::LibraryKernel> listed;
+  if (const std::string refused = host::open_library(absolute.c_str(), listed); !refused.empty())
+    throw PluginError(where + refused);
+  std::vector<HostedPlugin::Entry> listing;
+  for (const host::LibraryKernel& e : listed)
+    listing.push_back({e.name, e.op, e.dtype, e.extension, e.fn != nullptr, e.has_name});
+  return rows_of(listing, absolute, where, [&listed](uint32_t i) -> KernelFn {
+    const auto op = host::op_of(listed[i].op);
+    const auto dtype = host::dtype_of(listed[i].dtype);
+    return host::typed_fn(*op, *dtype, listed[i].fn);  // rows_of checked both before asking
+  });
 }
 
 void load_plugins_into_table(const std::vector<std::string>& paths, const LoadOptions& options) {

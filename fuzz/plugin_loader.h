@@ -38,6 +38,12 @@ struct LoadOptions {
 // function, an unknown op or dtype.
 std::vector<Kernel> load_plugin(const std::filesystem::path& path, const LoadOptions& options = {});
 
+// The libFuzzer entry point only (libfuzzer/normcheck_fuzzer.cpp): the
+// library loaded into this process, its rows calling it directly, so that the
+// fuzzer's coverage reaches the plugin's code. That process exists to run the
+// library and dies with it; normcheck's commands never call this.
+std::vector<Kernel> load_plugin_in_process(const std::filesystem::path& path);
+
 // load_plugin for each path, then add_kernel_rows(); a name already in the
 // table (ours or another plugin's) is refused as a duplicate.
 void load_plugins_into_table(const std::vector<std::string>& paths, const LoadOptions& options = {});

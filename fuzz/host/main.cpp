@@ -9,7 +9,6 @@
 // the call ending flush against a page made inaccessible for the call. A
 // fault is recorded in the status page (which phase, whether the address lay
 // in a guard page or just below the stack) before the host exits.
-#include <dlfcn.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -26,7 +25,7 @@
 
 #include "normcheck/call_buffers.h"
 #include "normcheck/invoke.h"
-#include "normcheck/plugin.h"
+#include "library.h"
 #include "plugin_abi.h"
 #include "protocol.h"
 
@@ -105,80 +104,6 @@ bool send_frame(const std::string& bytes) {
 template <class T>
 void append(std::string& out, const T& value) {
   out.append(reinterpret_cast<const char*>(&value), sizeof value);
-}
-
-// The library's kernels, as both lists give them.
-struct Listing {
-  std::vector<ListedKernel> entries;
-  std::vector<std::string> names;
-  std::vector<void (*)(void)> fns;
-  bool operator==(const Listing& o) const {
-    if (entries.size() != o.entries.size() || names != o.names || fns != o.fns) return false;
-    for (std::size_t i = 0; i < entries.size(); ++i)
-      if (std::memcmp(&entries[i], &o.entries[i], sizeof(ListedKernel)) != 0) return false;
-    return true;
-  }
-};
-
-// A plugin may put any int in an enum field (nc_op, nc_dtype): read the
-// field's bytes as an int rather than load an enum value it may not hold.
-template <class Field>
-int32_t as_int(const Field& field) {
-  static_assert(sizeof(field) == sizeof(int32_t));
-  int32_t value = 0;
-  std::memcpy(&value, &field, sizeof value);
-  return value;
-}
-
-// Calls the list functions once; returns the refusal's reason, or "".
-std::string list_once(normcheck_plugin_kernels_fn list, normcheck_plugin_kernels_ext_fn list_ext, Listing& out) {
-  const auto add = [&out](const char* name, int32_t op, int32_t dtype, bool extension, void (*fn)(void)) {
-    out.entries.push_back({op, dtype, extension, fn != nullptr, name != nullptr,
-                           name ? static_cast<uint32_t>(std::strlen(name)) : 0});
-    out.names.emplace_back(name ? name : "");
-    out.fns.push_back(fn);
-  };
-  int n = -1;
-  const nc_kernel* kernels = list(&n);
-  if (n < 0 || (n > 0 && !kernels))
-    return "normcheck_plugin_kernels gave n = " + std::to_string(n) + (kernels ? "" : " and a null list");
-  for (int i = 0; i < n; ++i) add(kernels[i].name, as_int(kernels[i].op), NC_F32, false, kernels[i].fn);
-  if (list_ext) {
-    int m = -1;
-    const nc_kernel_ext* ext = list_ext(&m);
-    if (m < 0 || (m > 0 && !ext))
-      return "normcheck_plugin_kernels_ext gave n = " + std::to_string(m) + (ext ? "" : " and a null list");
-    for (int i = 0; i < m; ++i) add(ext[i].name, ext[i].op, as_int(ext[i].dtype), true, ext[i].fn);
-  }
-  return {};
-}
-
-// dlopen and the checks only the loaded library can answer; the rest of
-// the ABI's rules (names, ops, dtypes) normcheck checks on the listing.
-std::string load(const char* path, Listing& listing) {
-  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const std::string reason = dlerror();
-    if (reason.find("cannot open shared object file") != std::string::npos && reason.rfind(path, 0) != 0)
-      return "a library it depends on is missing: " + reason;
-    return "not a loadable shared library: " + reason;
-  }
-  const auto abi = reinterpret_cast<normcheck_plugin_abi_fn>(dlsym(handle, "normcheck_plugin_abi"));
-  const auto list = reinterpret_cast<normcheck_plugin_kernels_fn>(dlsym(handle, "normcheck_plugin_kernels"));
-  const auto list_ext =
-      reinterpret_cast<normcheck_plugin_kernels_ext_fn>(dlsym(handle, "normcheck_plugin_kernels_ext"));
-  if (!abi) return "missing symbol normcheck_plugin_abi";
-  if (!list) return "missing symbol normcheck_plugin_kernels";
-  const int version = abi();
-  if (version != NORMCHECK_ABI_VERSION)
-    return "ABI version " + std::to_string(version) + ", normcheck supports " + std::to_string(NORMCHECK_ABI_VERSION);
-  // Twice: the kernels are called by their index in the list, so a list that
-  // changes between calls cannot be run.
-  if (std::string refused = list_once(list, list_ext, listing); !refused.empty()) return refused;
-  Listing again;
-  if (std::string refused = list_once(list, list_ext, again); !refused.empty()) return refused;
-  if (!(again == listing)) return "the library lists different kernels on a second call";
-  return {};
 }
 
 unsigned char* g_arena = nullptr;
@@ -293,30 +218,30 @@ int main(int argc, char** argv) {
   find_main_stack();
 
   const FpControl before = read_fp_control();
-  Listing listing;
-  const std::string refused = load(argv[1], listing);
+  std::vector<LibraryKernel> listed;
+  const std::string refused = open_library(argv[1], listed);
   const FpControl after = read_fp_control();
   g_status->phase.store(kIdle);
 
   std::string frame;
-  append(frame, Hello{kMagic, refused.empty() ? 0u : 1u, static_cast<uint32_t>(listing.entries.size()), before, after});
+  append(frame, Hello{kMagic, refused.empty() ? 0u : 1u, static_cast<uint32_t>(listed.size()), before, after});
   if (!refused.empty()) {
     frame += refused;
     send_frame(frame);
     _exit(0);
   }
   std::vector<Kernel> rows;
-  for (std::size_t i = 0; i < listing.entries.size(); ++i) {
-    const ListedKernel& e = listing.entries[i];
-    append(frame, e);
-    frame += listing.names[i];
+  for (const LibraryKernel& e : listed) {
+    append(frame, ListedKernel{e.op, e.dtype, e.extension, e.fn != nullptr, e.has_name,
+                               static_cast<uint32_t>(e.name.size())});
+    frame += e.name;
     const auto op = op_of(e.op);
     const auto dtype = dtype_of(e.dtype);
     // normcheck refuses the library when an entry is not callable; until it
     // says so, such an entry is a row that is never asked for.
     Kernel k{.name = "", .op = op.value_or(Op::layernorm_fwd), .origin = Origin::plugin,
              .dtype = dtype.value_or(DType::f32), .algorithm = "", .fn = {}, .bound = nullptr};
-    if (op && dtype && listing.fns[i]) k.fn = typed_fn(*op, *dtype, listing.fns[i]);
+    if (op && dtype && e.fn) k.fn = typed_fn(*op, *dtype, e.fn);
     rows.push_back(k);
   }
   if (frame.size() > kMaxFrame || !send_frame(frame)) _exit(0);

@@ -3,7 +3,10 @@
 // NORMCHECK_FUZZ_PLUGIN names a library) runs through evaluate() against the
 // exact reference, and a kernel that breaks its bound or misbehaves aborts,
 // which libFuzzer reports and saves as a crash input. Built by
-// scripts/oss_fuzz_build.sh with OSS-Fuzz's conventions.
+// scripts/oss_fuzz_build.sh with OSS-Fuzz's conventions. The plugin is loaded
+// into this process (load_plugin_in_process), not a kernel host as normcheck's
+// commands do it: libFuzzer's coverage must see the plugin's code, and this
+// process exists to run it (a crash of the plugin is the fuzzer's finding).
 //
 // Byte layout (missing bytes read as 0; the floats' bytes repeat cyclically):
 //   [0]    bits 0-1 op (layernorm_fwd, layernorm_bwd, rmsnorm_fwd, rmsnorm_bwd),
@@ -72,7 +75,7 @@ class ByteReader {
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   if (const char* paths = std::getenv("NORMCHECK_FUZZ_PLUGIN"); paths && *paths) {
     try {
-      normcheck::fuzz::load_plugins_into_table({paths});
+      normcheck::add_kernel_rows(normcheck::fuzz::load_plugin_in_process(paths));
       g_plugins = true;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "normcheck_fuzzer: %s\n", e.what());
