@@ -217,6 +217,7 @@ HostProcess::HostProcess(const std::filesystem::path& binary, const std::filesys
     dup2(child_out, STDERR_FILENO);
     dup2(child_channel, host::kChannelFd);
     dup2(child_arena, host::kArenaFd);
+    close_range(host::kArenaFd + 1, ~0u, 0);  // nothing else of normcheck's: its files, its output
     rlimit stack{};
     if (getrlimit(RLIMIT_STACK, &stack) == 0 && (stack.rlim_max == RLIM_INFINITY || stack.rlim_max >= kHostStack)) {
       stack.rlim_cur = kHostStack;
