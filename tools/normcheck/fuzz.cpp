@@ -21,6 +21,7 @@
 #include "json_number.h"
 #include "plugin_option.h"
 #include "seed.h"
+#include "shell_quote.h"
 
 namespace normcheck::cli {
 namespace {
@@ -113,10 +114,12 @@ int run_fuzz(const FuzzArgs& args) {
   const fuzz::CampaignResult result = fuzz::run_campaign(options);
   if (tty) std::fprintf(stderr, "\n");
   const std::string binary = shell_quote(self_path());
+  // Every word shell-quoted: the kernel's name is the plugin's text, and the
+  // line is meant to be pasted into a shell.
   const auto reproduce = [&](const fuzz::Finding& f) {
     return binary + " check --input " +
            shell_quote(std::filesystem::absolute(f.file).lexically_normal().string()) + plugin_arguments(args.plugins) +
-           " --kernel " + f.kernel;
+           " --kernel " + shell_quote(f.kernel);
   };
 
   if (args.json) {

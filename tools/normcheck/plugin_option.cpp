@@ -5,6 +5,7 @@
 
 #include "command.h"
 #include "plugin_loader.h"
+#include "shell_quote.h"
 #include "tolerance.h"
 
 namespace normcheck::cli {
@@ -38,15 +39,6 @@ fuzz::IsolationOptions isolation_options(const PluginOptions& options) {
   iso.timeout_ms = options.timeout_ms;
   if (options.tolerance_ulp) iso.bound_override = fuzz::tolerance_bound(*options.tolerance_ulp);
   return iso;
-}
-
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=+:,") ==
-                        std::string::npos)
-    return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
 }
 
 std::string plugin_arguments(const PluginOptions& options) {

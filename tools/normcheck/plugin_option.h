@@ -29,10 +29,7 @@ void load_plugins(const PluginOptions& options);
 fuzz::IsolationOptions isolation_options(const PluginOptions& options);
 
 // The --plugin/--timeout-ms/--tolerance-ulp arguments that repeat this run's
-// settings in a printed command (paths made absolute).
+// settings in a printed command (paths made absolute, shell-quoted).
 std::string plugin_arguments(const PluginOptions& options);
-
-// `s` quoted for a POSIX shell when it needs it.
-std::string shell_quote(const std::string& s);
 
 }  // namespace normcheck::cli
