@@ -19,6 +19,7 @@
 
 #include "command.h"
 #include "json_number.h"
+#include "json_text.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
 #include "normcheck/row_file.h"
@@ -211,7 +212,7 @@ int run_check(const CheckOptions& options) {
                       {"exact", json_number(s.worst.exact)}, {"allowed", json_number(s.worst.allowed)}};
       out["kernels"].push_back(std::move(k));
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_safe(out).dump(2) << "\n";  // paths are bytes: json_text.h
   } else {
     if (whole)
       std::printf("one %lld x %lld %s problem from %s, eps = %g\n\n",

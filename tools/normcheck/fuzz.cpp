@@ -19,6 +19,7 @@
 #include "campaign.h"
 #include "command.h"
 #include "json_number.h"
+#include "json_text.h"
 #include "plugin_option.h"
 #include "seed.h"
 #include "shell_quote.h"
@@ -144,7 +145,7 @@ int run_fuzz(const FuzzArgs& args) {
                           {"seed", options.seed},
                           {"findings", findings}};
     if (args.wide_range) doc["limits"] = limits;
-    std::cout << doc.dump(2) << "\n";
+    std::cout << json_safe(doc).dump(2) << "\n";  // paths are bytes: json_text.h
   } else {
     std::printf("%lld cases on %zu kernels in %.1f s, seed %llu: %zu findings\n",
                 static_cast<long long>(result.cases), options.kernels.size(), result.seconds,

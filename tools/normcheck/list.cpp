@@ -10,6 +10,7 @@
 
 #include "command.h"
 #include "json_number.h"
+#include "json_text.h"
 #include "normcheck/float_format.h"
 #include "normcheck/kernel.h"
 #include "plugin_option.h"
@@ -112,7 +113,8 @@ int run_list(bool json) {
                          {"ulp_promise", k.ulp_promise},
                          {"bound", bounds}});
     }
-    std::cout << nlohmann::json{{"kernels", kernels}}.dump(2) << "\n";
+    // A plugin's row names its library's file, whose bytes may not be UTF-8.
+    std::cout << json_safe(nlohmann::json{{"kernels", kernels}}).dump(2) << "\n";
     return kExitOk;
   }
 
