@@ -97,7 +97,10 @@ struct KernelSummary {
   std::string label, detail;  // the first finding's label (fuzz's labels) and its detail
 };
 
-int run_check(const CheckOptions& options) {
+int run_check(CheckOptions options) {
+  // Before any plugin's constructor runs (it may chdir()): plugin_option.h.
+  options.input = absolute_path(options.input);
+  resolve_plugin_paths(options.plugins);
   load_plugins(options.plugins);
   ProblemFile file;
   try {

@@ -80,9 +80,12 @@ std::string self_path() {
   return ec ? std::string("normcheck") : p.string();
 }
 
-int run_fuzz(const FuzzArgs& args) {
+int run_fuzz(FuzzArgs args) {
   if (args.cases < 0) throw UsageError("--cases must be >= 0");
   if (!(args.seconds >= 0) || std::isinf(args.seconds)) throw UsageError("--seconds must be finite and >= 0");
+  // Before any plugin's constructor runs (it may chdir()): plugin_option.h.
+  args.corpus = absolute_path(args.corpus);
+  resolve_plugin_paths(args.plugins);
   load_plugins(args.plugins);
   const auto [shard_index, shard_count] = parse_shard(args.shard);
 

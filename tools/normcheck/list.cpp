@@ -155,6 +155,7 @@ void add_list_command(CLI::App& app, Action& action) {
   add_plugin_options(sub, *plugins, false);
   sub->callback([&action, json, plugins] {
     action = [json, plugins] {
+      resolve_plugin_paths(*plugins);  // before any plugin's constructor can chdir()
       load_plugins(*plugins);
       return run_list(*json);
     };

@@ -41,6 +41,14 @@ fuzz::IsolationOptions isolation_options(const PluginOptions& options) {
   return iso;
 }
 
+std::string absolute_path(const std::string& path) {
+  return path.empty() ? path : std::filesystem::absolute(path).string();
+}
+
+void resolve_plugin_paths(PluginOptions& options) {
+  for (std::string& p : options.paths) p = absolute_path(p);
+}
+
 std::string plugin_arguments(const PluginOptions& options) {
   std::string args;
   for (const auto& p : options.paths)

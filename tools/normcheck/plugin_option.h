@@ -32,4 +32,14 @@ fuzz::IsolationOptions isolation_options(const PluginOptions& options);
 // settings in a printed command (paths made absolute, shell-quoted).
 std::string plugin_arguments(const PluginOptions& options);
 
+// `path` made absolute against the current directory. The CLI resolves every
+// path it was given (--plugin, --corpus, --input) this way before loading any
+// plugin: a plugin's constructor runs in this process and may chdir(), after
+// which a relative path would name another file and a printed replay command
+// would point elsewhere. An empty path stays empty.
+std::string absolute_path(const std::string& path);
+
+// options.paths made absolute (absolute_path), before load_plugins().
+void resolve_plugin_paths(PluginOptions& options);
+
 }  // namespace normcheck::cli
