@@ -108,7 +108,7 @@ TEST(CliNames, PathLikeNamesAreSavedInsideTheCorpus) {
 // printed, replays its finding (exit 1, `accuracy`, the kernel named in the
 // table) and runs nothing the name spells: x;touch${IFS}pwned,
 // $(>pwned_dollar) and `>pwned_tick` create no file, and paren( is no
-// syntax error.
+// syntax error. The next run replays each name's file from the corpus.
 TEST(CliNames, PrintedReplayLinesAreShellQuoted) {
   const fs::path dir = fresh_dir("shell");
   const fs::path cwd = dir / "cwd";
@@ -126,6 +126,17 @@ TEST(CliNames, PrintedReplayLinesAreShellQuoted) {
     EXPECT_NE(replay.out.find("\n" + names[i] + " "), std::string::npos) << lines[i] << "\n" << replay.out;
   }
   EXPECT_EQ(entries(cwd), std::vector<std::string>{}) << "a replay line ran part of a kernel's name";
+
+  // The corpus files give these names back too: the next run replays each.
+  const CliRun again = run_shell(normcheck_command("fuzz --plugin " + sq(NAMES_SHELL_PLUGIN) +
+                                                   " --cases 1 --seed 7 --json --corpus " +
+                                                   sq((dir / "corpus").string())));
+  ASSERT_EQ(again.exit_code, 1) << again.err;
+  const auto replayed = nlohmann::json::parse(again.out);
+  std::set<std::string> from_corpus;
+  for (const auto& f : replayed["findings"])
+    if (f["from_corpus"].get<bool>()) from_corpus.insert(f["kernel"].get<std::string>());
+  EXPECT_EQ(from_corpus, std::set<std::string>(names.begin(), names.end()));
 }
 
 // Shows: a plugin path and a corpus path holding bytes that are not UTF-8 do
