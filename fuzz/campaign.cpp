@@ -5,6 +5,7 @@
 #include <future>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "generators.h"
 #include "kernel_host.h"
@@ -37,6 +38,24 @@ Problem case_problem(const rc::Gen<Problem>& gen, uint64_t seed, std::size_t ker
   return gen(rc::Random(key), static_cast<int>(c % 101)).value();
 }
 
+// A kernel's name (a plugin's text) as part of a file name: its first 80
+// bytes, each outside [A-Za-z0-9._-] replaced by '_', and a leading '.' by '_'
+// (not a hidden file). Never a path: no '/' survives.
+std::string file_name_part(std::string_view name) {
+  std::string part(name.substr(0, 80));
+  for (char& c : part)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+          c == '-'))
+      c = '_';
+  if (!part.empty() && part[0] == '.') part[0] = '_';
+  return part;
+}
+
+// The finding saved as `<name part>.<label>.<hash>.txt` directly inside the
+// corpus, whatever the kernel's name: the hash (16 hex digits) is of the
+// problem file's body, which holds the real name (nc.kernel), so two names
+// that read the same once cut and replaced get two files, and the corpus
+// replay matches the name inside the file, not the file's name.
 std::filesystem::path save(const CampaignOptions& options, const Finding& f) {
   std::vector<std::string> notes = {"normcheck fuzz finding: " + f.label + " on " + f.kernel};
   if (!f.detail.empty()) notes.push_back(f.detail);
@@ -45,7 +64,8 @@ std::filesystem::path save(const CampaignOptions& options, const Finding& f) {
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(body));
   std::filesystem::create_directories(options.corpus_dir);
-  const auto path = options.corpus_dir / (f.kernel + "." + f.label + "." + hash + ".txt");
+  const auto path =
+      options.corpus_dir / (file_name_part(f.kernel) + "." + file_name_part(f.label) + "." + hash + ".txt");
   write_file_atomically(path, problem_file_text(f.op, f.dtype, f.problem, notes, f.kernel));
   return path;
 }

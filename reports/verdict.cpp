@@ -4,6 +4,7 @@
 #include "verdict.h"
 
 #include "row_families.h"
+#include "shell_quote.h"  // tools/normcheck: one quoting for every printed command
 
 #include <algorithm>
 #include <cfloat>
@@ -216,7 +217,8 @@ std::string finding_shape(const fuzz::Finding& f) {
 }
 
 std::string replay_command(const fuzz::Finding& f) {
-  return "normcheck check --input findings/" + f.file.filename().string() + " --kernel " + f.kernel;
+  return "normcheck check --input " + cli::shell_quote("findings/" + f.file.filename().string()) + " --kernel " +
+         cli::shell_quote(f.kernel);
 }
 
 std::string workload_text(const ReportData& data) {

@@ -60,7 +60,8 @@ std::string figure(double v);
 std::string fuzz_summary(const ReportData& data);
 
 // A finding's problem in words and the command that replays it from the
-// report's folder: "1 x 3" and "normcheck check --input findings/F --kernel K".
+// report's folder: "1 x 3" and "normcheck check --input findings/F --kernel K",
+// its words shell-quoted when they need it (shell_quote.h).
 std::string finding_shape(const fuzz::Finding& f);
 std::string replay_command(const fuzz::Finding& f);
 

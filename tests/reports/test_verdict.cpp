@@ -76,6 +76,18 @@ TEST_F(FuzzVerdict, AFindingOnOursFailsItAndTheRun) {
   EXPECT_TRUE(run_failed(v));
 }
 
+// Shows: the report's replay command shell-quotes a kernel name that is
+// shell syntax (a name is data), so pasting it runs `check` on that kernel and
+// nothing the name spells.
+TEST(ReplayCommand, QuotesANameThatIsShellSyntax) {
+  fuzz::Finding f;
+  f.kernel = "x;touch${IFS}pwned";
+  f.label = "accuracy";
+  f.file = "/somewhere/campaign/x_touch__IFS_pwned.accuracy.0123.txt";
+  EXPECT_EQ(replay_command(f),
+            "normcheck check --input findings/x_touch__IFS_pwned.accuracy.0123.txt --kernel 'x;touch${IFS}pwned'");
+}
+
 TEST_F(FuzzVerdict, AFindingCatchesAControlTheRowsMissed) {
   data_.fuzz->result.findings = {finding(*control_, "nan")};
   const auto v = verdicts(data_);

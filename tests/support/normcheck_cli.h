@@ -45,17 +45,25 @@ inline const std::filesystem::path& scratch_dir() {
   return scratch.path;
 }
 
-// `args` is passed through the shell as written after the binary's path.
-inline CliRun run_normcheck(const std::string& args) {
+// `command` run as written by /bin/sh -c (std::system), its output captured;
+// a line the shell cannot parse exits 2 with the shell's message uncaptured.
+inline CliRun run_shell(const std::string& command) {
   const auto dir = scratch_dir();
-  const std::string command = std::string(NORMCHECK_BINARY) + " " + args + " >" + (dir / "out").string() +
-                              " 2>" + (dir / "err").string();
-  const int status = std::system(command.c_str());
+  std::filesystem::remove(dir / "out");  // not the previous run's, should this one not start
+  std::filesystem::remove(dir / "err");
+  const std::string full =
+      "{ " + command + "\n} >" + (dir / "out").string() + " 2>" + (dir / "err").string();
+  const int status = std::system(full.c_str());
   CliRun run;
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   run.out = read_whole_file(dir / "out");
   run.err = read_whole_file(dir / "err");
   return run;
+}
+
+// `args` is passed through the shell as written after the binary's path.
+inline CliRun run_normcheck(const std::string& args) {
+  return run_shell(std::string(NORMCHECK_BINARY) + " " + args);
 }
 
 }  // namespace normcheck::test_support

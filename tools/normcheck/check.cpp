@@ -19,6 +19,7 @@
 
 #include "command.h"
 #include "json_number.h"
+#include "json_text.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
 #include "normcheck/row_file.h"
@@ -97,7 +98,10 @@ struct KernelSummary {
   std::string label, detail;  // the first finding's label (fuzz's labels) and its detail
 };
 
-int run_check(const CheckOptions& options) {
+int run_check(CheckOptions options) {
+  // Before any plugin's constructor runs (it may chdir()): plugin_option.h.
+  options.input = absolute_path(options.input);
+  resolve_plugin_paths(options.plugins);
   load_plugins(options.plugins);
   ProblemFile file;
   try {
@@ -223,7 +227,7 @@ int run_check(const CheckOptions& options) {
                       {"exact", json_number(s.worst.exact)}, {"allowed", json_number(s.worst.allowed)}};
       out["kernels"].push_back(std::move(k));
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_safe(out).dump(2) << "\n";  // paths are bytes: json_text.h
   } else {
     if (whole)
       std::printf("one %lld x %lld %s problem from %s, eps = %g\n\n",

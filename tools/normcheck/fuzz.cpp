@@ -19,8 +19,10 @@
 #include "campaign.h"
 #include "command.h"
 #include "json_number.h"
+#include "json_text.h"
 #include "plugin_option.h"
 #include "seed.h"
+#include "shell_quote.h"
 
 namespace normcheck::cli {
 namespace {
@@ -78,9 +80,12 @@ std::string self_path() {
   return ec ? std::string("normcheck") : p.string();
 }
 
-int run_fuzz(const FuzzArgs& args) {
+int run_fuzz(FuzzArgs args) {
   if (args.cases < 0) throw UsageError("--cases must be >= 0");
   if (!(args.seconds >= 0) || std::isinf(args.seconds)) throw UsageError("--seconds must be finite and >= 0");
+  // Before any plugin's constructor runs (it may chdir()): plugin_option.h.
+  args.corpus = absolute_path(args.corpus);
+  resolve_plugin_paths(args.plugins);
   load_plugins(args.plugins);
   const auto [shard_index, shard_count] = parse_shard(args.shard);
 
@@ -113,6 +118,8 @@ int run_fuzz(const FuzzArgs& args) {
   const fuzz::CampaignResult result = fuzz::run_campaign(options);
   if (tty) std::fprintf(stderr, "\n");
   const std::string binary = shell_quote(self_path());
+  // Every word shell-quoted: the kernel's name is the plugin's text, and the
+  // line is meant to be pasted into a shell.
   const auto reproduce = [&](const fuzz::Finding& f) {
     // A finding with no problem is the library's loading: listing it shows it again.
     if (f.file.empty()) {
@@ -123,7 +130,7 @@ int run_fuzz(const FuzzArgs& args) {
     }
     return binary + " check --input " +
            shell_quote(std::filesystem::absolute(f.file).lexically_normal().string()) + plugin_arguments(args.plugins) +
-           " --kernel " + f.kernel;
+           " --kernel " + shell_quote(f.kernel);
   };
 
   if (args.json) {
@@ -149,7 +156,7 @@ int run_fuzz(const FuzzArgs& args) {
                           {"seed", options.seed},
                           {"findings", findings}};
     if (args.wide_range) doc["limits"] = limits;
-    std::cout << doc.dump(2) << "\n";
+    std::cout << json_safe(doc).dump(2) << "\n";  // paths are bytes: json_text.h
   } else {
     std::printf("%lld cases on %zu kernels in %.1f s, seed %llu: %zu findings\n",
                 static_cast<long long>(result.cases), options.kernels.size(), result.seconds,

@@ -10,6 +10,7 @@
 
 #include "command.h"
 #include "json_number.h"
+#include "json_text.h"
 #include "normcheck/float_format.h"
 #include "normcheck/kernel.h"
 #include "plugin_option.h"
@@ -112,7 +113,8 @@ int run_list(bool json) {
                          {"ulp_promise", k.ulp_promise},
                          {"bound", bounds}});
     }
-    std::cout << nlohmann::json{{"kernels", kernels}}.dump(2) << "\n";
+    // A plugin's row names its library's file, whose bytes may not be UTF-8.
+    std::cout << json_safe(nlohmann::json{{"kernels", kernels}}).dump(2) << "\n";
     return kExitOk;
   }
 
@@ -153,6 +155,7 @@ void add_list_command(CLI::App& app, Action& action) {
   add_plugin_options(sub, *plugins, false);
   sub->callback([&action, json, plugins] {
     action = [json, plugins] {
+      resolve_plugin_paths(*plugins);  // before any plugin's constructor can chdir()
       load_plugins(*plugins);
       return run_list(*json);
     };

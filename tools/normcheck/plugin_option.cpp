@@ -7,6 +7,7 @@
 #include "command.h"
 #include "kernel_host.h"
 #include "plugin_loader.h"
+#include "shell_quote.h"
 #include "tolerance.h"
 
 namespace normcheck::cli {
@@ -53,13 +54,12 @@ fuzz::IsolationOptions isolation_options(const PluginOptions& options) {
   return iso;
 }
 
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=+:,") ==
-                        std::string::npos)
-    return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
+std::string absolute_path(const std::string& path) {
+  return path.empty() ? path : std::filesystem::absolute(path).string();
+}
+
+void resolve_plugin_paths(PluginOptions& options) {
+  for (std::string& p : options.paths) p = absolute_path(p);
 }
 
 std::string plugin_arguments(const PluginOptions& options) {

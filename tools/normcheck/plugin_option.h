@@ -33,10 +33,17 @@ void load_plugins(const PluginOptions& options);
 fuzz::IsolationOptions isolation_options(const PluginOptions& options);
 
 // The --plugin/--timeout-ms/--tolerance-ulp arguments that repeat this run's
-// settings in a printed command (paths made absolute).
+// settings in a printed command (paths made absolute, shell-quoted).
 std::string plugin_arguments(const PluginOptions& options);
 
-// `s` quoted for a POSIX shell when it needs it.
-std::string shell_quote(const std::string& s);
+// `path` made absolute against the current directory. The CLI resolves every
+// path it was given (--plugin, --corpus, --input) this way before loading any
+// plugin: a plugin's constructor runs in this process and may chdir(), after
+// which a relative path would name another file and a printed replay command
+// would point elsewhere. An empty path stays empty.
+std::string absolute_path(const std::string& path);
+
+// options.paths made absolute (absolute_path), before load_plugins().
+void resolve_plugin_paths(PluginOptions& options);
 
 }  // namespace normcheck::cli
