@@ -18,6 +18,7 @@
 #include <deque>
 #include <functional>
 #include <thread>
+#include <vector>
 
 #include "host/protocol.h"
 #include "normcheck/call_buffers.h"
@@ -133,6 +134,30 @@ pid_t fork_from_launcher(const std::function<void()>& child) {
   return launcher->pid;
 }
 
+// The host's environment: normcheck's, with glibc's checking malloc
+// preloaded (libc_malloc_debug.so.0, part of libc6; glibc.malloc.check=3), so
+// that a kernel that writes past a block it allocated is stopped when the
+// block is freed, in the call that did it, rather than corrupting the heap
+// for some later allocation to trip over. Not under AddressSanitizer, whose
+// runtime must come first and checks the heap itself.
+std::vector<std::string> host_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+#if !defined(__SANITIZE_ADDRESS__)
+  const auto prepend = [&env](const std::string& name, const std::string& value) {
+    for (std::string& entry : env)
+      if (entry.rfind(name + "=", 0) == 0) {
+        entry = name + "=" + value + ":" + entry.substr(name.size() + 1);
+        return;
+      }
+    env.push_back(name + "=" + value);
+  };
+  prepend("LD_PRELOAD", "libc_malloc_debug.so.0");
+  prepend("GLIBC_TUNABLES", "glibc.malloc.check=3");
+#endif
+  return env;
+}
+
 int duplicate_high(int fd) {
   // Above the descriptors the child sets up (0 to 4), so dup2 never meets its own target.
   const int high = fcntl(fd, F_DUPFD_CLOEXEC, 10);
@@ -164,8 +189,10 @@ class HostProcess {
   StatusPage* status() const { return reinterpret_cast<StatusPage*>(arena_); }
   // Ends the process group and reaps the host; its wait status.
   int end();
-  // Reads one frame; false on EOF or an oversized frame. With a deadline, also false at it.
-  bool read_frame(std::string& frame, int64_t deadline_ns);
+  // Reads one frame by `deadline_ns` (CLOCK_MONOTONIC). Returns kRead, kEnded
+  // (the socket's end, or a frame too large to be ours) or kLate.
+  enum FrameRead { kRead, kEnded, kLate };
+  FrameRead read_frame(std::string& frame, int64_t deadline_ns);
   [[noreturn]] void fail_call(const std::vector<Laid>& laid);
 
   pid_t pid_ = -1;
@@ -208,6 +235,10 @@ HostProcess::HostProcess(const std::filesystem::path& binary, const std::filesys
   // process with threads may only make async-signal-safe calls.
   const std::string binary_text = binary.string(), plugin_text = plugin.string();
   char* const argv[] = {const_cast<char*>(binary_text.c_str()), const_cast<char*>(plugin_text.c_str()), nullptr};
+  const std::vector<std::string> env_text = host_environment();
+  std::vector<char*> envp;
+  for (const std::string& e : env_text) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   const pid_t parent = getpid();
   const std::function<void()> child = [&] {
     setpgid(0, 0);                           // its own group, ended as a whole
@@ -228,7 +259,7 @@ HostProcess::HostProcess(const std::filesystem::path& binary, const std::filesys
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     signal(SIGPIPE, SIG_DFL);
-    execv(argv[0], argv);
+    execve(argv[0], argv, envp.data());
   };
   const pid_t pid = fork_from_launcher(child);
   if (pid < 0) {
@@ -276,37 +307,36 @@ void HostProcess::grow_arena(std::size_t bytes) {
   arena_bytes_ = bytes;
 }
 
-bool HostProcess::read_frame(std::string& frame, int64_t deadline_ns) {
+HostProcess::FrameRead HostProcess::read_frame(std::string& frame, int64_t deadline_ns) {
   const auto read_exact = [&](char* p, std::size_t n) {
     while (n > 0) {
-      if (deadline_ns > 0) {
-        const int64_t left_ms = (deadline_ns - now_ns(CLOCK_MONOTONIC)) / 1000000;
-        if (left_ms <= 0) return false;
-        pollfd pfd{channel_, POLLIN, 0};
-        if (poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left_ms, 100))) <= 0) continue;
-      }
+      const int64_t left_ns = deadline_ns - now_ns(CLOCK_MONOTONIC);
+      if (left_ns <= 0) return kLate;
+      pollfd pfd{channel_, POLLIN, 0};
+      // Rounded up, so that a wait shorter than a millisecond still waits.
+      if (poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left_ns / 1000000 + 1, 100))) <= 0) continue;
       const ssize_t r = read(channel_, p, n);
       if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
+      if (r <= 0) return kEnded;
       p += r;
       n -= static_cast<std::size_t>(r);
     }
-    return true;
+    return kRead;
   };
   uint32_t n = 0;
-  if (!read_exact(reinterpret_cast<char*>(&n), sizeof n) || n > host::kMaxFrame) return false;
+  if (const FrameRead r = read_exact(reinterpret_cast<char*>(&n), sizeof n); r != kRead) return r;
+  if (n > host::kMaxFrame) return kEnded;
   frame.resize(n);
   return read_exact(frame.data(), n);
 }
 
 std::string HostProcess::read_hello(int timeout_ms) {
-  const int64_t deadline = now_ns(CLOCK_MONOTONIC) + int64_t{timeout_ms} * 1000000;
   std::string frame;
-  if (read_frame(frame, deadline)) return frame;
-  const bool timed_out = now_ns(CLOCK_MONOTONIC) >= deadline;
+  const FrameRead r = read_frame(frame, now_ns(CLOCK_MONOTONIC) + int64_t{timeout_ms} * 1000000);
+  if (r == kRead) return frame;
   const int fault = status()->fault_signal.load();
   const int status = end();
-  if (timed_out) throw std::runtime_error("the library did not finish loading within " + std::to_string(timeout_ms) + " ms");
+  if (r == kLate) throw std::runtime_error("the library did not finish loading within " + std::to_string(timeout_ms) + " ms");
   if (fault > 0 && fault < 65) throw std::runtime_error("the library was killed by " + signal_text(fault) + " while loading");
   if (WIFSIGNALED(status)) throw std::runtime_error("the library was killed by " + signal_text(WTERMSIG(status)) + " while loading");
   if (WIFEXITED(status) && WEXITSTATUS(status) == 127)

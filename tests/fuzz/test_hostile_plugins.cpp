@@ -171,7 +171,9 @@ Findings findings_of(const Outcome& run) {
     const auto doc = nlohmann::json::parse(run.out);
     for (const auto& f : doc.at("findings"))
       result.all.push_back({f.at("kernel").get<std::string>(), f.at("label").get<std::string>(),
-                            f.at("detail").get<std::string>(), f.at("input").get<std::string>(),
+                            f.at("detail").get<std::string>(),
+                            // null: a finding with no problem (a library's loading)
+                            f.at("input").is_null() ? std::string() : f.at("input").get<std::string>(),
                             f.at("reproduce").get<std::string>()});
     result.parsed = true;
   } catch (const std::exception& e) {
