@@ -13,6 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "host/fault_signals.h"
 #include "kernel_host.h"
 #include "normcheck/guard_pages.h"
 
@@ -82,17 +83,7 @@ void copy_string(char* to, std::size_t size, const std::string& from) {
   // Whatever the kernel prints goes to stderr: stdout carries normcheck's
   // report (one JSON document with --json).
   dup2(STDERR_FILENO, STDOUT_FILENO);
-  // The handler runs on its own stack: a kernel may fault by overflowing its own.
-  static char alt_stack[1 << 16];
-  stack_t ss{};
-  ss.ss_sp = alt_stack;
-  ss.ss_size = sizeof alt_stack;
-  sigaltstack(&ss, nullptr);
-  struct sigaction sa{};
-  sa.sa_sigaction = on_fault;
-  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-  sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP, SIGSYS}) sigaction(sig, &sa, nullptr);
+  host::catch_fault_signals(on_fault);
 
   EvaluateOptions eo;
   eo.bound_override = options.bound_override;

@@ -22,6 +22,7 @@
 
 #include "host/protocol.h"
 #include "normcheck/call_buffers.h"
+#include "normcheck/guard_pages.h"
 
 namespace normcheck::fuzz {
 
@@ -35,8 +36,6 @@ using host::StatusPage;
 
 namespace {
 
-constexpr unsigned char kCanary = 0xc5;
-constexpr std::size_t kCanaryBytes = 64;        // before each array, as evaluate()'s guard zones
 constexpr std::size_t kInitialArena = 1 << 20;  // grows with the calls' arrays
 constexpr rlim_t kHostStack = rlim_t{8} << 20;  // the main thread's stack, as a program usually has
 // Spins on the reply before sleeping: a small call's round trip is a few
@@ -374,13 +373,13 @@ CallReply HostProcess::call(uint32_t index, const Kernel& kernel, const KernelAr
   const std::vector<CallBuffer> buffers = call_buffers(kernel, args);
   if (buffers.size() > static_cast<std::size_t>(host::kMaxBuffers))
     throw std::logic_error("a call with more arrays than the host protocol carries");
-  // Page 0 is the status page. Each array: a canary zone of kCanaryBytes
+  // Page 0 is the status page. Each array: a canary zone of kCanaryZoneBytes
   // before its start (a write there is out of bounds, as evaluate()'s zones
   // say), its end flush against a guard page of its own.
   std::vector<Laid> laid;
   std::size_t offset = page_;
   for (const CallBuffer& b : buffers) {
-    const std::size_t region = (kCanaryBytes + b.bytes + page_ - 1) / page_ * page_;
+    const std::size_t region = (kCanaryZoneBytes + b.bytes + page_ - 1) / page_ * page_;
     laid.push_back({b, offset, offset + region - b.bytes, offset + region});
     offset += region + page_;
   }
@@ -396,7 +395,7 @@ CallReply HostProcess::call(uint32_t index, const Kernel& kernel, const KernelAr
   rq.arena_bytes = arena_bytes_;
   for (std::size_t i = 0; i < laid.size(); ++i) {
     const Laid& l = laid[i];
-    std::memset(arena_ + l.lead - kCanaryBytes, kCanary, kCanaryBytes);
+    std::memset(arena_ + l.lead - kCanaryZoneBytes, kCanaryByte, kCanaryZoneBytes);
     if (l.buffer.bytes) std::memcpy(arena_ + l.lead, l.buffer.data, l.buffer.bytes);
     BufferDesc& d = rq.buffer[i];
     std::memcpy(d.name, l.buffer.name.data(), std::min<std::size_t>(l.buffer.name.size(), host::kNameBytes));
@@ -452,7 +451,7 @@ CallReply HostProcess::call(uint32_t index, const Kernel& kernel, const KernelAr
     throw KernelCallFault("crash", "the kernel host's reply was garbled (the kernel wrote to memory it was not given)");
   }
   for (const Laid& l : laid) {
-    if (!std::all_of(arena_ + l.lead - kCanaryBytes, arena_ + l.lead, [](unsigned char b) { return b == kCanary; }))
+    if (!std::all_of(arena_ + l.lead - kCanaryZoneBytes, arena_ + l.lead, [](unsigned char b) { return b == kCanaryByte; }))
       throw KernelCallFault("out_of_bounds", "a canary byte just before array '" + std::string(l.buffer.name) +
                                                  "' changed: the kernel wrote before its start");
   }

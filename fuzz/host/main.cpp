@@ -25,6 +25,7 @@
 
 #include "normcheck/call_buffers.h"
 #include "normcheck/invoke.h"
+#include "fault_signals.h"
 #include "library.h"
 #include "plugin_abi.h"
 #include "protocol.h"
@@ -60,20 +61,6 @@ void on_fault(int sig, siginfo_t* info, void*) {
   g_status->reply_seq.store(kFaulted);  // normcheck need not wait for the socket's end
   futex_wake(g_status->reply_seq);
   _exit(kFaultExit);
-}
-
-void install_fault_handlers() {
-  // The handler runs on a stack of its own: the fault may be the main stack's overflow.
-  static char alt_stack[1 << 16];
-  stack_t ss{};
-  ss.ss_sp = alt_stack;
-  ss.ss_size = sizeof alt_stack;
-  sigaltstack(&ss, nullptr);
-  struct sigaction sa {};
-  sa.sa_sigaction = on_fault;
-  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-  sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGTRAP, SIGSYS}) sigaction(sig, &sa, nullptr);
 }
 
 void find_main_stack() {
@@ -215,7 +202,7 @@ int main(int argc, char** argv) {
   if (fstat(kArenaFd, &st) != 0 || st.st_size < static_cast<off_t>(g_page)) return 2;
   map_arena(static_cast<std::size_t>(st.st_size));
   g_status->phase.store(kLoading);
-  install_fault_handlers();
+  catch_fault_signals(on_fault);
   find_main_stack();
 
   const FpControl before = read_fp_control();

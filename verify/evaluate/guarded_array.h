@@ -18,8 +18,8 @@
 
 namespace normcheck::evaluation {
 
-constexpr std::size_t kGuardBytes = 64;
-constexpr unsigned char kCanary = 0xc5;
+constexpr std::size_t kGuardBytes = kCanaryZoneBytes;
+constexpr unsigned char kCanary = kCanaryByte;
 constexpr uint32_t kSentinel32 = 0x7fa5a5a5;  // signalling NaN (quiet bit 22 clear)
 constexpr uint16_t kSentinelBf16 = 0x7f85;    // signalling NaN (quiet bit 6 clear)
 constexpr uint16_t kSentinelF16 = 0x7d05;     // signalling NaN (quiet bit 9 clear)

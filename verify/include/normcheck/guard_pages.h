@@ -12,6 +12,13 @@
 
 namespace normcheck {
 
+// The zone before (and, without a guard page, after) each array a kernel is
+// given, filled with this byte: a write there changes it. evaluate()'s arrays
+// and a plugin's in the kernel host's shared memory (fuzz/kernel_host.h) have
+// the same zones.
+inline constexpr std::size_t kCanaryZoneBytes = 64;
+inline constexpr unsigned char kCanaryByte = 0xc5;
+
 class PageGuardedBlock {
  public:
   // At least `bytes` usable bytes (rounded up to whole pages; 0 gives one page).
