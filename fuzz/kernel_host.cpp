@@ -38,10 +38,6 @@ namespace {
 
 constexpr std::size_t kInitialArena = 1 << 20;  // grows with the calls' arrays
 constexpr rlim_t kHostStack = rlim_t{8} << 20;  // the main thread's stack, as a program usually has
-// Spins on the reply before sleeping: a small call's round trip is a few
-// microseconds when both processes run, less than a futex sleep and wake-up.
-// A pause takes 25 to 60 ns here, so this waits 25 to 60 us before sleeping.
-constexpr int kSpins = 1000;
 
 int64_t now_ns(clockid_t clock) {
   timespec t{};
@@ -410,7 +406,7 @@ CallReply HostProcess::call(uint32_t index, const Kernel& kernel, const KernelAr
   if (++seq_ == host::kFaulted) seq_ = 1;  // 0 is the page's start, kFaulted the fault handler's
   const uint32_t seq = seq_;
   sp->request_seq.store(seq);
-  if (sp->host_waiting.load()) host::futex_wake(sp->request_seq);
+  host::futex_wake(sp->request_seq);
 
   // The watchdog: the host's CPU time since the request, so that a machine
   // busy with other work (or --jobs above its cores) gives no false hang;
@@ -419,14 +415,11 @@ CallReply HostProcess::call(uint32_t index, const Kernel& kernel, const KernelAr
   const int64_t wall0 = now_ns(CLOCK_MONOTONIC);
   const int64_t cpu_limit = int64_t{timeout_ms} * 1000000;
   const int64_t wall_limit = 10 * cpu_limit + int64_t{10} * 1000000000;
-  for (int i = 0; i < kSpins && sp->reply_seq.load() != seq; ++i) __builtin_ia32_pause();
   for (;;) {
     const uint32_t seen = sp->reply_seq.load();
     if (seen == seq) break;
     if (seen == host::kFaulted) fail_call(laid);
-    sp->normcheck_waiting.store(1);
-    if (sp->reply_seq.load() == seen) host::futex_wait(sp->reply_seq, seen, 10);
-    sp->normcheck_waiting.store(0);
+    host::futex_wait(sp->reply_seq, seen, 10);
     if (sp->reply_seq.load() == seq) break;
     // The host never writes to the socket after its greeting: readable means it ended.
     pollfd p{channel_, POLLIN, 0};

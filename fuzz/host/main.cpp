@@ -110,27 +110,12 @@ void map_arena(std::size_t bytes) {
   g_status = reinterpret_cast<StatusPage*>(g_arena);
 }
 
-// Spins before sleeping: normcheck evaluates a small case in tens of
-// microseconds between two calls, less than a futex sleep and wake-up costs.
-// A pause takes 25 to 60 ns here, so this waits 50 to 120 us before sleeping.
-constexpr int kSpins = 2000;
-
 // The next request's number (after `last`); exits when normcheck is gone.
 uint32_t wait_for_request(uint32_t last) {
-  for (int i = 0; i < kSpins; ++i) {
+  for (;;) {
     const uint32_t seq = g_status->request_seq.load();
     if (seq != last) return seq;
-    __builtin_ia32_pause();
-  }
-  for (;;) {
-    g_status->host_waiting.store(1);
-    const uint32_t seq = g_status->request_seq.load();
-    if (seq != last) {
-      g_status->host_waiting.store(0);
-      return seq;
-    }
     futex_wait(g_status->request_seq, last, 200);
-    g_status->host_waiting.store(0);
     pollfd p{kChannelFd, POLLIN, 0};
     if (poll(&p, 1, 0) != 0) _exit(0);  // the socket ended (normcheck never writes to it): nobody is waiting
   }
@@ -186,7 +171,7 @@ uint32_t wait_for_request(uint32_t last) {
     const CallReply reply{kMagic, during == loaded ? 0u : 1u, during};
     std::memcpy(static_cast<void*>(&g_status->reply), &reply, sizeof reply);
     g_status->reply_seq.store(last);
-    if (g_status->normcheck_waiting.load()) futex_wake(g_status->reply_seq);
+    futex_wake(g_status->reply_seq);
   }
 }
 
