@@ -33,8 +33,8 @@ std::string markdown_report(const ReportData& data, const std::vector<KernelVerd
     s << "| `" << v.kernel->name << "` | " << to_string(v.kernel->origin) << " | " << v.status << " | "
       << v.rows_failed << " / " << v.rows_run << " / " << v.rows_declined << " | " << figure(v.worst_ratio) << " | "
       << figure(v.max_ulp) << " | " << ratio_text(v.stream_ratio, "-") << " | " << ratio_text(v.onednn_ratio, "-") << " |\n";
-  s << "\nA max ULP in the billions on a trusted kernel is an output near zero, where one ULP is tiny, or an "
-       "ill-conditioned row; report.html says which, per kernel.\n";
+  s << "\nMax ULP is taken against the row's scale: where an exact value is tiny against it, the error counts "
+       "in ULPs of the scale, so a large figure is a large error, not an output near zero; report.html says where.\n";
   // Kept short for a pull-request comment: the kernels that need more than
   // their table row (failures, declines, controls); report.html has them all.
   bool heading = false;

@@ -160,10 +160,9 @@ void accuracy_plots(const ReportData& data, const Scratch& scratch, std::vector<
                plot_series(scratch, ratio.id, ratio_series, "with points pointsize 0.8"));
     plots.push_back(std::move(ratio));
     Plot ulp{"ulp_" + name, "accuracy", name + ": ULP error against |mean|/sigma",
-             "The same rows in ULP of the exact result. Near an output's zero one ULP is tiny, so rows with "
-             "outputs close to 0 show huge ULP counts while well within the bound: read error/bound above for "
-             "the verdict. 0 ULP is drawn at " + number(kUlpLow) + ", an infinite count (NaN or inf against a "
-             "finite exact value, on rows where the bound promises nothing for that output) at " +
+             "The same rows in ULP of the exact result, counted in ULPs of the row's scale where the exact "
+             "value is tiny against it (docs/semantics.md, Metrics): read error/bound above for the verdict. "
+             "0 ULP is drawn at " + number(kUlpLow) + ", a count above " + number(kUlpHigh) + " at " +
              number(kUlpHigh) + ".",
              {}, {}};
     render(ulp, scratch,

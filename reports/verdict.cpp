@@ -55,26 +55,29 @@ std::string lengths_text(const AccuracyOptions& o) {
 constexpr double kRstdCubeUnderflows = 0x1p-42;
 const double kRstdCubeOverflows = std::cbrt(static_cast<double>(FLT_MAX));
 
+// rstd^3 leaves float's range below 2^-42 (underflow) and above 2^42.67 (overflow).
+bool rstd_cube_outside_float(const RowResult& r) {
+  return r.rstd > 0 && (r.rstd < kRstdCubeUnderflows || r.rstd > kRstdCubeOverflows);
+}
+
+// The table's own statement of the algorithm says whether it forms rstd^3.
+bool forms_rstd_cube(const Kernel& k) { return k.algorithm.find("rstd^3") != std::string_view::npos; }
+
 void failure_hints(const KernelAccuracy& ka, KernelVerdict& v) {
   std::vector<const RowResult*> failed;
   for (const RowResult& r : ka.rows)
     if (r.evaluation.declined.empty() && !r.evaluation.pass) failed.push_back(&r);
   if (failed.empty()) return;
   const bool backward = ka.kernel->op == Op::layernorm_bwd || ka.kernel->op == Op::rmsnorm_bwd;
-  // rstd^3 leaves float's range below 2^-42 (underflow) and above 2^42.67 (overflow).
-  const auto cube_out = [](const RowResult* r) {
-    return r->rstd > 0 && (r->rstd < kRstdCubeUnderflows || r->rstd > kRstdCubeOverflows);
-  };
-  const auto explained = std::count_if(failed.begin(), failed.end(), cube_out);
+  const auto explained = std::count_if(failed.begin(), failed.end(),
+                                       [](const RowResult* r) { return rstd_cube_outside_float(*r); });
   if (backward && 2 * explained >= static_cast<std::ptrdiff_t>(failed.size())) {
     char where[300];
     std::snprintf(where, sizeof where,
                   "%lld of the %zu failing rows have rstd^3 outside float's range (rstd < 2^-42, i.e. sigma > "
                   "4.4e12, where it underflows to 0, or rstd > 2^42.7, where it overflows)",
                   static_cast<long long>(explained), failed.size());
-    // The table's own statement of the algorithm says whether it forms rstd^3.
-    const bool forms_cube = ka.kernel->algorithm.find("rstd^3") != std::string_view::npos;
-    v.notes.push_back(forms_cube ? "Why: " + std::string(where) +
+    v.notes.push_back(forms_rstd_cube(*ka.kernel) ? "Why: " + std::string(where) +
                                        "; its algorithm forms rstd^3 in float (\"" + std::string(ka.kernel->algorithm) +
                                        "\"), so dx loses or spoils its projection term there."
                                  : "Where: " + std::string(where) + ".");
@@ -98,39 +101,26 @@ void failure_hints(const KernelAccuracy& ka, KernelVerdict& v) {
                                                : " off by " + figure(v.worst_ratio) + "x its bound."));
 }
 
-// ULP is measured against the exact value: next to an output's zero one ULP is
-// tiny, while every float computation of x - mean errs relative to the row's
-// scale. The verdict says which figure to act on.
+// The ULP figure is taken against the row's scale (docs/semantics.md,
+// "Metrics"): below it, it counts ULPs of the scale, not of the element, so a
+// large figure is a large error against what the row holds, never an output
+// near zero. The note says where, how many bits that is, and whether the
+// kernel's bound admits it there.
 void ulp_note(const KernelAccuracy& ka, KernelVerdict& v) {
   if (v.max_ulp < 0x1p20) return;
   for (const OutputWorst& w : output_worsts(ka)) {
     if (w.max_ulp != v.max_ulp || !w.ulp_row) continue;
-    double exact = 0;
-    for (const OutputError& o : w.ulp_row->evaluation.outputs)
-      if (o.output == w.output) exact = o.max_ulp_exact;
     const RowResult& row = *w.ulp_row;
-    std::string why;
-    if (std::isinf(v.max_ulp) && v.rows_nonfinite_mismatch > 0) {
-      why = "the output is NaN or inf where the exact value (" + figure(exact) +
-            ") is finite: a failure, counted in error/bound as infinite";
-    } else if (std::isinf(v.max_ulp)) {
-      why = "the output is NaN or inf where the exact value (" + figure(exact) +
-            ") is finite, on a row where the kernel's bound promises nothing for that output (an infinite "
-            "coefficient: the row is outside what its algorithm can deliver), so error/bound leaves it out";
-    } else if (std::fabs(exact) < 1e-3) {
-      why = "the exact value there is " + figure(exact) +
-            ", near the output's zero, where one ULP is tiny while any float computation errs in proportion "
-            "to the row's scale";
-    } else if (std::isinf(row.mean_over_sigma)) {
-      why = "the row is constant (sigma = 0), so every output is decided by eps and rounding alone";
-    } else {
-      char bits[32];
-      std::snprintf(bits, sizeof bits, "%.0f", std::log2(std::max(row.mean_over_sigma, 1.0)));
-      why = "the row is ill-conditioned (|mean|/sigma = " + figure(row.mean_over_sigma) + "): x - mean loses about " +
-            bits + " bits in float, and the bound grows with |mean|/sigma accordingly";
-    }
-    v.notes.push_back("Max ULP " + figure(v.max_ulp) + " (" + w.output + ", " + describe(row) + "): " + why +
-                      ". Act on error/bound (worst " + figure(v.worst_ratio) + "), not on ULP.");
+    char bits[32];
+    std::snprintf(bits, sizeof bits, "%.0f", std::log2(v.max_ulp));
+    v.notes.push_back("Max ULP " + figure(v.max_ulp) + " (" + w.output + ", " + describe(row) +
+                      "): an error of that many ULPs of the row's scale (the magnitude of the terms the output "
+                      "is computed from), about " + bits + " bits, " +
+                      (row.evaluation.pass ? "within the kernel's bound on that row" : "on a row where it breaks its bound") +
+                      (forms_rstd_cube(*ka.kernel) && rstd_cube_outside_float(row)
+                           ? "; its algorithm forms rstd^3, which is outside float's range there"
+                           : "") +
+                      ". Act on error/bound (worst " + figure(v.worst_ratio) + ").");
     return;
   }
 }

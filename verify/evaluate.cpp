@@ -12,11 +12,14 @@
 //     checked at all: not an ill-posed row (sigma^2 + eps = 0), nor a backward
 //     row whose saved statistic fl(r) is not within u of r. dgamma promises
 //     nothing when such a backward row is in the problem (its xhat enters every
-//     column). A row with non-finite input must give NaN (docs/semantics.md),
-//     whatever the bound; its mean/rstd are not checked. An infinite dy_j on an
+//     column). A row with a non-finite input is held, whatever the bound, to
+//     EvaluateOptions::nonfinite (by default the row-NaN convention or the
+//     IEEE evaluation of the formula, element by element: evaluate/nonfinite.h,
+//     docs/semantics.md "Rows with a non-finite input"); its mean must be
+//     non-finite, a LayerNorm rstd is not checked. An infinite dy_j on an
 //     xhat_j within the bound's own error of 0 (e.g. x_j = fl(mu) != mu) leaves
-//     the sign of the exact +-inf dgamma_j undetermined: that column promises
-//     nothing;
+//     the kind of the exact dgamma_j (NaN, +inf or -inf) to the kernel's
+//     rounding: that column must be non-finite, of any kind;
 //   - promises: a +inf coefficient of the Bound promises nothing for that
 //     output (kernel.h); the allowance is +inf and nothing of the element is
 //     checked, its NaN/inf placement included;
@@ -36,7 +39,9 @@
 // does not take and hands the rest to its op (evaluate/<op>.cpp). The pieces:
 // evaluate/guarded_array.h (memory), stored_input.h (16-bit storage),
 // kernel_call.h (the call), row_rules.h (which rows and columns are checked),
-// allowance.h (the Bound's formulas), tally.h (the element checks), op.h.
+// allowance.h (the Bound's formulas), nonfinite.h (rows with a non-finite
+// input), scale.h (the row's scale of the ULP figure), tally.h (the element
+// checks), op.h.
 #include "normcheck/evaluate.h"
 
 #include <algorithm>

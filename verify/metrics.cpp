@@ -1,4 +1,4 @@
-// The normwise error metric (contract in metrics.h).
+// The normwise error and the scaled ULP error (contracts in metrics.h).
 #include "normcheck/metrics.h"
 
 #include <algorithm>
@@ -40,6 +40,12 @@ double normwise_error(std::span<const float> computed, std::span<const double> e
     sum_exact += de * de;
   }
   return (max_diff / max_exact) * std::sqrt(sum_diff / sum_exact);
+}
+
+double scaled_ulp_error(DType t, float computed, double exact, double scale) {
+  const double ulps = ulp_error(t, computed, exact);
+  if (!(scale > 0)) return ulps;
+  return std::min(ulps, std::fabs(static_cast<double>(computed) - exact) / spacing(t, scale));
 }
 
 }  // namespace normcheck

@@ -20,5 +20,6 @@ Kernel mean_skips_tail_kernel();        // a vector loop that forgets the d mod 
 Kernel no_projection_backward_kernel(); // dx without the - xhat mean(g xhat) term
 Kernel rmsnorm_eps_outside_kernel();    // 1 / (rms + eps) instead of 1 / sqrt(ms + eps)
 Kernel overpromises_one_ulp_kernel();   // the float two-pass claiming layernorm_fwd.accurate's 1 ULP
+Kernel nan_to_num_kernel();             // RMSNorm, then NaN -> 0: finite y on a row with a non-finite x
 
 }  // namespace normcheck::broken

@@ -160,5 +160,29 @@ TEST(FloatFormat, AdjacentValuesAreOneUlpApart) {
   EXPECT_EQ(ulp_error(DType::f32, 1.0f, 1 + 0x1p-24), ulp_error(1.0f, 1 + 0x1p-24));
 }
 
+// spacing(t, v) is the gap from each value of the format to the next above it
+// (every 16-bit value, and float32 at powers of two and beside them), taken at
+// any v in [a, b); 0 gives the subnormal spacing, and beyond the largest
+// finite value the top binade's spacing goes on.
+TEST(FloatFormat, SpacingIsTheGapToTheNextValue) {
+  for (DType t : {DType::bf16, DType::f16}) {
+    const uint16_t inf = t == DType::bf16 ? 0x7f80 : 0x7c00;
+    for (uint16_t h = 0; h + 1 < inf; ++h) {
+      const double a = from_16(t, h), b = from_16(t, static_cast<uint16_t>(h + 1));
+      ASSERT_EQ(spacing(t, a), b - a) << to_string(t) << " " << h;
+      ASSERT_EQ(spacing(t, -std::nextafter(b, 0.0)), b - a) << to_string(t) << " " << h;
+    }
+    const double top = largest_finite(t), gap = top - from_16(t, static_cast<uint16_t>(inf - 2));
+    EXPECT_EQ(spacing(t, 4 * top), gap) << to_string(t);
+  }
+  for (const float f : {0x1p-149f, 0x1p-127f, 0x1p-126f, 1.0f, 0x1.fffffep0f, 3.0f, 0x1p127f, 0x1.fffffep127f}) {
+    const double next = f == 0x1.fffffep127f ? 0x1p128 : static_cast<double>(std::nextafter(f, INFINITY));
+    EXPECT_EQ(spacing(DType::f32, f), next - f) << f;
+  }
+  EXPECT_EQ(spacing(DType::f32, 0.0), 0x1p-149);
+  EXPECT_EQ(spacing(DType::f16, 0.0), 0x1p-24);
+  EXPECT_EQ(spacing(DType::f32, 1e300), 0x1p104);
+}
+
 }  // namespace
 }  // namespace normcheck

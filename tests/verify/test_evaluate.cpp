@@ -1,7 +1,8 @@
 // evaluate() catches each way a kernel can be wrong: deliberately bad kernels
 // defined here (one past the end, an element left unwritten, x modified, one
 // value just above its allowance) each fail for their reason, while a kernel
-// that returns the correctly rounded reference passes.
+// that returns the correctly rounded reference passes; and its ULP figure is
+// taken against the row's scale.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -203,6 +204,87 @@ TEST(Evaluate, Bf16KernelIsMeasuredInBf16Ulps) {
   // float ulps, i.e. far below another bf16 ulp.
   EXPECT_LE(ev.max_ulp, 1.0);
   EXPECT_GT(ev.max_ulp, 0.0);
+}
+
+// The largest ULP distance of the kept main elements that evaluate() held to
+// an allowance (each element's own ULP, near zero included).
+double plain_max_ulp(const Evaluation& ev, DType t) {
+  double worst = 0;
+  for (const MainElement& m : ev.main_elements)
+    if (std::isfinite(m.allowed) && std::isfinite(m.computed)) worst = std::max(worst, ulp_error(t, m.computed, m.exact));
+  return worst;
+}
+
+Evaluation keeping_elements(const Kernel& k, const Problem& p) {
+  EvaluateOptions options;
+  options.keep_main_elements = true;
+  return evaluate(k, p, options);
+}
+
+// Near an output's zero one ULP of the exact value is tiny: twopass's y on a
+// constant row with eps > 0 (exact y = 0) is off by its float mean's rounding
+// times 1/sqrt(eps), billions of its own ULPs, within its bound. Evaluation::
+// max_ulp takes a ULP no smaller than one of the row's scale, |gamma| kappa +
+// |beta| (verify/evaluate/scale.h), where that error is a few ULPs.
+TEST(Evaluate, UlpFigureIsTakenAgainstTheRowsScale) {
+  const Kernel& twopass = *find_kernel("layernorm_fwd.twopass");
+  Problem p;
+  p.rows = 1;
+  p.cols = 7;
+  p.eps = 1e-5f;
+  bool found = false;
+  for (float c = 0.1f; c < 1 && !found; c = std::nextafter(c + 0.01f, 1.0f)) {
+    p.x.assign(7, c);  // the float mean of seven equal values need not be c
+    const Evaluation ev = keeping_elements(twopass, p);
+    if (plain_max_ulp(ev, DType::f32) < 0x1p20) continue;
+    found = true;
+    EXPECT_TRUE(ev.pass) << test::describe(ev);
+    EXPECT_LE(ev.max_ulp, 4.0) << "c = " << c;
+  }
+  ASSERT_TRUE(found) << "no constant row where twopass's float mean is off";
+}
+
+// The negative control of the scaled figure: an error of 1000 ULPs of the
+// row's scale planted on the element of row 1 nearest zero shows as 1000 (up
+// to the float rounding of the planted value). The bound is widened so the
+// element stays within it.
+Bound generous_bound(const RowCondition& c) {
+  Bound b = twopass_layernorm_fwd_bound(c);
+  b.xhat_abs += 1e-3;
+  return b;
+}
+
+TEST(Evaluate, UlpFigureSeesErrorsAgainstTheRowsScale) {
+  const Problem p = problem();
+  const LayerNormFwdReference ref = reference_layernorm_fwd(p.x, p.gamma, p.beta, p.rows, p.cols, p.eps);
+  const Kernel k{.name = "test.layernorm_fwd", .op = Op::layernorm_fwd, .origin = Origin::ours, .dtype = DType::f32,
+                 .algorithm = "test", .fn = &exact_kernel, .bound = &generous_bound};
+  std::size_t col = 0;
+  for (std::size_t j = 1; j < 64; ++j)
+    if (std::fabs(ref.y.exact[64 + j]) < std::fabs(ref.y.exact[64 + col])) col = j;
+  const double scale = std::fabs(p.gamma[col]) * ref.stats[1].condition.kappa + std::fabs(p.beta[col]);
+  ASSERT_LT(std::fabs(ref.y.exact[64 + col]), scale / 4);  // below the scale: its own ULP would say more
+  plant(p);
+  planted.bad_index = 64 + col;
+  planted.bad_value = static_cast<float>(ref.y.exact[64 + col] + 1000 * spacing(DType::f32, scale));
+  const Evaluation ev = evaluate(k, p);
+  EXPECT_TRUE(ev.pass) << test::describe(ev);
+  EXPECT_NEAR(ev.max_ulp, 1000.0, 1.0);
+}
+
+// A NaN or inf the bound admits (here: nothing is promised on a row whose
+// r = 1/sigma exceeds FLT_MAX, where twopass's rstd is inf and its y NaN)
+// carries no ULP figure: never an infinite max ULP beside a pass.
+TEST(Evaluate, NoInfiniteUlpBesideAPass) {
+  Problem p;
+  p.rows = 1;
+  p.cols = 3;
+  p.eps = 0;
+  p.x = {0x1p-106f, 0x1p-106f, std::nextafter(0x1p-106f, 1.0f)};  // sigma ~ 2^-130: r ~ 2^130
+  const Evaluation ev = evaluate(*find_kernel("layernorm_fwd.twopass"), p);
+  ASSERT_TRUE(ev.pass) << test::describe(ev);
+  EXPECT_FALSE(std::isfinite(reference_layernorm_fwd(p.x, {}, {}, 1, 3, 0).rstd.rounded[0]));
+  EXPECT_TRUE(std::isfinite(ev.max_ulp)) << ev.max_ulp;
 }
 
 // evaluate() compares the rows of a problem in chunks on the kernels' thread

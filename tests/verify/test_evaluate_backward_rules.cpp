@@ -3,9 +3,11 @@
 //   - a backward row whose saved statistic fl(r) is not within u of r
 //     (r outside [2^-126, 2^128 - 2^103)) is not checked, nor is dgamma then;
 //   - a +inf coefficient promises nothing for its output, NaN/inf placement included;
-//   - a row with a non-finite input must give NaN whatever the bound;
+//   - a row with a non-finite input is held to the non-finite rule whatever
+//     the bound (test_evaluate_nonfinite.cpp has the rule itself);
 //   - an infinite dy_j on an xhat_j within the bound's error of 0 (e.g.
-//     x_j == fl(mu) != mu): the sign of dgamma_j is not promised;
+//     x_j == fl(mu) != mu): dgamma_j is non-finite, of a kind the bound does
+//     not fix;
 //   - an infinity is admitted where exact +- allowance leaves the float range;
 // and layernorm_bwd.pytorch_form's bound promises nothing exactly on rows where
 // the kernel's intermediates really overflow. Each rule comes with a control:
@@ -71,7 +73,7 @@ TEST(BackwardRules, SavedStatisticThresholds) {
   // The forward computes r itself: only the ill-posed row is skipped.
   EXPECT_TRUE(checked(Op::layernorm_fwd, 0x1p150));
   EXPECT_FALSE(checked(Op::layernorm_fwd, kInf));
-  // A row with non-finite input is checked (its output must be NaN).
+  // A row with non-finite input is checked (by the non-finite rule).
   s.finite = false;
   EXPECT_TRUE(checked(Op::layernorm_bwd, std::numeric_limits<double>::quiet_NaN()));
 }
@@ -150,7 +152,9 @@ TEST(BackwardRules, InfiniteCoefficientPromisesNothingNotEvenNaNPlacement) {
   EXPECT_TRUE(excused.pass) << describe(excused);
 }
 
-TEST(BackwardRules, NonFiniteRowMustBeNaNWhateverTheBound) {
+// dx zeroed on a row with an infinite dy: finite where every convention is
+// non-finite, caught although the bound promises nothing for dx.
+TEST(BackwardRules, NonFiniteRowIsHeldWhateverTheBound) {
   const Problem p = backward_problem({1.0f, 2.0f, 3.0f, 5.0f}, {INFINITY, 1.0f, 1.0f, 1.0f}, {}, 1e-5f);
   const Evaluation ev = evaluate(test_kernel(&twopass_zero_dx, &twopass_no_dx_promise), p);
   EXPECT_FALSE(ev.pass);
@@ -186,11 +190,19 @@ void twopass_negated_dgamma(const float* dy, const float* x, const float* gamma,
   for (int64_t j = 0; j < cols; ++j) dgamma[j] = -dgamma[j];
 }
 
-TEST(BackwardRules, InfiniteDyOnAnXhatOfUnknownSignPromisesNothing) {
+// twopass, then dgamma_0 = 0: finite where the exact dgamma_0 is an infinity.
+void twopass_zero_dgamma0(const float* dy, const float* x, const float* gamma, const float* mean,
+                          const float* rstd, float* dx, float* dgamma, float* dbeta, int64_t rows, int64_t cols) {
+  twopass_bwd(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols);
+  dgamma[0] = 0.0f;
+}
+
+TEST(BackwardRules, InfiniteDyOnAnXhatOfUnknownSignPromisesANonFiniteValue) {
   // mu = 1 + 2^-25, fl(mu) = 1 = x_0: the exact xhat_0 = -2^-25 r < 0 and
   // dgamma_0 = -inf, but every kernel sees x_0 - mean^ = 0 and computes
-  // inf * 0 = NaN (|xhat_0| is below the bound's u kappa). xhat_3 = 3 2^-25 r
-  // is far from 0: dgamma_3 = +inf is held.
+  // inf * 0 = NaN (|xhat_0| is below the bound's u kappa): any NaN or
+  // infinity is admitted there, a finite value is not. xhat_3 = 3 2^-25 r is
+  // far from 0: dgamma_3 = +inf is held exactly.
   const Problem p = backward_problem({1.0f, 1.0f, 1.0f, std::nextafter(1.0f, 2.0f)},
                                      {INFINITY, 0.0f, 0.0f, INFINITY}, {}, 1e-5f);
   for (const char* name : {"layernorm_bwd.twopass", "layernorm_bwd.pytorch_form"}) {
@@ -201,6 +213,11 @@ TEST(BackwardRules, InfiniteDyOnAnXhatOfUnknownSignPromisesNothing) {
   EXPECT_FALSE(bad.pass);
   EXPECT_EQ(bad.worst.output, "dgamma");
   EXPECT_EQ(bad.worst.col, 3);
+  const Evaluation hides = evaluate(test_kernel(&twopass_zero_dgamma0, &twopass_layernorm_bwd_bound), p);
+  EXPECT_FALSE(hides.pass);
+  EXPECT_TRUE(hides.nonfinite_mismatch);
+  EXPECT_EQ(hides.worst.output, "dgamma");
+  EXPECT_EQ(hides.worst.col, 0);
 }
 
 // The exact dx is ~2^-104, but the saved mean's rounding is 0.7 in xhat units

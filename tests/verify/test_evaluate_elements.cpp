@@ -64,7 +64,7 @@ TEST(EvaluateElements, KeptElementsAreWhatEvaluateJudged) {
 }
 
 // A row evaluate() does not check promises nothing (+inf); a row with a
-// non-finite input must give NaN exactly (0).
+// non-finite input is held to the non-finite rule, not to an allowance (0).
 TEST(EvaluateElements, UncheckedRowsAreInfiniteNonFiniteRowsZero) {
   Problem p;
   p.rows = 3;

@@ -100,6 +100,27 @@ TEST(MetricsUlpError, AgreesWithUlpDistanceOnFloats) {
     }
 }
 
+// scaled_ulp_error: the ULP distance where |exact| is at least the scale;
+// below it the error in ULPs of the scale, never more than the ULP distance.
+TEST(MetricsScaledUlp, UlpsOfTheScaleBelowIt) {
+  // at or above the scale: the ULP distance, in each format
+  EXPECT_EQ(scaled_ulp_error(DType::f32, up(1.0f), 1.0, 1.0), 1);
+  EXPECT_EQ(scaled_ulp_error(DType::f32, up(4.0f), 4.0, 1.0), 1);
+  EXPECT_EQ(scaled_ulp_error(DType::bf16, 1.0078125f, 1.0, 0.5), 1);  // bf16: spacing 2^-7 at 1
+  // below: an element at 2^-20 off by 2^-30 is 2^-30 / 2^-43 = 8192 of its
+  // own ULPs, and 2^-30 / 2^-23 = 2^-7 ULP of the scale 1
+  EXPECT_EQ(ulp_error(DType::f32, 0x1p-20f + 0x1p-30f, 0x1p-20), 0x1p13);
+  EXPECT_EQ(scaled_ulp_error(DType::f32, 0x1p-20f + 0x1p-30f, 0x1p-20, 1.0), 0x1p-7);
+  EXPECT_EQ(scaled_ulp_error(DType::f32, 0x1p-20f + 0x1p-30f, 0x1p-20, 0x1p-10), 0x1p3);
+  // exact 0: measured at the scale, not counted over every float down to 0
+  EXPECT_EQ(ulp_error(DType::f32, 0x1p-40f, 0.0), 87 << 23);  // 2^-40's bits: exponent field 87
+  EXPECT_EQ(scaled_ulp_error(DType::f32, 0x1p-40f, 0.0, 1.0), 0x1p-17);
+  EXPECT_EQ(scaled_ulp_error(DType::f16, 0x1p-20f, 0.0, 1.0), 0x1p-10);  // f16 spacing at 1 is 2^-10
+  // a scale that is 0 or NaN leaves the ULP distance
+  EXPECT_EQ(scaled_ulp_error(DType::f32, 0x1p-40f, 0.0, 0.0), 87 << 23);
+  EXPECT_EQ(scaled_ulp_error(DType::f32, 0x1p-40f, 0.0, std::nan("")), 87 << 23);
+}
+
 TEST(MetricsNormwise, Rules) {
   const std::vector<float> c = {1, 2, 2};
   const std::vector<double> e = {1, 2, 2.5};  // ||c - e|| = 0.5, ||e|| = sqrt(1 + 4 + 6.25)

@@ -35,18 +35,26 @@ void evaluate_layernorm_fwd(const OpRun& run, Evaluation& ev) {
   const LayerNormFwdReference& ref = given_or_own.layernorm_fwd;
   MainElement* const kept = keep_main_elements(run, ev, y.values, given_or_own);
 
-  tally_rows(ev, p.rows, [&](Tally& tally, int64_t row) {
+  tally_rows(ev, run.options.nonfinite, p.rows, [&](Tally& tally, int64_t row) {
     const RowStats& s = ref.stats[static_cast<std::size_t>(row)];
     const Bound b = run.bound(row_condition(s));
     const auto r = static_cast<std::size_t>(row);
-    if (s.finite)
-      tally.element("mean", row, -1, mean_out.values[r], ref.mean.exact[r], mean_allowance(b, s),
-                    false, DType::f32);
+    if (!s.finite) {
+      // A non-finite x (docs/semantics.md): the mean is the extended-real
+      // mean, whose NaN or infinity depends on the summation. rstd is not
+      // checked: the variance has no extended-real value, and the standard
+      // forms give it as NaN, +inf or 0 (so rstd NaN, +0 or eps^-1/2).
+      tally.nonfinite_element("mean", row, -1, mean_out.values[r], ref.mean.exact[r]);
+    } else {
+      tally.element("mean", row, -1, mean_out.values[r], ref.mean.exact[r], mean_allowance(b, s), DType::f32,
+                    std::nullopt);
+    }
     if (!row_checked(Op::layernorm_fwd, s)) return;
     if (s.finite)
-      tally.element("rstd", row, -1, rstd_out.values[r], ref.rstd.exact[r], stat_allowance(b, s),
-                    false, DType::f32);
-    tally_y_row(tally, p, p.beta, row, s, b, ref.xhat.exact, ref.y.exact, y, k.dtype, kept);
+      tally.element("rstd", row, -1, rstd_out.values[r], ref.rstd.exact[r], stat_allowance(b, s), DType::f32,
+                    std::nullopt);
+    tally_y_row(tally, p, Op::layernorm_fwd, x.widened, p.beta, row, s, b, ref.xhat.exact, ref.y.exact, y,
+                k.dtype, kept);
   });
   finish(ev, Op::layernorm_fwd, y.values, ref.y.exact, ref.stats, p.cols);
 }

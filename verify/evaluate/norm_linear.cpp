@@ -12,6 +12,7 @@
 #include "normcheck/reference_linear.h"
 #include "op.h"
 #include "row_rules.h"
+#include "scale.h"
 
 namespace normcheck {
 
@@ -53,19 +54,25 @@ void evaluate_norm_linear(const OpRun& run, Evaluation& ev) {
   const NormLinearReference& ref = (given ? *given : own).norm_linear;
 
   const auto cols = static_cast<std::size_t>(p.cols);
-  tally_rows(ev, p.rows, [&](Tally& tally, int64_t row) {
+  tally_rows(ev, run.options.nonfinite, p.rows, [&](Tally& tally, int64_t row) {
     const RowStats& s = ref.stats[static_cast<std::size_t>(row)];
     if (!row_checked(k.op, s)) return;
     const Bound b = run.bound(row_condition(s));
     const std::span<const double> xhat(ref.xhat.exact.data() + static_cast<std::size_t>(row) * cols, cols);
     for (int64_t i = 0; i < p.out_features; ++i) {
       const auto o = static_cast<std::size_t>(row * p.out_features + i);
+      if (!s.finite) {
+        // A non-finite x: the non-finite x_j enters every z as W_ij gamma_j
+        // times NaN (xhat_j), or r = +0 times an infinite or NaN W'x, so z is
+        // non-finite in every standard form, unfolded or folded.
+        tally.nonfinite_row_element("z", row, i, z.values[o], std::nullopt);
+        continue;
+      }
       const std::span<const float> w_row = std::span<const float>(p.weight).subspan(static_cast<std::size_t>(i) * cols, cols);
-      // a row with non-finite x: every z must be NaN, whatever the bound
-      const double allowed = s.finite ? z_allowance(b, w_row, p.gamma, p.beta, xhat, ref.t[o], ref.s[o],
-                                                    ref.c_abs[o], ref.exact_error[o])
-                                      : 0;
-      tally.element("z", row, i, z.values[o], ref.z[o], allowed, true, DType::f32);
+      const double allowed =
+          z_allowance(b, w_row, p.gamma, p.beta, xhat, ref.t[o], ref.s[o], ref.c_abs[o], ref.exact_error[o]);
+      tally.element("z", row, i, z.values[o], ref.z[o], allowed, DType::f32,
+                    z_scale(s.condition.kappa, w_row, p.gamma, ref.t[o]));
     }
   });
   finish(ev, k.op, z.values, ref.z, ref.stats, p.out_features);

@@ -66,11 +66,14 @@ void finish(Evaluation& ev, Op op, const std::vector<float>& main_computed,
 
 // ---- forward (forward.cpp) ----
 
-// Every y of a checked row against its allowance (`beta` empty: 0; `kept`:
-// the main elements whose allowance to record, or null).
-void tally_y_row(Tally& tally, const Problem& p, const std::vector<float>& beta, int64_t row, const RowStats& s,
-                 const Bound& b, const std::vector<double>& xhat, const std::vector<double>& y_exact,
-                 const Readback& y, DType dtype, MainElement* kept);
+// Every y of a checked row of a forward `op` (layernorm_fwd, rmsnorm_fwd)
+// against its allowance, or by the non-finite rule on a row with a non-finite
+// x (`x` as the kernel stored it, widened; `beta` empty: 0; `kept`: the main
+// elements whose allowance to record, or null).
+void tally_y_row(Tally& tally, const Problem& p, Op op, const std::vector<float>& x,
+                 const std::vector<float>& beta, int64_t row, const RowStats& s, const Bound& b,
+                 const std::vector<double>& xhat, const std::vector<double>& y_exact, const Readback& y,
+                 DType dtype, MainElement* kept);
 
 // ---- backward (backward.cpp) ----
 

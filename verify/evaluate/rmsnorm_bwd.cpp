@@ -35,7 +35,7 @@ void evaluate_rmsnorm_bwd(const OpRun& run, Evaluation& ev) {
   if (&given_or_own == &start.own) compute_main_reference(start.own, x.widened, dy.widened, p);
   const RmsNormBwdReference& ref = given_or_own.rmsnorm_bwd;
 
-  Tally tally(ev);
+  Tally tally(ev, run.options.nonfinite);
   tally_backward(tally, Op::rmsnorm_bwd,
                  {ref.stats, ref.xhat.exact, ref.dx.exact, ref.dgamma.exact, nullptr,
                   ref.sum_abs_dy_xhat, ref.sum_abs_dy, ref.mean_abs_g, ref.mean_abs_g_xhat},

@@ -1,6 +1,9 @@
 // RMSNorm forward: y and rrms against the bound, row by row.
+#include <span>
+
 #include "allowance.h"
 #include "kernel_call.h"
+#include "nonfinite.h"
 #include "op.h"
 #include "row_rules.h"
 
@@ -29,15 +32,22 @@ void evaluate_rmsnorm_fwd(const OpRun& run, Evaluation& ev) {
   const RmsNormFwdReference& ref = given_or_own.rmsnorm_fwd;
   MainElement* const kept = keep_main_elements(run, ev, y.values, given_or_own);
 
-  tally_rows(ev, p.rows, [&](Tally& tally, int64_t row) {
+  const auto cols = static_cast<std::size_t>(p.cols);
+  tally_rows(ev, run.options.nonfinite, p.rows, [&](Tally& tally, int64_t row) {
     const auto r = static_cast<std::size_t>(row);
     const RowStats& s = ref.stats[r];
     if (!row_checked(Op::rmsnorm_fwd, s)) return;
     const Bound b = run.bound(row_condition(s));
-    if (s.finite)
-      tally.element("rrms", row, -1, rrms_out.values[r], ref.rrms.exact[r], stat_allowance(b, s),
-                    false, DType::f32);
-    tally_y_row(tally, p, {}, row, s, b, ref.xhat.exact, ref.y.exact, y, k.dtype, kept);
+    if (s.finite) {
+      tally.element("rrms", row, -1, rrms_out.values[r], ref.rrms.exact[r], stat_allowance(b, s), DType::f32,
+                    std::nullopt);
+    } else {
+      // a non-finite x (nonfinite.h): rrms is +0 under IEEE on a row of infinities without NaN
+      const std::span<const float> x_row(x.widened.data() + r * cols, cols);
+      tally.nonfinite_row_element("rrms", row, -1, rrms_out.values[r], ieee_rrms(only_infinities(x_row)));
+    }
+    tally_y_row(tally, p, Op::rmsnorm_fwd, x.widened, {}, row, s, b, ref.xhat.exact, ref.y.exact, y, k.dtype,
+                kept);
   });
   finish(ev, Op::rmsnorm_fwd, y.values, ref.y.exact, ref.stats, p.cols);
 }

@@ -59,7 +59,8 @@ bool dgamma_promised(const std::vector<RowStats>& stats) {
 // dgamma_rel |xhat_j| + dgamma_abs of the exact one (the dgamma bound per unit
 // of |dy|); where |xhat_j| is no larger than that, the bound does not fix its
 // sign and inf * xhat^_j may be +inf, -inf or NaN (e.g. x_j = fl(mu) != mu:
-// every kernel sees x_j - mean^ = 0). Such a column promises nothing.
+// every kernel sees x_j - mean^ = 0). Such a column promises a non-finite
+// value of any kind (Tally::nonfinite_element).
 std::vector<bool> columns_with_unsigned_infinity(const Bound& bc, const std::vector<RowStats>& stats,
                                                  const std::vector<double>& xhat,
                                                  const std::vector<float>& dy, int64_t cols) {

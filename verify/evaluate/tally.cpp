@@ -3,20 +3,21 @@
 #include <cmath>
 #include <limits>
 
+#include "nonfinite.h"
 #include "normcheck/float_format.h"
+#include "normcheck/metrics.h"
 
 namespace normcheck::evaluation {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 }  // namespace
 
 void Tally::element(const char* output, int64_t row, int64_t col, float computed, double exact,
-                    double allowed, bool main, DType dtype) {
-  const double ulp = main ? ulp_error(dtype, computed, exact) : 0;  // in the output's format
-  ev_.max_ulp = std::max(ev_.max_ulp, ulp);
-  double ratio = 0;
+                    double allowed, DType dtype, std::optional<double> ulp_scale) {
+  double ratio = 0, ulp = 0;
   if (allowed == kInf) {
     // the bound promises nothing for this element (evaluate.h)
   } else if (std::isnan(exact)) {
@@ -38,7 +39,32 @@ void Tally::element(const char* output, int64_t row, int64_t col, float computed
   } else {
     const double error = std::fabs(static_cast<double>(computed) - exact);
     ratio = error == 0 ? 0 : error / allowed;  // x / 0 = +inf
+    // the only elements with a ULP figure: finite against finite, held to an allowance
+    if (ulp_scale) ulp = scaled_ulp_error(dtype, computed, exact, *ulp_scale);
   }
+  record(output, row, col, computed, exact, allowed, ratio, ulp);
+}
+
+void Tally::nonfinite_row_element(const char* output, int64_t row, int64_t col, float computed,
+                                  std::optional<double> ieee) {
+  const NonFiniteConvention c = convention_of(computed, ieee);
+  ev_.nonfinite_convention = combine(ev_.nonfinite_convention, c);
+  double ratio = 0;
+  if (!admitted(rule_, c)) mismatch(ratio);
+  // what the rule wanted: the IEEE value where it is finite and admitted, else the row-NaN convention's NaN
+  const double wanted = ieee && rule_ == NonFinite::row_nan_or_ieee ? *ieee : kNaN;
+  record(output, row, col, computed, wanted, 0, ratio, 0);
+}
+
+void Tally::nonfinite_element(const char* output, int64_t row, int64_t col, float computed, double exact) {
+  double ratio = 0;
+  if (std::isfinite(computed)) mismatch(ratio);
+  record(output, row, col, computed, exact, 0, ratio, 0);
+}
+
+void Tally::record(const char* output, int64_t row, int64_t col, float computed, double exact, double allowed,
+                   double ratio, double ulp) {
+  ev_.max_ulp = std::max(ev_.max_ulp, ulp);
   OutputError& out = output_entry(output);
   if (ulp > out.max_ulp) {
     out.max_ulp = ulp;
@@ -84,6 +110,7 @@ void merge_tally(Evaluation& ev, const Evaluation& part) {
   }
   ev.max_ulp = std::max(ev.max_ulp, part.max_ulp);
   ev.nonfinite_mismatch = ev.nonfinite_mismatch || part.nonfinite_mismatch;
+  ev.nonfinite_convention = combine(ev.nonfinite_convention, part.nonfinite_convention);
   if (part.worst.output.empty()) return;  // no element in the chunk
   if (part.max_error_over_bound > ev.max_error_over_bound || ev.worst.output.empty()) {
     ev.max_error_over_bound = part.max_error_over_bound;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "normcheck/evaluate.h"
@@ -14,22 +15,45 @@ namespace normcheck::evaluation {
 
 class Tally {
  public:
-  explicit Tally(Evaluation& ev) : ev_(ev) {}
+  // `rule`: how elements reached by a non-finite input are judged.
+  Tally(Evaluation& ev, NonFinite rule) : ev_(ev), rule_(rule) {}
 
-  // `main`: y or dx, dgamma, dbeta (their ULP error in `dtype` is recorded).
+  // An element held to its allowance. `ulp_scale`: for a main output (y, dx,
+  // dgamma, dbeta, z) the row's scale its ULP figure is taken at
+  // (scaled_ulp_error in `dtype`, metrics.h); nullopt for the statistics,
+  // which have no ULP figure.
   void element(const char* output, int64_t row, int64_t col, float computed, double exact,
-               double allowed, bool main, DType dtype);
+               double allowed, DType dtype, std::optional<double> ulp_scale);
+
+  // An element of y, dx, z or rstd/rrms on a row with a non-finite input:
+  // the row-NaN convention gives NaN there, the IEEE evaluation `ieee`
+  // (nullopt: non-finite). Held to the rule; its convention is recorded.
+  void nonfinite_row_element(const char* output, int64_t row, int64_t col, float computed,
+                             std::optional<double> ieee);
+
+  // An element whose exact value is non-finite and whose kind (NaN, +inf,
+  // -inf) depends on the algorithm's roundings (the mean of a row with a
+  // non-finite x; a dgamma column where an infinite dy meets an xhat of a
+  // sign the bound does not fix): any NaN or infinity is admitted, under both
+  // rules, and a finite value is not.
+  void nonfinite_element(const char* output, int64_t row, int64_t col, float computed, double exact);
+
+  NonFinite rule() const { return rule_; }
 
  private:
   OutputError& output_entry(const char* output);
+  void record(const char* output, int64_t row, int64_t col, float computed, double exact, double allowed,
+              double ratio, double ulp);
   void mismatch(double& ratio);
   Evaluation& ev_;
+  NonFinite rule_;
 };
 
 // What Tally leaves in `ev` after the elements of `part`'s chunk, when `part`
 // was tallied from a fresh Evaluation: per output and overall the larger ULP
 // error and the worst element if its ratio is larger (strictly: the first of
-// equal ratios stays) or `ev` has none yet, and any mismatch.
+// equal ratios stays) or `ev` has none yet, any mismatch, and the combined
+// non-finite convention.
 void merge_tally(Evaluation& ev, const Evaluation& part);
 
 // check_row(tally, row) for every row, in contiguous chunks of rows on the
@@ -38,16 +62,16 @@ void merge_tally(Evaluation& ev, const Evaluation& part);
 // order (Tally keeps the first element of the largest ratio), for every
 // thread count.
 template <class CheckRow>
-void tally_rows(Evaluation& ev, int64_t rows, const CheckRow& check_row) {
+void tally_rows(Evaluation& ev, NonFinite rule, int64_t rows, const CheckRow& check_row) {
   const int64_t chunks = std::min<int64_t>(rows, 4 * simd::thread_count());
   if (chunks <= 1) {
-    Tally tally(ev);
+    Tally tally(ev, rule);
     for (int64_t row = 0; row < rows; ++row) check_row(tally, row);
     return;
   }
   std::vector<Evaluation> parts(static_cast<std::size_t>(chunks));
   simd::parallel_for(chunks, [&](int64_t c) {
-    Tally tally(parts[static_cast<std::size_t>(c)]);
+    Tally tally(parts[static_cast<std::size_t>(c)], rule);
     for (int64_t row = rows * c / chunks; row < rows * (c + 1) / chunks; ++row) check_row(tally, row);
   });
   for (const Evaluation& part : parts) merge_tally(ev, part);

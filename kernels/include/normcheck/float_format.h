@@ -74,6 +74,16 @@ constexpr double half_smallest_subnormal(DType t) { return float_format(t).half_
 // The largest finite value of the format; beyond it a value rounds to inf.
 constexpr double largest_finite(DType t) { return float_format(t).largest_finite(); }
 
+// The spacing of the format's values at |v| (one ULP there): 2^(e - p + 1)
+// with e = floor(log2 |v|) taken within [min_exp, max_exp], so the subnormal
+// spacing below the normal range (0 included) and the top binade's spacing
+// beyond the largest finite value.
+inline double spacing(DType t, double v) {
+  const FloatFormat f = float_format(t);
+  const int e = v == 0 ? f.min_exp : std::clamp(std::ilogb(v), f.min_exp, f.max_exp);
+  return std::ldexp(1.0, e - f.precision + 1);
+}
+
 // ---- bit conversions ----
 
 // float32 -> bf16 bits, rounded to nearest even (bf16 keeps float's exponent

@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "normcheck/kernel.h"
@@ -31,6 +32,39 @@ struct Problem {
   int64_t out_features = 0;
 };
 
+// How evaluate() judges the outputs of a row with a non-finite input (x, or
+// dy for a backward), docs/semantics.md "Rows with a non-finite input".
+enum class NonFinite {
+  // Either convention, element by element: the row-NaN convention (what the
+  // reference gives: y, dx, z and rstd/rrms NaN) or the IEEE evaluation of the
+  // op's formula. A finding only where the output hides the fault (finite
+  // where every convention is non-finite) or where a finite value is not the
+  // one the IEEE evaluation gives; NaN against an infinity, or the sign of an
+  // infinity, is not.
+  // Under both rules the mean of such a row is the extended-real mean, held
+  // to be non-finite (NaN or either infinity, by the summation), and
+  // dgamma/dbeta are the extended-real column sums, held like every exact
+  // value (docs/semantics.md, "Rows with a non-finite input").
+  row_nan_or_ieee,
+  // The row-NaN convention alone: y, dx, z and rstd/rrms of the row NaN.
+  row_nan_only,
+};
+
+// Which convention a kernel's outputs follow on the rows with a non-finite
+// input, over the elements where the two can differ (y, dx, z, rstd, rrms).
+// combine() folds the verdicts of several elements, rows or problems.
+enum class NonFiniteConvention {
+  none,     // no such element was judged
+  both,     // every element is what both conventions give (NaN where the IEEE evaluation is non-finite)
+  row_nan,  // NaN everywhere, where the IEEE evaluation gives a finite value somewhere
+  ieee,     // the IEEE evaluation everywhere, an infinity or its finite value where row-NaN gives NaN
+  mixed,    // accepted element by element, but neither convention throughout
+  neither,  // an element neither convention admits: a finite value where both are non-finite, or a
+            // finite value that is not the IEEE one
+};
+NonFiniteConvention combine(NonFiniteConvention a, NonFiniteConvention b);
+std::string_view to_string(NonFiniteConvention c);  // "none", "both", "row-NaN", "IEEE", "mixed", "neither"
+
 // Which output broke its bound (or showed the worst ratio), for reports.
 struct Worst {
   std::string output;  // "y", "mean", "rstd", "rrms", "dx", "dgamma", "dbeta", "z"
@@ -43,8 +77,8 @@ struct Worst {
 // The worst error of one output over the problem.
 struct OutputError {
   std::string output;              // as in Worst::output
-  double max_ulp = 0;              // main outputs only (y or dx, dgamma, dbeta); 0 for the others
-  double max_ulp_exact = 0;        // the exact value where max_ulp is: near 0, one ULP is tiny
+  double max_ulp = 0;              // main outputs only (y or dx, dgamma, dbeta, z), scaled_ulp_error; 0 for the others
+  double max_ulp_exact = 0;        // the exact value where max_ulp is
   double max_error_over_bound = 0; // +inf: a NaN/inf mismatch
   int64_t row = -1, col = -1;      // where the ratio's maximum is (-1: every ratio 0)
 };
@@ -57,8 +91,8 @@ struct MainElement {
   double xhat = 0;     // the exact normalized value of its input (x - mu) r or x r
   // The allowance evaluate() held it to (y_allowance, dx_allowance): +inf where
   // nothing is promised (a coefficient is +inf, or row_checked() is false), 0
-  // on a row with a non-finite input (the output must be NaN), NaN where a
-  // non-finite input makes a scale infinite.
+  // on a row with a non-finite input (held to EvaluateOptions::nonfinite, not
+  // to an allowance), NaN where a non-finite input makes a scale infinite.
   double allowed = 0;
 };
 
@@ -66,10 +100,18 @@ struct Evaluation {
   std::string kernel;
   Op op{};
   std::string declined;            // non-empty: the kernel declined; nothing ran
-  double max_ulp = 0;              // over the main outputs (y or dx, dgamma, dbeta)
+  // Over the main outputs (y or dx, dgamma, dbeta, z): scaled_ulp_error
+  // (metrics.h), on the elements held to an allowance whose computed and exact
+  // values are both finite. Never +inf: a NaN or inf is judged by the ratio.
+  double max_ulp = 0;
   double max_error_over_bound = 0; // max over every output of error / allowance
   double normwise = 0;             // normwise error of the main output
-  bool nonfinite_mismatch = false; // NaN/inf where the reference is finite, or the reverse
+  // NaN/inf where the reference is finite, or a finite value where the
+  // non-finite rule (EvaluateOptions::nonfinite) wants a non-finite one
+  bool nonfinite_mismatch = false;
+  // The convention of the outputs on rows with a non-finite input, whichever
+  // EvaluateOptions::nonfinite held them to.
+  NonFiniteConvention nonfinite_convention = NonFiniteConvention::none;
   bool out_of_bounds_write = false;// a guard zone around an output changed
   bool unwritten_output = false;   // an output element kept the sentinel it was filled with
   bool wrote_input = false;        // an input array changed
@@ -135,6 +177,8 @@ struct EvaluateOptions {
   // Not for a norm followed by a Linear (its z has no one xhat): evaluate()
   // throws std::invalid_argument then.
   bool keep_main_elements = false;
+  // The rule for rows with a non-finite input (NonFinite above).
+  NonFinite nonfinite = NonFinite::row_nan_or_ieee;
 };
 
 // Runs `kernel` on `problem` and compares with the exact reference.
@@ -165,7 +209,8 @@ RowCondition row_condition(const RowStats& stats);
 //     0 (r < 2^-126, sigma > 2^126): no kernel can do better from that statistic.
 //     The backward kernels' InputRange |x| <= 2^124 keeps r > 2^-126 (sigma <= 2^125,
 //     eps < 2^128), so inside their range only the first case occurs.
-// A row with a non-finite input is checked: its y or dx must be NaN.
+// A row with a non-finite input is checked, by the rule of
+// EvaluateOptions::nonfinite rather than by the bound.
 bool row_checked(Op op, const RowStats& stats);
 
 // The allowance of output i of a row of a norm followed by a Linear
