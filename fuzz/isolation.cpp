@@ -32,6 +32,7 @@ struct Slot {
   double max_ulp, max_error_over_bound, normwise;
   bool nonfinite_mismatch, out_of_bounds_write, unwritten_output, wrote_input, pass;
   bool nondeterministic;
+  NonFiniteConvention nonfinite_convention;
   uint64_t output_digest;
   char declined[240];
   char worst_output[16];
@@ -109,6 +110,7 @@ void copy_string(char* to, std::size_t size, const std::string& from) {
     s.wrote_input = ev.wrote_input;
     s.pass = ev.pass;
     s.nondeterministic = nondeterministic;
+    s.nonfinite_convention = ev.nonfinite_convention;
     s.output_digest = ev.output_digest;
     copy_string(s.declined, sizeof s.declined, ev.declined);
     copy_string(s.worst_output, sizeof s.worst_output, ev.worst.output);
@@ -136,6 +138,7 @@ Evaluation evaluation_of(const Kernel& kernel, const Slot& s) {
   ev.wrote_input = s.wrote_input;
   ev.pass = s.pass;
   ev.output_digest = s.output_digest;
+  ev.nonfinite_convention = s.nonfinite_convention;
   ev.worst = {s.worst_output, s.worst_row, s.worst_col, s.worst_computed, s.worst_exact, s.worst_allowed};
   return ev;
 }
