@@ -171,8 +171,14 @@ class HostProcess {
   // The Hello frame, within `timeout_ms`; throws std::runtime_error with the
   // reason the library did not load.
   std::string read_hello(int timeout_ms);
-  // One call; throws KernelCallFault. alive() says whether the host survived.
-  CallReply call(uint32_t index, const Kernel& kernel, const KernelArgs& args, int timeout_ms);
+  // One call, run `runs` times (1 or 2) on copies of the arrays as they are
+  // now; the first run's outputs come back. Throws KernelCallFault. alive()
+  // says whether the host survived.
+  struct Outcome {
+    CallReply reply;
+    bool runs_differ = false;  // two runs: their outputs differ in some bit
+  };
+  Outcome call(uint32_t index, const Kernel& kernel, const KernelArgs& args, int timeout_ms, int runs);
   bool alive() const { return pid_ > 0; }
 
  private:
@@ -365,20 +371,22 @@ void HostProcess::fail_call(const std::vector<Laid>& laid) {
   throw KernelCallFault("crash", "the process exited with status " + std::to_string(WEXITSTATUS(status)) + when);
 }
 
-CallReply HostProcess::call(uint32_t index, const Kernel& kernel, const KernelArgs& args, int timeout_ms) {
+HostProcess::Outcome HostProcess::call(uint32_t index, const Kernel& kernel, const KernelArgs& args, int timeout_ms,
+                                       int runs) {
   const std::vector<CallBuffer> buffers = call_buffers(kernel, args);
-  if (buffers.size() > static_cast<std::size_t>(host::kMaxBuffers))
-    throw std::logic_error("a call with more arrays than the host protocol carries");
-  // Page 0 is the status page. Each array: a canary zone of kCanaryZoneBytes
-  // before its start (a write there is out of bounds, as evaluate()'s zones
-  // say), its end flush against a guard page of its own.
+  if (runs < 1 || runs > 2 || runs * buffers.size() > static_cast<std::size_t>(host::kMaxBuffers))
+    throw std::logic_error("a call with more arrays or runs than the host protocol carries");
+  // Page 0 is the status page. Each run's copy of each array: a canary zone
+  // of kCanaryZoneBytes before its start (a write there is out of bounds, as
+  // evaluate()'s zones say), its end flush against a guard page of its own.
   std::vector<Laid> laid;
   std::size_t offset = page_;
-  for (const CallBuffer& b : buffers) {
-    const std::size_t region = (kCanaryZoneBytes + b.bytes + page_ - 1) / page_ * page_;
-    laid.push_back({b, offset, offset + region - b.bytes, offset + region});
-    offset += region + page_;
-  }
+  for (int run = 0; run < runs; ++run)
+    for (const CallBuffer& b : buffers) {
+      const std::size_t region = (kCanaryZoneBytes + b.bytes + page_ - 1) / page_ * page_;
+      laid.push_back({b, offset, offset + region - b.bytes, offset + region});
+      offset += region + page_;
+    }
   grow_arena(offset);
   CallRequest rq{};
   rq.magic = kMagic;
@@ -387,7 +395,8 @@ CallReply HostProcess::call(uint32_t index, const Kernel& kernel, const KernelAr
   rq.cols = args.cols;
   rq.out_features = args.out_features;
   rq.eps = args.eps;
-  rq.buffers = static_cast<uint32_t>(laid.size());
+  rq.runs = static_cast<uint32_t>(runs);
+  rq.buffers = static_cast<uint32_t>(buffers.size());
   rq.arena_bytes = arena_bytes_;
   for (std::size_t i = 0; i < laid.size(); ++i) {
     const Laid& l = laid[i];
@@ -403,16 +412,19 @@ CallReply HostProcess::call(uint32_t index, const Kernel& kernel, const KernelAr
   // The request through the status page (host/protocol.h).
   StatusPage* sp = status();
   std::memcpy(static_cast<void*>(&sp->request), &rq, sizeof rq);
+  sp->runs_started.store(0);
   if (++seq_ == host::kFaulted) seq_ = 1;  // 0 is the page's start, kFaulted the fault handler's
   const uint32_t seq = seq_;
   sp->request_seq.store(seq);
   host::futex_wake(sp->request_seq);
 
-  // The watchdog: the host's CPU time since the request, so that a machine
-  // busy with other work (or --jobs above its cores) gives no false hang;
-  // wall-clock time only as a backstop for a call that sleeps or blocks.
-  const int64_t cpu0 = cpu_clock_ok_ ? now_ns(cpu_clock_) : -1;
-  const int64_t wall0 = now_ns(CLOCK_MONOTONIC);
+  // The watchdog: the host's CPU time since the run in progress started, so
+  // that a machine busy with other work (or --jobs above its cores) gives no
+  // false hang; wall-clock time only as a backstop for a call that sleeps or
+  // blocks.
+  int64_t cpu0 = cpu_clock_ok_ ? now_ns(cpu_clock_) : -1;
+  int64_t wall0 = now_ns(CLOCK_MONOTONIC);
+  uint32_t run_timed = 0;
   const int64_t cpu_limit = int64_t{timeout_ms} * 1000000;
   const int64_t wall_limit = 10 * cpu_limit + int64_t{10} * 1000000000;
   for (;;) {
@@ -424,6 +436,11 @@ CallReply HostProcess::call(uint32_t index, const Kernel& kernel, const KernelAr
     // The host never writes to the socket after its greeting: readable means it ended.
     pollfd p{channel_, POLLIN, 0};
     if (poll(&p, 1, 0) != 0) fail_call(laid);
+    if (const uint32_t started = sp->runs_started.load(); started > run_timed && started <= rq.runs) {
+      // The host's own count, which a kernel could write: at most one restart per run.
+      if (run_timed > 0) cpu0 = cpu_clock_ok_ ? now_ns(cpu_clock_) : -1, wall0 = now_ns(CLOCK_MONOTONIC);
+      run_timed = started;
+    }
     const int64_t cpu = cpu_clock_ok_ ? now_ns(cpu_clock_) - cpu0 : -1;
     const int64_t wall = now_ns(CLOCK_MONOTONIC) - wall0;
     if (cpu > cpu_limit || (!cpu_clock_ok_ && wall > cpu_limit)) {
@@ -437,29 +454,44 @@ CallReply HostProcess::call(uint32_t index, const Kernel& kernel, const KernelAr
                                         " ms of CPU time: it sleeps or waits)");
     }
   }
-  CallReply reply{};
-  std::memcpy(&reply, static_cast<const void*>(&sp->reply), sizeof reply);
-  if (reply.magic != kMagic) {
+  Outcome outcome;
+  std::memcpy(&outcome.reply, static_cast<const void*>(&sp->reply), sizeof outcome.reply);
+  if (outcome.reply.magic != kMagic) {
     end();
     throw KernelCallFault("crash", "the kernel host's reply was garbled (the kernel wrote to memory it was not given)");
   }
   for (const Laid& l : laid) {
-    if (!std::all_of(arena_ + l.lead - kCanaryZoneBytes, arena_ + l.lead, [](unsigned char b) { return b == kCanaryByte; }))
+    if (!std::all_of(arena_ + l.lead - kCanaryZoneBytes, arena_ + l.lead,
+                     [](unsigned char b) { return b == kCanaryByte; }))
       throw KernelCallFault("out_of_bounds", "a canary byte just before array '" + std::string(l.buffer.name) +
                                                  "' changed: the kernel wrote before its start");
   }
-  // Outputs come back whole (an element left unwritten keeps the caller's
-  // fill); an input comes back only when the kernel changed it, as an
-  // in-process kernel writing its input would have.
-  for (const Laid& l : laid)
+  // The second run against the first, output by output, bit for bit.
+  if (runs == 2)
+    for (std::size_t i = 0; i < buffers.size(); ++i) {
+      const Laid& first = laid[i];
+      const Laid& second = laid[buffers.size() + i];
+      if (first.buffer.output && first.buffer.bytes &&
+          std::memcmp(arena_ + first.lead, arena_ + second.lead, first.buffer.bytes) != 0)
+        outcome.runs_differ = true;
+    }
+  // The first run's outputs come back whole (an element left unwritten keeps
+  // the caller's fill); an input comes back only when the kernel changed it,
+  // as an in-process kernel writing its input would have.
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    const Laid& l = laid[i];
     if (l.buffer.bytes && (l.buffer.output || std::memcmp(l.buffer.data, arena_ + l.lead, l.buffer.bytes) != 0))
       std::memcpy(l.buffer.data, arena_ + l.lead, l.buffer.bytes);
-  return reply;
+  }
+  return outcome;
 }
 
 // ---- CallScope ----
 
-CallScope::CallScope(int timeout) : timeout_ms(timeout), outer_(t_scope) { t_scope = this; }
+CallScope::CallScope(int timeout, int runs_per_call)
+    : timeout_ms(timeout), runs(runs_per_call), outer_(t_scope) {
+  t_scope = this;
+}
 CallScope::~CallScope() { t_scope = outer_; }
 CallScope* CallScope::current() { return t_scope; }
 
@@ -522,11 +554,12 @@ void HostedPlugin::call(uint32_t index, const Kernel& kernel, const KernelArgs& 
       throw KernelCallFault("crash", std::string("starting a kernel host for the call failed: ") + e.what());
     }
   }
-  const CallScope* scope = CallScope::current();
+  CallScope* scope = CallScope::current();
   try {
-    const CallReply reply = host->call(index, kernel, args, scope ? scope->timeout_ms : 2000);
-    if (reply.fp_changed && scope)
-      CallScope::current()->fp_change = host::describe_fp_change(after_, reply.during);
+    const HostProcess::Outcome outcome =
+        host->call(index, kernel, args, scope ? scope->timeout_ms : 2000, scope ? scope->runs : 1);
+    if (scope && outcome.reply.fp_changed) scope->fp_change = host::describe_fp_change(after_, outcome.reply.during);
+    if (scope && outcome.runs_differ) scope->runs_differ = true;
   } catch (const KernelCallFault&) {
     if (host->alive()) {
       std::lock_guard<std::mutex> lock(mutex_);

@@ -41,14 +41,19 @@ struct KernelCallFault : std::runtime_error {
 // hosts reported of them (the innermost scope is the one in force).
 class CallScope {
  public:
-  explicit CallScope(int timeout_ms);
+  explicit CallScope(int timeout_ms, int runs_per_call = 1);
   ~CallScope();
   CallScope(const CallScope&) = delete;
   CallScope& operator=(const CallScope&) = delete;
 
-  // The CPU time a call may use before it is a hang. The wall-clock backstop
-  // (a kernel that sleeps or blocks) is 10 times that plus 10 s.
+  // The CPU time a run of a call may use before it is a hang. The wall-clock
+  // backstop (a kernel that sleeps or blocks) is 10 times that plus 10 s.
   int timeout_ms;
+  // 2: each call runs twice in the host, each run on its own copy of the
+  // arrays as the caller had them; the first run's outputs come back, and
+  // runs_differ says whether the second's differ from them in any bit.
+  int runs;
+  bool runs_differ = false;
   // Non-empty when a call left the floating-point control state changed: the
   // change, in words (host/fp_control.h). The host restored it.
   std::string fp_change;

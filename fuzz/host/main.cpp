@@ -128,19 +128,15 @@ uint32_t wait_for_request(uint32_t last) {
     // A copy: the kernel shares the page and could change the request under us.
     CallRequest rq;
     std::memcpy(static_cast<void*>(&rq), &g_status->request, sizeof rq);
-    if (rq.magic != kMagic || rq.kernel >= rows.size() || rq.buffers > kMaxBuffers) _exit(3);
+    if (rq.magic != kMagic || rq.kernel >= rows.size() || rq.runs < 1 || rq.runs > 2 ||
+        rq.runs * rq.buffers > kMaxBuffers)
+      _exit(3);
     if (rq.arena_bytes > g_arena_bytes) map_arena(rq.arena_bytes);
-    KernelArgs args;
-    args.rows = rq.rows;
-    args.cols = rq.cols;
-    args.out_features = rq.out_features;
-    args.eps = rq.eps;
+    const uint32_t total = rq.runs * rq.buffers;
     std::vector<uint64_t> guards;
-    for (uint32_t i = 0; i < rq.buffers; ++i) {
+    for (uint32_t i = 0; i < total; ++i) {
       const BufferDesc& b = rq.buffer[i];
       if (b.offset + b.bytes > g_arena_bytes || b.guard + g_page > g_arena_bytes || b.guard % g_page != 0) _exit(3);
-      const std::string name(b.name, strnlen(b.name, kNameBytes));
-      if (!bind_call_buffer(args, name, g_arena + b.offset)) _exit(3);
       g_guard_lo[i] = reinterpret_cast<uintptr_t>(g_arena + b.guard);
       g_guard_hi[i] = g_guard_lo[i] + g_page;
       guards.push_back(b.guard);
@@ -156,19 +152,34 @@ uint32_t wait_for_request(uint32_t last) {
           mprotect(g_arena + page, g_page, PROT_NONE) != 0)
         _exit(4);
     g_protected = guards;
-    g_guards = static_cast<int>(rq.buffers);
-    write_fp_control(loaded);
-    g_status->phase.store(kInCall);
-    try {
-      invoke(rows[rq.kernel], args);
-    } catch (...) {
-      _exit(3);  // invoke() throws only on a row whose function has the wrong type: not the kernel's doing
+    g_guards = static_cast<int>(total);
+    bool fp_changed = false;
+    FpControl during = loaded;
+    for (uint32_t run = 0; run < rq.runs; ++run) {
+      KernelArgs args;
+      args.rows = rq.rows;
+      args.cols = rq.cols;
+      args.out_features = rq.out_features;
+      args.eps = rq.eps;
+      for (uint32_t i = run * rq.buffers; i < (run + 1) * rq.buffers; ++i) {
+        const BufferDesc& b = rq.buffer[i];
+        if (!bind_call_buffer(args, std::string(b.name, strnlen(b.name, kNameBytes)), g_arena + b.offset)) _exit(3);
+      }
+      write_fp_control(loaded);
+      g_status->runs_started.store(run + 1);
+      g_status->phase.store(kInCall);
+      try {
+        invoke(rows[rq.kernel], args);
+      } catch (...) {
+        _exit(3);  // invoke() throws only on a row whose function has the wrong type: not the kernel's doing
+      }
+      g_status->phase.store(kIdle);
+      const FpControl after_run = read_fp_control();
+      if (!(after_run == loaded) && !fp_changed) fp_changed = true, during = after_run;
     }
-    g_status->phase.store(kIdle);
-    const FpControl during = read_fp_control();
     write_fp_control(loaded);
     g_guards = 0;
-    const CallReply reply{kMagic, during == loaded ? 0u : 1u, during};
+    const CallReply reply{kMagic, fp_changed ? 1u : 0u, during};
     std::memcpy(static_cast<void*>(&g_status->reply), &reply, sizeof reply);
     g_status->reply_seq.store(last);
     futex_wake(g_status->reply_seq);

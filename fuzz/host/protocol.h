@@ -53,7 +53,9 @@ struct ListedKernel {
   uint32_t name_bytes;
 };
 
-inline constexpr int kMaxBuffers = 16;
+// The arrays of one request: each run's own (normcheck/call_buffers.h has at
+// most 13 for one call), for up to two runs.
+inline constexpr int kMaxBuffers = 32;
 inline constexpr int kNameBytes = 16;
 
 // One array of the call (normcheck/call_buffers.h names them). Its bytes lie
@@ -66,20 +68,25 @@ struct BufferDesc {
   uint32_t reserved;
 };
 
+// One request runs the kernel `runs` times (1 or 2), run r on its own copy
+// of the arrays, buffer[r * buffers, (r + 1) * buffers): normcheck compares the
+// two runs' outputs bit for bit (a case runs twice, fuzz/isolation.h), and
+// sends both in one request so that a case costs one round trip.
 struct CallRequest {
   uint32_t magic;
   uint32_t kernel;  // its index in the Hello's list
   int64_t rows, cols, out_features;
   float eps;
-  uint32_t buffers;
+  uint32_t runs;
+  uint32_t buffers;  // per run
   uint64_t arena_bytes;  // the arena's size now (it grows between calls)
   BufferDesc buffer[kMaxBuffers];
 };
 
 struct CallReply {
   uint32_t magic;
-  uint32_t fp_changed;  // 1: the call left the control state changed (the host restored it)
-  FpControl during;     // the state the call left
+  uint32_t fp_changed;  // 1: a run left the control state changed (the host restored it)
+  FpControl during;     // the state the first such run left
 };
 
 enum Phase : int32_t { kLoading = 1, kIdle = 2, kInCall = 3 };
@@ -100,6 +107,7 @@ struct StatusPage {
   std::atomic<int32_t> fault_on_stack;  // ... just below the lowest address the main stack may use
   std::atomic<uint64_t> fault_address;
   std::atomic<uint32_t> request_seq, reply_seq;
+  std::atomic<uint32_t> runs_started;  // of the request in flight: the watchdog times each run
   CallRequest request;
   CallReply reply;
 };
