@@ -203,6 +203,7 @@ class HostProcess {
   clockid_t cpu_clock_{};
   bool cpu_clock_ok_ = false;
   uint32_t seq_ = 0;  // the last call's number (StatusPage::request_seq)
+  host::Watch watch_;  // of the reply
   std::atomic<bool> stop_relay_{false};
   std::thread relay_;
 };
@@ -427,12 +428,20 @@ HostProcess::Outcome HostProcess::call(uint32_t index, const Kernel& kernel, con
   uint32_t run_timed = 0;
   const int64_t cpu_limit = int64_t{timeout_ms} * 1000000;
   const int64_t wall_limit = 10 * cpu_limit + int64_t{10} * 1000000000;
-  for (;;) {
+  const bool watched = watch_.watch(sp->reply_seq, seq - 1);
+  for (bool slept = false; !watched;) {
     const uint32_t seen = sp->reply_seq.load();
-    if (seen == seq) break;
+    if (seen == seq) {
+      if (slept) watch_.slept();
+      break;
+    }
     if (seen == host::kFaulted) fail_call(laid);
     host::futex_wait(sp->reply_seq, seen, 10);
-    if (sp->reply_seq.load() == seq) break;
+    slept = true;
+    if (sp->reply_seq.load() == seq) {
+      watch_.slept();
+      break;
+    }
     // The host never writes to the socket after its greeting: readable means it ended.
     pollfd p{channel_, POLLIN, 0};
     if (poll(&p, 1, 0) != 0) fail_call(laid);

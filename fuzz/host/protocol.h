@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstdint>
@@ -94,11 +95,10 @@ enum Phase : int32_t { kLoading = 1, kIdle = 2, kInCall = 3 };
 // Page 0 of the arena: the call in flight and, after a fault, where it came.
 // A call: normcheck writes `request`, then sets request_seq to a new number;
 // the host copies the request, runs it, writes `reply` and sets reply_seq to
-// the same number. Each side sleeps in FUTEX_WAIT on the other's number and
-// wakes the other with FUTEX_WAKE (spinning instead was measured slower on
-// this 2-core machine under load, docs/performance.md). The host's fault
-// handler fills the fault fields and sets reply_seq to kFaulted before the
-// host exits.
+// the same number. Each side watches the other's number for a while (Watch,
+// below), then sleeps on it in FUTEX_WAIT; each wakes the other with
+// FUTEX_WAKE. The host's fault handler fills the fault fields and sets
+// reply_seq to kFaulted before the host exits.
 struct StatusPage {
   std::atomic<int32_t> phase;
   std::atomic<int32_t> fault_signal;    // 0: none
@@ -123,6 +123,48 @@ inline void futex_wait(std::atomic<uint32_t>& word, uint32_t expected, int timeo
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAIT, expected, timeout_ms < 0 ? nullptr : &t,
           nullptr, 0);
 }
+// Watching a word before sleeping on it. The other side usually answers
+// within tens of microseconds (a small case's evaluation, a small kernel's
+// two runs), about what a futex sleep and wake-up costs on a virtual
+// machine; so each side first watches the word, for as long as watching has
+// paid: the budget is twice the last wait that ended while watching or soon
+// after (at most kMaxUs), and a watch that runs out quarters it. On a
+// machine with no spare core, where the other side may not run while this
+// one watches, the budget soon falls below kMinUs and the side only sleeps.
+class Watch {
+ public:
+  static constexpr int64_t kMaxUs = 100, kMinUs = 4;
+
+  // Watches until `word` no longer holds `expected` (true) or the budget ends.
+  bool watch(std::atomic<uint32_t>& word, uint32_t expected) {
+    start_ = now_us();
+    if (budget_us_ < kMinUs) return word.load() != expected;
+    for (int i = 1;; ++i) {
+      if (word.load() != expected) {
+        budget_us_ = std::min(kMaxUs, std::max(kMinUs, 2 * (now_us() - start_)));
+        return true;
+      }
+      __builtin_ia32_pause();
+      if (i % 32 == 0 && now_us() - start_ > budget_us_) break;
+    }
+    budget_us_ /= 4;
+    return false;
+  }
+  // After sleeping: a wait short enough to have been watched is watched next time.
+  void slept() {
+    if (const int64_t waited = now_us() - start_; waited < kMaxUs / 2) budget_us_ = std::max(kMinUs, 2 * waited);
+  }
+
+ private:
+  static int64_t now_us() {
+    timespec t{};
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return int64_t{t.tv_sec} * 1000000 + t.tv_nsec / 1000;
+  }
+  int64_t budget_us_ = kMaxUs;
+  int64_t start_ = 0;
+};
+
 inline void futex_wake(std::atomic<uint32_t>& word) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
 }
