@@ -100,10 +100,6 @@ void run_in_order(const Kernel& kernel, std::span<const Problem> problems, const
 
 }  // namespace
 
-const InputClass& class_of(const Kernel& kernel, const Problem& problem, const CaseResult& result) {
-  return classify(kernel, problem, finding_row(result.label, result.evaluation));
-}
-
 Shrunk shrink_finding(const Kernel& kernel, const Problem& problem, const CaseResult& result,
                       const std::string& class_id, const IsolationOptions& isolation, double seconds) {
   const auto start = Clock::now();
@@ -153,7 +149,7 @@ Severity measure_severity(const Kernel& kernel, const InputClass& input_class, u
     ++s.problems;
     const double ratio = r.label == "nan" ? kInfinity : r.finished ? r.evaluation.max_error_over_bound : 0;
     s.each.push_back({planned[i].what, r.label, ratio});
-    if (!r.label.empty() && r.label != "accuracy" && r.label != "nan") {
+    if (!r.label.empty() && call_label(r.label)) {
       // The call itself failed (crash, hang, memory, determinism): that is
       // the severity, and the next rows would most likely cost the same.
       s.label = r.label;
@@ -225,7 +221,9 @@ CampaignResult run_campaign(const CampaignOptions& options) {
       f.from_corpus = !corpus_file.empty();
       f.input_class = class_id;
       f.error_over_bound = r.label == "nan" ? kInfinity : r.finished ? r.evaluation.max_error_over_bound : 0;
-      if (options.severity) {
+      // Not for a hang: each of its rows would cost a timeout (a kernel that
+      // sleeps, the kernel host's wall-clock backstop) to say "hang" again.
+      if (options.severity && r.label != "hang") {
         auto it = severities.find(class_id);
         if (it == severities.end())
           it = severities.emplace(class_id, measure_severity(k, input_class(class_id), options.seed, options.isolation))

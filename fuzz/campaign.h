@@ -77,7 +77,9 @@ struct Finding {
   bool from_corpus = false;      // replayed from the corpus, not newly found
   std::string input_class;       // InputClass::id ("" for a library's loading)
   double error_over_bound = 0;   // of the shrunk problem (+inf: a NaN/inf mismatch; 0 for non-numerical labels)
-  std::optional<Severity> severity;  // absent without a problem or with CampaignOptions::severity off
+  // Absent for a library's loading, for a hang (each row would cost a
+  // timeout) and with CampaignOptions::severity off.
+  std::optional<Severity> severity;
 };
 
 struct CampaignResult {
@@ -93,10 +95,6 @@ struct CampaignResult {
 
 CampaignResult run_campaign(const CampaignOptions& options);
 
-// The input class of a case's result on `kernel` (classify() on the row the
-// finding is on).
-const InputClass& class_of(const Kernel& kernel, const Problem& problem, const CaseResult& result);
-
 // Greedy shrinking: repeatedly takes the first candidate of shrink_problem()
 // that still shows `label` in the input class `class_id` on `kernel`, until
 // none does or the budget ends. Returns the smallest problem and its result.
@@ -108,7 +106,8 @@ Shrunk shrink_finding(const Kernel& kernel, const Problem& problem, const CaseRe
                       const std::string& class_id, const IsolationOptions& isolation, double seconds);
 
 // Runs the realistic rows of `input_class` on `kernel` (through run_isolated,
-// so a plugin's kernel runs in its kernel host).
+// so a plugin's kernel runs in its kernel host), in order; a row with a call
+// label (crash, ...) ends the run there.
 Severity measure_severity(const Kernel& kernel, const InputClass& input_class, uint64_t seed,
                           const IsolationOptions& isolation);
 

@@ -172,7 +172,7 @@ RowFacts row_facts(const Kernel& kernel, const Problem& problem, int64_t row) {
 }
 
 const InputClass& classify(const Kernel& kernel, const Problem& problem, int64_t row) {
-  if (problem.rows <= 0) return first_fitting(RowFacts{kernel.op, problem.cols, problem.eps});
+  if (problem.rows <= 0) return first_fitting(RowFacts{.op = kernel.op, .d = problem.cols, .eps = problem.eps});
   const std::vector<RowFacts> facts = facts_of_rows(kernel, problem);
   if (row >= 0 && row < problem.rows) return first_fitting(facts[static_cast<std::size_t>(row)]);
   for (const InputClass& c : kClasses)
@@ -181,8 +181,17 @@ const InputClass& classify(const Kernel& kernel, const Problem& problem, int64_t
   return kClasses[std::size(kClasses) - 1];
 }
 
-int64_t finding_row(const std::string& label, const Evaluation& evaluation) {
-  return label == "accuracy" || label == "nan" ? evaluation.worst.row : -1;
+const InputClass& width_class(int64_t d) {
+  for (const InputClass& c : kClasses)
+    if (c.id.rfind("d_", 0) == 0 && c.fits(RowFacts{.op = Op::rmsnorm_fwd, .d = d})) return c;
+  return kClasses[std::size(kClasses) - 1];
+}
+
+bool call_label(const std::string& label) { return label != "accuracy" && label != "nan"; }
+
+const InputClass& class_of(const Kernel& kernel, const Problem& problem, const CaseResult& result) {
+  if (call_label(result.label)) return width_class(problem.cols);
+  return classify(kernel, problem, result.evaluation.worst.row);
 }
 
 std::vector<SeverityProblem> severity_problems(const InputClass& c, const Kernel& kernel, uint64_t seed) {

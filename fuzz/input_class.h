@@ -10,6 +10,13 @@
 // cancellation grows the error whatever eps; then eps = 0 on a row of normal
 // scale; then, for a well-conditioned row (and every RMSNorm row), its width d.
 // The last class fits every row, so every case has a class.
+//
+// The table classifies the numerical findings (accuracy, nan), which depend on
+// the values of the row they are on. A finding about the call (crash, hang,
+// out_of_bounds, unwritten_output, writes_input, nondeterministic,
+// fp_environment) depends on the shape the kernel's loops and buffers see,
+// not on one row's values: it is classified by its d band alone, so one
+// shape defect is not reported once per value class.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "isolation.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
 
@@ -70,15 +78,21 @@ const InputClass& input_class(std::string_view id);
 // The facts of row `row` of `problem` as `kernel` sees it.
 RowFacts row_facts(const Kernel& kernel, const Problem& problem, int64_t row);
 
-// The class of a case: of row `row` when it is one of the problem's (the row
-// a numerical finding is on), else the first class in table order that any
-// row of the problem fits.
+// The table's class of a problem: of row `row` when it is one of the
+// problem's, else the first class in table order that any row fits.
 const InputClass& classify(const Kernel& kernel, const Problem& problem, int64_t row);
 
-// The row a finding with this label is on, for classify(): the worst
-// element's row for accuracy and nan; -1 (the whole problem) for the labels
-// that are about the call, not one row (crash, hang, memory, determinism).
-int64_t finding_row(const std::string& label, const Evaluation& evaluation);
+// The d band of a width (the table's last four classes).
+const InputClass& width_class(int64_t d);
+
+// Whether a label is about the kernel's call rather than its numbers (all but
+// accuracy and nan).
+bool call_label(const std::string& label);
+
+// The class of a labelled case: a numerical finding's by classify() on the
+// row of its worst element (the whole problem when that is a sum over rows,
+// dgamma or dbeta); a call finding's by width_class().
+const InputClass& class_of(const Kernel& kernel, const Problem& problem, const CaseResult& result);
 
 inline constexpr int64_t kSeverityRows = 4;  // rows per severity problem: the worst is not one draw's
 
