@@ -118,13 +118,15 @@ Shrunk shrink_finding(const Kernel& kernel, const Problem& problem, const CaseRe
       }
       if (batch.empty()) break;
       // A candidate counts when it shows the same label in the same class.
+      // The batch's results are in hand, so every one is looked at; only going
+      // on past another label (a new run) waits for the budget.
       run_in_order(kernel, batch, isolation, [&](std::size_t i, const CaseResult& r) {
         if (r.label == label && class_of(kernel, batch[i], r).id == class_id) {
           current = {std::move(batch[i]), r};
           progressed = true;
           return false;
         }
-        return since(start) < seconds;
+        return r.label.empty() || since(start) < seconds;
       });
       if (progressed || since(start) >= seconds) break;
     }
@@ -136,35 +138,32 @@ Severity measure_severity(const Kernel& kernel, const InputClass& input_class, u
                           const IsolationOptions& isolation) {
   Severity s;
   s.rows = severity_rows_text(input_class, kernel);
-  const std::vector<SeverityProblem> planned = severity_problems(input_class, kernel, seed);
-  std::vector<Problem> problems;
-  for (const SeverityProblem& sp : planned) problems.push_back(sp.problem);
   bool any = false;
-  run_in_order(kernel, problems, isolation, [&](std::size_t i, const CaseResult& r) {
+  for (const SeverityProblem& sp : severity_problems(input_class, kernel, seed)) {
+    const CaseResult r = run_case(kernel, sp.problem, isolation);
     if (r.finished && !r.evaluation.declined.empty()) {
       ++s.declined;
-      s.each.push_back({planned[i].what, "declined", 0});
-      return true;
+      s.each.push_back({sp.what, "declined", 0});
+      continue;
     }
     ++s.problems;
     const double ratio = r.label == "nan" ? kInfinity : r.finished ? r.evaluation.max_error_over_bound : 0;
-    s.each.push_back({planned[i].what, r.label, ratio});
+    s.each.push_back({sp.what, r.label, ratio});
     if (!r.label.empty() && call_label(r.label)) {
-      // The call itself failed (crash, hang, memory, determinism): that is
-      // the severity, and the next rows would most likely cost the same.
+      // The call itself failed (crash, memory, determinism): that is the
+      // severity, and the next rows would most likely cost the same.
       s.label = r.label;
       s.worst_error_over_bound = 0;
-      s.worst_row = planned[i].what;
-      return false;
+      s.worst_row = sp.what;
+      break;
     }
     if (!any || ratio > s.worst_error_over_bound) {
       any = true;
       s.worst_error_over_bound = ratio;
       s.label = r.label;
-      s.worst_row = planned[i].what;
+      s.worst_row = sp.what;
     }
-    return true;
-  });
+  }
   return s;
 }
 

@@ -105,9 +105,13 @@ struct Shrunk {
 Shrunk shrink_finding(const Kernel& kernel, const Problem& problem, const CaseResult& result,
                       const std::string& class_id, const IsolationOptions& isolation, double seconds);
 
-// Runs the realistic rows of `input_class` on `kernel` (through run_isolated,
-// so a plugin's kernel runs in its kernel host), in order; a row with a call
-// label (crash, ...) ends the run there.
+// Runs the realistic rows of `input_class` on `kernel` one by one with
+// run_case (isolation.h): a plugin's kernel in its kernel host, as every case
+// of the campaign; a kernel of the table in this process, which it is trusted
+// not to crash, because a fork of a process in which a multithreaded library
+// (libtorch's thread pool, loaded by the report's accuracy rows) has started
+// its threads can deadlock in the child on rows as wide as these. A row with
+// a call label (crash, ...) ends the run there.
 Severity measure_severity(const Kernel& kernel, const InputClass& input_class, uint64_t seed,
                           const IsolationOptions& isolation);
 
