@@ -193,16 +193,22 @@ fs::path scratch(const std::string& name) {
   return dir;
 }
 
+// 400 cases of the one-pass variance control, its corpus in a fresh `corpus`.
+CampaignOptions onepass_campaign(const std::string& corpus) {
+  CampaignOptions o;
+  o.kernels = {&kernel("layernorm_fwd.naive_onepass")};
+  o.cases = 400;
+  o.seed = test::fixed_seed(7);
+  o.corpus_dir = scratch(corpus);
+  return o;
+}
+
 // Shows: the campaign goes on after a first finding and keeps one per (label,
 // class), each shrunk problem showing its label in its class when run again,
 // each with its class's severity; the next run replays them from the corpus.
 // A two-pass kernel has no finding and so no severity (the negative control).
 TEST(Campaign, OnePassFindingsAreDistinctClassesEachShrunkInItsClass) {
-  CampaignOptions o;
-  o.kernels = {&kernel("layernorm_fwd.naive_onepass")};
-  o.cases = 400;
-  o.seed = test::fixed_seed(7);
-  o.corpus_dir = scratch("onepass");
+  CampaignOptions o = onepass_campaign("onepass");
   o.shrink_seconds = 10;
   const CampaignResult result = run_campaign(o);
   std::set<std::pair<std::string, std::string>> pairs;
@@ -242,11 +248,7 @@ TEST(Campaign, OnePassFindingsAreDistinctClassesEachShrunkInItsClass) {
 // Shows: the cap keeps the first findings of a kernel and counts the
 // labelled cases past it (the run above, uncapped, keeps two or more).
 TEST(Campaign, CapsTheFindingsOfAKernel) {
-  CampaignOptions o;
-  o.kernels = {&kernel("layernorm_fwd.naive_onepass")};
-  o.cases = 400;
-  o.seed = test::fixed_seed(7);
-  o.corpus_dir = scratch("cap");
+  CampaignOptions o = onepass_campaign("cap");
   o.shrink_seconds = 2;
   o.severity = false;
   o.max_findings_per_kernel = 1;
