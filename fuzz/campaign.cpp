@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <future>
+#include <limits>
 #include <map>
 #include <set>
 #include <string_view>
@@ -20,6 +21,7 @@ using Clock = std::chrono::steady_clock;
 double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 constexpr int kBatch = 64;
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // The generator's options for a kernel: its op and declared range, with
 // non-finite inputs only when the range says the kernel handles them.
@@ -57,7 +59,8 @@ std::string file_name_part(std::string_view name) {
 // that read the same once cut and replaced get two files, and the corpus
 // replay matches the name inside the file, not the file's name.
 std::filesystem::path save(const CampaignOptions& options, const Finding& f) {
-  std::vector<std::string> notes = {"normcheck fuzz finding: " + f.label + " on " + f.kernel};
+  std::vector<std::string> notes = {"normcheck fuzz finding: " + f.label + " on " + f.kernel + ", input class " +
+                                    f.input_class + " (" + std::string(input_class(f.input_class).text) + ")"};
   if (!f.detail.empty()) notes.push_back(f.detail);
   notes.insert(notes.end(), options.notes.begin(), options.notes.end());
   const std::string body = problem_file_text(f.op, f.dtype, f.problem, {}, f.kernel);
@@ -70,18 +73,42 @@ std::filesystem::path save(const CampaignOptions& options, const Finding& f) {
   return path;
 }
 
-}  // namespace
-
-Problem shrink_finding(const Kernel& kernel, const Problem& problem, const std::string& label,
-                       const IsolationOptions& isolation, double seconds, std::string* detail) {
-  const auto start = Clock::now();
+// Runs `problems` on `kernel` in order, each batch stopping at its first
+// labelled case (a crash or hang then costs one host or child and one
+// timeout, not a batch's worth) and resuming after it. visit(i, result) is
+// called for every case that finished or has a label, in order; it returns
+// false to stop the run.
+template <typename Visit>
+void run_in_order(const Kernel& kernel, std::span<const Problem> problems, const IsolationOptions& isolation,
+                  Visit visit) {
   IsolationOptions first_only = isolation;
   first_only.stop_at_first_label = true;
-  Problem current = problem;
+  std::size_t start = 0;
+  while (start < problems.size()) {
+    const auto results = run_isolated(kernel, problems.subspan(start), first_only);
+    std::size_t resume = problems.size();
+    for (std::size_t j = 0; j < results.size(); ++j) {
+      if (!results[j].finished && results[j].label.empty()) {  // not run: the batch stopped before it
+        resume = start + j;
+        break;
+      }
+      if (!visit(start + j, results[j])) return;
+    }
+    start = resume;
+  }
+}
+
+}  // namespace
+
+Shrunk shrink_finding(const Kernel& kernel, const Problem& problem, const CaseResult& result,
+                      const std::string& class_id, const IsolationOptions& isolation, double seconds) {
+  const auto start = Clock::now();
+  Shrunk current{problem, result};
+  const std::string label = result.label;
   bool progressed = true;
   while (progressed && since(start) < seconds) {
     progressed = false;
-    auto seq = props::shrink_problem(current);
+    auto seq = props::shrink_problem(current.problem);
     for (;;) {
       std::vector<Problem> batch;
       while (batch.size() < kBatch) {
@@ -90,20 +117,62 @@ Problem shrink_finding(const Kernel& kernel, const Problem& problem, const std::
         batch.push_back(std::move(*next));
       }
       if (batch.empty()) break;
-      const auto results = run_isolated(kernel, batch, first_only);
-      for (std::size_t i = 0; i < batch.size(); ++i) {
-        if (!results[i].label.empty() && results[i].label != label) break;  // stopped there
-        if (results[i].label == label) {
-          current = std::move(batch[i]);
-          if (detail) *detail = results[i].detail;
+      // A candidate counts when it shows the same label in the same class.
+      // The batch's results are in hand, so every one is looked at; only going
+      // on past another label (a new run) waits for the budget.
+      run_in_order(kernel, batch, isolation, [&](std::size_t i, const CaseResult& r) {
+        if (r.label == label && class_of(kernel, batch[i], r).id == class_id) {
+          current = {std::move(batch[i]), r};
           progressed = true;
-          break;
+          return false;
         }
-      }
+        return r.label.empty() || since(start) < seconds;
+      });
       if (progressed || since(start) >= seconds) break;
     }
   }
   return current;
+}
+
+Severity measure_severity(const Kernel& kernel, const InputClass& input_class, uint64_t seed,
+                          const IsolationOptions& isolation) {
+  Severity s;
+  s.rows = severity_rows_text(input_class, kernel);
+  bool any = false;
+  for (const SeverityProblem& sp : severity_problems(input_class, kernel, seed)) {
+    const CaseResult r = run_case(kernel, sp.problem, isolation);
+    if (r.finished && !r.evaluation.declined.empty()) {
+      ++s.declined;
+      s.each.push_back({sp.what, "declined", 0});
+      continue;
+    }
+    ++s.problems;
+    const double ratio = r.label == "nan" ? kInfinity : r.finished ? r.evaluation.max_error_over_bound : 0;
+    s.each.push_back({sp.what, r.label, ratio});
+    if (!r.label.empty() && call_label(r.label)) {
+      // The call itself failed (crash, memory, determinism): that is the
+      // severity, and the next rows would most likely cost the same.
+      s.label = r.label;
+      s.worst_error_over_bound = 0;
+      s.worst_row = sp.what;
+      break;
+    }
+    if (!any || ratio > s.worst_error_over_bound) {
+      any = true;
+      s.worst_error_over_bound = ratio;
+      s.label = r.label;
+      s.worst_row = sp.what;
+    }
+  }
+  return s;
+}
+
+std::string ratio_text(const std::string& label, double error_over_bound) {
+  if (label == "nan") return "nan";
+  if (!label.empty() && label != "accuracy") return label;
+  char text[48];
+  std::snprintf(text, sizeof text, "%.3gx its bound", error_over_bound);
+  return text;
 }
 
 CampaignResult run_campaign(const CampaignOptions& options) {
@@ -121,11 +190,46 @@ CampaignResult run_campaign(const CampaignOptions& options) {
     Kernel k = declared;
     if (options.wide_range) k.range = InputRange{};
     const auto kernel_start = Clock::now();
-    std::set<std::string> labels;  // one finding per label
+    std::set<std::pair<std::string, std::string>> found;  // (label, class): one finding each
     std::set<std::string> limit_labels;
-    const auto record = [&](Finding f) {
-      if (!labels.insert(f.label).second) return;
-      if (!f.from_corpus) f.file = save(options, f);
+    std::map<std::string, Severity> severities;  // by class: the rows depend on the class alone
+    int64_t beyond_cap = 0;
+    const auto full = [&] { return static_cast<int>(found.size()) >= options.max_findings_per_kernel; };
+    // A new (label, class), or nothing: the cap and the pairs already found
+    // are checked before anything is shrunk or measured.
+    const auto is_new = [&](const std::string& label, const std::string& class_id) {
+      if (found.count({label, class_id})) return false;
+      if (full()) {
+        ++beyond_cap;
+        return false;
+      }
+      return true;
+    };
+    // A finding from the case's result: newly found (corpus_file empty:
+    // saved now) or replayed from the corpus file.
+    const auto record = [&](const CaseResult& r, const std::string& class_id, Problem problem,
+                            const std::filesystem::path& corpus_file) {
+      found.insert({r.label, class_id});
+      Finding f;
+      f.kernel = k.name;
+      f.label = r.label;
+      f.detail = r.detail;
+      f.op = k.op;
+      f.dtype = k.dtype;
+      f.problem = std::move(problem);
+      f.from_corpus = !corpus_file.empty();
+      f.input_class = class_id;
+      f.error_over_bound = r.label == "nan" ? kInfinity : r.finished ? r.evaluation.max_error_over_bound : 0;
+      // Not for a hang: each of its rows would cost a timeout (a kernel that
+      // sleeps, the kernel host's wall-clock backstop) to say "hang" again.
+      if (options.severity && r.label != "hang") {
+        auto it = severities.find(class_id);
+        if (it == severities.end())
+          it = severities.emplace(class_id, measure_severity(k, input_class(class_id), options.seed, options.isolation))
+                   .first;
+        f.severity = it->second;
+      }
+      f.file = f.from_corpus ? corpus_file : save(options, f);
       result.findings.push_back(std::move(f));
     };
 
@@ -135,13 +239,16 @@ CampaignResult run_campaign(const CampaignOptions& options) {
     // of its kernels fuzzed.
     if (const HostedPlugin* plugin = hosted_plugin_of(declared);
         plugin && !plugin->load_fp_change().empty() && load_reported.insert(plugin).second) {
-      labels.insert("fp_environment");
-      result.findings.push_back({std::string(k.name), "fp_environment",
-                                 "the library " + plugin->path().filename().string() +
-                                     " changes the floating-point control state when it loads (" +
-                                     plugin->load_fp_change() +
-                                     "); its kernels run, and are judged, in the state it sets",
-                                 k.op, k.dtype, Problem{}, {}, false});
+      found.insert({"fp_environment", ""});
+      Finding f;
+      f.kernel = k.name;
+      f.label = "fp_environment";
+      f.detail = "the library " + plugin->path().filename().string() +
+                 " changes the floating-point control state when it loads (" + plugin->load_fp_change() +
+                 "); its kernels run, and are judged, in the state it sets";
+      f.op = k.op;
+      f.dtype = k.dtype;
+      result.findings.push_back(std::move(f));
     }
 
     // The corpus first: its problem files that name this kernel.
@@ -159,10 +266,12 @@ CampaignResult run_campaign(const CampaignOptions& options) {
         }
         if (!file.whole || file.kernel != k.name || file.op != k.op || file.dtype != k.dtype) continue;
         const auto results = run_isolated(k, file.problems, options.isolation);
-        for (std::size_t i = 0; i < results.size(); ++i)
-          if (!results[i].label.empty())
-            record({std::string(k.name), results[i].label, results[i].detail, k.op, k.dtype, file.problems[i],
-                    path, true});
+        for (std::size_t i = 0; i < results.size(); ++i) {
+          if (results[i].label.empty()) continue;
+          const std::string class_id(class_of(k, file.problems[i], results[i]).id);
+          if (!is_new(results[i].label, class_id)) continue;
+          record(results[i], class_id, file.problems[i], path);
+        }
       }
     }
 
@@ -200,28 +309,49 @@ CampaignResult run_campaign(const CampaignOptions& options) {
           if (options.wide_range) {
             const std::string outside = declines(declared, request_for(declared, batch[i]));
             if (!outside.empty()) {
-              if (limit_labels.insert(label).second)
-                result.limits.push_back({std::string(k.name), label, outside + "; " + results[i].detail, k.op,
-                                         k.dtype, batch[i], {}, false});
+              if (limit_labels.insert(label).second) {
+                Finding f;
+                f.kernel = k.name;
+                f.label = label;
+                f.detail = outside + "; " + results[i].detail;
+                f.op = k.op;
+                f.dtype = k.dtype;
+                f.problem = batch[i];
+                result.limits.push_back(std::move(f));
+              }
               continue;
             }
           }
-          if (labels.count(label)) continue;
-          std::string detail = results[i].detail;
+          if (full()) {  // not classified either: the cap spares that work too
+            ++beyond_cap;
+            continue;
+          }
+          const std::string class_id(class_of(k, batch[i], results[i]).id);
+          if (!is_new(label, class_id)) continue;
           // Shrinking shares the budget: at most a quarter of the kernel's share
           // of --seconds (at least 2 s), and never more than shrink_seconds.
           const double shrink_budget =
               options.cases > 0 ? options.shrink_seconds
                                 : std::min(options.shrink_seconds, std::max(2.0, per_kernel_seconds / 4));
-          const Problem shrunk = shrink_finding(k, batch[i], label, options.isolation, shrink_budget, &detail);
-          record({std::string(k.name), label, detail, k.op, k.dtype, shrunk, {}, false});
+          Shrunk shrunk = shrink_finding(k, batch[i], results[i], class_id, options.isolation, shrink_budget);
+          record(shrunk.result, class_id, std::move(shrunk.problem), {});
         }
       }
       if (options.progress) options.progress(std::string(k.name), done, result.findings.size(), since(start));
     }
+    if (beyond_cap > 0) result.beyond_cap.emplace_back(std::string(k.name), beyond_cap);
   }
   result.seconds = since(start);
   return result;
+}
+
+std::string severity_text(const Severity& s) {
+  std::string text = "on realistic rows (" + s.rows + "): ";
+  if (s.problems == 0) return text + "the kernel declines them all";
+  text += "worst " + ratio_text(s.label, s.worst_error_over_bound) + " (" + s.worst_row + ")";
+  if (s.label.empty()) text += ", within its bound";
+  if (s.declined > 0) text += "; " + std::to_string(s.declined) + " declined";
+  return text;
 }
 
 }  // namespace normcheck::fuzz

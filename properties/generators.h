@@ -53,7 +53,7 @@ struct GenOptions {
 // so early cases are small and d = 65536 is reached only rarely, at the end.
 rc::Gen<Problem> gen_problem(const GenOptions& opts);
 
-// Shrinks: one row, fewer columns (one of k = 2, 4, .., 64 chunks), misalignment 0,
+// Shrinks: one row, then all rows but one, fewer columns (one of k = 2, 4, .., 64 chunks), misalignment 0,
 // gamma/beta dropped, then (problems of <= 256 floats) each float of x, dy, gamma, beta.
 rc::Seq<Problem> shrink_problem(const Problem& problem);
 

@@ -50,6 +50,10 @@ std::string_view to_string(RowFamily family) {
   return "?";
 }
 
+std::vector<float> offset_normal_row(int64_t d, double c, double sigma, double max_abs, Rng& rng) {
+  return offset_row(d, c, sigma, max_abs, rng, normal);
+}
+
 std::vector<float> draw_row(RowFamily family, int64_t d, double max_abs, Rng& rng) {
   const FloatLimits finite{max_abs, false};
   switch (family) {

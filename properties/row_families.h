@@ -46,4 +46,8 @@ std::string_view to_string(RowFamily family);
 // A row of length d from `family`, every |value| <= max_abs (finite).
 std::vector<float> draw_row(RowFamily family, int64_t d, double max_abs, Rng& rng);
 
+// c + sigma N(0,1), rounded to float, scaled down as a whole if |c| + 8 sigma
+// would pass max_abs (the gaussian_offset family at one chosen c and sigma).
+std::vector<float> offset_normal_row(int64_t d, double c, double sigma, double max_abs, Rng& rng);
+
 }  // namespace normcheck::props

@@ -131,14 +131,18 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
 
   if (data.fuzz) {
     s << "<h2 id=\"fuzz\">Fuzzing</h2>\n<p>" << e(fuzz_summary(data))
-      << ": problems drawn by the property suite's generators, each finding shrunk to the smallest problem that "
-         "still shows it and saved in <code>findings/</code> next to this page.</p>\n";
+      << ": problems drawn by the property suite's generators, one finding per kernel, label and input class, "
+         "each shrunk to the smallest problem that still shows it in its class and saved in <code>findings/</code> "
+         "next to this page, and measured on realistic rows of its class.</p>\n";
     if (!data.fuzz->result.findings.empty()) {
-      s << "<table><tr><th>kernel</th><th>origin</th><th>found</th><th>problem</th><th>what</th><th>replay</th></tr>\n";
+      s << "<table><tr><th>kernel</th><th>origin</th><th>found</th><th>input class</th><th>problem</th>"
+           "<th>error/bound</th><th>on realistic rows of its class</th><th>what</th><th>replay</th></tr>\n";
       for (const KernelVerdict& v : verdicts)
         for (const fuzz::Finding* f : v.fuzz_findings)
           s << "<tr><td><code>" << e(f->kernel) << "</code></td><td>" << to_string(v.kernel->origin) << "</td><td>"
-            << e(f->label) << "</td><td class=\"num\">" << e(finding_shape(*f)) << "</td><td>" << e(f->detail)
+            << e(f->label) << "</td><td>" << e(finding_class_text(*f)) << "</td><td class=\"num\">"
+            << e(finding_shape(*f)) << "</td><td class=\"num\">" << e(fuzz::ratio_text(f->label, f->error_over_bound))
+            << "</td><td>" << e(f->severity ? fuzz::severity_text(*f->severity) : "") << "</td><td>" << e(f->detail)
             << "</td><td><code>" << e(replay_command(*f)) << "</code></td></tr>\n";
       s << "</table>\n";
     }

@@ -80,7 +80,8 @@ std::string junit_report(const ReportData& data, const std::vector<KernelVerdict
       // A control is caught by the rows or by fuzzing: its findings pass.
       Case fuzzed{"fuzz", cls, "", std::to_string(v.fuzz_findings.size()) + " findings in " +
                                        std::to_string(data.fuzz->cases_per_kernel) + " generated problems"};
-      for (const fuzz::Finding* f : v.fuzz_findings) fuzzed.out += "\n" + f->label + ": " + replay_command(*f);
+      for (const fuzz::Finding* f : v.fuzz_findings)
+        fuzzed.out += "\n" + f->label + " (" + finding_class_text(*f) + "): " + replay_command(*f);
       if (!control && !v.fuzz_findings.empty()) fuzzed.failure = fuzzed.out;
       kernels.push_back(fuzzed);
     }

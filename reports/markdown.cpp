@@ -47,12 +47,19 @@ std::string markdown_report(const ReportData& data, const std::vector<KernelVerd
       if (n.rfind("Max ULP", 0) != 0 && n.rfind("Fuzzing", 0) != 0) s << "  - " << n << "\n";
   }
   if (data.fuzz) {
-    s << "\n## Fuzzing\n\n" << fuzz_summary(data) << ". Each finding is shrunk and saved in `findings/`.\n";
-    if (!data.fuzz->result.findings.empty()) s << "\n| kernel | origin | found | problem | replay |\n|---|---|---|---|---|\n";
+    s << "\n## Fuzzing\n\n" << fuzz_summary(data)
+      << ". One finding per kernel, label and input class, each shrunk within its class and saved in `findings/`, "
+         "and measured on realistic rows of its class.\n";
+    if (!data.fuzz->result.findings.empty())
+      s << "\n| kernel | origin | found | input class | problem | error/bound | on realistic rows | replay |\n"
+           "|---|---|---|---|---|---|---|---|\n";
     for (const KernelVerdict& v : verdicts)
       for (const fuzz::Finding* f : v.fuzz_findings)
         s << "| `" << f->kernel << "` | " << to_string(v.kernel->origin) << " | " << f->label << " | "
-          << finding_shape(*f) << " | `" << cell(replay_command(*f)) << "` |\n";
+          << cell(finding_class_text(*f)) << " | " << finding_shape(*f) << " | "
+          << cell(fuzz::ratio_text(f->label, f->error_over_bound)) << " | "
+          << cell(f->severity ? fuzz::severity_text(*f->severity) : "") << " | `" << cell(replay_command(*f))
+          << "` |\n";
   }
   s << "\n## Claims\n\n| id | verdict | figure | source |\n|---|---|---|---|\n";
   for (const ClaimRun& c : data.claims)

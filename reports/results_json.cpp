@@ -4,6 +4,7 @@
 
 #include "bench_json.h"
 #include "claim_json.h"
+#include "finding_json.h"
 #include "json_number.h"
 
 namespace normcheck::report {
@@ -85,7 +86,7 @@ json kernel_json(const KernelAccuracy& ka, const KernelVerdict& v) {
 json fuzz_json(const ReportData& data) {
   if (!data.fuzz) return nullptr;
   json findings = json::array();
-  for (const fuzz::Finding& f : data.fuzz->result.findings)
+  for (const fuzz::Finding& f : data.fuzz->result.findings) {
     findings.push_back({{"kernel", f.kernel},
                         {"label", f.label},
                         {"detail", f.detail},
@@ -95,10 +96,15 @@ json fuzz_json(const ReportData& data) {
                         {"cols", f.problem.cols},
                         {"input", "findings/" + f.file.filename().string()},
                         {"replay", replay_command(f)}});
+    cli::add_finding_figures(findings.back(), f);
+  }
+  json beyond_cap = json::array();
+  for (const auto& [kernel, cases] : data.fuzz->result.beyond_cap) beyond_cap.push_back({{"kernel", kernel}, {"cases", cases}});
   return {{"cases_per_kernel", data.fuzz->cases_per_kernel},
           {"cases", data.fuzz->result.cases},
           {"seconds", json_number(data.fuzz_seconds)},
-          {"findings", findings}};
+          {"findings", findings},
+          {"beyond_cap", beyond_cap}};
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <regex>
+#include <set>
 
 namespace normcheck::report {
 namespace {
@@ -173,8 +174,11 @@ void fuzz_verdict(const ReportData& data, KernelVerdict& v) {
                         " generated problems.");
     return;
   }
+  // Each label once, in the order found (a label may be found in several classes).
   std::string labels;
-  for (const fuzz::Finding* f : v.fuzz_findings) labels += (labels.empty() ? "" : ", ") + f->label;
+  std::set<std::string> named;
+  for (const fuzz::Finding* f : v.fuzz_findings)
+    if (named.insert(f->label).second) labels += (labels.empty() ? "" : ", ") + f->label;
   if (v.status == "not caught") {
     v.status = "caught";
     v.headline = "Known-bad control, do not use: within its bound on the workload's rows, but the fuzz campaign "
@@ -187,9 +191,16 @@ void fuzz_verdict(const ReportData& data, KernelVerdict& v) {
                                  : ".");
     v.advice = "Fuzzing found: " + labels;
   }
-  for (const fuzz::Finding* f : v.fuzz_findings)
-    v.notes.push_back("Fuzzing found " + f->label + " on a " + finding_shape(*f) + " problem: " + f->detail +
-                      ". Replay: " + replay_command(*f));
+  for (const fuzz::Finding* f : v.fuzz_findings) {
+    std::string note = "Fuzzing found " + f->label;
+    if (!f->input_class.empty())
+      note += " (" + finding_class_text(*f) + ") on a " + finding_shape(*f) + " problem, " +
+              fuzz::ratio_text(f->label, f->error_over_bound);
+    note += ": " + f->detail + ".";
+    if (f->severity) note += " Severity " + fuzz::severity_text(*f->severity) + ".";
+    if (!f->file.empty()) note += " Replay: " + replay_command(*f);
+    v.notes.push_back(note);
+  }
 }
 
 }  // namespace
@@ -204,6 +215,10 @@ std::string fuzz_summary(const ReportData& data) {
 
 std::string finding_shape(const fuzz::Finding& f) {
   return std::to_string(f.problem.rows) + " x " + std::to_string(f.problem.cols);
+}
+
+std::string finding_class_text(const fuzz::Finding& f) {
+  return f.input_class.empty() ? "when the library loads" : std::string(fuzz::input_class(f.input_class).text);
 }
 
 std::string replay_command(const fuzz::Finding& f) {

@@ -63,6 +63,8 @@ std::string fuzz_summary(const ReportData& data);
 // report's folder: "1 x 3" and "normcheck check --input findings/F --kernel K",
 // its words shell-quoted when they need it (shell_quote.h).
 std::string finding_shape(const fuzz::Finding& f);
+// Its input class in words ("|mean|/sigma 10-1e3"; "when the library loads" for a library's loading).
+std::string finding_class_text(const fuzz::Finding& f);
 std::string replay_command(const fuzz::Finding& f);
 
 // A speed ratio in a table: "1.23x" ("0.012x" below 0.1, so that small

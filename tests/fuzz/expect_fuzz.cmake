@@ -1,7 +1,8 @@
 # Runs `normcheck fuzz --plugin PLUGIN` and checks its JSON: with LABEL empty,
 # no finding and exit 0; otherwise a finding labelled LABEL, exit 1, every
 # finding's file present, and the finding's printed `reproduce` command exits 1
-# with `check --json` giving the same label.
+# with `check --json` giving the same label (and, when asked, its input classes
+# and severity: below).
 file(REMOVE_RECURSE ${CORPUS})
 execute_process(COMMAND ${NORMCHECK} fuzz --plugin ${PLUGIN} --cases ${CASES} --seed 7 --timeout-ms 500 --json
                         --corpus ${CORPUS}
@@ -37,6 +38,46 @@ endforeach()
 if(found STREQUAL "")
   message(FATAL_ERROR "no finding labelled ${LABEL}")
 endif()
+# Optional: MIN_CLASSES distinct input classes among the findings, and the
+# finding of class SEVERITY_CLASS at least SEVERITY_AT_LEAST times its bound on
+# the realistic rows whose description starts with SEVERITY_ROW.
+if(DEFINED MIN_CLASSES)
+  set(classes "")
+  foreach(i RANGE ${last})
+    string(JSON class GET "${out}" findings ${i} class)
+    list(APPEND classes ${class})
+  endforeach()
+  list(REMOVE_DUPLICATES classes)
+  list(LENGTH classes n_classes)
+  if(n_classes LESS MIN_CLASSES)
+    message(FATAL_ERROR "findings in ${n_classes} input classes (${classes}), expected at least ${MIN_CLASSES}")
+  endif()
+endif()
+if(DEFINED SEVERITY_CLASS)
+  set(worst "")
+  foreach(i RANGE ${last})
+    string(JSON class GET "${out}" findings ${i} class)
+    if(NOT class STREQUAL SEVERITY_CLASS)
+      continue()
+    endif()
+    string(JSON n_rows LENGTH "${out}" findings ${i} severity each)
+    math(EXPR last_row "${n_rows} - 1")
+    foreach(j RANGE ${last_row})
+      string(JSON row GET "${out}" findings ${i} severity each ${j} row)
+      string(JSON result GET "${out}" findings ${i} severity each ${j} result)
+      string(FIND "${row}" "${SEVERITY_ROW}" at)
+      if(at EQUAL 0 AND (worst STREQUAL "" OR result GREATER worst))
+        set(worst ${result})
+      endif()
+    endforeach()
+  endforeach()
+  if(worst STREQUAL "" OR worst LESS SEVERITY_AT_LEAST)
+    message(FATAL_ERROR "class ${SEVERITY_CLASS}, rows '${SEVERITY_ROW}...': worst error/bound '${worst}', "
+                        "expected at least ${SEVERITY_AT_LEAST}")
+  endif()
+  message(STATUS "class ${SEVERITY_CLASS}, rows '${SEVERITY_ROW}...': worst ${worst}x its bound")
+endif()
+
 # The reproduce command, run as printed (plus --json to read its verdict).
 separate_arguments(command UNIX_COMMAND "${reproduce} --json")
 execute_process(COMMAND ${command} RESULT_VARIABLE rc2 OUTPUT_VARIABLE out2 ERROR_VARIABLE err2)

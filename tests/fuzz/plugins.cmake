@@ -3,7 +3,8 @@
 #   fuzz_plugins_build           install + configure + build the plugins (fixture)
 #   fuzz_example_clean           the correct example plugin: no finding, exit 0
 #   fuzz_broken_<defect>         a broken plugin: the expected label, exit 1, and
-#                                the printed reproduce command replays it
+#                                the printed reproduce command replays it (the
+#                                one-pass variance: its classes and severity too)
 #   fuzz_refused_<defect>        a library the loader refuses: exit 2, the reason
 set(plugin_work ${CMAKE_CURRENT_BINARY_DIR}/plugins)
 set(plugin_dir ${plugin_work}/build)
@@ -34,6 +35,17 @@ fuzz_test(fuzz_example_clean libexample_norms.so "")
 fuzz_test(fuzz_broken_wrong_statistics libbroken_wrong_statistics.so accuracy)
 fuzz_test(fuzz_broken_tail_bug libbroken_tail_bug.so accuracy)
 fuzz_test(fuzz_broken_wrong_variance libbroken_wrong_variance.so accuracy)
+# The one-pass variance E[x^2] - mean^2: findings in two input classes or more,
+# and on the |mean|/sigma 10-1e3 class's realistic rows at d = 768 hundreds of
+# times its bound (docs/plugins.md, "Findings": tests/fuzz/test_campaign.cpp
+# derives the 100). The example's two-pass kernel (fuzz_example_clean) has no
+# finding, so no severity: the negative control.
+add_test(NAME fuzz_broken_onepass_variance
+  COMMAND ${CMAKE_COMMAND} -DNORMCHECK=$<TARGET_FILE:normcheck> -DPLUGIN=${plugin_dir}/libbroken_onepass_variance.so
+    -DLABEL=accuracy -DCASES=400 -DCORPUS=${CMAKE_CURRENT_BINARY_DIR}/corpus/fuzz_broken_onepass_variance
+    -DMIN_CLASSES=2 -DSEVERITY_CLASS=mean_sigma_10_1e3 "-DSEVERITY_ROW=d = 768, " -DSEVERITY_AT_LEAST=100
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_fuzz.cmake)
+set_tests_properties(fuzz_broken_onepass_variance PROPERTIES LABELS unit TIMEOUT 300 FIXTURES_REQUIRED fuzz_plugins)
 fuzz_test(fuzz_broken_oob_write libbroken_oob_write.so out_of_bounds)
 fuzz_test(fuzz_broken_unwritten_row libbroken_unwritten_row.so unwritten_output)
 fuzz_test(fuzz_broken_crash_on_shape libbroken_crash_on_shape.so crash)

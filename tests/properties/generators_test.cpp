@@ -102,6 +102,38 @@ TEST(ProblemGenerator, ShapesRangeAndShrinks) {
   }
 }
 
+// Shows: a problem of 4 rows shrinks first to each row alone, then to each
+// set of 3 (a finding that needs two rows still loses the others); a problem
+// of 2 rows has the single rows only (dropping one is keeping the other).
+TEST(ProblemShrink, TriesEachRowThenAllButOne) {
+  Problem p;
+  p.rows = 4;
+  p.cols = 2;
+  p.x = {0, 1, 10, 11, 20, 21, 30, 31};
+  p.dy = p.x;
+  auto seq = shrink_problem(p);
+  std::vector<std::vector<float>> firsts;
+  for (int i = 0; i < 8; ++i) {
+    const auto q = seq.next();
+    ASSERT_TRUE(static_cast<bool>(q));
+    EXPECT_EQ(q->x, q->dy);
+    EXPECT_EQ(q->x.size(), static_cast<size_t>(q->rows * q->cols));
+    firsts.push_back(q->x);
+  }
+  EXPECT_EQ(firsts[0], (std::vector<float>{0, 1}));
+  EXPECT_EQ(firsts[3], (std::vector<float>{30, 31}));
+  EXPECT_EQ(firsts[4], (std::vector<float>{10, 11, 20, 21, 30, 31}));
+  EXPECT_EQ(firsts[6], (std::vector<float>{0, 1, 10, 11, 30, 31}));
+
+  p.rows = 2;
+  p.x.resize(4);
+  p.dy = p.x;
+  auto two = shrink_problem(p);
+  EXPECT_EQ(two.next()->rows, 1);
+  EXPECT_EQ(two.next()->rows, 1);
+  EXPECT_EQ(two.next()->rows, 2) << "after the single rows come the column shrinks";
+}
+
 // The hard regions are reached in a default-size run (RapidCheck's sizes 0..99).
 TEST(ProblemGenerator, ReachesTheHardRegions) {
   const auto gen = gen_problem(GenOptions{});

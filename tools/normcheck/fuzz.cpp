@@ -18,6 +18,7 @@
 
 #include "campaign.h"
 #include "command.h"
+#include "finding_json.h"
 #include "json_number.h"
 #include "json_text.h"
 #include "plugin_option.h"
@@ -135,7 +136,7 @@ int run_fuzz(FuzzArgs args) {
 
   if (args.json) {
     nlohmann::json findings = nlohmann::json::array();
-    for (const auto& f : result.findings)
+    for (const auto& f : result.findings) {
       findings.push_back({{"kernel", f.kernel},
                           {"label", f.label},
                           {"input", f.file.empty() ? nlohmann::json(nullptr)
@@ -147,14 +148,19 @@ int run_fuzz(FuzzArgs args) {
                           {"rows", f.problem.rows},
                           {"cols", f.problem.cols},
                           {"from_corpus", f.from_corpus}});
+      add_finding_figures(findings.back(), f);
+    }
     nlohmann::json limits = nlohmann::json::array();
     for (const auto& f : result.limits)
       limits.push_back({{"kernel", f.kernel}, {"label", f.label}, {"detail", f.detail},
                         {"rows", f.problem.rows}, {"cols", f.problem.cols}});
+    nlohmann::json beyond_cap = nlohmann::json::array();
+    for (const auto& [kernel, cases] : result.beyond_cap) beyond_cap.push_back({{"kernel", kernel}, {"cases", cases}});
     nlohmann::json doc = {{"cases", result.cases},
                           {"seconds", json_number(result.seconds)},
                           {"seed", options.seed},
-                          {"findings", findings}};
+                          {"findings", findings},
+                          {"beyond_cap", beyond_cap}};
     if (args.wide_range) doc["limits"] = limits;
     std::cout << json_safe(doc).dump(2) << "\n";  // paths are bytes: json_text.h
   } else {
@@ -162,13 +168,23 @@ int run_fuzz(FuzzArgs args) {
                 static_cast<long long>(result.cases), options.kernels.size(), result.seconds,
                 static_cast<unsigned long long>(options.seed), result.findings.size());
     for (const auto& f : result.findings) {
-      std::printf("\n%s: %s%s (%lld x %lld)\n    %s\n", f.kernel.c_str(), f.label.c_str(),
-                  f.from_corpus ? " (from the corpus)" : "", static_cast<long long>(f.problem.rows),
-                  static_cast<long long>(f.problem.cols), f.detail.c_str());
+      if (f.input_class.empty()) {  // a library's loading: no problem, no class
+        std::printf("\n%s: %s\n    %s\n", f.kernel.c_str(), f.label.c_str(), f.detail.c_str());
+      } else {
+        std::printf("\n%s: %s, %s%s (%lld x %lld): %s\n    %s\n", f.kernel.c_str(), f.label.c_str(),
+                    std::string(fuzz::input_class(f.input_class).text).c_str(),
+                    f.from_corpus ? " (from the corpus)" : "", static_cast<long long>(f.problem.rows),
+                    static_cast<long long>(f.problem.cols), fuzz::ratio_text(f.label, f.error_over_bound).c_str(),
+                    f.detail.c_str());
+      }
+      if (f.severity) std::printf("    %s\n", fuzz::severity_text(*f.severity).c_str());
       std::printf("    input: %s\n    reproduce: %s\n",
                   f.file.empty() ? "(none: loading the library is the finding)" : f.file.string().c_str(),
                   reproduce(f).c_str());
     }
+    for (const auto& [kernel, cases] : result.beyond_cap)
+      std::printf("\n%s: %lld more labelled cases not classified or kept: the cap of %d findings per kernel\n",
+                  kernel.c_str(), static_cast<long long>(cases), options.max_findings_per_kernel);
     for (const auto& f : result.limits)
       std::printf("\nlimit of %s (outside its declared range, not a finding): %s (%lld x %lld)\n    %s\n",
                   f.kernel.c_str(), f.label.c_str(), static_cast<long long>(f.problem.rows),
@@ -204,7 +220,7 @@ void add_fuzz_command(CLI::App& app, Action& action) {
                 "Also draw inputs beyond each kernel's declared range (every float, NaN, inf); what a kernel "
                 "does there is listed as its limits, not as findings");
   sub->add_flag("--json", args->json, "Print one JSON document: {cases, seconds, findings: [{kernel, label, "
-                                      "input, reproduce, ...}]}");
+                                      "class, input, reproduce, severity, ...}]}");
   sub->callback([&action, args] { action = [args] { return run_fuzz(*args); }; });
 }
 

@@ -42,6 +42,11 @@ static void layernorm_fwd(const float* x, const float* gamma, const float* beta,
 #if BROKEN_WRONG_VARIANCE /* accuracy: the unbiased variance, divided by d - 1 */
     if (cols > 1) var = squares / (d - 1.0f);
 #endif
+#if BROKEN_ONEPASS_VARIANCE /* accuracy and nan: the one-pass variance E[x^2] - mean^2, which cancels */
+    float sum_squares = 0.0f;
+    for (int64_t i = 0; i < cols; ++i) sum_squares += xr[i] * xr[i];
+    var = sum_squares / d - mu * mu;
+#endif
     const float a = 1.0f / sqrtf(var + eps);
     for (int64_t i = 0; i < cols; ++i) {
       const float xhat = (xr[i] - mu) * a;
@@ -120,6 +125,8 @@ static const nc_kernel kKernels[] = {{"broken.bwd_skips_dbeta", NC_LAYERNORM_BWD
 #define NAME "broken.tail_bug"
 #elif BROKEN_WRONG_VARIANCE
 #define NAME "broken.wrong_variance"
+#elif BROKEN_ONEPASS_VARIANCE
+#define NAME "broken.onepass_variance"
 #elif BROKEN_OOB_WRITE
 #define NAME "broken.oob_write"
 #elif BROKEN_UNWRITTEN_ROW
