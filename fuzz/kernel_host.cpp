@@ -417,7 +417,7 @@ HostProcess::Outcome HostProcess::call(uint32_t index, const Kernel& kernel, con
   if (++seq_ == host::kFaulted) seq_ = 1;  // 0 is the page's start, kFaulted the fault handler's
   const uint32_t seq = seq_;
   sp->request_seq.store(seq);
-  host::futex_wake(sp->request_seq);
+  if (sp->host_sleeps.load()) host::futex_wake(sp->request_seq);
 
   // The watchdog: the host's CPU time since the run in progress started, so
   // that a machine busy with other work (or --jobs above its cores) gives no
@@ -436,7 +436,9 @@ HostProcess::Outcome HostProcess::call(uint32_t index, const Kernel& kernel, con
       break;
     }
     if (seen == host::kFaulted) fail_call(laid);
-    host::futex_wait(sp->reply_seq, seen, 10);
+    sp->normcheck_sleeps.store(1);
+    if (sp->reply_seq.load() == seen) host::futex_wait(sp->reply_seq, seen, 10);
+    sp->normcheck_sleeps.store(0);
     slept = true;
     if (sp->reply_seq.load() == seq) {
       watch_.slept();

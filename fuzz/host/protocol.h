@@ -97,7 +97,7 @@ enum Phase : int32_t { kLoading = 1, kIdle = 2, kInCall = 3 };
 // the host copies the request, runs it, writes `reply` and sets reply_seq to
 // the same number. Each side watches the other's number for a while (Watch,
 // below), then sleeps on it in FUTEX_WAIT; each wakes the other with
-// FUTEX_WAKE. The host's fault handler fills the fault fields and sets
+// FUTEX_WAKE when it sleeps. The host's fault handler fills the fault fields and sets
 // reply_seq to kFaulted before the host exits.
 struct StatusPage {
   std::atomic<int32_t> phase;
@@ -107,6 +107,12 @@ struct StatusPage {
   std::atomic<int32_t> fault_on_stack;  // ... just below the lowest address the main stack may use
   std::atomic<uint64_t> fault_address;
   std::atomic<uint32_t> request_seq, reply_seq;
+  // 1 while that side sleeps (or is about to) in FUTEX_WAIT on the other's
+  // number: the other side calls FUTEX_WAKE only then. A side sets its flag,
+  // then looks at the number once more before sleeping, and the other stores
+  // the number before it reads the flag (all sequentially consistent), so a
+  // wake-up is never missed.
+  std::atomic<uint32_t> host_sleeps, normcheck_sleeps;
   std::atomic<uint32_t> runs_started;  // of the request in flight: the watchdog times each run
   CallRequest request;
   CallReply reply;
