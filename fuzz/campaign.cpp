@@ -293,9 +293,12 @@ CampaignResult run_campaign(const CampaignOptions& options) {
         if (batch.empty()) break;
         batches.push_back(std::move(batch));
       }
+      // One batch runs on this thread (a thread a batch costs more than a
+      // small batch's cases); several at once each on a thread of their own.
+      const auto policy = batches.size() == 1 ? std::launch::deferred : std::launch::async;
       std::vector<std::future<std::vector<CaseResult>>> running;
       for (const auto& batch : batches)
-        running.push_back(std::async(std::launch::async, [&k, &batch, &options] {
+        running.push_back(std::async(policy, [&k, &batch, &options] {
           return run_isolated(k, batch, options.isolation);
         }));
       for (std::size_t b = 0; b < batches.size(); ++b) {
