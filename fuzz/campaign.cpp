@@ -183,6 +183,16 @@ CampaignResult run_campaign(const CampaignOptions& options) {
       options.kernels.empty() ? 0 : options.seconds / static_cast<double>(options.kernels.size());
 
   std::set<const HostedPlugin*> load_reported;
+  // The findings whose severity is measured once every case has run: a table
+  // kernel's severity rows run in this process (measure_severity), and a
+  // multithreaded library (oneDNN's OpenMP pool) that starts its threads here
+  // on those wide rows makes the fork server's later children deadlock in it.
+  struct PendingSeverity {
+    std::size_t finding;
+    Kernel kernel;  // as fuzzed (with --wide-range, its whole-range copy)
+    std::string class_id;
+  };
+  std::vector<PendingSeverity> pending;
   for (std::size_t ki = 0; ki < options.kernels.size(); ++ki) {
     const Kernel& declared = *options.kernels[ki];
     // With wide_range the kernel runs on every float: a copy of its row that
@@ -192,7 +202,6 @@ CampaignResult run_campaign(const CampaignOptions& options) {
     const auto kernel_start = Clock::now();
     std::set<std::pair<std::string, std::string>> found;  // (label, class): one finding each
     std::set<std::string> limit_labels;
-    std::map<std::string, Severity> severities;  // by class: the rows depend on the class alone
     int64_t beyond_cap = 0;
     const auto full = [&] { return static_cast<int>(found.size()) >= options.max_findings_per_kernel; };
     // A new (label, class), or nothing: the cap and the pairs already found
@@ -222,13 +231,7 @@ CampaignResult run_campaign(const CampaignOptions& options) {
       f.error_over_bound = r.label == "nan" ? kInfinity : r.finished ? r.evaluation.max_error_over_bound : 0;
       // Not for a hang: each of its rows would cost a timeout (a kernel that
       // sleeps, the kernel host's wall-clock backstop) to say "hang" again.
-      if (options.severity && r.label != "hang") {
-        auto it = severities.find(class_id);
-        if (it == severities.end())
-          it = severities.emplace(class_id, measure_severity(k, input_class(class_id), options.seed, options.isolation))
-                   .first;
-        f.severity = it->second;
-      }
+      if (options.severity && r.label != "hang") pending.push_back({result.findings.size(), k, class_id});
       f.file = f.from_corpus ? corpus_file : save(options, f);
       result.findings.push_back(std::move(f));
     };
@@ -293,9 +296,13 @@ CampaignResult run_campaign(const CampaignOptions& options) {
         if (batch.empty()) break;
         batches.push_back(std::move(batch));
       }
-      // One batch runs on this thread (a thread a batch costs more than a
-      // small batch's cases); several at once each on a thread of their own.
-      const auto policy = batches.size() == 1 ? std::launch::deferred : std::launch::async;
+      // Batches run at once each on a thread of their own; a plugin's single
+      // batch on this thread (a thread costs more than a small batch of
+      // hosted cases). The fork server always forks from a fresh thread: a
+      // child forked from a thread that has run an OpenMP region (oneDNN's
+      // rows, in the report's accuracy phase) deadlocks in its next one.
+      const auto policy =
+          batches.size() == 1 && hosted_plugin_of(k) ? std::launch::deferred : std::launch::async;
       std::vector<std::future<std::vector<CaseResult>>> running;
       for (const auto& batch : batches)
         running.push_back(std::async(policy, [&k, &batch, &options] {
@@ -343,6 +350,16 @@ CampaignResult run_campaign(const CampaignOptions& options) {
       if (options.progress) options.progress(std::string(k.name), done, result.findings.size(), since(start));
     }
     if (beyond_cap > 0) result.beyond_cap.emplace_back(std::string(k.name), beyond_cap);
+  }
+  // By kernel and class: the rows depend on the class alone.
+  std::map<std::pair<std::string, std::string>, Severity> severities;
+  for (const PendingSeverity& p : pending) {
+    const auto key = std::make_pair(std::string(p.kernel.name), p.class_id);
+    auto it = severities.find(key);
+    if (it == severities.end())
+      it = severities.emplace(key, measure_severity(p.kernel, input_class(p.class_id), options.seed, options.isolation))
+               .first;
+    result.findings[p.finding].severity = it->second;
   }
   result.seconds = since(start);
   return result;

@@ -110,8 +110,10 @@ Shrunk shrink_finding(const Kernel& kernel, const Problem& problem, const CaseRe
 // of the campaign; a kernel of the table in this process, which it is trusted
 // not to crash, because a fork of a process in which a multithreaded library
 // (libtorch's thread pool, loaded by the report's accuracy rows) has started
-// its threads can deadlock in the child on rows as wide as these. A row with
-// a call label (crash, ...) ends the run there.
+// its threads can deadlock in the child on rows as wide as these. For the
+// same reason run_campaign() measures every severity after its last case:
+// these rows start such pools here. A row with a call label (crash, ...)
+// ends the run there.
 Severity measure_severity(const Kernel& kernel, const InputClass& input_class, uint64_t seed,
                           const IsolationOptions& isolation);
 

@@ -428,8 +428,9 @@ HostProcess::Outcome HostProcess::call(uint32_t index, const Kernel& kernel, con
   uint32_t run_timed = 0;
   const int64_t cpu_limit = int64_t{timeout_ms} * 1000000;
   const int64_t wall_limit = 10 * cpu_limit + int64_t{10} * 1000000000;
-  const bool watched = watch_.watch(sp->reply_seq, seq - 1);
-  for (bool slept = false; !watched;) {
+  // The watch ends at any change: the reply, or the fault handler's kFaulted.
+  watch_.watch(sp->reply_seq, seq - 1);
+  for (bool slept = false;;) {
     const uint32_t seen = sp->reply_seq.load();
     if (seen == seq) {
       if (slept) watch_.slept();

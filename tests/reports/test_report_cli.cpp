@@ -189,8 +189,12 @@ TEST(ReportCli, AnInterruptedRunLeavesThePreviousReport) {
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 124) << "the run was not interrupted: " << status;
   for (const char* name : {"report.html", "report.md", "results.json", "junit.xml"})
     EXPECT_EQ(read_whole_file(out / name), std::string("previous ") + name);
+  // The campaign's findings.partial-<pid> folder may be there if the run got
+  // that far: the next run removes it (tools/normcheck/report.cpp). Nothing
+  // else may be.
   std::size_t files = 0;
-  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(out)) ++files;
+  for (const auto& entry : fs::directory_iterator(out))
+    if (entry.path().filename().string().rfind("findings.partial-", 0) != 0) ++files;
   EXPECT_EQ(files, 4u) << "no temporary file left behind";
 }
 

@@ -53,6 +53,20 @@ TEST(ProblemFile, RoundTripsEveryBit) {
   EXPECT_NE(text.find("# nc.rstd "), std::string::npos);
 }
 
+// A backward problem with a NaN in x: its saved statistics are NaN, written
+// as "nan" (sign and payload lost), and the file still reads back: any NaN
+// stands for the statistic normcheck computes.
+TEST(ProblemFile, ABackwardRowWithANanReadsBack) {
+  for (const float nan : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN()}) {
+    Problem p = backward_problem();
+    p.x[0] = nan;
+    const std::string text = problem_file_text(Op::layernorm_bwd, DType::f32, p, {}, "some.kernel");
+    const ProblemFile f = parse_problem_file(text, "mem");
+    ASSERT_EQ(f.problems.size(), 1u);
+    EXPECT_TRUE(std::isnan(f.problems[0].x[0]));
+  }
+}
+
 // A norm followed by a Linear: W (one nc.weight line per output) and b read
 // back to the same bits, with out_features.
 TEST(ProblemFile, NormLinearCarriesWeightAndBias) {
