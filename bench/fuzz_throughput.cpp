@@ -10,9 +10,9 @@
 // and the same command with --cases 1; the difference is the time of N
 // generated cases (start-up, plugin load and the first case cancel), and
 // N over it the cases a second. These are the campaign's own cases, run as a
-// campaign runs them (today 64 to a child process); a problem replayed from a
-// corpus instead runs in a child of its own, so timing a corpus would time
-// one fork per case. The builds alternate, the order swapped every round
+// campaign runs them, in batches of 64; a corpus is replayed one problem file
+// at a time (with the fork server, each in a child of its own), so timing a
+// corpus would time a file's cost per case. The builds alternate, the order swapped every round
 // (A B, B A, ...), so that a drift of the machine's load cancels over rounds;
 // each build's figure is the median over rounds, the ratio the median of the
 // per-round ratios, each with its smallest and largest round.
