@@ -1,0 +1,126 @@
+// An op as data: what a normalization kernel computes, which tensors it reads
+// and writes in which number format, and where it rounds on the way.
+//
+// A spec describes the op, not an algorithm: two kernels with one spec
+// compute the same function of their inputs and are held to the same exact
+// reference; how each sums or divides is its bound's business. Every kernel
+// of the table has a spec (spec_of(), below), and one short text form of it is
+// what `normcheck list` prints and what a user writes (docs/ops.md):
+//
+//   layernorm fwd
+//   rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16           (Hugging Face's LlamaRMSNorm)
+//   rmsnorm fwd dtype=bf16 add round=sum:bf16 weight=1+gamma    (a fused add + Gemma RMSNorm)
+//
+// The forward of a spec, in the order its stages run (the rounding points
+// are the names in brackets; an unnamed stage is not rounded):
+//   s      = x + residual                        [sum]   with `add`; otherwise s = x
+//   mu     = mean(s)                                     LayerNorm only
+//   r      = 1 / sqrt(mean((s - mu)^2) + eps)    [r]     RMSNorm: 1 / sqrt(mean(s^2) + eps)
+//   xhat   = (s - mu) r                          [xhat]  RMSNorm: s r
+//   w      = gamma, or 1 + gamma                 [weight]
+//   scaled = w xhat                              [scaled]
+//   y      = scaled + beta, rounded to y's dtype
+// with residual_out = s rounded to its dtype, and mean, rstd (rrms) rounded to
+// theirs. A rounding point says the kernel rounds that value to a format and
+// goes on from the rounded value (vLLM's fused add normalizes the sum it
+// stores: round=sum:bf16; FlashInfer's normalizes its float32 sum:
+// round=sum:f32). The same spec without its rounding points is the op in
+// exact arithmetic, with only the outputs rounded: what the kernel's users
+// are owed. The backward takes dy and the saved statistics and gives dx, dgamma
+// and dbeta. A norm followed by a Linear (`linear`) gives z = W y + b.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "normcheck/kernel.h"
+
+namespace normcheck {
+
+enum class NormKind { layernorm, rmsnorm };
+enum class Direction { fwd, bwd };
+
+// The weight the normalized value is multiplied by (text: weight=none|gamma|1+gamma).
+enum class Weight {
+  none,
+  gamma,
+  one_plus_gamma,  // (1 + gamma): Gemma's RMSNorm, TransformerEngine's zero_centered_gamma
+};
+
+// Every tensor an op can read or write. Which of them a spec has follows from
+// the spec (has()).
+enum class TensorName {
+  x, residual, gamma, beta, dy,                 // inputs
+  y, residual_out, mean, stat, dx, dgamma, dbeta,  // outputs (stat: rstd or rrms)
+  w, b, z,                                      // a norm followed by a Linear: W, its bias, its output
+};
+inline constexpr std::size_t kTensorNameCount = 15;
+
+// The intermediate values a kernel may round to a storage format on its way
+// to y (the stages above).
+enum class RoundingPoint { sum, r, xhat, weight, scaled };
+inline constexpr std::size_t kRoundingPointCount = 5;
+
+struct OpSpec {
+  NormKind norm = NormKind::layernorm;
+  Direction direction = Direction::fwd;
+  bool add = false;     // a residual added to x in front of the norm, the sum an output
+  Weight weight = Weight::gamma;
+  bool bias = true;     // LayerNorm's beta; RMSNorm takes none unless the spec says `bias`
+  bool linear = false;  // followed by a Linear: z = W y + b (float32, forward only)
+  // The format of each tensor (meaningful where has() is true).
+  std::array<DType, kTensorNameCount> dtype{};
+  // The format a rounding point rounds to; empty: the value is not rounded there.
+  std::array<std::optional<DType>, kRoundingPointCount> round{};
+
+  DType dtype_of(TensorName t) const { return dtype[static_cast<std::size_t>(t)]; }
+  std::optional<DType> rounding_at(RoundingPoint p) const { return round[static_cast<std::size_t>(p)]; }
+  // Whether the op reads or writes tensor t.
+  bool has(TensorName t) const;
+
+  friend bool operator==(const OpSpec&, const OpSpec&) = default;
+};
+
+// The spec with the defaults of the text form for this norm and direction:
+// float32 everywhere, weight gamma, LayerNorm with beta, RMSNorm without,
+// no residual add, no rounding point.
+OpSpec default_spec(NormKind norm, Direction direction);
+
+// The text form (docs/ops.md): "<norm> <direction>" and then, in any order,
+// `dtype=D` (x, residual, y, residual_out, dy, dx), `<tensor>=D` for one
+// tensor, `add`, `weight=none|gamma|1+gamma`, `bias`
+// (`bias=none` for a LayerNorm without beta), `round=<point>:D[,<point>:D]`,
+// `linear`. D is f32, bf16 or f16.
+struct SpecParse {
+  std::optional<OpSpec> spec;
+  std::string error;  // why the text is not a spec, naming the word at fault (empty on success)
+};
+SpecParse parse_spec(std::string_view text);
+
+// The canonical text form: the defaults left out, the words in a fixed order.
+// parse_spec(to_text(s)).spec == s for every valid s.
+std::string to_text(const OpSpec& spec);
+
+// Why `spec` is not a valid spec (a stage or tensor it does not have, a
+// rounding point with nothing to round), or empty. parse_spec() returns only
+// valid specs; a spec built in code is checked with this.
+std::string spec_error(const OpSpec& spec);
+
+// The spec of each op of the table in storage dtype t: x, y, dy, dx in t,
+// every other tensor float32 (plugin.h). Every kernel row's spec.
+OpSpec spec_of(Op op, DType t);
+inline OpSpec spec_of(const Kernel& k) { return spec_of(k.op, k.dtype); }
+
+// The op and storage dtype of the table whose spec this is (the inverse of
+// spec_of), or empty: a spec the table has no op for yet.
+std::optional<std::pair<Op, DType>> table_op(const OpSpec& spec);
+
+std::string_view to_string(TensorName t, NormKind norm);  // stat: "rstd" (LayerNorm) or "rrms"
+std::string_view to_string(RoundingPoint p);
+std::string_view to_string(NormKind n);
+std::string_view to_string(Direction d);
+
+}  // namespace normcheck

@@ -1,0 +1,284 @@
+// The op spec's text form, its validity rules and the specs of the table's ops
+// (op_spec.h). docs/ops.md states the same rules for users.
+#include "normcheck/op_spec.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace normcheck {
+namespace {
+
+constexpr std::size_t index(TensorName t) { return static_cast<std::size_t>(t); }
+constexpr std::size_t index(RoundingPoint p) { return static_cast<std::size_t>(p); }
+
+// The tensors in the order the text form names them.
+constexpr TensorName kTensors[] = {
+    TensorName::x,    TensorName::residual, TensorName::gamma,  TensorName::beta, TensorName::dy,
+    TensorName::y,    TensorName::residual_out, TensorName::mean, TensorName::stat, TensorName::dx,
+    TensorName::dgamma, TensorName::dbeta,  TensorName::w,      TensorName::b,    TensorName::z};
+static_assert(std::size(kTensors) == kTensorNameCount);
+
+constexpr RoundingPoint kPoints[] = {RoundingPoint::sum, RoundingPoint::r, RoundingPoint::xhat,
+                                     RoundingPoint::weight, RoundingPoint::scaled};
+static_assert(std::size(kPoints) == kRoundingPointCount);
+
+// The tensors `dtype=D` sets: the activations, stored in the model's format.
+// The parameters, the statistics and the Linear's tensors default to float32
+// (the plugin ABI's convention: plugin.h).
+constexpr bool is_activation(TensorName t) {
+  return t == TensorName::x || t == TensorName::residual || t == TensorName::y ||
+         t == TensorName::residual_out || t == TensorName::dy || t == TensorName::dx;
+}
+
+constexpr DType kDTypes[] = {DType::f32, DType::bf16, DType::f16};
+
+std::optional<DType> parse_dtype(std::string_view word) {
+  for (DType t : kDTypes)
+    if (word == to_string(t)) return t;
+  return std::nullopt;
+}
+
+std::vector<std::string_view> words_of(std::string_view text) {
+  std::vector<std::string_view> words;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+    std::size_t j = i;
+    while (j < text.size() && text[j] != ' ' && text[j] != '\t') ++j;
+    if (j > i) words.push_back(text.substr(i, j - i));
+    i = j;
+  }
+  return words;
+}
+
+std::string quoted(std::string_view w) { return "'" + std::string(w) + "'"; }
+
+// The word's tensor, by the name the spec's norm gives it (rstd or rrms for stat).
+std::optional<TensorName> tensor_named(std::string_view name, NormKind norm) {
+  for (TensorName t : kTensors)
+    if (name == to_string(t, norm)) return t;
+  return std::nullopt;
+}
+
+std::optional<RoundingPoint> point_named(std::string_view name) {
+  for (RoundingPoint p : kPoints)
+    if (name == to_string(p)) return p;
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool OpSpec::has(TensorName t) const {
+  const bool fwd = direction == Direction::fwd;
+  switch (t) {
+    case TensorName::x: return true;
+    case TensorName::residual:
+    case TensorName::residual_out: return add;
+    case TensorName::gamma: return weight != Weight::none;
+    case TensorName::beta: return fwd && bias;  // the backward gives dbeta without reading beta
+    case TensorName::dy:
+    case TensorName::dx: return !fwd;
+    case TensorName::y: return fwd && !linear;
+    // The forward writes the statistics and the backward reads them: mean
+    // (LayerNorm) and rstd / rrms. A norm followed by a Linear writes none.
+    case TensorName::mean: return norm == NormKind::layernorm && !linear;
+    case TensorName::stat: return !linear;
+    case TensorName::dgamma: return !fwd && weight != Weight::none;
+    case TensorName::dbeta: return !fwd && bias;
+    case TensorName::w:
+    case TensorName::b:
+    case TensorName::z: return linear;
+  }
+  return false;
+}
+
+OpSpec default_spec(NormKind norm, Direction direction) {
+  OpSpec s;
+  s.norm = norm;
+  s.direction = direction;
+  s.bias = norm == NormKind::layernorm;
+  s.dtype.fill(DType::f32);
+  return s;
+}
+
+std::string spec_error(const OpSpec& s) {
+  const bool fwd = s.direction == Direction::fwd;
+  if (s.linear && !fwd) return "'linear': a norm followed by a Linear is a forward op";
+  if (s.linear && s.add) return "'linear' with 'add': a norm followed by a Linear reads x alone";
+  if (s.add && !fwd)
+    return "'add' on a backward: the gradient of a fused residual add is dx itself, not a norm op of its own";
+  for (RoundingPoint p : kPoints) {
+    if (!s.rounding_at(p)) continue;
+    const std::string what = "round=" + std::string(to_string(p));
+    if (!fwd) return quoted(what) + ": rounding points are stages of the forward";
+    if (p == RoundingPoint::sum && !s.add) return quoted(what) + ": there is no sum without 'add'";
+    if ((p == RoundingPoint::weight || p == RoundingPoint::scaled) && s.weight == Weight::none)
+      return quoted(what) + ": there is no weight (weight=none)";
+  }
+  return "";
+}
+
+SpecParse parse_spec(std::string_view text) {
+  const std::vector<std::string_view> words = words_of(text);
+  if (words.size() < 2)
+    return {std::nullopt, "a spec starts with the norm and the direction, e.g. 'rmsnorm fwd'; got " + quoted(text)};
+  NormKind norm;
+  if (words[0] == "layernorm") norm = NormKind::layernorm;
+  else if (words[0] == "rmsnorm") norm = NormKind::rmsnorm;
+  else return {std::nullopt, quoted(words[0]) + " is not a norm (layernorm or rmsnorm)"};
+  Direction direction;
+  if (words[1] == "fwd") direction = Direction::fwd;
+  else if (words[1] == "bwd") direction = Direction::bwd;
+  else return {std::nullopt, quoted(words[1]) + " is not a direction (fwd or bwd)"};
+
+  OpSpec s = default_spec(norm, direction);
+  // dtype= sets the activations' default; a tensor's own word overrides it in
+  // whichever order the two come.
+  std::optional<DType> activations;
+  std::array<std::optional<DType>, kTensorNameCount> own{};
+  std::vector<std::string_view> keys_seen;
+  for (std::size_t i = 2; i < words.size(); ++i) {
+    const std::string_view word = words[i];
+    const std::size_t eq = word.find('=');
+    const std::string_view key = word.substr(0, eq);
+    const std::string_view value = eq == std::string_view::npos ? std::string_view() : word.substr(eq + 1);
+    const bool has_value = eq != std::string_view::npos;
+    if (std::find(keys_seen.begin(), keys_seen.end(), key) != keys_seen.end())
+      return {std::nullopt, quoted(key) + " is given twice"};
+    keys_seen.push_back(key);
+    auto needs_value = [&]() { return quoted(word) + ": '" + std::string(key) + "' takes a value"; };
+    if (key == "add" || key == "linear") {
+      if (has_value) return {std::nullopt, quoted(word) + ": '" + std::string(key) + "' takes no value"};
+      (key == "add" ? s.add : s.linear) = true;
+    } else if (key == "bias") {
+      if (!has_value) s.bias = true;
+      else if (value == "none") s.bias = false;
+      else return {std::nullopt, quoted(word) + ": bias is 'bias' or 'bias=none'"};
+    } else if (key == "weight") {
+      if (!has_value) return {std::nullopt, needs_value()};
+      if (value == "none") s.weight = Weight::none;
+      else if (value == "gamma") s.weight = Weight::gamma;
+      else if (value == "1+gamma") s.weight = Weight::one_plus_gamma;
+      else return {std::nullopt, quoted(word) + ": the weight is none, gamma or 1+gamma"};
+    } else if (key == "dtype") {
+      if (!has_value) return {std::nullopt, needs_value()};
+      activations = parse_dtype(value);
+      if (!activations) return {std::nullopt, quoted(word) + ": " + quoted(value) + " is not a dtype (f32, bf16, f16)"};
+    } else if (key == "round") {
+      if (!has_value || value.empty()) return {std::nullopt, needs_value()};
+      std::size_t start = 0;
+      while (start <= value.size()) {
+        const std::size_t comma = std::min(value.find(',', start), value.size());
+        const std::string_view item = value.substr(start, comma - start);
+        const std::size_t colon = item.find(':');
+        const std::optional<RoundingPoint> p = point_named(item.substr(0, colon));
+        if (!p)
+          return {std::nullopt, quoted(item) + " in " + quoted(word) +
+                                    ": a rounding point is sum, r, xhat, weight or scaled, then ':' and a dtype"};
+        const std::optional<DType> t =
+            colon == std::string_view::npos ? std::nullopt : parse_dtype(item.substr(colon + 1));
+        if (!t) return {std::nullopt, quoted(item) + " in " + quoted(word) + ": the dtype after ':' is f32, bf16 or f16"};
+        if (s.round[index(*p)]) return {std::nullopt, quoted(word) + ": " + quoted(to_string(*p)) + " is given twice"};
+        s.round[index(*p)] = *t;
+        start = comma + 1;
+      }
+    } else if (const std::optional<TensorName> t = tensor_named(key, norm)) {
+      if (!has_value) return {std::nullopt, needs_value()};
+      own[index(*t)] = parse_dtype(value);
+      if (!own[index(*t)])
+        return {std::nullopt, quoted(word) + ": " + quoted(value) + " is not a dtype (f32, bf16, f16)"};
+    } else {
+      return {std::nullopt, quoted(word) + " is not a word of a spec (docs/ops.md)"};
+    }
+  }
+  for (TensorName t : kTensors) {
+    DType& d = s.dtype[index(t)];
+    if (own[index(t)]) d = *own[index(t)];
+    else if (activations && is_activation(t)) d = *activations;
+  }
+  for (TensorName t : kTensors)
+    if (own[index(t)] && !s.has(t))
+      return {std::nullopt, quoted(std::string(to_string(t, norm)) + "=" + std::string(to_string(s.dtype_of(t)))) +
+                                ": this op has no " + std::string(to_string(t, norm))};
+  if (std::string e = spec_error(s); !e.empty()) return {std::nullopt, std::move(e)};
+  return {s, ""};
+}
+
+std::string to_text(const OpSpec& s) {
+  std::string text = std::string(to_string(s.norm)) + " " + std::string(to_string(s.direction));
+  const DType activations = s.dtype_of(TensorName::x);
+  if (activations != DType::f32) text += " dtype=" + std::string(to_string(activations));
+  for (TensorName t : kTensors) {
+    const DType default_dtype = is_activation(t) ? activations : DType::f32;
+    if (s.has(t) && s.dtype_of(t) != default_dtype)
+      text += " " + std::string(to_string(t, s.norm)) + "=" + std::string(to_string(s.dtype_of(t)));
+  }
+  if (s.add) text += " add";
+  if (s.weight == Weight::none) text += " weight=none";
+  if (s.weight == Weight::one_plus_gamma) text += " weight=1+gamma";
+  const bool default_bias = s.norm == NormKind::layernorm;
+  if (s.bias != default_bias) text += s.bias ? " bias" : " bias=none";
+  std::string points;
+  for (RoundingPoint p : kPoints)
+    if (const auto t = s.rounding_at(p))
+      points += (points.empty() ? "" : ",") + std::string(to_string(p)) + ":" + std::string(to_string(*t));
+  if (!points.empty()) text += " round=" + points;
+  if (s.linear) text += " linear";
+  return text;
+}
+
+OpSpec spec_of(Op op, DType t) {
+  const bool layer = op == Op::layernorm_fwd || op == Op::layernorm_bwd || op == Op::layernorm_linear_fwd;
+  const bool bwd = op == Op::layernorm_bwd || op == Op::rmsnorm_bwd;
+  OpSpec s = default_spec(layer ? NormKind::layernorm : NormKind::rmsnorm, bwd ? Direction::bwd : Direction::fwd);
+  s.linear = is_norm_linear(op);
+  for (TensorName n : kTensors)
+    if (is_activation(n)) s.dtype[index(n)] = t;
+  return s;
+}
+
+std::optional<std::pair<Op, DType>> table_op(const OpSpec& s) {
+  constexpr Op kOps[] = {Op::layernorm_fwd, Op::layernorm_bwd,        Op::rmsnorm_fwd,
+                         Op::rmsnorm_bwd,   Op::layernorm_linear_fwd, Op::rmsnorm_linear_fwd};
+  for (Op op : kOps)
+    for (DType t : kDTypes)
+      if (spec_of(op, t) == s && (t == DType::f32 || !is_norm_linear(op))) return std::pair{op, t};
+  return std::nullopt;
+}
+
+std::string_view to_string(TensorName t, NormKind norm) {
+  switch (t) {
+    case TensorName::x: return "x";
+    case TensorName::residual: return "residual";
+    case TensorName::gamma: return "gamma";
+    case TensorName::beta: return "beta";
+    case TensorName::dy: return "dy";
+    case TensorName::y: return "y";
+    case TensorName::residual_out: return "residual_out";
+    case TensorName::mean: return "mean";
+    case TensorName::stat: return norm == NormKind::layernorm ? "rstd" : "rrms";
+    case TensorName::dx: return "dx";
+    case TensorName::dgamma: return "dgamma";
+    case TensorName::dbeta: return "dbeta";
+    case TensorName::w: return "w";
+    case TensorName::b: return "b";
+    case TensorName::z: return "z";
+  }
+  return "?";
+}
+
+std::string_view to_string(RoundingPoint p) {
+  switch (p) {
+    case RoundingPoint::sum: return "sum";
+    case RoundingPoint::r: return "r";
+    case RoundingPoint::xhat: return "xhat";
+    case RoundingPoint::weight: return "weight";
+    case RoundingPoint::scaled: return "scaled";
+  }
+  return "?";
+}
+
+std::string_view to_string(NormKind n) { return n == NormKind::layernorm ? "layernorm" : "rmsnorm"; }
+std::string_view to_string(Direction d) { return d == Direction::fwd ? "fwd" : "bwd"; }
+
+}  // namespace normcheck

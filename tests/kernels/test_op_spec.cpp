@@ -1,0 +1,169 @@
+// normcheck/op_spec.h: the text form reads back what it writes, each word
+// means what docs/ops.md says, a text that is not a spec is refused with the
+// word at fault, and the spec of each op of the table names exactly the
+// arrays its function takes (call_buffers.h) in their dtypes.
+#include "normcheck/op_spec.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "normcheck/call_buffers.h"
+
+namespace normcheck {
+namespace {
+
+constexpr Op kOps[] = {Op::layernorm_fwd, Op::layernorm_bwd,        Op::rmsnorm_fwd,
+                       Op::rmsnorm_bwd,   Op::layernorm_linear_fwd, Op::rmsnorm_linear_fwd};
+constexpr DType kDTypes[] = {DType::f32, DType::bf16, DType::f16};
+
+OpSpec parsed(std::string_view text) {
+  const SpecParse p = parse_spec(text);
+  EXPECT_TRUE(p.spec) << text << ": " << p.error;
+  return p.spec.value_or(OpSpec{});
+}
+
+std::string error_of(std::string_view text) {
+  const SpecParse p = parse_spec(text);
+  EXPECT_FALSE(p.spec) << text << " parsed as " << (p.spec ? to_text(*p.spec) : "");
+  return p.error;
+}
+
+TEST(OpSpec, TheTableOpsAreTheDefaultsOfTheTextForm) {
+  EXPECT_EQ(to_text(spec_of(Op::layernorm_fwd, DType::f32)), "layernorm fwd");
+  EXPECT_EQ(to_text(spec_of(Op::rmsnorm_bwd, DType::bf16)), "rmsnorm bwd dtype=bf16");
+  EXPECT_EQ(to_text(spec_of(Op::layernorm_linear_fwd, DType::f32)), "layernorm fwd linear");
+  for (Op op : kOps)
+    for (DType t : kDTypes) {
+      if (is_norm_linear(op) && t != DType::f32) continue;  // float32 only (kernel.h)
+      const OpSpec s = spec_of(op, t);
+      EXPECT_EQ(spec_error(s), "") << to_string(op);
+      EXPECT_EQ(parsed(to_text(s)), s) << to_text(s);
+      const auto back = table_op(s);
+      ASSERT_TRUE(back) << to_text(s);
+      EXPECT_EQ(back->first, op);
+      EXPECT_EQ(back->second, t);
+    }
+}
+
+// The names call_buffers() gives the arrays, in the spec's words: the main
+// output is y, dx or z; the backward's saved statistics are mean and stat.
+std::string spec_word(std::string_view buffer, const OpSpec& s) {
+  if (buffer == "out") return s.linear ? "z" : s.direction == Direction::fwd ? "y" : "dx";
+  if (buffer == "saved_mean") return "mean";
+  if (buffer == "saved_stat" || buffer == "stat") return std::string(to_string(TensorName::stat, s.norm));
+  if (buffer == "weight") return "w";
+  if (buffer == "bias") return "b";
+  return std::string(buffer);
+}
+
+TEST(OpSpec, ATableOpsSpecHasExactlyTheArraysItsFunctionTakes) {
+  static char storage[16];
+  KernelArgs all;  // every pointer set: call_buffers() then lists every array the op takes
+  all.rows = 2, all.cols = 3, all.out_features = 4;
+  all.x = storage, all.dy = storage, all.out = storage;
+  all.gamma = all.beta = all.saved_mean = all.saved_stat = all.weight = all.bias = reinterpret_cast<const float*>(storage);
+  all.mean = all.stat = all.dgamma = all.dbeta = reinterpret_cast<float*>(storage);
+  constexpr TensorName kAll[] = {TensorName::x,  TensorName::residual, TensorName::gamma, TensorName::beta,
+                                 TensorName::dy, TensorName::y, TensorName::residual_out, TensorName::mean,
+                                 TensorName::stat, TensorName::dx, TensorName::dgamma, TensorName::dbeta,
+                                 TensorName::w,  TensorName::b, TensorName::z};
+  for (Op op : kOps) {
+    for (DType t : kDTypes) {
+      if (is_norm_linear(op) && t != DType::f32) continue;
+      const OpSpec s = spec_of(op, t);
+      const Kernel k{.name = "k", .op = op, .origin = Origin::ours, .dtype = t};
+      std::set<std::string> from_calls, from_spec;
+      for (const CallBuffer& b : call_buffers(k, all)) {
+        from_calls.insert(spec_word(b.name, s));
+        // its size is its element count (by shape: rows 2, cols 3, out_features 4) times its dtype's size in the spec
+        const std::string word = spec_word(b.name, s);
+        const std::size_t elements = word == "x" || word == "dy" || word == "y" || word == "dx" ? 6
+                                     : word == "z"                                        ? 8
+                                     : word == "mean" || word == "rstd" || word == "rrms" ? 2
+                                     : word == "w"                                        ? 12
+                                     : word == "b"                                        ? 4
+                                                                                          : 3;
+        const auto n = std::find_if(std::begin(kAll), std::end(kAll),
+                                    [&](TensorName n) { return to_string(n, s.norm) == word; });
+        ASSERT_NE(n, std::end(kAll)) << b.name;
+        EXPECT_EQ(b.bytes, elements * (s.dtype_of(*n) == DType::f32 ? 4u : 2u))
+            << to_string(op) << " " << to_string(t) << " " << b.name;
+      }
+      for (TensorName n : kAll)
+        if (s.has(n)) from_spec.insert(std::string(to_string(n, s.norm)));
+      EXPECT_EQ(from_calls, from_spec) << to_string(op) << " " << to_string(t);
+    }
+  }
+}
+
+TEST(OpSpec, EachWordSetsWhatItSays) {
+  const OpSpec llama = parsed("rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16");
+  EXPECT_EQ(llama.norm, NormKind::rmsnorm);
+  EXPECT_EQ(llama.dtype_of(TensorName::x), DType::bf16);
+  EXPECT_EQ(llama.dtype_of(TensorName::y), DType::bf16);
+  EXPECT_EQ(llama.dtype_of(TensorName::gamma), DType::bf16);
+  EXPECT_EQ(llama.dtype_of(TensorName::stat), DType::f32);  // statistics stay float32 unless named
+  EXPECT_EQ(llama.rounding_at(RoundingPoint::xhat), DType::bf16);
+  EXPECT_FALSE(llama.rounding_at(RoundingPoint::r));
+  EXPECT_FALSE(llama.bias);
+  EXPECT_FALSE(llama.has(TensorName::beta));
+  EXPECT_FALSE(llama.has(TensorName::mean));
+
+  // a tensor's own word wins over dtype= in either order
+  const OpSpec mixed = parsed("layernorm fwd y=f32 dtype=bf16");
+  EXPECT_EQ(mixed.dtype_of(TensorName::x), DType::bf16);
+  EXPECT_EQ(mixed.dtype_of(TensorName::y), DType::f32);
+  EXPECT_EQ(to_text(mixed), "layernorm fwd dtype=bf16 y=f32");
+
+  const OpSpec fused = parsed("rmsnorm fwd add weight=1+gamma dtype=f16 round=sum:f16");
+  EXPECT_TRUE(fused.add);
+  EXPECT_TRUE(fused.has(TensorName::residual));
+  EXPECT_TRUE(fused.has(TensorName::residual_out));
+  EXPECT_EQ(fused.dtype_of(TensorName::residual_out), DType::f16);
+  EXPECT_EQ(fused.weight, Weight::one_plus_gamma);
+  EXPECT_EQ(to_text(fused), "rmsnorm fwd dtype=f16 add weight=1+gamma round=sum:f16");
+  EXPECT_FALSE(table_op(fused));  // not an op of the table
+
+  EXPECT_FALSE(parsed("layernorm fwd bias=none").bias);
+  EXPECT_TRUE(parsed("rmsnorm fwd bias").has(TensorName::beta));
+  EXPECT_EQ(parsed("layernorm bwd rstd=bf16 mean=bf16").dtype_of(TensorName::stat), DType::bf16);
+  EXPECT_FALSE(parsed("rmsnorm fwd weight=none").has(TensorName::gamma));
+  // the canonical text of a spec with every kind of word reads back the same
+  const OpSpec every = parsed("layernorm fwd dtype=bf16 gamma=f32 beta=bf16 mean=bf16 rstd=bf16 residual_out=f32 "
+                              "add weight=1+gamma round=scaled:bf16,sum:f32,r:bf16,weight:f32,xhat:bf16");
+  EXPECT_EQ(to_text(every), "layernorm fwd dtype=bf16 beta=bf16 residual_out=f32 mean=bf16 rstd=bf16 add "
+                            "weight=1+gamma round=sum:f32,r:bf16,xhat:bf16,weight:f32,scaled:bf16");
+  EXPECT_EQ(parsed(to_text(every)), every);
+}
+
+TEST(OpSpec, ATextThatIsNotASpecIsRefusedWithTheWordAtFault) {
+  EXPECT_NE(error_of("").find("starts with the norm"), std::string::npos);
+  EXPECT_NE(error_of("groupnorm fwd").find("'groupnorm' is not a norm"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm sideways").find("'sideways' is not a direction"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd dtype=f64").find("'f64' is not a dtype"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd dtype").find("takes a value"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd add=yes").find("takes no value"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd weight=2+gamma").find("none, gamma or 1+gamma"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd dtype=bf16 dtype=f16").find("given twice"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd round=xhat:bf16,xhat:f16").find("given twice"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd round=mu:f32").find("'mu:f32' in 'round=mu:f32'"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd round=xhat").find("dtype after ':'"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd round=sum:bf16").find("no sum without 'add'"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd weight=none round=scaled:bf16").find("no weight"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm bwd round=r:bf16").find("stages of the forward"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm bwd add").find("backward"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm bwd linear").find("forward op"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd linear add").find("reads x alone"), std::string::npos);
+  // a tensor the op does not have, by the name the norm gives it
+  EXPECT_NE(error_of("rmsnorm fwd mean=bf16").find("no mean"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd rstd=bf16").find("'rstd=bf16' is not a word"), std::string::npos);
+  EXPECT_NE(error_of("layernorm fwd residual=bf16").find("no residual"), std::string::npos);
+  EXPECT_NE(error_of("layernorm bwd beta=bf16").find("no beta"), std::string::npos);
+  EXPECT_NE(error_of("layernorm fwd sideways").find("'sideways' is not a word"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace normcheck
