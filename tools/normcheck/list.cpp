@@ -1,4 +1,5 @@
-// `normcheck list`: the kernel table, with each kernel's op, origin, algorithm,
+// `normcheck list`: the kernel table, with each kernel's op, its spec
+// (op_spec.h), origin, algorithm,
 // supported input range, whether it declines a typical shape, and its bound
 // evaluated on two representative rows (a centred one and a shifted one, so the
 // reader sees how the bound grows with |mean|/sigma).
@@ -13,6 +14,7 @@
 #include "json_text.h"
 #include "normcheck/float_format.h"
 #include "normcheck/kernel.h"
+#include "normcheck/op_spec.h"
 #include "plugin_option.h"
 
 namespace normcheck::cli {
@@ -104,6 +106,7 @@ int run_list(bool json) {
                          {"origin", to_string(k.origin)},
                          {"dtype", to_string(k.dtype)},
                          {"family", to_string(k.family)},
+                         {"spec", to_text(spec_of(k))},
                          {"algorithm", k.algorithm},
                          {"range", {{"max_abs_x", k.range.max_abs_x},
                                     {"sqrt_d_scaled", k.range.sqrt_d_scaled},
@@ -131,6 +134,7 @@ int run_list(bool json) {
     std::printf("    %.*s: %.*s\n", static_cast<int>(to_string(k.family).size()),
                 to_string(k.family).data(), static_cast<int>(k.algorithm.size()),
                 k.algorithm.data());
+    std::printf("    spec: %s\n", to_text(spec_of(k)).c_str());
     if (k.ulp_promise > 0)
       std::printf("    promises y within %g ULP of the exact result (gamma = 1, beta = 0)\n",
                   k.ulp_promise);

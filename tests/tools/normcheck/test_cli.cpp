@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "normcheck/kernel.h"
+#include "normcheck/op_spec.h"
 #include "normcheck/row_file.h"
 #include "normcheck_cli.h"
 #include "test_seed.h"
@@ -52,7 +53,12 @@ TEST(Cli, ListNamesEveryKernelInTheTable) {
     const Kernel* row = find_kernel(k["name"].get<std::string>());
     ASSERT_NE(row, nullptr);
     EXPECT_EQ(k["ulp_promise"].get<double>(), row->ulp_promise) << row->name;
+    // the row's spec, in the text form that reads back to its op and dtype
+    const SpecParse spec = parse_spec(k["spec"].get<std::string>());
+    ASSERT_TRUE(spec.spec) << spec.error;
+    EXPECT_EQ(table_op(*spec.spec), std::pair(row->op, row->dtype)) << row->name;
   }
+  EXPECT_NE(text.out.find("spec: rmsnorm bwd dtype=bf16"), std::string::npos);
   EXPECT_NE(text.out.find("promises y within 1 ULP"), std::string::npos)
       << "layernorm_fwd.accurate's promise is not shown";
 }
