@@ -1,0 +1,61 @@
+// The exact forward of any op spec (op_spec.h): the result of the op on the
+// stored inputs in exact arithmetic, and the result of the spec's rounding
+// policy (exact arithmetic between the rounding points, each point rounding
+// its value to its format).
+//
+// Every value is decided by interval arithmetic (MPFR, outward rounding) at a
+// working precision that doubles until each rounding it reports is proven:
+// an interval that holds the real value and whose two ends round to the same
+// number. A rounding point rounds the same way, so the policy's rounded
+// intermediates are exact values of their formats (ties to even included:
+// the exact operations of the op's numerators keep a dyadic value a point).
+// docs/ops.md states the stages and the derivation; no Boost type appears here.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "normcheck/op_spec.h"
+
+namespace normcheck {
+
+// The stored inputs of a forward problem, row-major rows x cols. Each array
+// holds values of its tensor's dtype in the spec (a bf16 or f16 value widened
+// to float, which is exact). gamma empty: the weight is 1 (gamma = 1, or
+// gamma = 0 under weight=1+gamma); beta empty: 0; residual: the spec's
+// residual when it has `add`, empty otherwise.
+struct SpecInputs {
+  int64_t rows = 0, cols = 0;
+  std::span<const float> x, residual, gamma, beta;
+  float eps = 0;
+};
+
+// Which result of the spec: the op in exact arithmetic (no rounding point
+// applied; what a kernel's users are owed), or its rounding policy's.
+enum class SpecResult { exact_math, policy };
+
+// A value decided twice: the correct rounding to double (what errors are
+// measured against) and to the format of its tensor in the spec.
+struct SpecValues {
+  std::vector<double> exact;    // correctly rounded to double (ties to even)
+  std::vector<double> rounded;  // correctly rounded to the tensor's dtype, as a double
+};
+
+struct SpecForwardReference {
+  SpecValues y;             // rows x cols (not for a spec with `linear`)
+  SpecValues residual_out;  // rows x cols: x + residual (with `add`; empty otherwise)
+  SpecValues mean;          // rows (LayerNorm)
+  SpecValues stat;          // rows: rstd or rrms (under the policy, rounded at `r` if the spec rounds there)
+  std::vector<double> xhat; // rows x cols: the normalized value (rounded at `xhat` under a policy that rounds there), to double
+  std::vector<char> finite; // rows: every input of the row is finite
+  unsigned bits_used = 0;   // the highest working precision a row needed
+};
+
+// Throws std::invalid_argument when the spec is not a forward spec without
+// `linear` (spec_error() included) or the inputs' sizes do not fit it. A row
+// with a non-finite input is all NaN (the row-NaN convention, docs/semantics.md)
+// and finite[row] = 0.
+SpecForwardReference spec_reference_fwd(const OpSpec& spec, const SpecInputs& inputs, SpecResult which);
+
+}  // namespace normcheck
