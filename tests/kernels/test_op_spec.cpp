@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -163,6 +164,24 @@ TEST(OpSpec, ATextThatIsNotASpecIsRefusedWithTheWordAtFault) {
   EXPECT_NE(error_of("layernorm fwd residual=bf16").find("no residual"), std::string::npos);
   EXPECT_NE(error_of("layernorm bwd beta=bf16").find("no beta"), std::string::npos);
   EXPECT_NE(error_of("layernorm fwd sideways").find("'sideways' is not a word"), std::string::npos);
+}
+
+// Every example of docs/ops.md's text form is a spec, written canonically.
+TEST(OpSpec, TheDocsExamplesAreCanonicalSpecs) {
+  std::ifstream doc(NORMCHECK_DOCS_DIR "/ops.md");
+  ASSERT_TRUE(doc) << NORMCHECK_DOCS_DIR "/ops.md";
+  int examples = 0;
+  for (std::string line; std::getline(doc, line);) {
+    if (line.rfind("    layernorm ", 0) != 0 && line.rfind("    rmsnorm ", 0) != 0) continue;
+    // the spec, then two spaces or more and the comment
+    const std::size_t end = line.find("  ", 4);
+    const std::string text = line.substr(4, end == std::string::npos ? std::string::npos : end - 4);
+    const SpecParse p = parse_spec(text);
+    ASSERT_TRUE(p.spec) << text << ": " << p.error;
+    EXPECT_EQ(to_text(*p.spec), text);
+    ++examples;
+  }
+  EXPECT_GE(examples, 9);
 }
 
 }  // namespace
