@@ -84,6 +84,21 @@ inline double spacing(DType t, double v) {
   return std::ldexp(1.0, e - f.precision + 1);
 }
 
+// The correct rounding of a double v to format t (to nearest, ties to even,
+// gradual underflow, +-inf past the overflow boundary), as a double (which
+// holds every value of the three formats). Exact double arithmetic: v /
+// spacing is a power-of-two scaling, and the floor and the remainder of a
+// double are exact.
+inline double round_to_format(DType t, double v) {
+  if (!std::isfinite(v) || v == 0) return v;
+  const double s = spacing(t, v);
+  const double below = std::floor(v / s) * s, twice_rem = (v - below) * 2;
+  const bool up = twice_rem > s || (twice_rem == s && std::fmod(below / s, 2) != 0);
+  const double r = up ? below + s : below;
+  if (std::fabs(r) > largest_finite(t)) return std::copysign(std::numeric_limits<double>::infinity(), r);
+  return r == 0 ? std::copysign(0.0, v) : r;
+}
+
 // ---- bit conversions ----
 
 // float32 -> bf16 bits, rounded to nearest even (bf16 keeps float's exponent

@@ -49,6 +49,12 @@ struct SpecForwardReference {
   SpecValues stat;          // rows: rstd or rrms (under the policy, rounded at `r` if the spec rounds there)
   std::vector<double> xhat; // rows x cols: the normalized value (rounded at `xhat` under a policy that rounds there), to double
   std::vector<char> finite; // rows: every input of the row is finite
+  // rows: the condition of the norm's input s (after the rounding at `sum`
+  // under the policy): d, kappa = mean|s| r, max_kappa = max|s| r,
+  // eps_share = eps r^2 and r, each within relative 2^-50 (double arithmetic
+  // on exact values); rows = 1.
+  std::vector<RowCondition> condition;
+  std::vector<double> mean_abs_s;  // rows: mean |s_i|, within relative 2^-50
   unsigned bits_used = 0;   // the highest working precision a row needed
 };
 

@@ -1,0 +1,265 @@
+// normcheck/spec_policy.h: float32 kernels written from the public algorithms
+// of the projects' norms (each rounding where its project rounds) are within
+// their own policy's admissible range on every element, are identified as
+// that policy and not as another known one, and a kernel that declares one
+// policy but rounds elsewhere, or breaks a stage, is outside its range.
+#include "normcheck/spec_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "normcheck/float_format.h"
+#include "test_seed.h"
+
+namespace normcheck {
+namespace {
+
+float bf16(float v) { return float_from_bf16(bf16_from_float(v)); }
+
+OpSpec spec(std::string_view text) {
+  const SpecParse p = parse_spec(text);
+  EXPECT_TRUE(p.spec) << p.error;
+  return p.spec.value_or(OpSpec{});
+}
+
+// One problem's stored inputs and a kernel's outputs on it.
+struct Case {
+  int64_t rows = 0, cols = 0;
+  std::vector<float> x, residual, gamma, beta;
+  float eps = 1e-6f;
+  SpecInputs inputs() const { return {rows, cols, x, residual, gamma, beta, eps}; }
+};
+
+using Kernel = std::function<SpecOutputs(const Case&)>;
+
+// bf16 rows: centred, shifted by 100 sigma, and of small scale; weights near 1
+// (near 0 for a 1 + gamma weight), bias small.
+std::vector<Case> cases(bool add, bool offset_weight, bool bias, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::vector<Case> out;
+  for (double shift : {0.0, 100.0})
+    for (double scale : {1.0, 1e-3}) {
+      Case c;
+      c.rows = 3, c.cols = 256;
+      for (int i = 0; i < c.rows * c.cols; ++i) {
+        c.x.push_back(bf16(static_cast<float>(scale * (shift + normal(rng)))));
+        if (add) c.residual.push_back(bf16(static_cast<float>(scale * normal(rng))));
+      }
+      for (int i = 0; i < c.cols; ++i) {
+        c.gamma.push_back(bf16(static_cast<float>((offset_weight ? 0 : 1) + 0.3 * normal(rng))));
+        if (bias) c.beta.push_back(bf16(static_cast<float>(0.1 * normal(rng))));
+      }
+      out.push_back(std::move(c));
+    }
+  return out;
+}
+
+// ---- the kernels, in float32 arithmetic, sequential sums ----
+
+// mean(s^2) and 1/sqrt(mean(s^2) + eps) of one row, as the RMSNorm kernels compute it.
+float rrms_of(const float* s, int64_t d, float eps) {
+  float sum = 0;
+  for (int64_t i = 0; i < d; ++i) sum += s[i] * s[i];
+  return 1.0f / std::sqrt(sum / static_cast<float>(d) + eps);
+}
+
+// How a kernel rounds: which of the stages it rounds to bf16.
+struct RmsPolicy {
+  bool round_r = false, round_xr = false, offset = false;
+  bool add = false, sum_rounded = false;  // with add: normalize bf16(x + res) or the float32 sum
+};
+
+Kernel rmsnorm(RmsPolicy p) {
+  return [p](const Case& c) {
+    SpecOutputs o;
+    std::vector<float> s(c.x.size());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      s[i] = p.add ? c.x[i] + c.residual[i] : c.x[i];
+      if (p.add) o.residual_out.push_back(bf16(s[i]));
+      if (p.add && p.sum_rounded) s[i] = bf16(s[i]);
+    }
+    for (int64_t r = 0; r < c.rows; ++r) {
+      const float* row = s.data() + r * c.cols;
+      float rr = rrms_of(row, c.cols, c.eps);
+      if (p.round_r) rr = bf16(rr);
+      o.stat.push_back(rr);
+      for (int64_t i = 0; i < c.cols; ++i) {
+        float xr = row[i] * rr;
+        if (p.round_xr) xr = bf16(xr);
+        const float w = p.offset ? 1.0f + c.gamma[i] : c.gamma[i];
+        o.y.push_back(bf16(xr * w));
+      }
+    }
+    return o;
+  };
+}
+
+// LayerNorm, two-pass float32 statistics; Apex rounds xhat and gamma xhat to bf16.
+Kernel layernorm(bool apex, bool one_pass_variance = false) {
+  return [apex, one_pass_variance](const Case& c) {
+    SpecOutputs o;
+    for (int64_t r = 0; r < c.rows; ++r) {
+      const float* x = c.x.data() + r * c.cols;
+      float sum = 0, sum_sq = 0;
+      for (int64_t i = 0; i < c.cols; ++i) sum += x[i], sum_sq += x[i] * x[i];
+      const float mean = sum / static_cast<float>(c.cols);
+      float var = 0;
+      if (one_pass_variance) {
+        var = sum_sq / static_cast<float>(c.cols) - mean * mean;
+      } else {
+        for (int64_t i = 0; i < c.cols; ++i) var += (x[i] - mean) * (x[i] - mean);
+        var /= static_cast<float>(c.cols);
+      }
+      const float rstd = 1.0f / std::sqrt(var + c.eps);
+      o.mean.push_back(mean);
+      o.stat.push_back(rstd);
+      for (int64_t i = 0; i < c.cols; ++i) {
+        float xhat = (x[i] - mean) * rstd;
+        if (apex) xhat = bf16(xhat);
+        float scaled = c.gamma[i] * xhat;
+        if (apex) scaled = bf16(scaled);
+        o.y.push_back(bf16(scaled + c.beta[i]));
+      }
+    }
+    return o;
+  };
+}
+
+struct Identified {
+  std::vector<std::string> consistent_known;  // names of the known policies that admit the outputs
+  bool declared_consistent = false;
+};
+
+Identified identify(const OpSpec& declared, const std::vector<Case>& problems, const Kernel& kernel) {
+  std::vector<SpecInputs> in;
+  std::vector<SpecOutputs> out;
+  for (const Case& c : problems) {
+    in.push_back(c.inputs());
+    out.push_back(kernel(c));
+  }
+  Identified id;
+  for (const PolicyMatch& m : identify_fwd(declared, in, out)) {
+    EXPECT_GT(m.check.checked, 0);
+    if (m.policy == declared) id.declared_consistent = m.consistent();
+    if (m.consistent() && !known_policy_name(m.policy).empty())
+      id.consistent_known.push_back(std::string(known_policy_name(m.policy)));
+  }
+  return id;
+}
+
+PolicyCheck check(const OpSpec& s, const std::vector<Case>& problems, const Kernel& kernel) {
+  PolicyCheck total;
+  for (const Case& c : problems) {
+    const PolicyCheck one = check_policy(s, spec_admissible_fwd(s, c.inputs()), kernel(c));
+    if (total.outside == 0 && one.outside) total = one;
+    else total.outside += one.outside;
+    total.checked += one.checked;
+  }
+  return total;
+}
+
+TEST(SpecPolicy, EachProjectsRmsNormIsIdentifiedAsItsOwnPolicy) {
+  const uint64_t seed = test::test_seed();
+  const std::vector<Case> plain = cases(false, false, false, seed), offset = cases(false, true, false, seed);
+  struct Expect {
+    const char* spec;
+    RmsPolicy policy;
+    bool offset;
+    const char* name;  // the part of its known name that says which it is
+  } expected[] = {
+      {"rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16", {.round_xr = true}, false, "LlamaRMSNorm"},
+      {"rmsnorm fwd dtype=bf16 gamma=bf16", {}, false, "one rounding"},
+      {"rmsnorm fwd dtype=bf16 gamma=bf16 round=r:bf16,xhat:bf16", {.round_r = true, .round_xr = true}, false,
+       "DeepSpeed"},
+      {"rmsnorm fwd dtype=bf16 gamma=bf16 weight=1+gamma", {.offset = true}, true, "one rounding"},
+  };
+  for (const Expect& e : expected) {
+    SCOPED_TRACE(e.spec);
+    const OpSpec declared = spec(e.spec);
+    const std::vector<Case>& problems = e.offset ? offset : plain;
+    const PolicyCheck own = check(declared, problems, rmsnorm(e.policy));
+    EXPECT_EQ(own.outside, 0) << own.first_output << "[" << own.first_index << "] = " << own.first_value
+                              << " outside [" << own.first_lo << ", " << own.first_hi << "]";
+    const Identified id = identify(declared, problems, rmsnorm(e.policy));
+    EXPECT_TRUE(id.declared_consistent);
+    ASSERT_EQ(id.consistent_known.size(), 1u) << "consistent with several known policies";
+    EXPECT_NE(id.consistent_known[0].find(e.name), std::string::npos) << id.consistent_known[0];
+  }
+}
+
+TEST(SpecPolicy, AKernelThatRoundsElsewhereThanItDeclaresIsOutside) {
+  const std::vector<Case> problems = cases(false, false, false, test::test_seed());
+  // declares Llama's policy, computes Gemma's (one rounding), and the reverse
+  const PolicyCheck a = check(spec("rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16"), problems, rmsnorm({}));
+  EXPECT_GT(a.outside, 0);
+  EXPECT_EQ(a.first_output, "y");
+  const PolicyCheck b = check(spec("rmsnorm fwd dtype=bf16 gamma=bf16"), problems, rmsnorm({.round_xr = true}));
+  EXPECT_GT(b.outside, 0);
+  // declares DeepSpeed's (r rounded) and does not round r: the stored rrms and y show it
+  const PolicyCheck c =
+      check(spec("rmsnorm fwd dtype=bf16 gamma=bf16 round=r:bf16,xhat:bf16"), problems, rmsnorm({.round_xr = true}));
+  EXPECT_GT(c.outside, 0);
+}
+
+TEST(SpecPolicy, AFusedAddIsIdentifiedByTheSumItNormalizes) {
+  const std::vector<Case> problems = cases(true, false, false, test::test_seed());
+  const OpSpec vllm = spec("rmsnorm fwd dtype=bf16 gamma=bf16 add round=sum:bf16,xhat:bf16");
+  const OpSpec flashinfer = spec("rmsnorm fwd dtype=bf16 gamma=bf16 add round=sum:f32");
+  const Kernel reads_stored = rmsnorm({.round_xr = true, .add = true, .sum_rounded = true});
+  const Kernel reads_float = rmsnorm({.add = true});
+  EXPECT_EQ(check(vllm, problems, reads_stored).outside, 0);
+  EXPECT_EQ(check(flashinfer, problems, reads_float).outside, 0);
+  const Identified v = identify(vllm, problems, reads_stored);
+  ASSERT_EQ(v.consistent_known.size(), 1u);
+  EXPECT_NE(v.consistent_known[0].find("vLLM"), std::string::npos);
+  const Identified f = identify(flashinfer, problems, reads_float);
+  ASSERT_EQ(f.consistent_known.size(), 1u);
+  EXPECT_NE(f.consistent_known[0].find("FlashInfer"), std::string::npos);
+  // the norm reads the other sum than declared
+  EXPECT_GT(check(vllm, problems, rmsnorm({.round_xr = true, .add = true})).outside, 0);
+  // a stored sum truncated instead of rounded to nearest even
+  const Kernel truncates = [&](const Case& c) {
+    SpecOutputs o = reads_stored(c);
+    for (std::size_t i = 0; i < o.residual_out.size(); ++i)
+      o.residual_out[i] = float_from_bf16(static_cast<uint16_t>(std::bit_cast<uint32_t>(c.x[i] + c.residual[i]) >> 16));
+    return o;
+  };
+  const PolicyCheck t = check(vllm, problems, truncates);
+  EXPECT_GT(t.outside, 0);
+  EXPECT_EQ(t.first_output, "residual_out");
+}
+
+TEST(SpecPolicy, LayerNormPoliciesAndAOnePassVariance) {
+  const std::vector<Case> problems = cases(false, false, true, test::test_seed());
+  const OpSpec apex = spec("layernorm fwd dtype=bf16 gamma=bf16 beta=bf16 round=xhat:bf16,scaled:bf16");
+  const OpSpec once = spec("layernorm fwd dtype=bf16 gamma=bf16 beta=bf16");
+  EXPECT_EQ(check(apex, problems, layernorm(true)).outside, 0);
+  EXPECT_EQ(check(once, problems, layernorm(false)).outside, 0);
+  EXPECT_GT(check(apex, problems, layernorm(false)).outside, 0);
+  EXPECT_GT(check(once, problems, layernorm(true)).outside, 0);
+  const Identified a = identify(apex, problems, layernorm(true));
+  ASSERT_EQ(a.consistent_known.size(), 1u);
+  EXPECT_NE(a.consistent_known[0].find("Apex"), std::string::npos);
+  // E[x^2] - mean^2 on rows shifted by 100 sigma: caught under either policy
+  const PolicyCheck bad = check(once, problems, layernorm(false, true));
+  EXPECT_GT(bad.outside, 0);
+}
+
+TEST(SpecPolicy, ThePoliciesTriedAreTheDistinctRoundingsOfTheActivationFormat) {
+  EXPECT_EQ(candidate_policies(spec("rmsnorm fwd")).size(), 1u);  // float32: the spec itself
+  // r, xhat, scaled: each rounded or not
+  EXPECT_EQ(candidate_policies(spec("rmsnorm fwd dtype=bf16")).size(), 8u);
+  // with 1 + gamma the weight's rounding too; with add, the sum three ways
+  EXPECT_EQ(candidate_policies(spec("rmsnorm fwd dtype=bf16 weight=1+gamma add")).size(), 48u);
+  for (const OpSpec& s : candidate_policies(spec("layernorm fwd dtype=f16 add weight=1+gamma")))
+    EXPECT_EQ(spec_error(s), "") << to_text(s);
+}
+
+}  // namespace
+}  // namespace normcheck

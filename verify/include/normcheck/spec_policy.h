@@ -1,0 +1,82 @@
+// A kernel against a spec's rounding policy: the values a kernel that follows
+// the policy in float32 arithmetic may write (the admissible range of each
+// output element), and which rounding policies a kernel's outputs are
+// consistent with.
+//
+// The admissible range composes the bound by stage (docs/ops.md, "The
+// admissible range"): each stage's value is known within an interval (its
+// exact value, widened by what a careful float32 computation of that stage
+// can be off: the default bound's coefficients, kernels/bounds.cpp), and a
+// rounding point rounds the interval's two ends, which is sound because
+// rounding to nearest is monotone. The outputs end rounded to their formats,
+// so a range is a set of consecutive values of the output's format: often one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "normcheck/op_spec.h"
+#include "normcheck/spec_reference.h"
+
+namespace normcheck {
+
+// Per element, the least and greatest value (of the tensor's format, as a
+// double) a kernel following the policy may write. NaN in both on a row with
+// a non-finite input (held to the non-finite rule, not to a range); -inf and
+// +inf where the bound promises nothing.
+struct AdmissibleRange {
+  std::vector<double> lo, hi;
+  bool admits(std::size_t i, double v) const;  // lo <= v <= hi (a NaN range admits only NaN)
+};
+
+struct SpecAdmissible {
+  AdmissibleRange y, residual_out, mean, stat;  // empty where the spec has no such output
+};
+
+// The admissible ranges of a forward spec (not `linear`) on `inputs` under
+// its own rounding policy. Throws std::invalid_argument as spec_reference_fwd().
+SpecAdmissible spec_admissible_fwd(const OpSpec& spec, const SpecInputs& inputs);
+
+// A forward kernel's outputs on one problem (values of each tensor's format,
+// widened; empty where the kernel has no such output).
+struct SpecOutputs {
+  std::vector<double> y, residual_out, mean, stat;
+};
+
+// How far outputs are from what a policy admits: the elements outside their
+// range, and the first of them.
+struct PolicyCheck {
+  int64_t outside = 0;        // elements of every output outside their admissible range
+  int64_t checked = 0;        // elements held to a range
+  std::string first_output;   // "y", "residual_out", "mean", "rstd" / "rrms"; empty when none is outside
+  int64_t first_index = -1;
+  double first_value = 0, first_lo = 0, first_hi = 0;
+};
+PolicyCheck check_policy(const OpSpec& spec, const SpecAdmissible& admissible, const SpecOutputs& outputs);
+
+// The rounding policies identify_fwd() tries for a spec: the spec with each
+// subset of the rounding points its activation format makes distinct (`sum`
+// at the activation format or float32 with `add`; r, xhat, weight and scaled
+// at the activation format), none when the activations are float32 (a
+// rounding to float32 inside float32 arithmetic is no policy of its own).
+std::vector<OpSpec> candidate_policies(const OpSpec& spec);
+
+// The policies kernels are known to ship, by their rounding points (data:
+// docs/ops.md lists the same): the name of the projects' kernels that follow
+// `policy`, or empty.
+std::string_view known_policy_name(const OpSpec& policy);
+
+struct PolicyMatch {
+  OpSpec policy;
+  PolicyCheck check;  // summed over the problems
+  bool consistent() const { return check.outside == 0; }
+};
+
+// Every candidate policy of `declared` against a kernel's outputs on several
+// problems (inputs[i] gave outputs[i]), in the order of candidate_policies().
+std::vector<PolicyMatch> identify_fwd(const OpSpec& declared, std::span<const SpecInputs> inputs,
+                                      std::span<const SpecOutputs> outputs);
+
+}  // namespace normcheck

@@ -1,0 +1,349 @@
+// Admissible ranges of a forward spec's outputs and policy identification
+// (spec_policy.h). docs/ops.md, "The admissible range", derives each stage.
+//
+// Notation: u = 2^-24 (float32's unit roundoff); b the default bound of the
+// norm (kernels/bounds.cpp: what a careful two-pass float32 kernel meets) at
+// the condition of the norm's input s; xhat, r, mean the exact values of the
+// policy's s (spec_reference_fwd with only the `sum` rounding applied).
+//
+// Each stage's value lies in an interval [lo, hi]:
+//   r^      in r (1 -+ b.stat_rel);                      at `r`: [rho_lo, rho_hi] = [RN(lo), RN(hi)]
+//   xhat^   in xhat -+ (b.xhat_abs + b.xhat_rel |xhat|)   (no `r` rounding: the default bound's xhat error)
+//           or, with rho: (s - mu) rho over rho in [rho_lo, rho_hi], -+ e with
+//             LayerNorm e = gamma_2 |s - mu| rho_hi + b.mean_rel mean|s| rho_hi (1 + gamma_2) + 2^-150
+//               (fl(fl(s - mean^) rho): the mean's error, one subtraction and one product),
+//             RMSNorm   e = u |s| rho_hi + 2^-150 (one product);
+//                                                          at `xhat`: rounded ends
+//   w^      gamma (exact); 1 + gamma within (1 -+ u) (one float32 addition); at `weight`: rounded ends
+//   scaled  w^ xhat^ over the corners, -+ (u max|w^ xhat^| + 2^-150);  at `scaled`: rounded ends
+//   y^      scaled + beta -+ u (max|scaled| + |beta|), then rounded to y's format.
+// Without a rounding point at r, xhat or scaled and with weight gamma, y^ is the
+// textbook kernel's: y -+ y_allowance(b, gamma, beta, xhat) (evaluate.h), then
+// rounded to y's format. Rounding to nearest is monotone, so the rounded ends
+// of an interval bound the rounding of every value inside it.
+// Every interval is computed in double from correctly rounded doubles and
+// widened by 2^-45 relative before it is rounded: a few dozen double
+// operations err by far less, and the allowances are 2^-24 relative or more.
+#include "normcheck/spec_policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+#include "normcheck/bounds.h"
+#include "normcheck/evaluate.h"
+#include "normcheck/float_format.h"
+
+namespace normcheck {
+namespace {
+
+constexpr double u = kUnitRoundoff;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kWiden = 0x1p-45;
+
+struct Range {
+  double lo, hi;
+};
+
+Range widened(Range r) { return {r.lo - std::fabs(r.lo) * kWiden, r.hi + std::fabs(r.hi) * kWiden}; }
+
+// The rounded ends of a widened range: every value of format t a real in the range rounds to.
+Range rounded(DType t, Range r) {
+  const Range w = widened(r);
+  return {round_to_format(t, w.lo), round_to_format(t, w.hi)};
+}
+
+Range around(double center, double allowance) {
+  if (std::isnan(allowance) || std::isinf(allowance)) return {-kInf, kInf};
+  return {center - allowance, center + allowance};
+}
+
+// The product of two ranges: the least and greatest of the corners.
+Range times(Range a, Range b) {
+  const double c[] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
+  Range r{c[0], c[0]};
+  for (double v : c) {
+    if (std::isnan(v)) return {-kInf, kInf};  // 0 * inf: nothing is known
+    r.lo = std::min(r.lo, v);
+    r.hi = std::max(r.hi, v);
+  }
+  return r;
+}
+
+double magnitude(Range r) { return std::max(std::fabs(r.lo), std::fabs(r.hi)); }
+
+Range plus_minus(Range r, double e) { return {r.lo - e, r.hi + e}; }
+
+// The spec with only its `sum` rounding: whose exact reference gives the
+// norm's input, statistics and xhat the later stages start from.
+OpSpec sum_only(const OpSpec& spec) {
+  OpSpec s = spec;
+  for (auto& p : s.round) p.reset();
+  s.round[static_cast<std::size_t>(RoundingPoint::sum)] = spec.rounding_at(RoundingPoint::sum);
+  return s;
+}
+
+void set(AdmissibleRange& a, std::size_t i, Range r) {
+  a.lo[i] = r.lo;
+  a.hi[i] = r.hi;
+}
+
+AdmissibleRange sized(std::size_t n) { return {std::vector<double>(n), std::vector<double>(n)}; }
+
+// Whether v lies exactly on a midpoint between two values of format t.
+bool on_midpoint(DType t, double v) {
+  const double s = spacing(t, v);
+  return (v - std::floor(v / s) * s) * 2 == s;
+}
+
+// Whether the norm's input s is known and the same under the float32 sum:
+// with `sum` at a 16-bit format T, a kernel that adds in float32 and then
+// rounds reads RN_T(RN_32(x + residual)), which can differ from
+// RN_T(x + residual) (a double rounding). Rows where it does, or where the
+// double nearest the exact sum is a midpoint of T (so that the exact sum's
+// rounding is not known from it), are not held to a y range. Off a
+// midpoint, RN_T of the nearest double is RN_T of the exact sum: a midpoint
+// strictly between the two would be a double nearer the exact sum.
+bool sum_rounds_alike(const OpSpec& spec, const SpecInputs& in, std::size_t base, std::size_t d,
+                      const SpecForwardReference& ref) {
+  const std::optional<DType> t = spec.rounding_at(RoundingPoint::sum);
+  if (!spec.add || !t || *t == DType::f32) return true;
+  for (std::size_t i = base; i < base + d; ++i) {
+    const double exact_sum = ref.residual_out.exact[i];
+    if (on_midpoint(*t, exact_sum)) return false;
+    if (round_to_format(*t, exact_sum) != round_to_format(*t, static_cast<double>(in.x[i] + in.residual[i])))
+      return false;
+  }
+  return true;
+}
+
+SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const SpecForwardReference& ref) {
+  const auto rows = static_cast<std::size_t>(in.rows), d = static_cast<std::size_t>(in.cols), n = rows * d;
+  const bool layer = spec.norm == NormKind::layernorm;
+  const BoundFn bound = default_bound(layer ? Op::layernorm_fwd : Op::rmsnorm_fwd);
+  const DType y_t = spec.dtype_of(TensorName::y), stat_t = spec.dtype_of(TensorName::stat);
+  const auto at = [&](RoundingPoint p) { return spec.rounding_at(p); };
+  SpecAdmissible out;
+  out.y = sized(n);
+  out.stat = sized(rows);
+  if (layer) out.mean = sized(rows);
+  if (spec.add) out.residual_out = sized(n);
+
+  for (std::size_t row = 0; row < rows; ++row) {
+    const std::size_t base = row * d;
+    if (!ref.finite[row]) {
+      constexpr Range kNaN{NAN, NAN};
+      for (AdmissibleRange* a : {&out.y, &out.residual_out})
+        if (!a->lo.empty())
+          for (std::size_t i = base; i < base + d; ++i) set(*a, i, kNaN);
+      set(out.stat, row, kNaN);
+      if (layer) set(out.mean, row, kNaN);
+      continue;
+    }
+    const RowCondition& c = ref.condition[row];
+    const Bound b = bound(c);
+    const double r = c.r, mean_abs = ref.mean_abs_s[row];
+
+    if (spec.add) {
+      // the correct rounding of x + residual, or of its float32 sum (a double rounding)
+      const DType t = spec.dtype_of(TensorName::residual_out);
+      for (std::size_t i = base; i < base + d; ++i) {
+        const double exact = ref.residual_out.rounded[i];
+        const double via_float = round_to_format(t, static_cast<double>(in.x[i] + in.residual[i]));
+        set(out.residual_out, i, {std::min(exact, via_float), std::max(exact, via_float)});
+      }
+    }
+    if (layer) set(out.mean, row, rounded(spec.dtype_of(TensorName::mean),
+                                          around(ref.mean.exact[row], b.mean_rel * mean_abs + b.underflow_abs)));
+
+    const Range r_hat = around(r, b.stat_rel * r);
+    const std::optional<DType> at_r = at(RoundingPoint::r);
+    const Range rho = at_r ? rounded(*at_r, r_hat) : r_hat;
+    // the stored statistic: the scale before its rounding point or after it
+    const Range before = rounded(stat_t, r_hat), after = rounded(stat_t, rho);
+    set(out.stat, row, {std::min(before.lo, after.lo), std::max(before.hi, after.hi)});
+
+    const bool y_checked = sum_rounds_alike(spec, in, base, d, ref) && std::isfinite(r) && r > 0;
+    for (std::size_t i = base; i < base + d; ++i) {
+      if (!y_checked) {
+        set(out.y, i, {-kInf, kInf});
+        continue;
+      }
+      const std::size_t col = i - base;
+      const double xhat = ref.xhat[i];
+      const double gamma = in.gamma.empty() ? (spec.weight == Weight::one_plus_gamma ? 0.0 : 1.0) : in.gamma[col];
+      const double beta = in.beta.empty() ? 0.0 : in.beta[col];
+      const bool textbook = !at_r && !at(RoundingPoint::xhat) && !at(RoundingPoint::scaled) &&
+                            spec.weight != Weight::one_plus_gamma && !at(RoundingPoint::weight);
+      if (textbook) {
+        const double w = spec.weight == Weight::none || in.gamma.empty() ? 1.0 : gamma;
+        set(out.y, i, rounded(y_t, around(ref.y.exact[i], y_allowance(b, w, beta, xhat))));
+        continue;
+      }
+      Range x_hat;
+      if (at_r) {
+        const double shifted = xhat / r;  // s - mu (LayerNorm) or s (RMSNorm), within 2^-52 relative
+        const double e = layer ? gamma_n(2) * std::fabs(shifted) * rho.hi +
+                                     b.mean_rel * mean_abs * rho.hi * (1 + gamma_n(2)) + kUnderflowUnit
+                               : u * std::fabs(shifted) * rho.hi + kUnderflowUnit;
+        x_hat = plus_minus(times({shifted, shifted}, rho), e);
+      } else {
+        x_hat = around(xhat, b.xhat_abs + b.xhat_rel * std::fabs(xhat));
+      }
+      if (const auto t = at(RoundingPoint::xhat)) x_hat = rounded(*t, x_hat);
+
+      Range w{1, 1};
+      if (spec.weight == Weight::gamma && !in.gamma.empty()) w = {gamma, gamma};
+      if (spec.weight == Weight::one_plus_gamma) {
+        const double one_plus = 1 + gamma;  // within 2^-53 relative; the widening covers it
+        w = around(one_plus, u * std::fabs(one_plus));
+      }
+      if (const auto t = at(RoundingPoint::weight)) w = rounded(*t, w);
+
+      Range scaled = times(w, x_hat);
+      scaled = plus_minus(scaled, u * magnitude(scaled) + kUnderflowUnit);
+      if (const auto t = at(RoundingPoint::scaled)) scaled = rounded(*t, scaled);
+      Range y = {scaled.lo + beta, scaled.hi + beta};
+      if (!in.beta.empty()) y = plus_minus(y, u * (magnitude(scaled) + std::fabs(beta)));
+      set(out.y, i, rounded(y_t, y));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool AdmissibleRange::admits(std::size_t i, double v) const {
+  if (std::isnan(lo[i])) return std::isnan(v);
+  return v >= lo[i] && v <= hi[i];
+}
+
+SpecAdmissible spec_admissible_fwd(const OpSpec& spec, const SpecInputs& in) {
+  return admissible_from(spec, in, spec_reference_fwd(sum_only(spec), in, SpecResult::policy));
+}
+
+PolicyCheck check_policy(const OpSpec& spec, const SpecAdmissible& a, const SpecOutputs& out) {
+  PolicyCheck check;
+  const std::pair<TensorName, std::pair<const AdmissibleRange*, const std::vector<double>*>> outputs[] = {
+      {TensorName::y, {&a.y, &out.y}},
+      {TensorName::residual_out, {&a.residual_out, &out.residual_out}},
+      {TensorName::mean, {&a.mean, &out.mean}},
+      {TensorName::stat, {&a.stat, &out.stat}}};
+  for (const auto& [name, pair] : outputs) {
+    const auto& [range, values] = pair;
+    if (range->lo.empty() || values->empty()) continue;
+    if (values->size() != range->lo.size())
+      throw std::invalid_argument("check_policy: " + std::string(to_string(name, spec.norm)) + " has " +
+                                  std::to_string(values->size()) + " values, the problem " +
+                                  std::to_string(range->lo.size()));
+    for (std::size_t i = 0; i < values->size(); ++i) {
+      ++check.checked;
+      if (range->admits(i, (*values)[i])) continue;
+      if (check.outside++ == 0) {
+        check.first_output = std::string(to_string(name, spec.norm));
+        check.first_index = static_cast<int64_t>(i);
+        check.first_value = (*values)[i];
+        check.first_lo = range->lo[i];
+        check.first_hi = range->hi[i];
+      }
+    }
+  }
+  return check;
+}
+
+std::vector<OpSpec> candidate_policies(const OpSpec& spec) {
+  const DType t = spec.dtype_of(TensorName::x);
+  OpSpec bare = spec;
+  for (auto& p : bare.round) p.reset();
+  if (t == DType::f32 || spec.direction != Direction::fwd || spec.linear) return {spec};
+  // each point's options: not rounded, or rounded to the formats that make a difference
+  std::vector<std::vector<std::optional<DType>>> options(kRoundingPointCount, {std::nullopt});
+  const auto index = [](RoundingPoint p) { return static_cast<std::size_t>(p); };
+  if (spec.add) options[index(RoundingPoint::sum)] = {std::nullopt, spec.dtype_of(TensorName::residual_out), DType::f32};
+  if (spec.add && spec.dtype_of(TensorName::residual_out) == DType::f32)
+    options[index(RoundingPoint::sum)] = {std::nullopt, DType::f32, t};
+  options[index(RoundingPoint::r)] = {std::nullopt, t};
+  options[index(RoundingPoint::xhat)] = {std::nullopt, t};
+  if (spec.weight == Weight::one_plus_gamma) options[index(RoundingPoint::weight)] = {std::nullopt, t};
+  if (spec.weight != Weight::none) options[index(RoundingPoint::scaled)] = {std::nullopt, t};
+  std::vector<OpSpec> out = {bare};
+  for (std::size_t p = 0; p < kRoundingPointCount; ++p) {
+    std::vector<OpSpec> next;
+    for (const OpSpec& s : out)
+      for (const std::optional<DType>& o : options[p]) {
+        OpSpec c = s;
+        c.round[p] = o;
+        next.push_back(c);
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+std::string_view known_policy_name(const OpSpec& policy) {
+  // By rounding points, `sum` aside: {r, xhat, weight, scaled} as bits.
+  const auto has = [&](RoundingPoint p) { return policy.rounding_at(p).has_value(); };
+  const int points = has(RoundingPoint::r) | has(RoundingPoint::xhat) << 1 | has(RoundingPoint::weight) << 2 |
+                     has(RoundingPoint::scaled) << 3;
+  const std::optional<DType> sum = policy.rounding_at(RoundingPoint::sum);
+  const bool sum_stored = sum && *sum == policy.dtype_of(TensorName::residual_out);
+  if (policy.add && !sum) return "";  // an exact sum: no kernel in float32 arithmetic reads one
+  struct Known {
+    std::optional<NormKind> norm;  // empty: either norm
+    int points;
+    bool add, sum_stored;
+    std::string_view name;
+  };
+  static constexpr Known kKnown[] = {
+      {std::nullopt, 0, false, false,
+       "one rounding at the output (PyTorch, TransformerEngine, FlashInfer; Gemma's RMSNorm)"},
+      {NormKind::rmsnorm, 2, false, false,
+       "x r rounded before the weight (Hugging Face LlamaRMSNorm, vLLM rms_norm, Liger llama)"},
+      {NormKind::rmsnorm, 3, false, false, "r and x r rounded (DeepSpeed inference rms_norm)"},
+      {NormKind::layernorm, 10, false, false, "xhat and gamma xhat rounded (Apex all-16-bit LayerNorm)"},
+      {NormKind::rmsnorm, 2, true, true,
+       "normalizes the stored sum, x r rounded before the weight (vLLM fused_add_rms_norm)"},
+      {NormKind::rmsnorm, 0, true, false,
+       "normalizes the float32 sum, one rounding at the output (FlashInfer fused_add_rmsnorm)"},
+  };
+  for (const Known& k : kKnown)
+    if ((!k.norm || *k.norm == policy.norm) && k.points == points && k.add == policy.add &&
+        (!k.add || k.sum_stored == sum_stored))
+      return k.name;
+  return "";
+}
+
+std::vector<PolicyMatch> identify_fwd(const OpSpec& declared, std::span<const SpecInputs> inputs,
+                                      std::span<const SpecOutputs> outputs) {
+  if (inputs.size() != outputs.size()) throw std::invalid_argument("identify_fwd: one output per problem");
+  std::vector<PolicyMatch> matches;
+  // the exact references depend only on the `sum` rounding: computed once per problem and sum option
+  std::map<std::pair<std::size_t, int>, SpecForwardReference> references;
+  for (const OpSpec& policy : candidate_policies(declared)) {
+    PolicyMatch m{policy, {}};
+    const std::optional<DType> sum = policy.rounding_at(RoundingPoint::sum);
+    const int sum_key = sum ? static_cast<int>(*sum) : -1;
+    for (std::size_t p = 0; p < inputs.size(); ++p) {
+      auto it = references.find({p, sum_key});
+      if (it == references.end())
+        it = references.emplace(std::pair{p, sum_key}, spec_reference_fwd(sum_only(policy), inputs[p], SpecResult::policy))
+                 .first;
+      const PolicyCheck c = check_policy(policy, admissible_from(policy, inputs[p], it->second), outputs[p]);
+      if (m.check.outside == 0 && c.outside > 0) {
+        m.check.first_output = c.first_output;
+        m.check.first_index = c.first_index;
+        m.check.first_value = c.first_value;
+        m.check.first_lo = c.first_lo;
+        m.check.first_hi = c.first_hi;
+      }
+      m.check.outside += c.outside;
+      m.check.checked += c.checked;
+    }
+    matches.push_back(std::move(m));
+  }
+  return matches;
+}
+
+}  // namespace normcheck
