@@ -137,6 +137,39 @@ TEST(FloatFormat, NarrowingRoundsToNearestEven) {
   }
 }
 
+// round_to_format(t, v) on doubles is the conversions' rounding on floats
+// (one rounding either way): at every midpoint of each 16-bit format and its
+// two float neighbours, and on float32 itself at the midpoints of floats.
+TEST(FloatFormat, RoundToFormatIsTheConversionsRounding) {
+  for (DType t : {DType::bf16, DType::f16}) {
+    const uint16_t inf = t == DType::bf16 ? 0x7f80 : 0x7c00;
+    for (uint16_t h = 0; h < inf; ++h) {
+      const double a = from_16(t, h);
+      const double b = h + 1 < inf ? static_cast<double>(from_16(t, static_cast<uint16_t>(h + 1)))
+                                    : 2 * largest_finite(t) - from_16(t, static_cast<uint16_t>(inf - 2));
+      const float mid = static_cast<float>((a + b) / 2);
+      for (float v : {mid, -mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY), static_cast<float>(a)})
+        ASSERT_TRUE(std::bit_cast<uint64_t>(round_to_format(t, v)) ==
+                    std::bit_cast<uint64_t>(static_cast<double>(from_16(t, to_16(t, v)))))
+            << to_string(t) << " " << v << ": " << round_to_format(t, v);
+    }
+  }
+  for (float f : {1.0f, 0x1p-149f, 0x1.fffffep127f, 0x1p-126f, 3.0f, -0x1.8p-140f}) {
+    const double next = std::nextafter(f, INFINITY);
+    const double mid = (static_cast<double>(f) + next) / 2;  // exact in double
+    const float even = (std::bit_cast<uint32_t>(f) & 1) ? std::nextafter(f, INFINITY) : f;
+    EXPECT_EQ(round_to_format(DType::f32, mid), static_cast<double>(even)) << f;
+    EXPECT_EQ(round_to_format(DType::f32, mid), static_cast<double>(static_cast<float>(mid))) << f;
+  }
+  EXPECT_EQ(round_to_format(DType::f32, 0x1.ffffffp127), INFINITY);       // FLT_MAX's upper midpoint: to even, inf
+  EXPECT_EQ(round_to_format(DType::f32, 0x1.fffffefp127), 0x1.fffffep127);  // below it
+  EXPECT_EQ(round_to_format(DType::bf16, 0x1p-133), 0x1p-133);             // the smallest bf16 subnormal
+  EXPECT_EQ(round_to_format(DType::bf16, 0x1p-134), 0.0);                  // half of it: to even, 0
+  EXPECT_EQ(round_to_format(DType::bf16, 0x1.8p-134), 0x1p-133);
+  EXPECT_EQ(round_to_format(DType::f16, 0x1p-26), 0.0);                    // below half the smallest f16 subnormal
+  EXPECT_TRUE(std::signbit(round_to_format(DType::f16, -0x1p-26)));        // a zero keeps the sign
+}
+
 // Adjacent values of each format are one ULP apart in that format, the
 // largest finite value one ULP from infinity's place, and +-0 zero apart.
 TEST(FloatFormat, AdjacentValuesAreOneUlpApart) {
