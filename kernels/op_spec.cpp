@@ -81,8 +81,8 @@ bool OpSpec::has(TensorName t) const {
     case TensorName::y: return fwd && !linear;
     // The forward writes the statistics and the backward reads them: mean
     // (LayerNorm) and rstd / rrms. A norm followed by a Linear writes none.
-    case TensorName::mean: return norm == NormKind::layernorm && !linear;
-    case TensorName::stat: return !linear;
+    case TensorName::mean: return norm == NormKind::layernorm && !linear && stats;
+    case TensorName::stat: return !linear && stats;
     case TensorName::dgamma: return !fwd && weight != Weight::none;
     case TensorName::dbeta: return !fwd && bias;
     case TensorName::w:
@@ -104,6 +104,7 @@ OpSpec default_spec(NormKind norm, Direction direction) {
 std::string spec_error(const OpSpec& s) {
   const bool fwd = s.direction == Direction::fwd;
   if (s.linear && !fwd) return "'linear': a norm followed by a Linear is a forward op";
+  if (s.linear && !s.stats) return "'stats=none' with 'linear': a norm followed by a Linear has no statistics";
   if (s.linear && s.add) return "'linear' with 'add': a norm followed by a Linear reads x alone";
   if (s.add && !fwd)
     return "'add' on a backward: the gradient of a fused residual add is dx itself, not a norm op of its own";
@@ -150,6 +151,9 @@ SpecParse parse_spec(std::string_view text) {
     if (key == "add" || key == "linear") {
       if (has_value) return {std::nullopt, quoted(word) + ": '" + std::string(key) + "' takes no value"};
       (key == "add" ? s.add : s.linear) = true;
+    } else if (key == "stats") {
+      if (value != "none" || !has_value) return {std::nullopt, quoted(word) + ": the statistics are 'stats=none' or left out"};
+      s.stats = false;
     } else if (key == "bias") {
       if (!has_value) s.bias = true;
       else if (value == "none") s.bias = false;
@@ -223,6 +227,7 @@ std::string to_text(const OpSpec& s) {
     if (const auto t = s.rounding_at(p))
       points += (points.empty() ? "" : ",") + std::string(to_string(p)) + ":" + std::string(to_string(*t));
   if (!points.empty()) text += " round=" + points;
+  if (!s.stats && !s.linear) text += " stats=none";
   if (s.linear) text += " linear";
   return text;
 }

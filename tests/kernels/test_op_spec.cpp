@@ -132,6 +132,10 @@ TEST(OpSpec, EachWordSetsWhatItSays) {
   EXPECT_TRUE(parsed("rmsnorm fwd bias").has(TensorName::beta));
   EXPECT_EQ(parsed("layernorm bwd rstd=bf16 mean=bf16").dtype_of(TensorName::stat), DType::bf16);
   EXPECT_FALSE(parsed("rmsnorm fwd weight=none").has(TensorName::gamma));
+  const OpSpec no_stats = parsed("layernorm bwd stats=none");
+  EXPECT_FALSE(no_stats.has(TensorName::mean));
+  EXPECT_FALSE(no_stats.has(TensorName::stat));
+  EXPECT_EQ(to_text(no_stats), "layernorm bwd stats=none");
   // the canonical text of a spec with every kind of word reads back the same
   const OpSpec every = parsed("layernorm fwd dtype=bf16 gamma=f32 beta=bf16 mean=bf16 rstd=bf16 residual_out=f32 "
                               "add weight=1+gamma round=scaled:bf16,sum:f32,r:bf16,weight:f32,xhat:bf16");
@@ -158,6 +162,9 @@ TEST(OpSpec, ATextThatIsNotASpecIsRefusedWithTheWordAtFault) {
   EXPECT_NE(error_of("rmsnorm bwd add").find("backward"), std::string::npos);
   EXPECT_NE(error_of("rmsnorm bwd linear").find("forward op"), std::string::npos);
   EXPECT_NE(error_of("rmsnorm fwd linear add").find("reads x alone"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd stats=some").find("stats=none"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd linear stats=none").find("no statistics"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd stats=none rrms=bf16").find("no rrms"), std::string::npos);
   // a tensor the op does not have, by the name the norm gives it
   EXPECT_NE(error_of("rmsnorm fwd mean=bf16").find("no mean"), std::string::npos);
   EXPECT_NE(error_of("rmsnorm fwd rstd=bf16").find("'rstd=bf16' is not a word"), std::string::npos);

@@ -71,6 +71,10 @@ struct OpSpec {
   Weight weight = Weight::gamma;
   bool bias = true;     // LayerNorm's beta; RMSNorm takes none unless the spec says `bias`
   bool linear = false;  // followed by a Linear: z = W y + b (float32, forward only)
+  // The forward writes mean (LayerNorm) and rstd / rrms, and the backward
+  // reads them; `stats=none`: neither (a backward then recomputes them from x
+  // and eps, as ggml's rms_norm_back does).
+  bool stats = true;
   // The format of each tensor (meaningful where has() is true).
   std::array<DType, kTensorNameCount> dtype{};
   // The format a rounding point rounds to; empty: the value is not rounded there.
@@ -93,7 +97,7 @@ OpSpec default_spec(NormKind norm, Direction direction);
 // `dtype=D` (x, residual, y, residual_out, dy, dx), `<tensor>=D` for one
 // tensor, `add`, `weight=none|gamma|1+gamma`, `bias`
 // (`bias=none` for a LayerNorm without beta), `round=<point>:D[,<point>:D]`,
-// `linear`. D is f32, bf16 or f16.
+// `stats=none`, `linear`. D is f32, bf16 or f16.
 struct SpecParse {
   std::optional<OpSpec> spec;
   std::string error;  // why the text is not a spec, naming the word at fault (empty on success)

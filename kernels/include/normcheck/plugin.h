@@ -7,7 +7,10 @@
  * Version 1 (below, unchanged): float32 LayerNorm forward/backward and RMSNorm
  * forward, listed by normcheck_plugin_kernels(). The extension (further below)
  * adds RMSNorm backward and bf16/f16 storage through one more, optional,
- * symbol; a plugin built against the version-1 header loads unchanged. */
+ * symbol; a plugin built against the version-1 header loads unchanged.
+ * Version 2 (at the end) lists kernels by an op spec and calls them with
+ * tensor descriptors: fused residual adds, 1 + gamma weights, rounding
+ * policies, mixed formats and row strides, through one more optional symbol. */
 #ifndef NORMCHECK_PLUGIN_H
 #define NORMCHECK_PLUGIN_H
 
@@ -86,6 +89,56 @@ typedef struct {
 } nc_kernel_ext;
 
 typedef const nc_kernel_ext* (*normcheck_plugin_kernels_ext_fn)(int* n);
+
+/* ---- Version 2: kernels by op spec, called with tensor descriptors (optional) ----
+ *
+ * A plugin that has such kernels exports
+ *   const nc_kernel_v2* normcheck_plugin_kernels_v2(int* n);
+ * Its kernels join the others (a plugin may have only version-2 kernels:
+ * normcheck_plugin_kernels() then returns n = 0). normcheck_plugin_abi() may
+ * return NORMCHECK_ABI_VERSION (1) or NORMCHECK_ABI_VERSION_2; both load.
+ *
+ * Each kernel names its op spec (docs/ops.md): which norm, the residual add,
+ * the weight, the format of every tensor and where it rounds, e.g.
+ *   "rmsnorm fwd dtype=bf16 gamma=bf16 add round=sum:bf16,xhat:bf16".
+ * normcheck holds the kernel to that spec's rounding policy and reports its
+ * distance from exact math. */
+
+#define NORMCHECK_ABI_VERSION_2 2
+
+/* One tensor of a call. data points at element (0, 0); element (i, j) is at
+   data + i * row_stride + j elements of `dtype`. Per-column tensors (gamma,
+   beta, dgamma, dbeta) are 1 x cols, per-row ones (mean, rstd) rows x 1.
+   data is NULL for a tensor the call does not pass: one the spec does not
+   have, or gamma / beta when the problem has none (weight 1, bias 0). */
+typedef struct {
+  void* data;
+  int32_t dtype;  /* nc_dtype */
+  int64_t rows, cols;
+  int64_t row_stride;  /* >= cols; normcheck passes rows that are not contiguous too */
+} nc_tensor;
+
+/* The tensors of one call, by name. Inputs are read only (a write is a
+   finding); outputs are written in full. In a backward, mean and rstd are
+   the forward's saved statistics (inputs). rstd holds rrms for RMSNorm. */
+typedef struct {
+  uint32_t size;  /* sizeof(nc_call) of the header normcheck was built with: fields are only appended */
+  int64_t rows, cols;
+  float eps;      /* forward and backward */
+  nc_tensor x, residual, gamma, beta, dy;
+  nc_tensor y, residual_out, mean, rstd, dx, dgamma, dbeta;
+} nc_call;
+
+typedef void (*nc_kernel_v2_fn)(const nc_call* call);
+
+typedef struct {
+  const char* name;
+  const char* spec;    /* the op spec's text form */
+  const char* domain;  /* the inputs it supports (docs/plugins.md), or NULL: every input */
+  nc_kernel_v2_fn fn;
+} nc_kernel_v2;
+
+typedef const nc_kernel_v2* (*normcheck_plugin_kernels_v2_fn)(int* n);
 
 #ifdef __cplusplus
 }
