@@ -29,8 +29,8 @@ static const nc_kernel kKernels[] = {
 
 #if !REFUSED_MISSING_SYMBOL
 int normcheck_plugin_abi(void) {
-#if REFUSED_ABI_VERSION
-  return NORMCHECK_ABI_VERSION + 1;
+#if REFUSED_ABI_VERSION /* normcheck supports versions 1 and 2 */
+  return NORMCHECK_ABI_VERSION_2 + 1;
 #else
   return NORMCHECK_ABI_VERSION;
 #endif
