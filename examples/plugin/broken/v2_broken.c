@@ -1,0 +1,87 @@
+/* Broken version-2 plugins: twins of the kernels of v2_norms.c, each with one
+ * deliberate defect chosen by a V2_<DEFECT> macro (CMakeLists.txt builds one
+ * library per defect). Each twin declares its original's spec, so the defect
+ * is a departure from the declared op that normcheck must find:
+ *
+ *   V2_STORED_SUM_READS_FLOAT_SUM  vLLM's fused add that normalizes the float sum,
+ *                                  not the bf16 sum it stores (round=sum:bf16)
+ *   V2_FLOAT_SUM_READS_STORED      FlashInfer's fused add that normalizes the
+ *                                  bf16-rounded sum, not its float sum (round=sum:f32)
+ *   V2_LLAMA_ROUNDS_ONCE           LlamaRMSNorm without its rounding at xhat:
+ *                                  bf16(x r gamma), Gemma's single rounding
+ *   V2_GEMMA_ROUNDED_WEIGHT        GemmaRMSNorm with the weight bf16(1 + gamma)
+ *   V2_SKIP_ONEPASS_VARIANCE       SkipLayerNorm with the one-pass variance
+ *                                  E[s^2] - mean^2, which cancels
+ *   V2_MIXED_ROUNDS_Y              the mixed LayerNorm that rounds y to bf16
+ *                                  before storing it as float
+ *   V2_STRIDE_IGNORED              the strided RMSNorm assuming contiguous rows:
+ *                                  x and y rows cols apart, not row_stride */
+#include "../v2_common.h"
+
+#if V2_STORED_SUM_READS_FLOAT_SUM
+static const v2_forward kBroken = {0, v2_s_sum /* defect: v2_s_sum_bf16 */, v2_variance_two_pass, v2_y_xhat_rounded};
+#define NAME "broken.stored_sum_reads_float_sum"
+#define SPEC V2_SPEC_STORED_SUM
+
+#elif V2_FLOAT_SUM_READS_STORED
+static const v2_forward kBroken = {0, v2_s_sum_bf16 /* defect: v2_s_sum */, v2_variance_two_pass, v2_y_affine};
+#define NAME "broken.float_sum_reads_stored"
+#define SPEC V2_SPEC_FLOAT_SUM
+
+#elif V2_LLAMA_ROUNDS_ONCE
+/* defect: gamma (x r), rounded only when stored; the spec rounds x r to bf16 first */
+static const v2_forward kBroken = {0, v2_s_x, v2_variance_two_pass, v2_y_affine};
+#define NAME "broken.llama_rounds_once"
+#define SPEC V2_SPEC_LLAMA
+
+#elif V2_GEMMA_ROUNDED_WEIGHT
+static float y_rounded_weight(const nc_call* c, int64_t j, float s, float mu, float r) {
+  (void)mu;
+  const float w = c->gamma.data ? v2_round_bf16(1.0f + v2_get(&c->gamma, 0, j)) : 1.0f; /* defect */
+  return (s * r) * w;
+}
+static const v2_forward kBroken = {0, v2_s_x, v2_variance_two_pass, y_rounded_weight};
+#define NAME "broken.gemma_rounded_weight"
+#define SPEC V2_SPEC_GEMMA
+
+#elif V2_SKIP_ONEPASS_VARIANCE
+/* defect: E[s^2] - mu^2, which cancels when |mu| is large against sigma (and can go negative) */
+static float variance_one_pass(const nc_call* c, int64_t i, v2_input_fn s, float mu) {
+  return v2_row_sum_squares(c, i, s) / (float)c->cols - mu * mu;
+}
+static const v2_forward kBroken = {1, v2_s_sum, variance_one_pass, v2_y_affine};
+#define NAME "broken.skip_onepass_variance"
+#define SPEC V2_SPEC_SKIP_LAYERNORM
+
+#elif V2_MIXED_ROUNDS_Y
+static float y_rounded_to_bf16(const nc_call* c, int64_t j, float s, float mu, float r) {
+  return v2_round_bf16(v2_y_affine(c, j, s, mu, r)); /* defect: y is float32 */
+}
+static const v2_forward kBroken = {1, v2_s_x, v2_variance_two_pass, y_rounded_to_bf16};
+#define NAME "broken.mixed_rounds_y"
+#define SPEC V2_SPEC_MIXED
+
+#elif V2_STRIDE_IGNORED
+static const v2_forward kRmsNorm = {0, v2_s_x, v2_variance_two_pass, v2_y_affine};
+static void rmsnorm_contiguous(const nc_call* c) {
+  nc_call contiguous = *c;
+  contiguous.x.row_stride = c->cols; /* defect: the rows of x and y are row_stride apart */
+  contiguous.y.row_stride = c->cols;
+  v2_run_forward(&contiguous, &kRmsNorm);
+}
+#define NAME "broken.stride_ignored"
+#define SPEC V2_SPEC_STRIDED
+
+#else
+#error "define one V2_<DEFECT> (CMakeLists.txt)"
+#endif
+
+#if !V2_STRIDE_IGNORED
+static void broken_kernel(const nc_call* c) { v2_run_forward(c, &kBroken); }
+#else
+#define broken_kernel rmsnorm_contiguous
+#endif
+
+static const nc_kernel_v2 kKernels[] = {{NAME, SPEC, NULL, broken_kernel}};
+
+V2_EXPORT_KERNELS(kKernels)
