@@ -11,8 +11,10 @@
  *                                 y = bf16(s r gamma)
  *   rmsnorm.llama                 Hugging Face LlamaRMSNorm: y = bf16(bf16(x r) gamma)
  *   rmsnorm.gemma                 Hugging Face GemmaRMSNorm: y = bf16(x r (1 + gamma))
- *   skip_layernorm                ONNX Runtime's SkipLayerNormalization in float32:
- *                                 s = x + skip stored, a two-pass LayerNorm of s
+ *   skip_layernorm                the op of ONNX Runtime's SkipLayerNormalization in
+ *                                 float32: s = x + skip stored, a LayerNorm of s, here
+ *                                 with two-pass statistics (ONNX Runtime's CPU kernel
+ *                                 takes the one-pass variance of the broken twin)
  *   layernorm.mixed               Apex's MixedFused LayerNorm: bf16 x, float
  *                                 gamma, beta and y
  *   rmsnorm.strided               a float32 RMSNorm (every kernel here honours
