@@ -8,9 +8,11 @@
 #include <set>
 #include <string_view>
 
+#include "case_gen.h"
 #include "generators.h"
 #include "kernel_host.h"
 #include "normcheck/io.h"
+#include "normcheck/op_spec.h"
 #include "normcheck/row_file.h"
 
 namespace normcheck::fuzz {
@@ -23,22 +25,24 @@ double since(Clock::time_point start) { return std::chrono::duration<double>(Clo
 constexpr int kBatch = 64;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-// The generator's options for a kernel: its op and declared range, with
-// non-finite inputs only when the range says the kernel handles them.
-props::GenOptions gen_options(const Kernel& k) {
+}  // namespace
+
+props::GenOptions generator_options(const Kernel& k) {
   props::GenOptions o;
   o.op = k.op;
   o.range = k.range;
   o.nonfinite = k.range.handles_nonfinite;
+  o.residual = spec_of(k).add;
+  o.row_stride = k.takes_row_stride;
   return o;
 }
 
-// Case number c of a campaign: its own random stream, and a size that cycles
-// through RapidCheck's 0..100 so that small problems come first and often.
 Problem case_problem(const rc::Gen<Problem>& gen, uint64_t seed, std::size_t kernel_index, int64_t c) {
   const rc::Random::Key key = {seed, static_cast<uint64_t>(kernel_index), static_cast<uint64_t>(c), 0x6e6f726dull};
   return gen(rc::Random(key), static_cast<int>(c % 101)).value();
 }
+
+namespace {
 
 // A kernel's name (a plugin's text) as part of a file name: its first 80
 // bytes, each outside [A-Za-z0-9._-] replaced by '_', and a leading '.' by '_'
@@ -63,13 +67,15 @@ std::filesystem::path save(const CampaignOptions& options, const Finding& f) {
                                     f.input_class + " (" + std::string(input_class(f.input_class).text) + ")"};
   if (!f.detail.empty()) notes.push_back(f.detail);
   notes.insert(notes.end(), options.notes.begin(), options.notes.end());
-  const std::string body = problem_file_text(f.op, f.dtype, f.problem, {}, f.kernel);
+  const Kernel* kernel = find_kernel(f.kernel);
+  const OpSpec* spec = kernel ? kernel->spec : nullptr;
+  const std::string body = problem_file_text(f.op, f.dtype, f.problem, {}, f.kernel, spec);
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(body));
   std::filesystem::create_directories(options.corpus_dir);
   const auto path =
       options.corpus_dir / (file_name_part(f.kernel) + "." + file_name_part(f.label) + "." + hash + ".txt");
-  write_file_atomically(path, problem_file_text(f.op, f.dtype, f.problem, notes, f.kernel));
+  write_file_atomically(path, problem_file_text(f.op, f.dtype, f.problem, notes, f.kernel, spec));
   return path;
 }
 
@@ -278,7 +284,7 @@ CampaignResult run_campaign(const CampaignOptions& options) {
       }
     }
 
-    const rc::Gen<Problem> gen = props::gen_problem(gen_options(k));
+    const rc::Gen<Problem> gen = props::gen_problem(generator_options(k));
     int64_t done = 0;
     const int jobs = std::max(1, options.jobs);
     for (int64_t c0 = 0;; c0 += kBatch * jobs) {

@@ -160,6 +160,12 @@ std::string detail_for(const std::string& label, const Evaluation& ev) {
   if (label == "writes_input") return "an input array (x, dy, gamma, beta or a saved statistic) changed in the call";
   if (label == "unwritten_output")
     return "an output element still holds the signalling-NaN pattern it was filled with before the call";
+  if (label == "policy_mismatch") {
+    std::string other;
+    for (const std::string& spec : ev.consistent_policies) other += (other.empty() ? "'" : ", '") + spec + "'";
+    return "outside the range its declared policy '" + ev.spec + "' admits (" + detail_of(ev) +
+           ", allowed: the range's middle and half-width); its outputs are consistent with " + other;
+  }
   return label.empty() ? std::string() : detail_of(ev);
 }
 
@@ -206,6 +212,8 @@ std::string label_of(const Evaluation& ev, bool nondeterministic) {
   if (ev.unwritten_output) return "unwritten_output";
   if (nondeterministic) return "nondeterministic";
   if (ev.nonfinite_mismatch) return "nan";
+  // a spec's kernel whose outputs another rounding policy admits (Evaluation::consistent_policies)
+  if (!ev.pass && !ev.consistent_policies.empty()) return "policy_mismatch";
   if (!ev.pass) return "accuracy";
   return {};
 }

@@ -395,6 +395,7 @@ HostProcess::Outcome HostProcess::call(uint32_t index, const Kernel& kernel, con
   rq.rows = args.rows;
   rq.cols = args.cols;
   rq.out_features = args.out_features;
+  rq.row_stride = args.row_stride;
   rq.eps = args.eps;
   rq.runs = static_cast<uint32_t>(runs);
   rq.buffers = static_cast<uint32_t>(buffers.size());
@@ -528,9 +529,18 @@ HostedPlugin::HostedPlugin(const std::filesystem::path& absolute_path, int load_
     if (frame.size() - at < sizeof e) throw std::runtime_error("the kernel host's listing was cut short");
     std::memcpy(&e, frame.data() + at, sizeof e);
     at += sizeof e;
-    if (frame.size() - at < e.name_bytes) throw std::runtime_error("the kernel host's listing was cut short");
-    listing_.push_back({frame.substr(at, e.name_bytes), e.op, e.dtype, e.extension != 0, e.has_fn != 0, e.has_name != 0});
-    at += e.name_bytes;
+    if (frame.size() - at < static_cast<std::size_t>(e.name_bytes) + e.spec_bytes + e.domain_bytes)
+      throw std::runtime_error("the kernel host's listing was cut short");
+    Entry entry;
+    entry.name = frame.substr(at, e.name_bytes);
+    entry.spec = frame.substr(at + e.name_bytes, e.spec_bytes);
+    entry.domain = frame.substr(at + e.name_bytes + e.spec_bytes, e.domain_bytes);
+    entry.op = e.op, entry.dtype = e.dtype;
+    entry.extension = e.extension != 0, entry.v2 = e.v2 != 0;
+    entry.has_fn = e.has_fn != 0, entry.has_name = e.has_name != 0;
+    entry.has_spec = e.has_spec != 0, entry.has_domain = e.has_domain != 0;
+    listing_.push_back(std::move(entry));
+    at += static_cast<std::size_t>(e.name_bytes) + e.spec_bytes + e.domain_bytes;
   }
   before_ = hello.before;
   after_ = hello.after;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "host/fp_control.h"
+#include "host/library.h"
 #include "normcheck/invoke.h"
 #include "normcheck/kernel.h"
 
@@ -81,11 +82,7 @@ class HostedPlugin {
 
   // An entry of the library's lists, as listed (the ABI's rules are checked
   // by the loader, plugin_loader.cpp).
-  struct Entry {
-    std::string name;
-    int op = 0, dtype = 0;
-    bool extension = false, has_fn = false, has_name = false;
-  };
+  using Entry = host::ListedEntry;
   const std::vector<Entry>& listing() const { return listing_; }
   const std::filesystem::path& path() const { return path_; }
 

@@ -5,12 +5,14 @@
 #include <functional>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "host/library.h"
 #include "host/plugin_abi.h"
 #include "kernel_host.h"
 #include "normcheck/bounds.h"
+#include "normcheck/op_spec.h"
 #include "normcheck/plugin.h"
 #include "plugin_bounds.h"
 
@@ -25,6 +27,12 @@ std::deque<std::string>& owned_strings() {
 }
 
 std::string_view own(std::string s) { return owned_strings().emplace_back(std::move(s)); }
+
+// The version-2 rows' specs, for the process's life (rows point into it).
+const OpSpec* own(const OpSpec& spec) {
+  static std::deque<OpSpec> specs;
+  return &specs.emplace_back(spec);
+}
 
 std::deque<std::unique_ptr<HostedPlugin>>& loaded_plugins() {
   static std::deque<std::unique_ptr<HostedPlugin>> plugins;
@@ -58,11 +66,23 @@ std::vector<Kernel> rows_of(const std::vector<HostedPlugin::Entry>& listing, con
         throw PluginError(where + which + " has a name with a blank, quote or non-printable character");
     if (!names.insert(name).second) throw PluginError(where + "duplicate kernel name '" + name + "'");
     if (find_kernel(name)) throw PluginError(where + "duplicate kernel name '" + name + "': already in the table");
-    const auto op = host::op_of(e.op);
-    if (!op || (e.op == NC_RMSNORM_BWD && !e.extension))
-      throw PluginError(where + "kernel '" + name + "' has an unknown op " + std::to_string(e.op));
-    const auto dtype = host::dtype_of(e.dtype);
-    if (!dtype) throw PluginError(where + "kernel '" + name + "' has an unknown dtype " + std::to_string(e.dtype));
+    const OpSpec* spec = nullptr;
+    std::optional<Op> op;
+    std::optional<DType> dtype;
+    if (e.v2) {
+      if (!e.has_spec) throw PluginError(where + "kernel '" + name + "' has a null spec");
+      const SpecParse parsed = parse_spec(e.spec);
+      if (!parsed.spec) throw PluginError(where + "kernel '" + name + "' has a spec that is not one: " + parsed.error);
+      spec = own(*parsed.spec);
+      op = op_of(*spec);
+      dtype = spec->dtype_of(TensorName::x);
+    } else {
+      op = host::op_of(e.op);
+      if (!op || (e.op == NC_RMSNORM_BWD && !e.extension))
+        throw PluginError(where + "kernel '" + name + "' has an unknown op " + std::to_string(e.op));
+      dtype = host::dtype_of(e.dtype);
+      if (!dtype) throw PluginError(where + "kernel '" + name + "' has an unknown dtype " + std::to_string(e.dtype));
+    }
     if (!e.has_fn) throw PluginError(where + "kernel '" + name + "' has a null function");
     rows.push_back(Kernel{.name = own(name),
                           .op = *op,
@@ -72,7 +92,9 @@ std::vector<Kernel> rows_of(const std::vector<HostedPlugin::Entry>& listing, con
                           .fn = fn_of(static_cast<uint32_t>(i)),
                           .bound = plugin_bound(*op, *dtype),
                           .range = twopass->range,
-                          .family = Family::external});
+                          .family = Family::external,
+                          .spec = spec,
+                          .takes_row_stride = e.v2});
   }
   return rows;
 }
@@ -111,10 +133,9 @@ std::vector<Kernel> load_plugin_in_process(const std::filesystem::path& path) {
   std::vector<host::LibraryKernel> listed;
   if (const std::string refused = host::open_library(absolute.c_str(), listed); !refused.empty())
     throw PluginError(where + refused);
-  std::vector<HostedPlugin::Entry> listing;
-  for (const host::LibraryKernel& e : listed)
-    listing.push_back({e.name, e.op, e.dtype, e.extension, e.fn != nullptr, e.has_name});
+  const std::vector<HostedPlugin::Entry> listing(listed.begin(), listed.end());
   return rows_of(listing, absolute, where, [&listed](uint32_t i) -> KernelFn {
+    if (listed[i].v2) return reinterpret_cast<SpecKernelFn>(listed[i].fn);
     const auto op = host::op_of(listed[i].op);
     const auto dtype = host::dtype_of(listed[i].dtype);
     return host::typed_fn(*op, *dtype, listed[i].fn);  // rows_of checked both before asking

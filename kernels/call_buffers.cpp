@@ -2,39 +2,43 @@
 
 #include <cstdint>
 
+#include "normcheck/op_spec.h"
+
 namespace normcheck {
 namespace {
 
-bool is_backward(Op op) { return op == Op::layernorm_bwd || op == Op::rmsnorm_bwd; }
-bool is_layernorm(Op op) {
-  return op == Op::layernorm_fwd || op == Op::layernorm_bwd || op == Op::layernorm_linear_fwd;
-}
+std::size_t bytes_of(DType t) { return t == DType::f32 ? sizeof(float) : sizeof(uint16_t); }
 
 }  // namespace
 
 std::vector<CallBuffer> call_buffers(const Kernel& k, const KernelArgs& a) {
-  const Op op = k.op;
-  const bool backward = is_backward(op), layernorm = is_layernorm(op), linear = is_norm_linear(op);
-  const std::size_t storage = k.dtype == DType::f32 ? sizeof(float) : sizeof(uint16_t);
+  const OpSpec s = spec_of(k);
+  const bool fwd = s.direction == Direction::fwd;
   const auto rows = static_cast<std::size_t>(a.rows), cols = static_cast<std::size_t>(a.cols);
   const auto features = static_cast<std::size_t>(a.out_features);
+  // rows x cols at the call's row stride: the last row ends at its last element
+  const std::size_t matrix = rows == 0 ? 0 : (rows - 1) * static_cast<std::size_t>(a.stride()) + cols;
+  const auto size = [&](TensorName t) { return bytes_of(s.dtype_of(t)); };
   std::vector<CallBuffer> buffers;
   const auto add = [&](std::string_view name, const void* p, std::size_t bytes, bool output, bool taken) {
     if (taken && p) buffers.push_back({name, bytes, output, const_cast<void*>(p)});
   };
-  add("x", a.x, rows * cols * storage, false, true);
-  add("dy", a.dy, rows * cols * storage, false, backward);
-  add("out", a.out, linear ? rows * features * sizeof(float) : rows * cols * storage, true, true);
-  add("gamma", a.gamma, cols * sizeof(float), false, true);
-  add("beta", a.beta, cols * sizeof(float), false, layernorm && !backward);
-  add("dgamma", a.dgamma, cols * sizeof(float), true, backward);
-  add("dbeta", a.dbeta, cols * sizeof(float), true, backward && layernorm);
-  add("saved_mean", a.saved_mean, rows * sizeof(float), false, backward && layernorm);
-  add("saved_stat", a.saved_stat, rows * sizeof(float), false, backward);
-  add("mean", a.mean, rows * sizeof(float), true, !backward && !linear && layernorm);
-  add("stat", a.stat, rows * sizeof(float), true, !backward && !linear);
-  add("weight", a.weight, features * cols * sizeof(float), false, linear);
-  add("bias", a.bias, features * sizeof(float), false, linear);
+  add("x", a.x, matrix * size(TensorName::x), false, true);
+  add("dy", a.dy, matrix * size(TensorName::dy), false, !fwd);
+  add("residual", a.residual, matrix * size(TensorName::residual), false, s.has(TensorName::residual));
+  add("out", a.out,
+      s.linear ? rows * features * sizeof(float) : matrix * size(fwd ? TensorName::y : TensorName::dx), true, true);
+  add("residual_out", a.residual_out, matrix * size(TensorName::residual_out), true, s.has(TensorName::residual_out));
+  add("gamma", a.gamma, cols * size(TensorName::gamma), false, s.has(TensorName::gamma));
+  add("beta", a.beta, cols * size(TensorName::beta), false, s.has(TensorName::beta));
+  add("dgamma", a.dgamma, cols * sizeof(float), true, s.has(TensorName::dgamma));
+  add("dbeta", a.dbeta, cols * sizeof(float), true, s.has(TensorName::dbeta));
+  add("saved_mean", a.saved_mean, rows * size(TensorName::mean), false, !fwd && s.has(TensorName::mean));
+  add("saved_stat", a.saved_stat, rows * size(TensorName::stat), false, !fwd && s.has(TensorName::stat));
+  add("mean", a.mean, rows * size(TensorName::mean), true, fwd && s.has(TensorName::mean));
+  add("stat", a.stat, rows * size(TensorName::stat), true, fwd && s.has(TensorName::stat));
+  add("weight", a.weight, features * cols * sizeof(float), false, s.linear);
+  add("bias", a.bias, features * sizeof(float), false, s.linear);
   return buffers;
 }
 
@@ -42,15 +46,17 @@ bool bind_call_buffer(KernelArgs& a, std::string_view name, void* data) {
   float* const f = static_cast<float*>(data);
   if (name == "x") a.x = data;
   else if (name == "dy") a.dy = data;
+  else if (name == "residual") a.residual = data;
   else if (name == "out") a.out = data;
-  else if (name == "gamma") a.gamma = f;
-  else if (name == "beta") a.beta = f;
+  else if (name == "residual_out") a.residual_out = data;
+  else if (name == "gamma") a.gamma = data;
+  else if (name == "beta") a.beta = data;
   else if (name == "dgamma") a.dgamma = f;
   else if (name == "dbeta") a.dbeta = f;
-  else if (name == "saved_mean") a.saved_mean = f;
-  else if (name == "saved_stat") a.saved_stat = f;
-  else if (name == "mean") a.mean = f;
-  else if (name == "stat") a.stat = f;
+  else if (name == "saved_mean") a.saved_mean = data;
+  else if (name == "saved_stat") a.saved_stat = data;
+  else if (name == "mean") a.mean = data;
+  else if (name == "stat") a.stat = data;
   else if (name == "weight") a.weight = f;
   else if (name == "bias") a.bias = f;
   else return false;

@@ -242,6 +242,13 @@ OpSpec spec_of(Op op, DType t) {
   return s;
 }
 
+Op op_of(const OpSpec& s) {
+  const bool layer = s.norm == NormKind::layernorm, fwd = s.direction == Direction::fwd;
+  if (s.linear) return layer ? Op::layernorm_linear_fwd : Op::rmsnorm_linear_fwd;
+  if (layer) return fwd ? Op::layernorm_fwd : Op::layernorm_bwd;
+  return fwd ? Op::rmsnorm_fwd : Op::rmsnorm_bwd;
+}
+
 std::optional<std::pair<Op, DType>> table_op(const OpSpec& s) {
   constexpr Op kOps[] = {Op::layernorm_fwd, Op::layernorm_bwd,        Op::rmsnorm_fwd,
                          Op::rmsnorm_bwd,   Op::layernorm_linear_fwd, Op::rmsnorm_linear_fwd};

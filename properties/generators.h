@@ -47,14 +47,17 @@ struct GenOptions {
   bool nonconstant = false;         // every row has two distinct values (sigma > 0)
   int max_rows = 4;
   int64_t max_d = 65536;
+  bool residual = false;            // a residual of the row's family beside x (a spec with `add`)
+  bool row_stride = false;          // rows further apart than cols on a third of the problems
 };
 
 // Problems for opts.op. RapidCheck's size (0..100) caps d at about 2^(size/6),
 // so early cases are small and d = 65536 is reached only rarely, at the end.
 rc::Gen<Problem> gen_problem(const GenOptions& opts);
 
-// Shrinks: one row, then all rows but one, fewer columns (one of k = 2, 4, .., 64 chunks), misalignment 0,
-// gamma/beta dropped, then (problems of <= 256 floats) each float of x, dy, gamma, beta.
+// Shrinks: one row, then all rows but one, fewer columns (one of k = 2, 4, .., 64 chunks), contiguous
+// rows, misalignment 0, gamma/beta dropped, then (problems of <= 256 floats) each float of x, dy, the
+// residual, gamma, beta.
 rc::Seq<Problem> shrink_problem(const Problem& problem);
 
 // What a generated problem contains, for RC_TAG: |mu|/sigma bucket, d bucket,

@@ -140,6 +140,7 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
   if (opts.nonconstant) p.cols = std::max<int64_t>(p.cols, 2);
   p.eps = opts.eps ? *opts.eps : kEpsChoices[rng() % 5];
   p.misalign_floats = (rng() & 1) ? 0 : 1 + static_cast<int>(rng() % 15);
+  if (opts.row_stride && rng() % 3 == 0) p.row_stride = p.cols + 1 + static_cast<int64_t>(rng() % 17);
 
   const double limit = max_abs_x(opts.range, p.cols);
   const bool nonfinite = opts.nonfinite && opts.range.handles_nonfinite;
@@ -152,6 +153,11 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
     if (opts.nonconstant) make_nonconstant(row, limit);
     p.x.insert(p.x.end(), row.begin(), row.end());
     if (nonfinite && rng() % 8 == 0) inject_nonfinite(rng, p.x.data() + r * p.cols, p.cols);
+    if (opts.residual) {  // of its own family and the range's scale: the sum may cancel, or dwarf x
+      auto res = draw_row(static_cast<RowFamily>(rng() % kRowFamilyCount), p.cols, limit, rng);
+      p.residual.insert(p.residual.end(), res.begin(), res.end());
+      if (nonfinite && rng() % 16 == 0) inject_nonfinite(rng, p.residual.data() + r * p.cols, p.cols);
+    }
     if (backward) {
       auto dy = draw_row(static_cast<RowFamily>(rng() % kRowFamilyCount), p.cols, kAffineMax, rng);
       p.dy.insert(p.dy.end(), dy.begin(), dy.end());

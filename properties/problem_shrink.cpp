@@ -17,6 +17,7 @@ Problem select_rows(const Problem& p, Keep keep) {
   q.rows = 0;
   q.x.clear();
   q.dy.clear();
+  q.residual.clear();
   for (int64_t r = 0; r < p.rows; ++r) {
     if (!keep(r)) continue;
     ++q.rows;
@@ -25,6 +26,7 @@ Problem select_rows(const Problem& p, Keep keep) {
     };
     append(q.x, p.x);
     append(q.dy, p.dy);
+    append(q.residual, p.residual);
   }
   return q;
 }
@@ -48,6 +50,7 @@ Problem select_columns(const Problem& p, const std::vector<int64_t>& kept) {
   };
   q.x = per_row(p.x);
   q.dy = per_row(p.dy);
+  q.residual = per_row(p.residual);
   q.gamma = per_column(p.gamma);
   q.beta = per_column(p.beta);
   if (!p.weight.empty()) {  // W is out_features x cols: keep the same columns of every output
@@ -101,6 +104,10 @@ rc::Seq<Problem> shrink_problem(const Problem& p) {
   });
 
   std::vector<Problem> simpler;
+  if (p.row_stride != 0) {
+    simpler.push_back(p);
+    simpler.back().row_stride = 0;
+  }
   if (p.misalign_floats != 0) {
     simpler.push_back(p);
     simpler.back().misalign_floats = 0;
@@ -132,6 +139,7 @@ rc::Seq<Problem> shrink_problem(const Problem& p) {
   return rc::seq::concat(std::move(rows), std::move(columns),
                          rc::seq::fromContainer(std::move(simpler)),
                          shrink_elements(p, &Problem::x), shrink_elements(p, &Problem::dy),
+                         shrink_elements(p, &Problem::residual),
                          shrink_elements(p, &Problem::gamma), shrink_elements(p, &Problem::beta),
                          shrink_elements(p, &Problem::weight), shrink_elements(p, &Problem::bias));
 }

@@ -53,6 +53,7 @@
 
 #include "evaluate/op.h"
 #include "normcheck/bounds.h"
+#include "normcheck/op_spec.h"
 
 namespace normcheck {
 namespace {
@@ -77,6 +78,8 @@ void validate(const Kernel& kernel, const Problem& p) {
   const bool backward = kernel.op == Op::layernorm_bwd || kernel.op == Op::rmsnorm_bwd;
   require(!backward || p.dy.size() == n, "dy must hold rows * cols values for a backward op");
   require(p.eps >= 0, "eps must be >= 0");
+  require(p.residual.empty() || p.residual.size() == n, "residual must be empty or hold rows * cols values");
+  require(p.row_stride == 0 || p.row_stride >= p.cols, "row_stride must be 0 or at least cols");
   if (is_norm_linear(kernel.op)) {
     // W, b and out_features: their sizes (a problem without W is declined, not refused)
     require(p.out_features >= 0, "out_features must be >= 0");
@@ -129,11 +132,26 @@ Evaluation evaluate(const Kernel& kernel, const Problem& problem, const Evaluate
   // pass that means nothing.
   ev.declined = declines(kernel, request_for(kernel, p));
   if (ev.declined.empty() && is_norm_linear(kernel.op)) ev.declined = norm_linear_problem_declined(kernel, p);
+  const OpSpec spec = spec_of(kernel);
+  if (ev.declined.empty() && p.row_stride != 0 && p.row_stride != p.cols && !kernel.takes_row_stride)
+    ev.declined = "rows " + std::to_string(p.row_stride) + " elements apart: the kernel takes contiguous rows only";
+  if (ev.declined.empty() && spec.direction == Direction::bwd) {
+    OpSpec with_stats = spec;
+    with_stats.stats = true;
+    if (!table_op(with_stats))
+      ev.declined = "a backward spec other than its op's (" + to_text(spec) + "): not judged yet (docs/ops.md)";
+  }
+  if (ev.declined.empty() && spec.add && p.residual.empty())
+    ev.declined = "its spec adds a residual (" + to_text(spec) + "): the problem has none";
   if (!ev.declined.empty()) return ev;
 
   BoundFn bound = bound_override.value_or(kernel.bound);
   if (!bound) bound = default_bound(kernel.op);
   const evaluation::OpRun run{kernel, p, bound, options, {p.misalign_floats, options.guard_pages}};
+  if (kernel.spec && spec.direction == Direction::fwd && !spec.linear) {
+    evaluation::evaluate_spec_fwd(run, ev);
+    return ev;
+  }
   switch (kernel.op) {
     case Op::layernorm_fwd: evaluation::evaluate_layernorm_fwd(run, ev); break;
     case Op::layernorm_bwd: evaluation::evaluate_layernorm_bwd(run, ev); break;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "normcheck/op_spec.h"
 #include "normcheck/reference.h"
 #include "normcheck/row_file.h"
 
@@ -59,14 +60,21 @@ std::optional<DType> dtype_from_string(std::string_view name) {
 }
 
 std::string problem_file_text(Op op, DType dtype, const Problem& p, const std::vector<std::string>& notes,
-                              std::string_view kernel) {
+                              std::string_view kernel, const OpSpec* spec) {
   std::ostringstream os;
   for (const auto& note : notes) os << "# " << note << '\n';
   os << "# nc.op " << to_string(op) << '\n';
   os << "# nc.dtype " << to_string(dtype) << '\n';
+  if (spec) os << "# nc.spec " << to_text(*spec) << '\n';
   if (!kernel.empty()) os << "# nc.kernel " << kernel << '\n';
   os << "# nc.eps " << format_float_exact(p.eps) << '\n';
   os << "# nc.misalign " << p.misalign_floats << '\n';
+  if (p.row_stride != 0) os << "# nc.row_stride " << p.row_stride << '\n';
+  for (int64_t r = 0; r < p.rows && !p.residual.empty(); ++r) {
+    os << "# nc.residual ";
+    write_values(os, p.residual.data() + r * p.cols, static_cast<std::size_t>(p.cols));
+    os << '\n';
+  }
   if (!p.gamma.empty()) write_line(os, "gamma", p.gamma);
   if (!p.beta.empty()) write_line(os, "beta", p.beta);
   const auto cols = static_cast<std::size_t>(p.cols);
@@ -100,7 +108,7 @@ ProblemFile parse_problem_file(std::string_view text, std::string_view source_vi
   const std::string source(source_view);
   ProblemFile file;
   Problem header;
-  std::vector<std::vector<float>> dy_rows, weight_rows;
+  std::vector<std::vector<float>> dy_rows, weight_rows, residual_rows;
   std::optional<std::vector<float>> mean, rstd, rrms;
   std::istringstream lines{std::string(text)};
   std::string line;
@@ -125,6 +133,16 @@ ProblemFile parse_problem_file(std::string_view text, std::string_view source_vi
       file.dtype = *t;
     } else if (key == "kernel") {
       tokens >> file.kernel;
+    } else if (key == "spec") {
+      std::string text;
+      std::getline(tokens, text);
+      const SpecParse parsed = parse_spec(text);
+      if (!parsed.spec) fail("nc.spec: " + parsed.error);
+      file.spec = *parsed.spec;
+    } else if (key == "row_stride") {
+      if (!(tokens >> header.row_stride) || header.row_stride < 0) fail("nc.row_stride takes one integer >= 0");
+    } else if (key == "residual") {
+      residual_rows.push_back(parse_values(tokens, source, number));
     } else if (key == "eps") {
       const auto v = parse_values(tokens, source, number);
       if (v.size() != 1 || !(v[0] >= 0) || std::isinf(v[0])) fail("nc.eps takes one finite value >= 0");
@@ -160,8 +178,9 @@ ProblemFile parse_problem_file(std::string_view text, std::string_view source_vi
   const auto whole_error = [&](const std::string& why) { throw RowFileError(source + ": " + why, 0, 0); };
   if (!one_width) {
     if (!header.gamma.empty() || !header.beta.empty() || !dy_rows.empty() || !weight_rows.empty() ||
-        !header.bias.empty() || mean || rstd || rrms)
-      whole_error("rows differ in length, so nc.gamma/beta/dy/weight/bias and the statistics cannot apply");
+        !header.bias.empty() || mean || rstd || rrms || !residual_rows.empty() || header.row_stride != 0)
+      whole_error("rows differ in length, so nc.gamma/beta/dy/weight/bias/residual/row_stride and the statistics "
+                  "cannot apply");
     for (const auto& r : rows) {
       Problem p = header;
       p.rows = 1;
@@ -188,6 +207,20 @@ ProblemFile parse_problem_file(std::string_view text, std::string_view source_vi
     check_width(dy, "dy", d);
     p.dy.insert(p.dy.end(), dy.begin(), dy.end());
   }
+  if (!residual_rows.empty() && residual_rows.size() != rows.size())
+    whole_error(std::to_string(residual_rows.size()) + " nc.residual lines for " + std::to_string(rows.size()) +
+                " rows");
+  for (const auto& r : residual_rows) {
+    check_width(r, "residual", d);
+    p.residual.insert(p.residual.end(), r.begin(), r.end());
+  }
+  if (p.row_stride != 0 && p.row_stride < static_cast<int64_t>(d))
+    whole_error("nc.row_stride " + std::to_string(p.row_stride) + " is below the row length " + std::to_string(d));
+  if (file.spec && file.op && *file.op != op_of(*file.spec))
+    whole_error("nc.op " + std::string(to_string(*file.op)) + " is not the op of nc.spec " + to_text(*file.spec));
+  if (file.spec && file.spec->add && residual_rows.empty()) whole_error("nc.spec adds a residual: nc.residual lines are needed");
+  if (!residual_rows.empty() && !(file.spec && file.spec->add))
+    whole_error("nc.residual goes with an nc.spec that has 'add'");
   // A norm followed by a Linear: one nc.weight line per output (W is
   // out_features x d), nc.bias with out_features values or none; f32 only.
   const bool linear = file.op && is_norm_linear(*file.op);

@@ -32,6 +32,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "evaluate/allowance.h"
 #include "normcheck/bounds.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/float_format.h"
@@ -133,11 +134,21 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
 
   for (std::size_t row = 0; row < rows; ++row) {
     const std::size_t base = row * d;
+    if (spec.add) {
+      // the correct rounding of x + residual, or of its float32 sum (a double
+      // rounding); on a row with a non-finite input too, where the sum of an
+      // element is the extended-real sum (NaN: the range is NaN)
+      const DType t = spec.dtype_of(TensorName::residual_out);
+      for (std::size_t i = base; i < base + d; ++i) {
+        const double exact = ref.residual_out.rounded[i];
+        const double via_float = round_to_format(t, static_cast<double>(in.x[i] + in.residual[i]));
+        set(out.residual_out, i, std::isnan(exact) ? Range{NAN, NAN}
+                                                   : Range{std::min(exact, via_float), std::max(exact, via_float)});
+      }
+    }
     if (!ref.finite[row]) {
       constexpr Range kNaN{NAN, NAN};
-      for (AdmissibleRange* a : {&out.y, &out.residual_out})
-        if (!a->lo.empty())
-          for (std::size_t i = base; i < base + d; ++i) set(*a, i, kNaN);
+      for (std::size_t i = base; i < base + d; ++i) set(out.y, i, kNaN);
       set(out.stat, row, kNaN);
       if (layer) set(out.mean, row, kNaN);
       continue;
@@ -145,27 +156,27 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
     const RowCondition& c = ref.condition[row];
     const Bound b = bound(c);
     const double r = c.r, mean_abs = ref.mean_abs_s[row];
-
-    if (spec.add) {
-      // the correct rounding of x + residual, or of its float32 sum (a double rounding)
-      const DType t = spec.dtype_of(TensorName::residual_out);
-      for (std::size_t i = base; i < base + d; ++i) {
-        const double exact = ref.residual_out.rounded[i];
-        const double via_float = round_to_format(t, static_cast<double>(in.x[i] + in.residual[i]));
-        set(out.residual_out, i, {std::min(exact, via_float), std::max(exact, via_float)});
-      }
+    // the row as evaluate()'s rules see it (evaluate/allowance.h, row_checked): one home for both paths
+    RowStats stats;
+    stats.r = r;
+    stats.mean_abs_x = mean_abs;
+    stats.condition = c;
+    if (layer)
+      set(out.mean, row, rounded(spec.dtype_of(TensorName::mean), around(ref.mean.exact[row], evaluation::mean_allowance(b, stats))));
+    if (!row_checked(layer ? Op::layernorm_fwd : Op::rmsnorm_fwd, stats)) {  // ill-posed: nothing promised
+      set(out.stat, row, {-kInf, kInf});
+      for (std::size_t i = base; i < base + d; ++i) set(out.y, i, {-kInf, kInf});
+      continue;
     }
-    if (layer) set(out.mean, row, rounded(spec.dtype_of(TensorName::mean),
-                                          around(ref.mean.exact[row], b.mean_rel * mean_abs + b.underflow_abs)));
 
-    const Range r_hat = around(r, b.stat_rel * r);
+    const Range r_hat = around(r, evaluation::stat_allowance(b, stats));
     const std::optional<DType> at_r = at(RoundingPoint::r);
     const Range rho = at_r ? rounded(*at_r, r_hat) : r_hat;
     // the stored statistic: the scale before its rounding point or after it
     const Range before = rounded(stat_t, r_hat), after = rounded(stat_t, rho);
     set(out.stat, row, {std::min(before.lo, after.lo), std::max(before.hi, after.hi)});
 
-    const bool y_checked = sum_rounds_alike(spec, in, base, d, ref) && std::isfinite(r) && r > 0;
+    const bool y_checked = sum_rounds_alike(spec, in, base, d, ref);
     for (std::size_t i = base; i < base + d; ++i) {
       if (!y_checked) {
         set(out.y, i, {-kInf, kInf});
@@ -267,7 +278,9 @@ std::vector<OpSpec> candidate_policies(const OpSpec& spec) {
   options[index(RoundingPoint::r)] = {std::nullopt, t};
   options[index(RoundingPoint::xhat)] = {std::nullopt, t};
   if (spec.weight == Weight::one_plus_gamma) options[index(RoundingPoint::weight)] = {std::nullopt, t};
-  if (spec.weight != Weight::none) options[index(RoundingPoint::scaled)] = {std::nullopt, t};
+  // gamma xhat rounded to y's format is y itself when no beta is added: the same policy
+  if (spec.weight != Weight::none && (spec.bias || spec.dtype_of(TensorName::y) != t))
+    options[index(RoundingPoint::scaled)] = {std::nullopt, t};
   std::vector<OpSpec> out = {bare};
   for (std::size_t p = 0; p < kRoundingPointCount; ++p) {
     std::vector<OpSpec> next;
@@ -298,7 +311,7 @@ std::string_view known_policy_name(const OpSpec& policy) {
   };
   static constexpr Known kKnown[] = {
       {std::nullopt, 0, false, false,
-       "one rounding at the output (PyTorch, TransformerEngine, FlashInfer; Gemma's RMSNorm)"},
+       "one rounding at the output (PyTorch, TransformerEngine, FlashInfer, Gemma's RMSNorm)"},
       {NormKind::rmsnorm, 2, false, false,
        "x r rounded before the weight (Hugging Face LlamaRMSNorm, vLLM rms_norm, Liger llama)"},
       {NormKind::rmsnorm, 3, false, false, "r and x r rounded (DeepSpeed inference rms_norm)"},

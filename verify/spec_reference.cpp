@@ -83,6 +83,8 @@ class RowInterpreter {
     const std::size_t base = static_cast<std::size_t>(row) * d;
     if (!finite_row(in, base, d)) {
       mark_nonfinite(out, row, d);
+      if (spec_.add)  // the sum itself is the extended-real sum, element by element
+        for (std::size_t i = 0; i < d; ++i) sum_of(in, base + i, out);
       return;
     }
     exact_part(in, base, d, out);
@@ -123,7 +125,6 @@ class RowInterpreter {
       if (!v->exact.empty()) v->exact[r] = v->rounded[r] = NAN;
     for (std::size_t i = base; i < base + d; ++i) {
       out.y.exact[i] = out.y.rounded[i] = out.xhat[i] = NAN;
-      if (!out.residual_out.exact.empty()) out.residual_out.exact[i] = out.residual_out.rounded[i] = NAN;
     }
   }
 
@@ -139,15 +140,9 @@ class RowInterpreter {
     mpfr_set_zero(raw(sum_), 1);
     for (std::size_t i = 0; i < d; ++i) {
       Real& s = s_[i];
-      mpfr_set_prec(raw(a_), 24);
-      mpfr_set_flt(raw(a_), in.x[base + i], MPFR_RNDN);
       if (spec_.add) {
-        mpfr_set_prec(raw(b_), 24);
-        mpfr_set_flt(raw(b_), in.residual[base + i], MPFR_RNDN);
-        mp::exact_add(s, a_, b_);
-        const FloatFormat& f = format(TensorName::residual_out);
-        out.residual_out.exact[base + i] = mpfr_get_d(raw(s), MPFR_RNDN);
-        out.residual_out.rounded[base + i] = round_to_format(f, raw(s), tmp_);
+        mpfr_set_prec(raw(s), mpfr_get_prec(raw(sum_of(in, base + i, out))));
+        mpfr_set(raw(s), raw(t_), MPFR_RNDN);  // exact: the same precision
         if (const auto at_sum = rounding(RoundingPoint::sum)) set_exact(s, round_to_format(*at_sum, raw(s), tmp_));
       } else {
         set_exact(s, in.x[base + i]);
@@ -208,6 +203,19 @@ class RowInterpreter {
     c.eps_share = std::isinf(r) ? 0 : static_cast<double>(in.eps) * r * r;  // 0 * inf: the ill-posed row
     if (std::isnan(c.kappa)) c.kappa = 0;
     if (std::isnan(c.max_kappa)) c.max_kappa = 0;
+  }
+
+  // x_i + residual_i exactly (in the extended reals) into t_, and its
+  // roundings into residual_out. Returns t_.
+  const Real& sum_of(const SpecInputs& in, std::size_t i, SpecForwardReference& out) {
+    mpfr_set_prec(raw(a_), 24);
+    mpfr_set_flt(raw(a_), in.x[i], MPFR_RNDN);
+    mpfr_set_prec(raw(b_), 24);
+    mpfr_set_flt(raw(b_), in.residual[i], MPFR_RNDN);
+    mp::exact_add(t_, a_, b_);
+    out.residual_out.exact[i] = mpfr_get_d(raw(t_), MPFR_RNDN);
+    out.residual_out.rounded[i] = round_to_format(format(TensorName::residual_out), raw(t_), tmp_);
+    return t_;
   }
 
   // v = x exactly (x a double).

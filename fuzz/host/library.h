@@ -10,14 +10,26 @@
 
 namespace normcheck::host {
 
-// One kernel as the library listed it. op and dtype are the ints the library
-// wrote (its enum fields read as bytes); the ABI's rules on them, on the name
-// and on the function are the loader's (fuzz/plugin_loader.cpp).
-struct LibraryKernel {
+// One kernel as the library listed it, as data (what the kernel host sends
+// normcheck). op and dtype are the ints the library wrote (its enum fields
+// read as bytes; 0 for a version-2 kernel, whose spec says both); the ABI's
+// rules on them, on the name, the spec and the function are the loader's
+// (fuzz/plugin_loader.cpp).
+struct ListedEntry {
   std::string name;
   int32_t op = 0, dtype = 0;
   bool extension = false;  // from normcheck_plugin_kernels_ext
+  bool v2 = false;         // from normcheck_plugin_kernels_v2
   bool has_name = false;   // false: a null name
+  bool has_fn = false;     // false: a null function
+  bool has_spec = false;   // version 2: false for a null spec
+  bool has_domain = false; // version 2: false for a null domain (every input)
+  std::string spec, domain;
+  bool operator==(const ListedEntry&) const = default;
+};
+
+// ... and its function, in the process that loaded the library.
+struct LibraryKernel : ListedEntry {
   void (*fn)(void) = nullptr;
   bool operator==(const LibraryKernel&) const = default;
 };

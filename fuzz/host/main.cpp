@@ -20,11 +20,14 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <optional>
+#include <deque>
 #include <string>
 #include <vector>
 
 #include "normcheck/call_buffers.h"
 #include "normcheck/invoke.h"
+#include "normcheck/op_spec.h"
 #include "fault_signals.h"
 #include "library.h"
 #include "plugin_abi.h"
@@ -167,6 +170,7 @@ uint32_t wait_for_request(uint32_t last) {
       args.rows = rq.rows;
       args.cols = rq.cols;
       args.out_features = rq.out_features;
+      args.row_stride = rq.row_stride;
       args.eps = rq.eps;
       for (uint32_t i = run * rq.buffers; i < (run + 1) * rq.buffers; ++i) {
         const BufferDesc& b = rq.buffer[i];
@@ -222,17 +226,35 @@ int main(int argc, char** argv) {
     _exit(0);
   }
   std::vector<Kernel> rows;
+  std::deque<OpSpec> specs;  // the version-2 rows' specs (their rows point here)
   for (const LibraryKernel& e : listed) {
-    append(frame, ListedKernel{e.op, e.dtype, e.extension, e.fn != nullptr, e.has_name,
-                               static_cast<uint32_t>(e.name.size())});
+    append(frame, ListedKernel{e.op, e.dtype, e.extension, e.v2, e.fn != nullptr, e.has_name, e.has_spec,
+                               e.has_domain, static_cast<uint32_t>(e.name.size()),
+                               static_cast<uint32_t>(e.spec.size()), static_cast<uint32_t>(e.domain.size())});
     frame += e.name;
-    const auto op = op_of(e.op);
-    const auto dtype = dtype_of(e.dtype);
+    frame += e.spec;
+    frame += e.domain;
     // normcheck refuses the library when an entry is not callable; until it
     // says so, such an entry is a row that is never asked for.
-    Kernel k{.name = "", .op = op.value_or(Op::layernorm_fwd), .origin = Origin::plugin,
-             .dtype = dtype.value_or(DType::f32), .algorithm = "", .fn = {}, .bound = nullptr};
-    if (op && dtype && e.fn) k.fn = typed_fn(*op, *dtype, e.fn);
+    Kernel k{.name = "", .op = Op::layernorm_fwd, .origin = Origin::plugin, .dtype = DType::f32,
+             .algorithm = "", .fn = {}, .bound = nullptr};
+    if (e.v2) {
+      if (const SpecParse p = parse_spec(e.spec); p.spec && e.fn) {
+        k.spec = &specs.emplace_back(*p.spec);
+        k.op = op_of(*p.spec);
+        k.dtype = p.spec->dtype_of(TensorName::x);
+        k.fn = reinterpret_cast<SpecKernelFn>(e.fn);
+        k.takes_row_stride = true;
+      }
+    } else {
+      const std::optional<Op> op = host::op_of(e.op);
+      const std::optional<DType> dtype = dtype_of(e.dtype);
+      if (op && dtype && e.fn) {
+        k.op = *op;
+        k.dtype = *dtype;
+        k.fn = typed_fn(*op, *dtype, e.fn);
+      }
+    }
     rows.push_back(k);
   }
   if (frame.size() > kMaxFrame || !send_frame(frame)) _exit(0);

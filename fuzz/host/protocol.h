@@ -45,13 +45,16 @@ struct Hello {
   FpControl after;   // ... and after it was loaded and listed its kernels
 };
 
-// One kernel as the library listed it, followed by name_bytes of its name.
+// One kernel as the library listed it (library.h: ListedEntry), followed by
+// name_bytes of its name, spec_bytes of its spec and domain_bytes of its domain.
 struct ListedKernel {
   int32_t op, dtype;
   uint32_t extension;   // 1: from normcheck_plugin_kernels_ext (the dtype and NC_RMSNORM_BWD are its)
+  uint32_t v2;          // 1: from normcheck_plugin_kernels_v2
   uint32_t has_fn;      // 0: a null function
   uint32_t has_name;    // 0: a null name
-  uint32_t name_bytes;
+  uint32_t has_spec, has_domain;
+  uint32_t name_bytes, spec_bytes, domain_bytes;
 };
 
 // The arrays of one request: each run's own (normcheck/call_buffers.h has at
@@ -76,7 +79,7 @@ struct BufferDesc {
 struct CallRequest {
   uint32_t magic;
   uint32_t kernel;  // its index in the Hello's list
-  int64_t rows, cols, out_features;
+  int64_t rows, cols, out_features, row_stride;
   float eps;
   uint32_t runs;
   uint32_t buffers;  // per run

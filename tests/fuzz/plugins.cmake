@@ -72,3 +72,30 @@ refused_test(fuzz_refused_null_fn ${plugin_dir}/librefused_null_fn.so "null func
 refused_test(fuzz_refused_unknown_op ${plugin_dir}/librefused_unknown_op.so "unknown op 42")
 refused_test(fuzz_refused_missing_dependency ${plugin_dir}/librefused_missing_dependency.so
   "a library it depends on is missing")
+
+# Version-2 plugins (examples/plugin/v2_norms.c: kernels by op spec, docs/ops.md).
+# Each kernel is held to its declared rounding policy; the broken twins
+# (broken/v2_broken.c) each round elsewhere or break a stage, and must be
+# caught with the label that names it: policy_mismatch where another policy
+# admits the outputs, accuracy (or a memory label) where none does.
+fuzz_test(fuzz_v2_clean libv2_norms.so "")
+fuzz_test(fuzz_v2_broken_stored_sum_reads_float_sum libv2_broken_stored_sum_reads_float_sum.so policy_mismatch)
+fuzz_test(fuzz_v2_broken_float_sum_reads_stored libv2_broken_float_sum_reads_stored.so policy_mismatch)
+fuzz_test(fuzz_v2_broken_llama_rounds_once libv2_broken_llama_rounds_once.so policy_mismatch)
+fuzz_test(fuzz_v2_broken_gemma_rounded_weight libv2_broken_gemma_rounded_weight.so policy_mismatch)
+fuzz_test(fuzz_v2_broken_skip_onepass_variance libv2_broken_skip_onepass_variance.so accuracy)
+fuzz_test(fuzz_v2_broken_mixed_rounds_y libv2_broken_mixed_rounds_y.so accuracy)
+fuzz_test(fuzz_v2_broken_stride_ignored libv2_broken_stride_ignored.so out_of_bounds)
+
+# `normcheck identify`: the policy each example kernel follows, by name, and
+# a twin that declares one policy and follows another.
+function(identify_test name plugin)
+  add_test(NAME ${name}
+    COMMAND ${CMAKE_COMMAND} -DNORMCHECK=$<TARGET_FILE:normcheck> -DPLUGIN=${plugin_dir}/${plugin} -DCASES=24
+      "-DEXPECT=${ARGN}" -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_identify.cmake)
+  set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT 300 FIXTURES_REQUIRED fuzz_plugins)
+endfunction()
+identify_test(identify_v2_norms libv2_norms.so
+  "fused_add_rmsnorm.stored_sum=1=vLLM" "fused_add_rmsnorm.float_sum=1=FlashInfer" "rmsnorm.llama=1=LlamaRMSNorm"
+  "rmsnorm.gemma=1=Gemma")
+identify_test(identify_v2_llama_rounds_once libv2_broken_llama_rounds_once.so "broken.llama_rounds_once=0=one rounding")

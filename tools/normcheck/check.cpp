@@ -22,6 +22,7 @@
 #include "json_text.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
+#include "normcheck/op_spec.h"
 #include "normcheck/row_file.h"
 #include "kernel_host.h"
 #include "plugin_option.h"
@@ -64,7 +65,7 @@ std::vector<const Kernel*> select_kernels(const CheckOptions& options, const Pro
   std::vector<const Kernel*> selected;
   if (options.kernels.empty()) {
     for (const Kernel& k : kernel_table())
-      if ((whole ? k.op == *file.op && k.dtype == file.dtype
+      if ((whole ? k.op == *file.op && k.dtype == file.dtype && (!file.spec || spec_of(k) == *file.spec)
                  : options.op.empty() ? plugins_only || belongs_to(k.op, "layernorm")
                                       : belongs_to(k.op, options.op)) &&
           (!plugins_only || k.origin == Origin::plugin))
@@ -96,6 +97,8 @@ struct KernelSummary {
   Worst worst;
   int64_t worst_line = 0;
   std::string label, detail;  // the first finding's label (fuzz's labels) and its detail
+  // A kernel with a spec of its own: y against exact math, and the policy's own y against it.
+  double exact_math_ulp = 0, policy_exact_math_ulp = 0;
 };
 
 int run_check(CheckOptions options) {
@@ -177,6 +180,8 @@ int run_check(CheckOptions options) {
       }
       ++s.rows;
       s.max_ulp = std::max(s.max_ulp, e.max_ulp);
+      s.exact_math_ulp = std::max(s.exact_math_ulp, e.exact_math_ulp);
+      s.policy_exact_math_ulp = std::max(s.policy_exact_math_ulp, e.policy_exact_math_ulp);
       if (!r.label.empty()) {
         s.pass = false;
         if (s.label.empty()) s.label = r.label, s.detail = r.detail;
@@ -220,6 +225,11 @@ int run_check(CheckOptions options) {
                           {"max_error_over_bound", json_number(s.max_ratio)},
                           {"pass", s.pass}};
       if (s.declined) k["declined_reason"] = s.last_decline;
+      if (s.kernel->spec) {
+        k["spec"] = to_text(*s.kernel->spec);
+        k["exact_math_ulp"] = json_number(s.exact_math_ulp);
+        k["policy_exact_math_ulp"] = json_number(s.policy_exact_math_ulp);
+      }
       if (!s.label.empty()) k["label"] = s.label, k["detail"] = s.detail;
       if (s.worst_line)
         k["worst"] = {{"line", s.worst_line},       {"output", s.worst.output},
@@ -246,6 +256,10 @@ int run_check(CheckOptions options) {
       std::printf("%-34s %-14s %6lld %12.4g %14.4g  %s\n", name.c_str(), op.c_str(),
                   static_cast<long long>(s.rows), s.max_ulp, s.max_ratio,
                   s.rows == 0 ? "declined" : (s.pass ? "pass" : "FAIL"));
+      if (s.kernel->spec && s.rows > 0)
+        std::printf("    spec %s: held to its rounding policy; y against exact math %.3g ULP (the policy's own "
+                    "result: %.3g)\n",
+                    to_text(*s.kernel->spec).c_str(), s.exact_math_ulp, s.policy_exact_math_ulp);
       if (!s.label.empty()) std::printf("    %s: %s\n", s.label.c_str(), s.detail.c_str());
       if (!s.pass && !s.worst.output.empty())
         std::printf("    worst: line %lld, %s[%lld] = %a, exact %a, allowed error %.3g\n",

@@ -30,5 +30,6 @@ void add_claims_command(CLI::App& app, Action& action);  // claims.cpp
 void add_fold_command(CLI::App& app, Action& action);    // fold.cpp
 void add_report_command(CLI::App& app, Action& action);  // report.cpp
 void add_fuzz_command(CLI::App& app, Action& action);    // fuzz.cpp
+void add_identify_command(CLI::App& app, Action& action);  // identify.cpp
 
 }  // namespace normcheck::cli

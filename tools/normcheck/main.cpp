@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   add_list_command(app, action);
   add_check_command(app, action);
   add_fuzz_command(app, action);
+  add_identify_command(app, action);
   add_bench_command(app, action);
   add_claims_command(app, action);
   add_fold_command(app, action);

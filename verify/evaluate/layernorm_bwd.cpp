@@ -19,7 +19,7 @@ void evaluate_layernorm_bwd(const OpRun& run, Evaluation& ev) {
   OptionalInput gamma(p.gamma, run.layout);
   FloatArray mean(saved.mean.rounded, run.layout), rstd(saved.rstd.rounded, run.layout);
   FloatArray dgamma(cols, run.layout, sentinel32()), dbeta(cols, run.layout, sentinel32());
-  KernelArgs args{.rows = p.rows, .cols = p.cols};
+  KernelArgs args{.rows = p.rows, .cols = p.cols, .eps = p.eps};  // eps: a version-2 backward gets it
   args.gamma = gamma.pointer();
   args.saved_mean = mean.data();
   args.saved_stat = rstd.data();

@@ -53,6 +53,7 @@ void evaluate_layernorm_bwd(const OpRun& run, Evaluation& ev);
 void evaluate_rmsnorm_fwd(const OpRun& run, Evaluation& ev);
 void evaluate_rmsnorm_bwd(const OpRun& run, Evaluation& ev);
 void evaluate_norm_linear(const OpRun& run, Evaluation& ev);  // layernorm_linear_fwd, rmsnorm_linear_fwd
+void evaluate_spec_fwd(const OpRun& run, Evaluation& ev);     // a forward kernel with a spec of its own
 
 // v[i], or `missing` when v is empty (no gamma: 1, no beta: 0).
 inline double at_or(const std::vector<float>& v, std::size_t i, double missing) {

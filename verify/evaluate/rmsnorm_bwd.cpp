@@ -19,7 +19,7 @@ void evaluate_rmsnorm_bwd(const OpRun& run, Evaluation& ev) {
   OptionalInput gamma(p.gamma, run.layout);
   FloatArray rrms(saved.rrms.rounded, run.layout);
   FloatArray dgamma(cols, run.layout, sentinel32());
-  KernelArgs args{.rows = p.rows, .cols = p.cols};
+  KernelArgs args{.rows = p.rows, .cols = p.cols, .eps = p.eps};  // eps: a version-2 backward gets it
   args.gamma = gamma.pointer();
   args.saved_stat = rrms.data();
   args.dgamma = dgamma.data();

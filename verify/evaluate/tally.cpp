@@ -45,6 +45,42 @@ void Tally::element(const char* output, int64_t row, int64_t col, float computed
   record(output, row, col, computed, exact, allowed, ratio, ulp);
 }
 
+namespace {
+
+// The value of format t next to v (itself a value of t) toward dir (+1 or -1).
+double next_value(DType t, double v, double dir) {
+  return v + dir * spacing(t, std::nextafter(v, dir * kInf));  // the spacing of the binade beyond v
+}
+
+}  // namespace
+
+void Tally::range_element(const char* output, int64_t row, int64_t col, float computed, double lo, double hi,
+                          double exact, DType dtype, std::optional<double> ulp_scale) {
+  double ratio = 0, ulp = 0;
+  double middle = std::isinf(lo) ? hi : std::isinf(hi) ? lo : lo / 2 + hi / 2, allowed = kInf;
+  const double c = computed;
+  if (std::isnan(lo) || std::isnan(hi)) {
+    middle = kNaN;
+    if (!std::isnan(computed)) mismatch(ratio);
+  } else if (std::isnan(computed)) {
+    if (!(lo == -kInf && hi == kInf)) mismatch(ratio);
+  } else if (std::isinf(lo) || std::isinf(hi)) {
+    // beyond the format's range on one side: admitted there; otherwise every
+    // value up to the finite end (nothing promised when both ends are infinite)
+    const bool admitted = (lo == -kInf && c <= hi) || (hi == kInf && c >= lo);
+    if (!admitted) ratio = std::isinf(c) ? kInf : 2;  // a finite value beyond a finite end: one past it at least
+    if (!admitted && std::isinf(c)) ev_.nonfinite_mismatch = true;
+  } else if (std::isinf(computed)) {
+    mismatch(ratio);
+  } else {
+    const double gap = std::min(next_value(dtype, hi, 1) - hi, lo - next_value(dtype, lo, -1));
+    allowed = (hi - lo) / 2 + gap / 2;
+    ratio = c == middle ? 0 : std::fabs(c - middle) / allowed;
+    if (ulp_scale && std::isfinite(exact)) ulp = scaled_ulp_error(dtype, computed, exact, *ulp_scale);
+  }
+  record(output, row, col, computed, middle, allowed, ratio, ulp);
+}
+
 void Tally::nonfinite_row_element(const char* output, int64_t row, int64_t col, float computed,
                                   std::optional<double> ieee) {
   const NonFiniteConvention c = convention_of(computed, ieee);

@@ -21,11 +21,13 @@ struct CallBuffer {
   void* data = nullptr;   // where args points (an input's const removed: it is only read)
 };
 
-// Every array of `args` that `kernel`'s op takes and that is not null, in a
-// fixed order, with its size: x, dy (storage dtype, rows x cols), out (y or
-// dx in the storage dtype; z, rows x out_features, of a norm followed by a
-// Linear), gamma, beta, dgamma, dbeta (cols floats), saved_mean, saved_stat,
-// mean, stat (rows floats), weight (out_features x cols), bias (out_features).
+// Every array of `args` that `kernel`'s spec takes (op_spec.h) and that is
+// not null, in a fixed order, with its size in its spec's format: x, dy,
+// residual (rows x cols at the call's row stride: the last row ends at its
+// last element), out (y or dx, likewise; z, rows x out_features, of a norm
+// followed by a Linear), residual_out, gamma, beta, dgamma, dbeta (cols),
+// saved_mean, saved_stat, mean, stat (rows), weight (out_features x cols),
+// bias (out_features).
 std::vector<CallBuffer> call_buffers(const Kernel& kernel, const KernelArgs& args);
 
 // Points the member of `args` named `name` at `data`. False when no member

@@ -93,10 +93,15 @@ struct RemoteKernelFn {
   const void* context = nullptr;
 };
 
+// A version-2 kernel (plugin.h): any op spec, its tensors as descriptors.
+using SpecKernelFn = nc_kernel_v2_fn;
+
 using KernelFn = std::variant<nc_layernorm_fwd_fn, nc_layernorm_bwd_fn, nc_rmsnorm_fwd_fn,
                               nc_rmsnorm_bwd_fn, LayerNormFwd16Fn, LayerNormBwd16Fn,
                               RmsNormFwd16Fn, RmsNormBwd16Fn, LayerNormLinearFwdFn,
-                              RmsNormLinearFwdFn, RemoteKernelFn>;
+                              RmsNormLinearFwdFn, SpecKernelFn, RemoteKernelFn>;
+
+struct OpSpec;  // op_spec.h
 
 // What an a-priori bound may depend on: the row's size and condition, all
 // computed exactly (from the reference) by the verifier. r is the exact
@@ -208,6 +213,15 @@ struct Kernel {
   // that row here (empty otherwise): its input range binds the 16-bit row too,
   // and its bound is where the 16-bit row's starts.
   std::string_view float32_counterpart = {};
+  // The kernel's op spec (op_spec.h) when it is not the one its op and dtype
+  // name (spec_of(op, dtype)): a version-2 plugin's fused add, 1 + gamma,
+  // mixed formats or rounding policy. op is then the norm and direction
+  // (layernorm_fwd, rmsnorm_fwd, ...) and dtype the format of x. Owned by
+  // whoever made the row (the plugin loader keeps its rows' specs).
+  const OpSpec* spec = nullptr;
+  // Takes rows that are not contiguous (KernelArgs::row_stride): a
+  // version-2 kernel, called with tensor descriptors.
+  bool takes_row_stride = false;
 };
 
 // Every built-in kernel, in the order of kernels/registry.cpp, followed by the

@@ -116,10 +116,15 @@ std::string spec_error(const OpSpec& spec);
 // The spec of each op of the table in storage dtype t: x, y, dy, dx in t,
 // every other tensor float32 (plugin.h). Every kernel row's spec.
 OpSpec spec_of(Op op, DType t);
-inline OpSpec spec_of(const Kernel& k) { return spec_of(k.op, k.dtype); }
+inline OpSpec spec_of(const Kernel& k) { return k.spec ? *k.spec : spec_of(k.op, k.dtype); }
+
+// The table's op of a spec's norm, direction and Linear: the op of a kernel
+// row whose spec is `spec` (kernel.h: Kernel::spec).
+Op op_of(const OpSpec& spec);
 
 // The op and storage dtype of the table whose spec this is (the inverse of
-// spec_of), or empty: a spec the table has no op for yet.
+// spec_of), or empty: a spec the table's ops do not cover (a kernel of it is
+// judged by its policy's admissible range, spec_policy.h).
 std::optional<std::pair<Op, DType>> table_op(const OpSpec& spec);
 
 std::string_view to_string(TensorName t, NormKind norm);  // stat: "rstd" (LayerNorm) or "rrms"

@@ -30,6 +30,15 @@ struct Problem {
   // empty (no bias). Empty and 0 for the other ops.
   std::vector<float> weight, bias;
   int64_t out_features = 0;
+  // A kernel whose spec adds a residual (op_spec.h, `add`): rows x cols,
+  // added to x in front of the norm. Empty for the other kernels.
+  std::vector<float> residual;
+  // The kernel sees the rows of x, residual, y and residual_out this many
+  // elements apart (0: cols, contiguous); the elements between rows are
+  // padding it must neither read into its results nor write. Only a kernel
+  // that takes strided rows (Kernel::takes_row_stride) is given a stride:
+  // evaluate() declines the problem for the others.
+  int64_t row_stride = 0;
 };
 
 // How evaluate() judges the outputs of a row with a non-finite input (x, or
@@ -124,6 +133,26 @@ struct Evaluation {
   // With EvaluateOptions::keep_main_elements: every element of the main
   // output, rows x cols, row-major (empty when declined or outputs_only).
   std::vector<MainElement> main_elements;
+  // A kernel with a spec of its own (Kernel::spec, a forward spec) is held
+  // to its spec's rounding policy: every output within the range of values
+  // the policy admits (spec_policy.h; max_error_over_bound and worst measure
+  // against that range, worst.exact being its middle). Beside it, against
+  // exact math (the op with no rounding point):
+  std::string spec;                // the spec's text form; empty for the table's ops
+  double exact_math_ulp = 0;       // y's largest scaled ULP error against exact math (= max_ulp)
+  double policy_exact_math_ulp = 0;// the same figure for the policy's own correctly rounded y
+  // When the outputs break the declared policy: the other policies
+  // (candidate_policies(), op_spec text) they are consistent with on this
+  // problem; empty when none is (an accuracy defect, not another policy).
+  std::vector<std::string> consistent_policies;
+  // With EvaluateOptions::identify: every candidate policy of the spec
+  // (candidate_policies(), spec_policy.h) against the outputs.
+  struct PolicyFit {
+    std::string spec;           // the policy, in the text form
+    int64_t outside = 0;        // output elements outside its admissible range (0: consistent)
+    double exact_math_ulp = 0;  // its own correctly rounded y against exact math, as exact_math_ulp
+  };
+  std::vector<PolicyFit> policy_fits;
 };
 
 // The exact reference of one problem for one kernel's op and dtype (a 16-bit
@@ -179,6 +208,8 @@ struct EvaluateOptions {
   bool keep_main_elements = false;
   // The rule for rows with a non-finite input (NonFinite above).
   NonFinite nonfinite = NonFinite::row_nan_or_ieee;
+  // A kernel with a spec of its own: fill Evaluation::policy_fits.
+  bool identify = false;
 };
 
 // Runs `kernel` on `problem` and compares with the exact reference.

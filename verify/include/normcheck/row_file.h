@@ -35,12 +35,13 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
+#include "normcheck/op_spec.h"
 
 namespace normcheck {
 
@@ -81,12 +82,16 @@ struct ProblemFile {
   std::optional<Op> op;         // nc.op, if given
   DType dtype = DType::f32;     // nc.dtype
   std::string kernel;           // nc.kernel, if given
+  std::optional<OpSpec> spec;   // nc.spec, if given: the op spec of a kernel with a spec of its own (op_spec.h)
   std::vector<Problem> problems;  // one, or (a plain file with rows of differing length) one per row
 };
 
-// The text of a problem file for `problem` (each `note` becomes a comment line first).
+// The text of a problem file for `problem` (each `note` becomes a comment
+// line first); `spec`, when given, is written as nc.spec (a kernel with a spec
+// of its own), with the residual (nc.residual, one line per row) and the row
+// stride (nc.row_stride) it was run with.
 std::string problem_file_text(Op op, DType dtype, const Problem& problem, const std::vector<std::string>& notes,
-                              std::string_view kernel = {});
+                              std::string_view kernel = {}, const OpSpec* spec = nullptr);
 
 // Parses a problem file (or a plain row file). Throws RowFileError with the
 // path and line on a malformed file, an unknown key or op, widths that do not

@@ -58,9 +58,11 @@ PolicyCheck check_policy(const OpSpec& spec, const SpecAdmissible& admissible, c
 
 // The rounding policies identify_fwd() tries for a spec: the spec with each
 // subset of the rounding points its activation format makes distinct (`sum`
-// at the activation format or float32 with `add`; r, xhat, weight and scaled
-// at the activation format), none when the activations are float32 (a
-// rounding to float32 inside float32 arithmetic is no policy of its own).
+// at the activation format or float32 with `add`; r, xhat, weight with
+// 1 + gamma, and scaled at the activation format, scaled only where it is
+// not y's own rounding: with beta, or y in another format), none when the
+// activations are float32 (a rounding to float32 inside float32 arithmetic
+// is no policy of its own).
 std::vector<OpSpec> candidate_policies(const OpSpec& spec);
 
 // The policies kernels are known to ship, by their rounding points (data:

@@ -1,0 +1,26 @@
+// The problems of a campaign (and of `normcheck identify`): the property
+// suite's generators (properties/generators.h) with a kernel's options, and
+// case number c drawn from its own random stream. A header of its own: it
+// pulls in RapidCheck, which the campaign's other users need not compile.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "generators.h"
+#include "normcheck/evaluate.h"
+#include "normcheck/kernel.h"
+
+namespace normcheck::fuzz {
+
+// The generator's options for a kernel: its op and declared range, non-finite
+// inputs only when the range says the kernel handles them, a residual when
+// its spec adds one, row strides when it takes them.
+props::GenOptions generator_options(const Kernel& k);
+
+// Case number c on kernel number kernel_index: its own random stream, and a
+// size that cycles through RapidCheck's 0..100 so that small problems come
+// first and often.
+Problem case_problem(const rc::Gen<Problem>& gen, uint64_t seed, std::size_t kernel_index, int64_t c);
+
+}  // namespace normcheck::fuzz

@@ -1,0 +1,62 @@
+#include "identify.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "case_gen.h"
+#include "kernel_host.h"
+#include "normcheck/evaluate.h"
+#include "normcheck/spec_policy.h"
+
+namespace normcheck::fuzz {
+
+const PolicyVerdict& Identification::declared_verdict() const {
+  for (const PolicyVerdict& v : policies)
+    if (v.policy == declared) return v;
+  throw std::logic_error("identify: the declared policy is not among the candidates");
+}
+
+Identification identify(const Kernel& kernel, int64_t cases, uint64_t seed, int64_t max_d) {
+  if (!kernel.spec || kernel.spec->direction != Direction::fwd || kernel.spec->linear)
+    throw std::invalid_argument("identify: " + std::string(kernel.name) + " has no forward spec of its own");
+  Identification id;
+  id.kernel = std::string(kernel.name);
+  id.declared = *kernel.spec;
+  for (const OpSpec& policy : candidate_policies(id.declared))
+    id.policies.push_back({policy, std::string(known_policy_name(policy))});
+  // Finite rows and eps = 1e-6: where kernels fail alike (non-finite inputs,
+  // squares that underflow at eps = 0) their outputs say nothing of where
+  // they round, and fuzz and check judge those rows.
+  props::GenOptions gen = generator_options(kernel);
+  gen.max_d = max_d;
+  gen.nonfinite = false;
+  gen.eps = 1e-6f;
+  const rc::Gen<Problem> problems = props::gen_problem(gen);
+  EvaluateOptions options;
+  options.identify = true;
+  for (int64_t c = 0; c < cases; ++c) {
+    const Problem p = case_problem(problems, seed, 0, c);
+    Evaluation ev;
+    try {
+      ev = evaluate(kernel, p, options);
+    } catch (const KernelCallFault& fault) {
+      id.fault = fault.label + ": " + fault.what();
+      return id;
+    }
+    if (!ev.declined.empty()) {
+      ++id.declined;
+      continue;
+    }
+    ++id.problems;
+    id.exact_math_ulp = std::max(id.exact_math_ulp, ev.exact_math_ulp);
+    for (const Evaluation::PolicyFit& fit : ev.policy_fits)
+      for (PolicyVerdict& v : id.policies)
+        if (to_text(v.policy) == fit.spec) {
+          v.outside += fit.outside;
+          v.exact_math_ulp = std::max(v.exact_math_ulp, fit.exact_math_ulp);
+        }
+  }
+  return id;
+}
+
+}  // namespace normcheck::fuzz

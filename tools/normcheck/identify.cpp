@@ -1,0 +1,147 @@
+// `normcheck identify --plugin PATH [--kernel NAME]... [--cases N] [--seed S]
+// [--json]`: which rounding policy each kernel with a spec of its own
+// follows (fuzz/identify.h). On generated problems every candidate policy of
+// the kernel's spec is held to the kernel's outputs; the report names those
+// the outputs are consistent with, each policy's own distance from exact math
+// in ULPs of y's format, and whether the declared policy is among them.
+// Exit 0: every kernel's outputs are consistent with its declared policy;
+// 1: not (a finding: another policy, or none); 2: bad usage.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "command.h"
+#include "identify.h"
+#include "json_number.h"
+#include "json_text.h"
+#include "normcheck/op_spec.h"
+#include "plugin_option.h"
+#include "seed.h"
+
+namespace normcheck::cli {
+namespace {
+
+constexpr uint64_t kDefaultSeed = 20261127;
+
+struct IdentifyArgs {
+  PluginOptions plugins;
+  std::vector<std::string> kernels;
+  int64_t cases = 64;
+  std::string seed;
+  bool json = false;
+};
+
+bool has_own_forward_spec(const Kernel& k) {
+  return k.spec && k.spec->direction == Direction::fwd && !k.spec->linear;
+}
+
+std::vector<const Kernel*> select(const IdentifyArgs& args) {
+  std::vector<const Kernel*> selected;
+  std::set<std::string> seen;
+  for (const std::string& name : args.kernels) {
+    const Kernel* k = find_kernel(name);
+    if (!k) throw UsageError("unknown kernel '" + name + "' (normcheck list shows the table)");
+    if (!has_own_forward_spec(*k))
+      throw UsageError("kernel '" + name + "' has no forward spec of its own: identify takes a version-2 "
+                       "plugin's forward kernel (docs/plugins.md)");
+    if (seen.insert(name).second) selected.push_back(k);
+  }
+  if (!args.kernels.empty()) return selected;
+  for (const Kernel& k : kernel_table())
+    if (has_own_forward_spec(k)) selected.push_back(&k);
+  if (selected.empty()) throw UsageError("no kernel with a forward spec of its own: load a version-2 plugin (--plugin)");
+  return selected;
+}
+
+// The verdict in words: the declared policy holds, another does, or none.
+std::string verdict_of(const fuzz::Identification& id) {
+  if (!id.fault.empty()) return "the call failed: " + id.fault;
+  if (id.problems == 0) return "every problem was declined";
+  if (id.declared_verdict().consistent()) return "follows its declared policy";
+  for (const fuzz::PolicyVerdict& v : id.policies)
+    if (v.consistent()) return "policy_mismatch: its outputs follow another policy than the one it declares";
+  return "accuracy: no candidate policy admits its outputs";
+}
+
+bool passes(const fuzz::Identification& id) {
+  return id.fault.empty() && id.problems > 0 && id.declared_verdict().consistent();
+}
+
+int run_identify(const IdentifyArgs& args) {
+  if (args.cases < 1) throw UsageError("--cases must be at least 1");
+  const uint64_t seed = seed_from(args.seed, kDefaultSeed);
+  std::vector<fuzz::Identification> ids;
+  for (const Kernel* k : select(args)) ids.push_back(fuzz::identify(*k, args.cases, seed));
+  bool all = true;
+  for (const auto& id : ids) all = all && passes(id);
+  if (args.json) {
+    nlohmann::json kernels = nlohmann::json::array();
+    for (const auto& id : ids) {
+      nlohmann::json policies = nlohmann::json::array();
+      for (const fuzz::PolicyVerdict& v : id.policies)
+        policies.push_back({{"spec", to_text(v.policy)},
+                            {"name", v.name},
+                            {"declared", v.policy == id.declared},
+                            {"consistent", v.consistent()},
+                            {"outside", v.outside},
+                            {"exact_math_ulp", json_number(v.exact_math_ulp)}});
+      kernels.push_back({{"name", id.kernel},
+                         {"spec", to_text(id.declared)},
+                         {"problems", id.problems},
+                         {"declined", id.declined},
+                         {"exact_math_ulp", json_number(id.exact_math_ulp)},
+                         {"verdict", verdict_of(id)},
+                         {"pass", passes(id)},
+                         {"policies", policies}});
+    }
+    std::cout << json_safe(nlohmann::json{{"seed", seed}, {"cases", args.cases}, {"kernels", kernels}}).dump(2)
+              << "\n";
+    return all ? kExitOk : kExitFinding;
+  }
+  std::printf("seed %llu, %lld problems per kernel\n", static_cast<unsigned long long>(seed),
+              static_cast<long long>(args.cases));
+  for (const auto& id : ids) {
+    std::printf("\n%s\n  declares: %s\n  %s (%lld problems run, %lld declined)\n", id.kernel.c_str(),
+                to_text(id.declared).c_str(), verdict_of(id).c_str(), static_cast<long long>(id.problems),
+                static_cast<long long>(id.declined));
+    if (!id.fault.empty() || id.problems == 0) continue;
+    std::printf("  its y against exact math: %.3g ULP of y's format (scaled, docs/semantics.md \"Metrics\")\n",
+                id.exact_math_ulp);
+    std::printf("  policies its outputs are consistent with (ULP: the policy's own y against exact math):\n");
+    bool any = false;
+    for (const fuzz::PolicyVerdict& v : id.policies) {
+      if (!v.consistent()) continue;
+      any = true;
+      std::printf("    %-8.3g %s%s%s%s\n", v.exact_math_ulp, to_text(v.policy).c_str(),
+                  v.policy == id.declared ? "  [declared]" : "", v.name.empty() ? "" : "\n             ",
+                  v.name.c_str());
+    }
+    if (!any) std::printf("    none\n");
+  }
+  return all ? kExitOk : kExitFinding;
+}
+
+}  // namespace
+
+void add_identify_command(CLI::App& app, Action& action) {
+  auto* sub = app.add_subcommand(
+      "identify", "Which rounding policy each kernel with a spec of its own follows (a version-2 plugin's)");
+  auto args = std::make_shared<IdentifyArgs>();
+  add_plugin_options(sub, args->plugins, true);
+  sub->add_option("--kernel", args->kernels, "Identify only this kernel (repeatable; default: every one with a spec)");
+  sub->add_option("--cases", args->cases, "Generated problems per kernel (default 64)");
+  sub->add_option("--seed", args->seed, "Seed (default: NORMCHECK_SEED, else 20261127)");
+  sub->add_flag("--json", args->json, "Print one JSON document");
+  sub->callback([&action, args] {
+    action = [args] {
+      resolve_plugin_paths(args->plugins);  // before any plugin's constructor can chdir()
+      load_plugins(args->plugins);
+      return run_identify(*args);
+    };
+  });
+}
+
+}  // namespace normcheck::cli

@@ -1,0 +1,248 @@
+// A forward kernel with a spec of its own (Kernel::spec, op_spec.h): every
+// tensor in its spec's format, rows at the problem's row stride, each output
+// held to the range its spec's rounding policy admits (spec_policy.h), and y
+// measured against exact math beside it.
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <span>
+#include <variant>
+
+#include "normcheck/float_format.h"
+#include "normcheck/invoke.h"
+#include "normcheck/metrics.h"
+#include "normcheck/op_spec.h"
+#include "normcheck/spec_policy.h"
+#include "nonfinite.h"
+#include "op.h"
+
+namespace normcheck::evaluation {
+namespace {
+
+// One tensor of the call in its format: rows x cols at `stride` in a guarded
+// array (floats, or 16-bit patterns), the elements between rows padding.
+class Tensor {
+ public:
+  // An output: every element (padding included) the format's sentinel.
+  Tensor(DType t, int64_t rows, int64_t cols, int64_t stride, ArrayLayout layout)
+      : t_(t), rows_(rows), cols_(cols), stride_(stride) {
+    const std::size_t n = rows == 0 ? 0 : static_cast<std::size_t>((rows - 1) * stride + cols);
+    if (t == DType::f32) array_.emplace<FloatArray>(n, layout, sentinel32());
+    else array_.emplace<HalfArray>(n, layout, sentinel16(t));
+  }
+  // An input: `values` (rows x cols, contiguous, values of the format), the padding NaN.
+  Tensor(DType t, int64_t rows, int64_t cols, int64_t stride, ArrayLayout layout, const std::vector<float>& values)
+      : Tensor(t, rows, cols, stride, layout) {
+    for (int64_t r = 0; r + 1 < rows; ++r)
+      for (int64_t c = cols; c < stride; ++c) set(at(r, c), std::numeric_limits<float>::quiet_NaN());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) set(at(r, c), values[static_cast<std::size_t>(r * cols + c)]);
+    snapshot_ = bytes();
+  }
+
+  void* data() {
+    return std::visit([](auto& a) -> void* { return a.data(); }, array_);
+  }
+  float get(int64_t row, int64_t col) const { return value(at(row, col)); }
+  bool guards_intact() const {
+    return std::visit([](const auto& a) { return a.guards_intact(); }, array_);
+  }
+  // An input: every byte as it was (padding included).
+  bool unchanged() const { return bytes() == snapshot_; }
+  // An output: whether an element of a row kept the sentinel, and whether the padding did not.
+  bool any_unwritten() const {
+    for (int64_t r = 0; r < rows_; ++r)
+      for (int64_t c = 0; c < cols_; ++c)
+        if (is_sentinel(at(r, c))) return true;
+    return false;
+  }
+  bool padding_kept() const {
+    for (int64_t r = 0; r + 1 < rows_; ++r)
+      for (int64_t c = cols_; c < stride_; ++c)
+        if (!is_sentinel(at(r, c))) return false;
+    return true;
+  }
+  // The rows, contiguous, widened.
+  Readback read() const {
+    Readback out;
+    out.unwritten = any_unwritten();
+    for (int64_t r = 0; r < rows_; ++r)
+      for (int64_t c = 0; c < cols_; ++c) out.values.push_back(get(r, c));
+    return out;
+  }
+
+ private:
+  std::size_t at(int64_t row, int64_t col) const { return static_cast<std::size_t>(row * stride_ + col); }
+  void set(std::size_t i, float v) {
+    if (auto* f = std::get_if<FloatArray>(&array_)) f->data()[i] = v;
+    else std::get<HalfArray>(array_).data()[i] = to_16(t_, v);
+  }
+  float value(std::size_t i) const {
+    if (const auto* f = std::get_if<FloatArray>(&array_)) return (*f)[i];
+    return from_16(t_, std::get<HalfArray>(array_)[i]);
+  }
+  bool is_sentinel(std::size_t i) const {
+    if (const auto* f = std::get_if<FloatArray>(&array_))
+      return std::bit_cast<uint32_t>((*f)[i]) == std::bit_cast<uint32_t>(sentinel32());
+    return std::get<HalfArray>(array_)[i] == sentinel16(t_);
+  }
+  std::vector<unsigned char> bytes() const {
+    return std::visit(
+        [](const auto& a) {
+          const auto* p = reinterpret_cast<const unsigned char*>(a.data());
+          return std::vector<unsigned char>(p, p + a.size() * sizeof(a[0]));
+        },
+        array_);
+  }
+
+  DType t_;
+  int64_t rows_, cols_, stride_;
+  std::variant<FloatArray, HalfArray> array_{std::in_place_type<FloatArray>, 0, ArrayLayout{}, 0.0f};
+  std::vector<unsigned char> snapshot_;
+};
+
+// The values of `v` in format t (16-bit: rounded to nearest even).
+std::vector<float> stored(DType t, const std::vector<float>& v) { return store(t, v).widened; }
+
+}  // namespace
+
+void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
+  const Kernel& k = run.kernel;
+  const Problem& p = run.problem;
+  const OpSpec spec = spec_of(k);
+  ev.spec = to_text(spec);
+  const auto dt = [&](TensorName t) { return spec.dtype_of(t); };
+  const int64_t stride = p.row_stride ? p.row_stride : p.cols;
+
+  const std::vector<float> x = stored(dt(TensorName::x), p.x);
+  const std::vector<float> residual = spec.add ? stored(dt(TensorName::residual), p.residual) : std::vector<float>();
+  const std::vector<float> gamma = spec.has(TensorName::gamma) ? stored(dt(TensorName::gamma), p.gamma) : std::vector<float>();
+  const std::vector<float> beta = spec.has(TensorName::beta) ? stored(dt(TensorName::beta), p.beta) : std::vector<float>();
+
+  const ArrayLayout& layout = run.layout;
+  // inputs' padding NaN (a row that reads it gives NaN); outputs all sentinel
+  Tensor x_in(dt(TensorName::x), p.rows, p.cols, stride, layout, x);
+  std::optional<Tensor> res_in, gamma_in, beta_in, res_out, mean_out, stat_out;
+  if (spec.add) res_in.emplace(dt(TensorName::residual), p.rows, p.cols, stride, layout, residual);
+  if (!gamma.empty()) gamma_in.emplace(dt(TensorName::gamma), 1, p.cols, p.cols, layout, gamma);
+  if (!beta.empty()) beta_in.emplace(dt(TensorName::beta), 1, p.cols, p.cols, layout, beta);
+  Tensor y_out(dt(TensorName::y), p.rows, p.cols, stride, layout);
+  if (spec.add) res_out.emplace(dt(TensorName::residual_out), p.rows, p.cols, stride, layout);
+  if (spec.has(TensorName::mean)) mean_out.emplace(dt(TensorName::mean), p.rows, 1, 1, layout);
+  if (spec.has(TensorName::stat)) stat_out.emplace(dt(TensorName::stat), p.rows, 1, 1, layout);
+
+  KernelArgs args{.rows = p.rows, .cols = p.cols, .eps = p.eps};
+  args.row_stride = p.row_stride;
+  args.x = x_in.data();
+  args.residual = res_in ? res_in->data() : nullptr;
+  args.gamma = gamma_in ? gamma_in->data() : nullptr;
+  args.beta = beta_in ? beta_in->data() : nullptr;
+  args.out = y_out.data();
+  args.residual_out = res_out ? res_out->data() : nullptr;
+  args.mean = mean_out ? mean_out->data() : nullptr;
+  args.stat = stat_out ? stat_out->data() : nullptr;
+  if (run.options.around_call) run.options.around_call(true, run.options.context);
+  invoke(k, args);
+  if (run.options.around_call) run.options.around_call(false, run.options.context);
+
+  const Readback y = y_out.read();
+  const Readback empty;
+  const Readback sum = res_out ? res_out->read() : empty, mean = mean_out ? mean_out->read() : empty,
+                 stat = stat_out ? stat_out->read() : empty;
+  const auto inputs_ok = [](const std::optional<Tensor>& t) { return !t || (t->unchanged() && t->guards_intact()); };
+  const auto output_ok = [](const std::optional<Tensor>& t) { return !t || (t->guards_intact() && t->padding_kept()); };
+  ev.out_of_bounds_write = !y_out.guards_intact() || !y_out.padding_kept() || !output_ok(res_out) ||
+                           !output_ok(mean_out) || !output_ok(stat_out) || !x_in.guards_intact() ||
+                           !inputs_ok(res_in) || !inputs_ok(gamma_in) || !inputs_ok(beta_in);
+  ev.wrote_input = !x_in.unchanged() || (res_in && !res_in->unchanged()) || (gamma_in && !gamma_in->unchanged()) ||
+                   (beta_in && !beta_in->unchanged());
+  ev.unwritten_output = y.unwritten || sum.unwritten || mean.unwritten || stat.unwritten;
+  ev.output_digest = digest_of({&y, &sum, &mean, &stat});
+  if (run.options.outputs_only) return;
+
+  const SpecInputs in{p.rows, p.cols, x, residual, gamma, beta, p.eps};
+  const SpecAdmissible admissible = spec_admissible_fwd(spec, in);
+  OpSpec bare = spec;
+  for (auto& point : bare.round) point.reset();
+  const SpecForwardReference math = spec_reference_fwd(bare, in, SpecResult::exact_math);
+  const SpecForwardReference own = spec_reference_fwd(spec, in, SpecResult::policy);
+  const auto cols = static_cast<std::size_t>(p.cols);
+  const DType y_t = dt(TensorName::y);
+  // y's row scale (scale.h, y_scale): |w_j| kappa + |beta_j|, the weight 1 + gamma_j under weight=1+gamma
+  const auto weight = [&](std::size_t j) {
+    return gamma.empty() ? 1.0 : spec.weight == Weight::one_plus_gamma ? 1.0 + gamma[j] : static_cast<double>(gamma[j]);
+  };
+  const auto y_scale_of = [&](std::size_t row, std::size_t j) {
+    return std::fabs(weight(j)) * math.condition[row].kappa + (beta.empty() ? 0.0 : std::fabs(beta[j]));
+  };
+
+  tally_rows(ev, run.options.nonfinite, p.rows, [&](Tally& tally, int64_t row) {
+    const auto r = static_cast<std::size_t>(row);
+    if (spec.add)
+      for (std::size_t i = r * cols; i < (r + 1) * cols; ++i)
+        tally.range_element("residual_out", row, static_cast<int64_t>(i - r * cols), sum.values[i],
+                            admissible.residual_out.lo[i], admissible.residual_out.hi[i],
+                            math.residual_out.exact[i], dt(TensorName::residual_out), std::nullopt);
+    const char* stat_name = spec.norm == NormKind::layernorm ? "rstd" : "rrms";
+    if (!math.finite[r]) {
+      // a non-finite input (evaluate.h, NonFinite): RMSNorm's IEEE evaluation on a row of infinities
+      // gives rrms = +0 and y_j = +-0 for finite s_j (nonfinite.h); every other element is non-finite
+      std::vector<float> s(cols);
+      for (std::size_t j = 0; j < cols; ++j) s[j] = x[r * cols + j] + (spec.add ? residual[r * cols + j] : 0.0f);
+      const bool rms = spec.norm == NormKind::rmsnorm, infinities = rms && only_infinities(s);
+      if (mean_out) tally.nonfinite_element("mean", row, -1, mean.values[r], NAN);
+      if (stat_out) tally.nonfinite_row_element(stat_name, row, -1, stat.values[r], rms ? ieee_rrms(infinities) : std::nullopt);
+      for (std::size_t j = 0; j < cols; ++j)
+        tally.nonfinite_row_element("y", row, static_cast<int64_t>(j), y.values[r * cols + j],
+                                    rms && beta.empty() ? ieee_rmsnorm_y(infinities, s[j], weight(j)) : std::nullopt);
+      return;
+    }
+    if (mean_out)
+      tally.range_element("mean", row, -1, mean.values[r], admissible.mean.lo[r], admissible.mean.hi[r],
+                          math.mean.exact[r], dt(TensorName::mean), std::nullopt);
+    if (stat_out)
+      tally.range_element(stat_name, row, -1, stat.values[r], admissible.stat.lo[r], admissible.stat.hi[r],
+                          math.stat.exact[r], dt(TensorName::stat), std::nullopt);
+    for (std::size_t j = 0; j < cols; ++j) {
+      const std::size_t i = r * cols + j;
+      tally.range_element("y", row, static_cast<int64_t>(j), y.values[i], admissible.y.lo[i], admissible.y.hi[i],
+                          math.y.exact[i], y_t, y_scale_of(r, j));
+    }
+  });
+  // exact math: the kernel's y (max_ulp, from the range checks) and the policy's own y
+  ev.exact_math_ulp = ev.max_ulp;
+  for (std::size_t i = 0; i < y.values.size(); ++i) {
+    const std::size_t r = i / cols;
+    if (!math.finite[r] || !std::isfinite(math.y.exact[i]) || !std::isfinite(own.y.rounded[i])) continue;
+    ev.policy_exact_math_ulp =
+        std::max(ev.policy_exact_math_ulp,
+                 scaled_ulp_error(y_t, static_cast<float>(own.y.rounded[i]), math.y.exact[i], y_scale_of(r, i % cols)));
+  }
+  ev.pass = ev.max_error_over_bound <= 1 && !ev.nonfinite_mismatch && !ev.out_of_bounds_write &&
+            !ev.unwritten_output && !ev.wrote_input;
+  const bool policy_failure = !ev.pass && !ev.out_of_bounds_write && !ev.unwritten_output && !ev.wrote_input;
+  if (!run.options.identify && !policy_failure) return;
+  // the candidate policies against the outputs: which admit them
+  const SpecOutputs outputs{std::vector<double>(y.values.begin(), y.values.end()),
+                            std::vector<double>(sum.values.begin(), sum.values.end()),
+                            std::vector<double>(mean.values.begin(), mean.values.end()),
+                            std::vector<double>(stat.values.begin(), stat.values.end())};
+  const SpecInputs one[] = {in};
+  const SpecOutputs outs[] = {outputs};
+  for (const PolicyMatch& m : identify_fwd(spec, one, outs)) {
+    if (policy_failure && m.consistent() && !(m.policy == spec)) ev.consistent_policies.push_back(to_text(m.policy));
+    if (!run.options.identify) continue;
+    Evaluation::PolicyFit fit{to_text(m.policy), m.check.outside, 0};
+    const SpecForwardReference theirs = spec_reference_fwd(m.policy, in, SpecResult::policy);
+    for (std::size_t i = 0; i < y.values.size(); ++i) {
+      const std::size_t r = i / cols;
+      if (!math.finite[r] || !std::isfinite(math.y.exact[i]) || !std::isfinite(theirs.y.rounded[i])) continue;
+      fit.exact_math_ulp = std::max(fit.exact_math_ulp, scaled_ulp_error(y_t, static_cast<float>(theirs.y.rounded[i]),
+                                                                         math.y.exact[i], y_scale_of(r, i % cols)));
+    }
+    ev.policy_fits.push_back(std::move(fit));
+  }
+}
+
+}  // namespace normcheck::evaluation
