@@ -16,36 +16,80 @@ struct Count {
   int64_t rows = 0;
 };
 
+// A kernel's grade (grade_of() decides it; docs/report.md, "Grades"). The
+// first four grade a kernel that is not a control, from worst found down:
+enum class Grade {
+  trusted,        // within its bound on every row run and every fuzz case
+  less_accurate,  // breaks its bound, by at most kWrongFactor on realistic rows, never with NaN/inf
+  wrong,          // NaN/inf where the exact result is finite, outputs that differ run to run,
+                  // or beyond kWrongFactor x its bound on realistic rows
+  unsafe,         // wrote outside its outputs or into an input, left an output unwritten,
+                  // changed the caller's floating-point state, crashed or hung
+  caught,         // a known-bad control that broke its bound somewhere, as it must
+  not_caught,     // a known-bad control within its bound everywhere: the checks missed it
+  declined,       // nothing ran: every row was declined
+};
+
+// "trusted", "less accurate", "wrong", "unsafe", "caught", "not caught",
+// "declined": the words every writer prints and results.json's "grade".
+std::string_view to_string(Grade grade);
+
+// The factor beyond which an error on realistic rows makes a kernel wrong
+// rather than less accurate: 2^16 = 2^-8 / 2^-24, bfloat16's unit roundoff
+// over float32's. A bound is first order in float32's unit roundoff, so an
+// error this many times it is what the same bound with bfloat16's unit
+// roundoff would allow: 16 bits lost beyond what a careful float32 kernel
+// loses on that row.
+inline constexpr double kWrongFactor = 0x1p16;
+
 struct KernelVerdict {
   const Kernel* kernel = nullptr;
   int64_t rows_run = 0, rows_declined = 0, rows_failed = 0;
   int64_t rows_nonfinite_mismatch = 0, rows_memory = 0;  // subsets of rows_failed
-  // "trusted": no row failed; "fails": some row failed; "caught": a control
-  // that failed, as it must; "not caught": a control that passed everything;
-  // "declined": nothing ran.
-  std::string status;
+  Grade grade = Grade::declined;
+  std::string bound;                   // the bound it is held to, in words (bound_text)
+  // The worst error/bound on the realistic rows its fuzz findings' severities
+  // measured (+inf: NaN/inf where the exact result is finite); absent when
+  // no finding has a severity.
+  std::optional<double> realistic_worst;
   std::string advice;                  // a few words for the verdict table
   std::string headline;                // one sentence: trust on which inputs
   std::vector<std::string> notes;      // why it fails, what it declines, ULP read right
   std::vector<Count> failing_families; // family: failed rows
+  // Of those, the rows with NaN/inf where the exact result is finite (or the
+  // reverse), by family and eps ("constant_one_ulp, eps = 0": rows).
+  std::vector<Count> nonfinite_families;
   std::vector<Count> decline_reasons;  // reason: declined rows
   double worst_ratio = 0;              // max error/bound over the rows run
+  double worst_finite_ratio = 0;       // the same over the rows without a NaN/inf mismatch
   double max_ulp = 0;
   std::string worst_output;
   const RowResult* worst_row = nullptr;
   std::vector<const fuzz::Finding*> fuzz_findings;  // the fuzz campaign's, into data.fuzz
-  // Medians over the bench shapes of throughput / the streaming limit of the
-  // kernel's direction, / a copy, and / oneDNN's kernel for the same op.
+  // Medians of throughput / the streaming limit of the kernel's direction,
+  // / a copy, and / oneDNN's kernel for the same op, over the bench shapes
+  // out of cache (bench::out_of_cache), or over every shape measured when
+  // none is (speed_in_cache then).
   std::optional<double> stream_ratio, copy_ratio, onednn_ratio;
-  int bench_shapes = 0;
-  std::string speed;                   // one line
+  int bench_shapes = 0;                // the shapes the medians are over
+  bool speed_in_cache = false;         // no shape was out of cache: the medians are in-cache figures
+  std::string speed;                   // one line, naming the shapes and the criterion
 };
+
+// The grade of a verdict from its counts, its kernel's origin and its fuzz
+// findings (labels and severities): the rule of docs/report.md, "Grades".
+Grade grade_of(const KernelVerdict& v);
+
+// The bound a kernel is held to, in words: "the default bound (what a careful
+// float32 two-pass kernel meets, ...)" for a kernel held to default_bound(),
+// its 16-bit form for a plugin's bf16/f16 kernel, else its algorithm's own.
+std::string bound_text(const Kernel& k);
 
 // The verdict of every kernel of data.accuracy, in the same order.
 std::vector<KernelVerdict> verdicts(const ReportData& data);
 
 // Whether the run is a failure (exit 1 without a baseline): a kernel of ours
-// failed, or a control was not caught. Third-party failures are findings about
+// is graded below trusted, or a control was not caught. Third-party failures are findings about
 // those libraries, reported in full, like a REFUTED claim.
 bool run_failed(const std::vector<KernelVerdict>& v);
 

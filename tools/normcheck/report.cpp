@@ -115,7 +115,7 @@ int run_report(const ReportArgs& args) {
   }
 
   for (const auto& v : verdicts)
-    std::cout << v.kernel->name << "  " << v.status << "  worst error/bound " << report::figure(v.worst_ratio) << "\n";
+    std::cout << v.kernel->name << "  " << report::to_string(v.grade) << "  worst error/bound " << report::figure(v.worst_ratio) << "\n";
   bool undecided = false;
   for (const auto& c : data.claims) undecided = undecided || c.result.verdict == Verdict::unchecked;
   if (check) std::cout << report::format_check(*check, args.check_baseline);
