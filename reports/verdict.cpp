@@ -230,8 +230,11 @@ std::string finding_labels(const KernelVerdict& v, bool (*keep)(const std::strin
 
 // The labels that grade a kernel unsafe: what the call did to memory, to the
 // caller's floating-point state or to its own liveness (every call label of
-// fuzz::call_label() but nondeterministic, which is about its numbers).
-bool unsafe_label(const std::string& label) { return fuzz::call_label(label) && label != "nondeterministic"; }
+// fuzz::call_label() but nondeterministic, which is about its numbers). ""
+// is no label: a severity row that passed.
+bool unsafe_label(const std::string& label) {
+  return !label.empty() && fuzz::call_label(label) && label != "nondeterministic";
+}
 // Those that grade it wrong whatever their figure: NaN/inf where the exact
 // result is finite, outputs that are not a function of the inputs.
 bool wrong_label(const std::string& label) { return label == "nan" || label == "nondeterministic"; }
