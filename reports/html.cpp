@@ -86,7 +86,7 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
        "within the promise. <b>max ULP</b> is the ULP error where the exact value is not tiny against the row's scale "
        "(the magnitude the output is computed from), and the error in ULPs of that scale where it is; NaN and inf "
        "are judged by error/bound, not counted in ULP. <b>Grade</b>: <i>trusted</i> within its bound on every row "
-       "and fuzz case; <i>less accurate</i> breaks it, by at most " << figure(kWrongFactor) << "x on realistic rows, "
+       "and fuzz case; <i>less accurate</i> breaks it, by at most " << static_cast<long long>(kWrongFactor) << "x on realistic rows, "
        "never with NaN; <i>wrong</i> NaN/inf where the exact result is finite, outputs that differ run to run, or "
        "beyond that factor on realistic rows; <i>unsafe</i> wrote outside its outputs or into an input, left an "
        "output unwritten, changed the caller's floating-point state, crashed or hung (docs/report.md, "

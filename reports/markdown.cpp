@@ -25,7 +25,7 @@ std::string markdown_report(const ReportData& data, const std::vector<KernelVerd
                                    "not figures to quote.\n\n"
                                  : "")
     << "Grade: trusted (within its bound everywhere), less accurate (breaks it, by at most "
-    << figure(kWrongFactor) << "x on realistic rows), wrong (NaN/inf where the exact result is finite, outputs that "
+    << static_cast<long long>(kWrongFactor) << "x on realistic rows), wrong (NaN/inf where the exact result is finite, outputs that "
        "differ run to run, or beyond that factor on realistic rows), unsafe (memory, floating-point state, crash or "
        "hang); error/bound is what to act on (1 = the bound it is held to). Speed: median ratio to the streaming "
        "limit of the kernel's direction (reading its inputs and writing its output with non-temporal stores, "

@@ -228,16 +228,6 @@ std::string finding_labels(const KernelVerdict& v, bool (*keep)(const std::strin
   return labels;
 }
 
-// The labels that grade a kernel unsafe: what the call did to memory, to the
-// caller's floating-point state or to its own liveness (every call label of
-// fuzz::call_label() but nondeterministic, which is about its numbers). ""
-// is no label: a severity row that passed.
-bool unsafe_label(const std::string& label) {
-  return !label.empty() && fuzz::call_label(label) && label != "nondeterministic";
-}
-// Those that grade it wrong whatever their figure: NaN/inf where the exact
-// result is finite, outputs that are not a function of the inputs.
-bool wrong_label(const std::string& label) { return label == "nan" || label == "nondeterministic"; }
 bool any_label(const std::string&) { return true; }
 
 // The largest error/bound seen, rows and findings together (+inf for a NaN/inf).
@@ -299,7 +289,7 @@ void grade_text(const KernelVerdict& v, const std::string& scope, KernelVerdict&
         what += (what.empty() ? "fuzzing found " : "; fuzzing found ") + w;
       if (v.realistic_worst && *v.realistic_worst > kWrongFactor)
         what += (what.empty() ? "" : "; ") + std::string("errors up to ") + figure(*v.realistic_worst) +
-                "x " + v.bound + " on realistic rows (beyond " + figure(kWrongFactor) + "x)";
+                "x " + v.bound + " on realistic rows (beyond " + std::to_string(static_cast<long long>(kWrongFactor)) + "x)";
       out.headline = "Wrong: " + what + ". Do not trust it on: " + where + ". Elsewhere up to " +
                      figure(v.worst_finite_ratio) + "x " + v.bound + realistic + ".";
       out.advice = "Wrong on rows like: " + (v.rows_failed ? families : found);
@@ -431,34 +421,19 @@ std::vector<KernelVerdict> verdicts(const ReportData& data) {
   return out;
 }
 
-std::string_view to_string(Grade grade) {
-  switch (grade) {
-    case Grade::trusted: return "trusted";
-    case Grade::less_accurate: return "less accurate";
-    case Grade::wrong: return "wrong";
-    case Grade::unsafe: return "unsafe";
-    case Grade::caught: return "caught";
-    case Grade::not_caught: return "not caught";
-    case Grade::declined: return "declined";
-  }
-  return "declined";
-}
-
-// Worst first: memory, state and liveness (unsafe), then numbers that are
-// not results (wrong), then a broken bound (less accurate).
 Grade grade_of(const KernelVerdict& v) {
-  if (v.rows_run == 0 && v.fuzz_findings.empty()) return Grade::declined;
-  const bool broke = v.rows_failed > 0 || !v.fuzz_findings.empty();
-  if (v.kernel && v.kernel->origin == Origin::control) return broke ? Grade::caught : Grade::not_caught;
-  bool unsafe = v.rows_memory > 0, wrong = v.rows_nonfinite_mismatch > 0;
+  GradeFacts facts;
+  facts.control = v.kernel && v.kernel->origin == Origin::control;
+  facts.ran = v.rows_run > 0 || !v.fuzz_findings.empty();
+  facts.broke = v.rows_failed > 0;
+  facts.unsafe = v.rows_memory > 0;
+  facts.wrong = v.rows_nonfinite_mismatch > 0;
   for (const fuzz::Finding* f : v.fuzz_findings) {
-    unsafe = unsafe || unsafe_label(f->label) || (f->severity && unsafe_label(f->severity->label));
-    wrong = wrong || wrong_label(f->label) || (f->severity && wrong_label(f->severity->label));
+    facts.add_label(f->label);
+    if (f->severity) facts.add_label(f->severity->label);
   }
-  wrong = wrong || (v.realistic_worst && *v.realistic_worst > kWrongFactor);
-  if (unsafe) return Grade::unsafe;
-  if (wrong) return Grade::wrong;
-  return broke ? Grade::less_accurate : Grade::trusted;
+  facts.realistic_worst = v.realistic_worst;
+  return grade(facts);
 }
 
 std::string bound_text(const Kernel& k) {

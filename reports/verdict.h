@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "grade.h"
 #include "report_data.h"
 
 namespace normcheck::report {
@@ -15,32 +16,6 @@ struct Count {
   std::string what;
   int64_t rows = 0;
 };
-
-// A kernel's grade (grade_of() decides it; docs/report.md, "Grades"). The
-// first four grade a kernel that is not a control, from worst found down:
-enum class Grade {
-  trusted,        // within its bound on every row run and every fuzz case
-  less_accurate,  // breaks its bound, by at most kWrongFactor on realistic rows, never with NaN/inf
-  wrong,          // NaN/inf where the exact result is finite, outputs that differ run to run,
-                  // or beyond kWrongFactor x its bound on realistic rows
-  unsafe,         // wrote outside its outputs or into an input, left an output unwritten,
-                  // changed the caller's floating-point state, crashed or hung
-  caught,         // a known-bad control that broke its bound somewhere, as it must
-  not_caught,     // a known-bad control within its bound everywhere: the checks missed it
-  declined,       // nothing ran: every row was declined
-};
-
-// "trusted", "less accurate", "wrong", "unsafe", "caught", "not caught",
-// "declined": the words every writer prints and results.json's "grade".
-std::string_view to_string(Grade grade);
-
-// The factor beyond which an error on realistic rows makes a kernel wrong
-// rather than less accurate: 2^16 = 2^-8 / 2^-24, bfloat16's unit roundoff
-// over float32's. A bound is first order in float32's unit roundoff, so an
-// error this many times it is what the same bound with bfloat16's unit
-// roundoff would allow: 16 bits lost beyond what a careful float32 kernel
-// loses on that row.
-inline constexpr double kWrongFactor = 0x1p16;
 
 struct KernelVerdict {
   const Kernel* kernel = nullptr;
@@ -76,8 +51,8 @@ struct KernelVerdict {
   std::string speed;                   // one line, naming the shapes and the criterion
 };
 
-// The grade of a verdict from its counts, its kernel's origin and its fuzz
-// findings (labels and severities): the rule of docs/report.md, "Grades".
+// The grade of a verdict (grade.h) from its counts, its kernel's origin, its
+// fuzz findings' labels and severities' labels, and realistic_worst.
 Grade grade_of(const KernelVerdict& v);
 
 // The bound a kernel is held to, in words: "the default bound (what a careful
