@@ -70,6 +70,10 @@ json kernel_json(const KernelAccuracy& ka, const KernelVerdict& v) {
           {"grade", to_string(v.grade)},
           {"bound", v.bound},
           {"realistic_worst_error_over_bound", v.realistic_worst ? json_number(*v.realistic_worst) : json(nullptr)},
+          {"algorithm_bound", v.reimplementation ? json{{"kernel", v.reimplementation->name},
+                                                        {"max_error_over_bound", json_number(v.algorithm_worst)},
+                                                        {"rows_failed", v.algorithm_rows_failed}}
+                                                  : json(nullptr)},
           {"headline", v.headline},
           {"advice", v.advice},
           {"notes", v.notes},

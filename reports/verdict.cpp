@@ -4,6 +4,7 @@
 #include "verdict.h"
 
 #include "normcheck/bounds.h"
+#include "normcheck/reimplementation.h"
 #include "plugin_bounds.h"
 #include "row_families.h"
 #include "shell_quote.h"  // tools/normcheck: one quoting for every printed command
@@ -248,6 +249,12 @@ void grade_text(const KernelVerdict& v, const std::string& scope, KernelVerdict&
   const std::string realistic =
       v.realistic_worst ? "; on realistic rows of the findings' classes, worst " + figure(*v.realistic_worst) + "x"
                         : std::string();
+  const std::string own =
+      v.reimplementation && v.rows_run
+          ? " Against its algorithm's own bound (that of " + std::string(v.reimplementation->name) +
+                ", which reimplements it): worst " + figure(v.algorithm_worst) + "x, " +
+                std::to_string(v.algorithm_rows_failed) + " of the " + std::to_string(v.rows_run) + " rows run break it."
+          : std::string();
   switch (v.grade) {
     case Grade::declined:
       out.headline = "Nothing ran: every row was declined.";
@@ -269,7 +276,7 @@ void grade_text(const KernelVerdict& v, const std::string& scope, KernelVerdict&
       break;
     case Grade::trusted:
       out.headline = "Trust it on every input tried: within " + v.bound + " on all " + scope + ", worst error " +
-                     figure(v.worst_ratio) + "x the bound.";
+                     figure(v.worst_ratio) + "x the bound." + own;
       out.advice = "Trust it (worst " + figure(v.worst_ratio) + "x its bound)";
       break;
     case Grade::less_accurate:
@@ -277,7 +284,8 @@ void grade_text(const KernelVerdict& v, const std::string& scope, KernelVerdict&
                      realistic + ". No NaN where the exact result is finite, no memory or call fault" +
                      (v.rows_run > v.rows_failed
                           ? "; within the bound on the other " + std::to_string(v.rows_run - v.rows_failed) + " rows."
-                          : ".");
+                          : ".") +
+                     own;
       out.advice = "Less accurate: up to " + figure(worst_seen(v)) + "x its bound on " +
                    (v.rows_failed ? families : found);
       break;
@@ -291,7 +299,7 @@ void grade_text(const KernelVerdict& v, const std::string& scope, KernelVerdict&
         what += (what.empty() ? "" : "; ") + std::string("errors up to ") + figure(*v.realistic_worst) +
                 "x " + v.bound + " on realistic rows (beyond " + std::to_string(static_cast<long long>(kWrongFactor)) + "x)";
       out.headline = "Wrong: " + what + ". Do not trust it on: " + where + ". Elsewhere up to " +
-                     figure(v.worst_finite_ratio) + "x " + v.bound + realistic + ".";
+                     figure(v.worst_finite_ratio) + "x " + v.bound + realistic + "." + own;
       out.advice = "Wrong on rows like: " + (v.rows_failed ? families : found);
       break;
     }
@@ -388,6 +396,10 @@ std::vector<KernelVerdict> verdicts(const ReportData& data) {
         v.worst_row = &r;
       }
       v.max_ulp = std::max(v.max_ulp, e.max_ulp);
+      if (r.algorithm_ratio) {
+        v.algorithm_worst = std::max(v.algorithm_worst, *r.algorithm_ratio);
+        v.algorithm_rows_failed += !(*r.algorithm_ratio <= 1);
+      }
       if (!e.nonfinite_mismatch) v.worst_finite_ratio = std::max(v.worst_finite_ratio, e.max_error_over_bound);
       if (!e.pass) {
         ++v.rows_failed;
@@ -404,6 +416,7 @@ std::vector<KernelVerdict> verdicts(const ReportData& data) {
     const std::string scope = std::to_string(v.rows_run) + " rows run (" + std::to_string(families_run.size()) +
                               " families, " + lengths_text(data.accuracy_options) + ")";
     v.bound = bound_text(*ka.kernel);
+    v.reimplementation = reimplementation_of(*ka.kernel);
     fuzz_findings(data, v);
     v.grade = grade_of(v);
     grade_text(v, scope, v);

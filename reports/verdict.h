@@ -23,6 +23,12 @@ struct KernelVerdict {
   int64_t rows_nonfinite_mismatch = 0, rows_memory = 0;  // subsets of rows_failed
   Grade grade = Grade::declined;
   std::string bound;                   // the bound it is held to, in words (bound_text)
+  // A third party whose algorithm a kernel of ours reimplements
+  // (reimplementation_of): that kernel, and the worst error over its bound
+  // on the rows run and how many rows break it.
+  const Kernel* reimplementation = nullptr;
+  double algorithm_worst = 0;
+  int64_t algorithm_rows_failed = 0;
   // The worst error/bound on the realistic rows its fuzz findings' severities
   // measured (+inf: NaN/inf where the exact result is finite); absent when
   // no finding has a severity.
