@@ -1,6 +1,10 @@
 // The libtorch adapters' rows. They live in normcheck_kernels, which does not
 // link libtorch: `fn` and `declines` load libnormcheck_torch.so on first use
 // (adapter_rows.h); the code that calls libtorch is torch_layernorm_{fwd,bwd}.cpp.
+// The rows are held to the default bound (what a careful float32 two-pass
+// kernel meets) and point at default_layernorm_{fwd,bwd}_bound itself, so
+// that a report can tell which bound a verdict is against (bound_text,
+// reports/verdict.h).
 #include "adapter_rows.h"
 #include "normcheck/bounds.h"
 #include "normcheck/kernel.h"

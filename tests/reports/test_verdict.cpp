@@ -17,6 +17,7 @@
 #include "normcheck/evaluate.h"
 #include "normcheck/invoke.h"
 #include "normcheck/kernel.h"
+#include "normcheck/reimplementation.h"
 #include "verdict.h"
 
 namespace normcheck::report {
@@ -223,6 +224,39 @@ TEST(Grade, OursGradedDownFailsTheRun) {
   const KernelVerdict v = verdict_on(k, {row_of(k, realistic_row(k, 0, 3), "gaussian_offset")});
   EXPECT_EQ(v.grade, Grade::less_accurate);
   EXPECT_TRUE(run_failed({v}));
+}
+
+// A third party held to the default bound and measured against its own
+// algorithm's (the bound of the kernel that reimplements it): the headline
+// says by how much it misses the standard, and how it does against its own.
+TEST(Grade, AThirdPartyNamesTheStandardAndItsOwnAlgorithmsBound) {
+  const Kernel* torch = nullptr;
+  for (const Kernel& k : kernel_table())
+    if (k.origin == Origin::third_party && k.op == Op::layernorm_fwd && reimplementation_of(k)) torch = &k;
+  if (!torch) GTEST_SKIP() << "this build has no third party whose algorithm a kernel of ours reimplements";
+  std::vector<RowResult> rows(2);
+  for (RowResult& r : rows) {
+    r.family = "gaussian_offset";
+    r.d = 768;
+    r.evaluation.worst.output = "rstd";
+  }
+  rows[0].evaluation.max_error_over_bound = 3;  // misses the default bound 3x ...
+  rows[0].evaluation.pass = false;
+  rows[0].algorithm_ratio = 0.5;                // ... within its algorithm's
+  rows[1].evaluation.max_error_over_bound = 0.25;
+  rows[1].algorithm_ratio = 0.125;
+  const KernelVerdict v = verdict_on(*torch, std::move(rows));
+  EXPECT_EQ(v.grade, Grade::less_accurate);
+  EXPECT_NE(v.headline.find("Less accurate than the default bound (what a careful float32 two-pass kernel meets"),
+            std::string::npos)
+      << v.headline;
+  EXPECT_NE(v.headline.find("up to 3x it, on gaussian_offset (1 row)"), std::string::npos) << v.headline;
+  EXPECT_NE(v.headline.find("Against its algorithm's own bound (that of " +
+                            std::string(reimplementation_of(*torch)->name) +
+                            ", which reimplements it): worst 0.5x, 0 of the 2 rows run break it."),
+            std::string::npos)
+      << v.headline;
+  EXPECT_DOUBLE_EQ(v.algorithm_worst, 0.5);
 }
 
 // nan_to_num after RMSNorm: a finite y where the exact one is NaN (an inf in
