@@ -22,12 +22,12 @@ void write(const fs::path& file, const std::string& text) {
   std::ofstream(file) << text << "\n";
 }
 
-void add_cache(const fs::path& dir, int index, int level, const std::string& type, const std::string& size) {
-  const fs::path d = dir / ("index" + std::to_string(index));
-  write(d / "level", std::to_string(level));
-  write(d / "type", type);
-  write(d / "size", size);
-}
+// One cache of a sysfs cache folder: indexN/{level,type,size}.
+struct Cache {
+  int index, level;
+  const char* type;
+  const char* size;
+};
 
 // A folder of this process's own, removed with its contents when the test ends.
 struct FreshDir {
@@ -43,29 +43,35 @@ struct FreshDir {
   fs::path path;
 };
 
+// last_level_cache_bytes() of a folder listing `caches`.
+std::size_t last_level_of(const std::string& name, std::initializer_list<Cache> caches) {
+  const FreshDir fresh(name);
+  for (const Cache& c : caches) {
+    const fs::path d = fresh.path / ("index" + std::to_string(c.index));
+    write(d / "level", std::to_string(c.level));
+    write(d / "type", c.type);
+    write(d / "size", c.size);
+  }
+  return last_level_cache_bytes(fresh.path);
+}
+
 TEST(LastLevelCache, IsTheHighestLevelHoldingData) {
-  const FreshDir fresh("epyc");
-  const fs::path& dir = fresh.path;
-  add_cache(dir, 3, 3, "Unified", "32768K");  // listed first: the order of indexN does not matter
-  add_cache(dir, 0, 1, "Data", "48K");
-  add_cache(dir, 1, 1, "Instruction", "32K");
-  add_cache(dir, 2, 2, "Unified", "1024K");
-  EXPECT_EQ(last_level_cache_bytes(dir), std::size_t{32} << 20);
+  // The L3 listed first: the order of the indexN folders does not matter.
+  EXPECT_EQ(last_level_of("epyc", {{3, 3, "Unified", "32768K"},
+                                   {0, 1, "Data", "48K"},
+                                   {1, 1, "Instruction", "32K"},
+                                   {2, 2, "Unified", "1024K"}}),
+            std::size_t{32} << 20);
 }
 
 TEST(LastLevelCache, IgnoresInstructionCachesAndUnknownSizes) {
-  const FreshDir fresh("odd");
-  const fs::path& dir = fresh.path;
-  add_cache(dir, 0, 1, "Data", "1M");
-  add_cache(dir, 1, 4, "Instruction", "64M");
-  add_cache(dir, 2, 3, "Unified", "lots");
-  EXPECT_EQ(last_level_cache_bytes(dir), std::size_t{1} << 20);
+  EXPECT_EQ(last_level_of("odd", {{0, 1, "Data", "1M"}, {1, 4, "Instruction", "64M"}, {2, 3, "Unified", "lots"}}),
+            std::size_t{1} << 20);
 }
 
 TEST(LastLevelCache, IsZeroWhenNotListed) {
-  const FreshDir fresh("empty");
-  EXPECT_EQ(last_level_cache_bytes(fresh.path), 0u);
-  EXPECT_EQ(last_level_cache_bytes(fresh.path / "missing"), 0u);
+  EXPECT_EQ(last_level_of("empty", {}), 0u);
+  EXPECT_EQ(last_level_cache_bytes(fs::temp_directory_path() / "normcheck_test_cache_size_no_such_folder"), 0u);
 }
 
 // With a 32 MiB cache, a float32 forward on 4096x4096 moves 128 MiB (out of
