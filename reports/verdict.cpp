@@ -238,8 +238,14 @@ double worst_seen(const KernelVerdict& v) {
   return worst;
 }
 
+// "1 row", "3 rows".
+std::string rows_text(int64_t n) { return std::to_string(n) + (n == 1 ? " row" : " rows"); }
+
+// `what` with `piece` after it, "; " between.
+void append(std::string& what, const std::string& piece) { what += (what.empty() ? "" : "; ") + piece; }
+
 // The headline and advice of each grade, from the verdict's facts.
-void grade_text(const KernelVerdict& v, const std::string& scope, KernelVerdict& out) {
+void grade_text(KernelVerdict& v, const std::string& scope) {
   const std::string families = join_counts(v.failing_families);
   const std::string rows_part =
       v.rows_failed ? families + " (" + std::to_string(v.rows_failed) + " of " + scope + ")" : std::string();
@@ -257,63 +263,65 @@ void grade_text(const KernelVerdict& v, const std::string& scope, KernelVerdict&
           : std::string();
   switch (v.grade) {
     case Grade::declined:
-      out.headline = "Nothing ran: every row was declined.";
-      out.advice = "Declined every row";
+      v.headline = "Nothing ran: every row was declined.";
+      v.advice = "Declined every row";
       break;
     case Grade::not_caught:
-      out.headline = "Known-bad control NOT caught: within its bound on all " + scope +
+      v.headline = "Known-bad control NOT caught: within its bound on all " + scope +
                      "; the workload misses the inputs it is known to fail on.";
-      out.advice = "Known-bad control NOT caught";
+      v.advice = "Known-bad control NOT caught";
       break;
     case Grade::caught:
-      out.headline = v.rows_failed ? "Known-bad control, do not use: breaks its bound on " +
+      v.headline = v.rows_failed ? "Known-bad control, do not use: breaks its bound on " +
                                          std::to_string(v.rows_failed) + " of " + scope + ": " + families +
                                          ". The checks catch it, as they must."
                                    : "Known-bad control, do not use: within its bound on the workload's rows, but "
                                      "the fuzz campaign catches it (" + found + ").";
-      out.advice = v.rows_failed ? "Known-bad control, caught: do not use"
+      v.advice = v.rows_failed ? "Known-bad control, caught: do not use"
                                  : "Known-bad control, caught by fuzzing: do not use";
       break;
     case Grade::trusted:
-      out.headline = "Trust it on every input tried: within " + v.bound + " on all " + scope + ", worst error " +
+      v.headline = "Trust it on every input tried: within " + v.bound + " on all " + scope + ", worst error " +
                      figure(v.worst_ratio) + "x the bound." + own;
-      out.advice = "Trust it (worst " + figure(v.worst_ratio) + "x its bound)";
+      v.advice = "Trust it (worst " + figure(v.worst_ratio) + "x its bound)";
       break;
     case Grade::less_accurate:
-      out.headline = "Less accurate than " + v.bound + ": up to " + figure(worst_seen(v)) + "x it, on " + where +
+      v.headline = "Less accurate than " + v.bound + ": up to " + figure(worst_seen(v)) + "x it, on " + where +
                      realistic + ". No NaN where the exact result is finite, no memory or call fault" +
                      (v.rows_run > v.rows_failed
                           ? "; within the bound on the other " + std::to_string(v.rows_run - v.rows_failed) + " rows."
                           : ".") +
                      own;
-      out.advice = "Less accurate: up to " + figure(worst_seen(v)) + "x its bound on " +
+      v.advice = "Less accurate: up to " + figure(worst_seen(v)) + "x its bound on " +
                    (v.rows_failed ? families : found);
       break;
     case Grade::wrong: {
       std::string what;
       if (v.rows_nonfinite_mismatch)
         what = "NaN/inf where the exact result is finite (or the reverse) on " + join_counts(v.nonfinite_families);
-      if (const std::string w = finding_labels(v, &wrong_label); !w.empty())
-        what += (what.empty() ? "fuzzing found " : "; fuzzing found ") + w;
+      if (const std::string w = finding_labels(v, &wrong_label); !w.empty()) append(what, "fuzzing found " + w);
       if (v.realistic_worst && *v.realistic_worst > kWrongFactor)
-        what += (what.empty() ? "" : "; ") + std::string("errors up to ") + figure(*v.realistic_worst) +
-                "x " + v.bound + " on realistic rows (beyond " + std::to_string(static_cast<long long>(kWrongFactor)) + "x)";
-      out.headline = "Wrong: " + what + ". Do not trust it on: " + where + ". Elsewhere up to " +
-                     figure(v.worst_finite_ratio) + "x " + v.bound + realistic + "." + own;
-      out.advice = "Wrong on rows like: " + (v.rows_failed ? families : found);
+        append(what, "errors up to " + figure(*v.realistic_worst) + "x " + v.bound + " on realistic rows (beyond " +
+                         std::to_string(static_cast<long long>(kWrongFactor)) + "x)");
+      // The findings are each a note; the headline names the rows.
+      v.headline = "Wrong: " + what + "." + (rows_part.empty() ? "" : " Do not trust it on: " + rows_part + ".") +
+                     (v.rows_run > v.rows_nonfinite_mismatch
+                          ? " Elsewhere up to " + figure(v.worst_finite_ratio) + "x " + v.bound + realistic + "."
+                          : std::string()) +
+                     own;
+      v.advice = "Wrong on rows like: " + (v.rows_failed ? families : found);
       break;
     }
     case Grade::unsafe: {
       std::string what;
       if (v.rows_memory)
-        what = std::to_string(v.rows_memory) + " rows wrote outside its outputs or into an input, or left an output unwritten";
-      if (const std::string u = finding_labels(v, &unsafe_label); !u.empty())
-        what += (what.empty() ? "fuzzing found " : "; fuzzing found ") + u;
+        what = rows_text(v.rows_memory) + " wrote outside its outputs or into an input, or left an output unwritten";
+      if (const std::string u = finding_labels(v, &unsafe_label); !u.empty()) append(what, "fuzzing found " + u);
       for (const fuzz::Finding* f : v.fuzz_findings)
         if (f->severity && unsafe_label(f->severity->label) && what.find(f->severity->label) == std::string::npos)
-          what += "; " + f->severity->label + " on a realistic row";
-      out.headline = "Unsafe, do not call it: " + what + ".";
-      out.advice = "Unsafe: " + what;
+          append(what, f->severity->label + " on a realistic row");
+      v.headline = "Unsafe, do not call it: " + what + ".";
+      v.advice = "Unsafe: " + what;
       break;
     }
   }
@@ -419,7 +427,7 @@ std::vector<KernelVerdict> verdicts(const ReportData& data) {
     v.reimplementation = reimplementation_of(*ka.kernel);
     fuzz_findings(data, v);
     v.grade = grade_of(v);
-    grade_text(v, scope, v);
+    grade_text(v, scope);
     if (v.rows_declined && v.rows_run)
       v.advice += "; declines " + std::to_string(v.rows_declined) + " rows (see its notes)";
     fuzz_notes(data, v);
