@@ -64,9 +64,10 @@ std::string junit_report(const ReportData& data, const std::vector<KernelVerdict
       kernels.push_back({"within_bound", cls, "", v.headline + "\n" + notes, true});
       continue;
     }
-    // The grade: anything below trusted fails, as does a control not caught.
-    Case graded{"grade", cls, "", std::string(to_string(v.grade)) + ": " + v.headline};
-    if (v.grade != Grade::trusted && v.grade != Grade::caught) graded.failure = graded.out;
+    // The grade: anything below trusted fails (with the headline), as does a
+    // control not caught.
+    Case graded{"grade", cls, "", std::string(to_string(v.grade))};
+    if (v.grade != Grade::trusted && v.grade != Grade::caught) graded.failure = v.headline;
     kernels.push_back(graded);
     Case bound{"within_bound", cls, "", v.headline + "\n" + notes};
     const bool control = v.kernel->origin == Origin::control;
