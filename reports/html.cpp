@@ -94,7 +94,8 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
     << figure(bench::kOutOfCacheFactor) << "x the last-level cache), of the throughput as a ratio to the streaming "
        "limit of the kernel's direction, measured in the same run (reading the inputs and writing the output with "
        "non-temporal stores: 1 = all that the memory allows), and to oneDNN's kernel for the same op; a kernel "
-       "with no shape out of cache gets the median over its shapes, and its speed line says so.</p></div>\n"
+       "with no shape out of cache gets the median over its shapes, and its speed line says so. "
+    << e(speed_scope(data)) << "</p></div>\n"
     << "<table class=\"verdicts\"><tr><th>kernel</th><th>op</th><th>origin</th><th>grade</th><th>what to do</th>"
        "<th>rows failed / run / declined</th><th>worst error/bound</th><th>max ULP</th><th>vs limit</th>"
        "<th>vs oneDNN</th></tr>\n";

@@ -30,8 +30,8 @@ std::string markdown_report(const ReportData& data, const std::vector<KernelVerd
        "hang); error/bound is what to act on (1 = the bound it is held to). Speed: median ratio to the streaming "
        "limit of the kernel's direction (reading its inputs and writing its output with non-temporal stores, "
        "measured in the same run) and to oneDNN, over the shapes out of cache (bytes moved per call >= "
-    << figure(bench::kOutOfCacheFactor) << "x the last-level cache), where it is the fraction of possible; "
-       "each kernel's speed line says which.\n\n"
+    << figure(bench::kOutOfCacheFactor) << "x the last-level cache), where it is the fraction of possible. "
+    << speed_scope(data) << "\n\n"
     << "| kernel | origin | grade | rows failed / run / declined | worst error/bound | max ULP | vs limit | vs oneDNN |\n"
     << "|---|---|---|---|---|---|---|---|\n";
   for (const KernelVerdict& v : verdicts)

@@ -129,6 +129,13 @@ void ulp_note(const KernelAccuracy& ka, KernelVerdict& v) {
   }
 }
 
+// "bytes moved per call >= 2x the 32 MiB last-level cache": bench::out_of_cache in words.
+std::string out_of_cache_criterion(std::size_t cache_bytes) {
+  return "bytes moved per call >= " + figure(bench::kOutOfCacheFactor) + "x the " +
+         (cache_bytes ? figure(static_cast<double>(cache_bytes) / (1 << 20)) + " MiB " : std::string()) +
+         "last-level cache";
+}
+
 // The medians over the shapes out of cache (bench::out_of_cache), where the
 // streaming limit is the ceiling; a shape in cache can pass it (ratio above
 // 1), so mixing both would say neither. With no shape out of cache, the
@@ -173,9 +180,7 @@ void speed(const ReportData& data, KernelVerdict& v) {
   }
   const std::string n = std::to_string(shapes.size()) + (shapes.size() == 1 ? " shape" : " shapes");
   const std::size_t cache = data.bench->cache_bytes;
-  const std::string criterion = "bytes moved per call >= " + figure(bench::kOutOfCacheFactor) + "x the " +
-                                (cache ? figure(static_cast<double>(cache) / (1 << 20)) + " MiB" : std::string()) +
-                                " last-level cache";
+  const std::string criterion = out_of_cache_criterion(cache);
   if (!v.speed_in_cache)
     v.speed += ", median of " + n + " out of cache (" + criterion + ")";
   else if (cache == 0)
@@ -328,6 +333,28 @@ void grade_text(KernelVerdict& v, const std::string& scope) {
 }
 
 }  // namespace
+
+std::string speed_scope(const ReportData& data) {
+  if (!data.bench) return "";
+  std::vector<bench::BenchShape> shapes, out;
+  for (const auto& r : data.bench->results) {
+    if (std::find(shapes.begin(), shapes.end(), r.shape) == shapes.end()) shapes.push_back(r.shape);
+    if (r.out_of_cache && std::find(out.begin(), out.end(), r.shape) == out.end()) out.push_back(r.shape);
+  }
+  const std::string criterion = out_of_cache_criterion(data.bench->cache_bytes);
+  if (data.bench->cache_bytes == 0)
+    return "The last-level cache's size is not known, so no bench shape is known to be out of cache: the speed "
+           "columns are medians over every shape, in cache or not.";
+  if (out.empty())
+    return "None of the " + std::to_string(shapes.size()) + " bench shapes is out of cache (" + criterion +
+           "): the speed columns are medians over shapes in cache, where a kernel can pass the streaming limit.";
+  std::string names;
+  for (const bench::BenchShape& s : out)
+    names += (names.empty() ? "" : ", ") + std::to_string(s.rows) + "x" + std::to_string(s.cols);
+  return std::to_string(out.size()) + " of the " + std::to_string(shapes.size()) + " bench shapes " +
+         (out.size() == 1 ? "is" : "are") + " out of cache for some kernel (" + names + ": " + criterion +
+         "); each kernel's speed columns are medians over its shapes out of cache.";
+}
 
 std::string fuzz_summary(const ReportData& data) {
   if (!data.fuzz) return "";

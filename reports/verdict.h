@@ -80,6 +80,12 @@ std::string workload_text(const ReportData& data);
 // "1.23e-04", "0", "inf": the figures in prose and tables.
 std::string figure(double v);
 
+// Which bench shapes the speed columns are medians over, in one sentence
+// ("2 of the 5 bench shapes are out of cache (4096x4096, 256x65536: bytes
+// moved per call >= 2x the 32 MiB last-level cache); the speed columns are
+// medians over those."), or "" without the bench.
+std::string speed_scope(const ReportData& data);
+
 // The fuzz campaign in one sentence ("16 generated problems per kernel, seed
 // S, 4 findings in 19 s"), or "" when it was left out.
 std::string fuzz_summary(const ReportData& data);

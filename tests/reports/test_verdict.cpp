@@ -414,6 +414,9 @@ TEST(SpeedVerdict, IsTheMedianOverTheShapesOutOfCache) {
   EXPECT_NE(v[0].speed.find("median of 3 shapes out of cache (bytes moved per call >= 2x the 32 MiB last-level cache)"),
             std::string::npos)
       << v[0].speed;
+  EXPECT_EQ(speed_scope(data),
+            "3 of the 4 bench shapes are out of cache for some kernel (2x64, 4x64, 8x64: bytes moved per call >= 2x "
+            "the 32 MiB last-level cache); each kernel's speed columns are medians over its shapes out of cache.");
 
   // No shape out of cache: the median over every shape, said to be in cache.
   for (auto& r : data.bench->results) r.out_of_cache = false;
@@ -423,6 +426,7 @@ TEST(SpeedVerdict, IsTheMedianOverTheShapesOutOfCache) {
   EXPECT_DOUBLE_EQ(*in_cache[0].stream_ratio, 0.75);
   EXPECT_NE(in_cache[0].speed.find("median of 4 shapes in cache: no shape is out of cache"), std::string::npos)
       << in_cache[0].speed;
+  EXPECT_EQ(speed_scope(data).rfind("None of the 4 bench shapes is out of cache", 0), 0u) << speed_scope(data);
 }
 
 }  // namespace
