@@ -1,6 +1,7 @@
-// The verdict per kernel a user acts on: on which inputs to trust it, what it
-// declines, why it fails where it does, and how fast it is next to the memory
-// limit and oneDNN. Markdown, HTML, JSON and JUnit all print these.
+// The verdict per kernel a user acts on: its grade (grade.h) and the bound it
+// is held to, on which inputs to trust it, what it declines, why it fails
+// where it does, and how fast it is next to the memory limit and oneDNN on
+// shapes out of cache. Markdown, HTML, JSON and JUnit all print these.
 #pragma once
 
 #include <optional>
@@ -70,8 +71,9 @@ std::string bound_text(const Kernel& k);
 std::vector<KernelVerdict> verdicts(const ReportData& data);
 
 // Whether the run is a failure (exit 1 without a baseline): a kernel of ours
-// is graded below trusted, or a control was not caught. Third-party failures are findings about
-// those libraries, reported in full, like a REFUTED claim.
+// is graded below trusted, or a control was not caught. A third party's or a
+// plugin's grade is a finding about that library, reported in full, like a
+// REFUTED claim.
 bool run_failed(const std::vector<KernelVerdict>& v);
 
 // "8 families, d = 5, 64, 768, 2 rows each, eps 1e-5 and 0": the workload in words.
