@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "normcheck/kernel.h"
+#include "normcheck/reimplementation.h"
 
 namespace normcheck {
 
@@ -45,6 +46,13 @@ const Kernel* find_kernel(std::string_view name) {
   const auto it = std::find_if(table.begin(), table.end(),
                                [&](const Kernel& k) { return k.name == name; });
   return it == table.end() ? nullptr : &*it;
+}
+
+const Kernel* reimplementation_of(const Kernel& kernel) {
+  if (kernel.family != Family::libtorch || kernel.dtype != DType::f32) return nullptr;
+  if (kernel.op == Op::layernorm_fwd) return find_kernel(kLayerNormFwdPytorchForm.name);
+  if (kernel.op == Op::layernorm_bwd) return find_kernel(kLayerNormBwdPytorchForm.name);
+  return nullptr;
 }
 
 }  // namespace normcheck

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "normcheck/reference.h"
+#include "normcheck/reimplementation.h"
 #include "row_families.h"
 
 namespace normcheck::report {
@@ -106,6 +107,7 @@ std::vector<KernelAccuracy> run_accuracy(const std::vector<const Kernel*>& kerne
   for (const Kernel* k : kernels) {
     KernelAccuracy ka{k, {}};
     const bool rms = is_rms(k->op);
+    const Kernel* reimplementation = reimplementation_of(*k);
     for (int f = 0; f < props::kRowFamilyCount; ++f) {
       const auto family = static_cast<props::RowFamily>(f);
       for (int64_t d : options.lengths) {
@@ -124,6 +126,8 @@ std::vector<KernelAccuracy> run_accuracy(const std::vector<const Kernel*>& kerne
           r.max_abs_x = it->second.max_abs_x;
           r.rstd = it->second.r;
           r.evaluation = evaluate(*k, p);
+          if (reimplementation && r.evaluation.declined.empty())
+            r.algorithm_ratio = evaluate(*k, p, reimplementation->bound).max_error_over_bound;
           ka.rows.push_back(std::move(r));
           if (progress) progress(++done, total);
         }

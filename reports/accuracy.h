@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ struct RowResult {
   double max_abs_x = 0;
   double rstd = 0;           // exact 1/sqrt(variance + eps) (rrms for RMSNorm)
   Evaluation evaluation;     // declined non-empty: nothing ran
+  // A third party's kernel whose algorithm a kernel of ours reimplements
+  // (reimplementation_of): its max error over that kernel's bound on the row
+  // (+inf for a NaN/inf mismatch); absent otherwise, and on a declined row.
+  std::optional<double> algorithm_ratio;
 };
 
 struct KernelAccuracy {

@@ -53,8 +53,9 @@ th, td { border: 1px solid #ccc; padding: 0.3em 0.5em; text-align: left; vertica
 th { background: #eee; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .status { font-weight: bold; padding: 0.1em 0.4em; border-radius: 3px; white-space: nowrap; }
-.trusted { background: #d7f0d7; } .fails { background: #f8d0d0; } .caught { background: #e4e4e4; }
-.not-caught { background: #f8d0d0; } .declined { background: #e4e4e4; }
+.trusted { background: #d7f0d7; } .less-accurate { background: #f8ecc8; } .wrong { background: #f8d0d0; }
+.unsafe { background: #e8a0a0; } .caught { background: #e4e4e4; } .not-caught { background: #f8d0d0; }
+.declined { background: #e4e4e4; }
 .read { background: #f6f6f0; border-left: 4px solid #bb9; padding: 0.5em 1em; }
 figure.plot { margin: 1.2em 0; width: 776px; }
 .plotarea { border: 4px solid #b4a0dc; padding: 4px; width: 760px; background: #fff; }
@@ -84,19 +85,26 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
        "algorithm and the row's condition (|mean|/sigma, d). <b>error/bound</b> is what to act on: at most 1 means "
        "within the promise. <b>max ULP</b> is the ULP error where the exact value is not tiny against the row's scale "
        "(the magnitude the output is computed from), and the error in ULPs of that scale where it is; NaN and inf "
-       "are judged by error/bound, not counted in ULP. <b>Speed</b> is the median over the bench "
-       "shapes of the throughput as a ratio to the streaming limit of the kernel's direction, measured in the same run "
-       "(reading the inputs and writing the output with non-temporal stores: 1 = all that the memory allows on "
-       "shapes out of cache), and to oneDNN's kernel for the same op.</p></div>\n"
-    << "<table class=\"verdicts\"><tr><th>kernel</th><th>op</th><th>origin</th><th>verdict</th><th>what to do</th>"
+       "are judged by error/bound, not counted in ULP. <b>Grade</b>: <i>trusted</i> within its bound on every row "
+       "and fuzz case; <i>less accurate</i> breaks it, by at most " << static_cast<long long>(kWrongFactor) << "x on realistic rows, "
+       "never with NaN; <i>wrong</i> NaN/inf where the exact result is finite, outputs that differ run to run, or "
+       "beyond that factor on realistic rows; <i>unsafe</i> wrote outside its outputs or into an input, left an "
+       "output unwritten, changed the caller's floating-point state, crashed or hung (docs/report.md, "
+       "\"Grades\"). <b>Speed</b> is the median, over the bench shapes out of cache (bytes moved per call at least "
+    << figure(bench::kOutOfCacheFactor) << "x the last-level cache), of the throughput as a ratio to the streaming "
+       "limit of the kernel's direction, measured in the same run (reading the inputs and writing the output with "
+       "non-temporal stores: 1 = all that the memory allows), and to oneDNN's kernel for the same op; a kernel "
+       "with no shape out of cache gets the median over its shapes, and its speed line says so. "
+    << e(speed_scope(data)) << "</p></div>\n"
+    << "<table class=\"verdicts\"><tr><th>kernel</th><th>op</th><th>origin</th><th>grade</th><th>what to do</th>"
        "<th>rows failed / run / declined</th><th>worst error/bound</th><th>max ULP</th><th>vs limit</th>"
        "<th>vs oneDNN</th></tr>\n";
   for (const KernelVerdict& v : verdicts) {
-    std::string cls = v.status;
+    std::string cls(to_string(v.grade));
     for (char& c : cls) c = c == ' ' ? '-' : c;
     s << "<tr><td><a href=\"#" << anchor(*v.kernel) << "\"><code>" << e(v.kernel->name) << "</code></a></td><td>"
       << to_string(v.kernel->op) << " (" << to_string(v.kernel->dtype) << ")</td><td>" << to_string(v.kernel->origin)
-      << "</td><td><span class=\"status " << cls << "\">" << e(v.status) << "</span></td><td>" << e(v.advice)
+      << "</td><td><span class=\"status " << cls << "\">" << e(to_string(v.grade)) << "</span></td><td>" << e(v.advice)
       << "</td><td class=\"num\">" << v.rows_failed << " / " << v.rows_run << " / " << v.rows_declined
       << "</td><td class=\"num\">" << figure(v.worst_ratio) << "</td><td class=\"num\">" << figure(v.max_ulp)
       << "</td><td class=\"num\">" << ratio_text(v.stream_ratio, "&ndash;") << "</td><td class=\"num\">"
@@ -175,7 +183,8 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
   for (std::size_t i = 0; i < verdicts.size(); ++i) {
     const KernelVerdict& v = verdicts[i];
     s << "<h3 id=\"" << anchor(*v.kernel) << "\"><code>" << e(v.kernel->name) << "</code></h3>\n<p>"
-      << e(v.kernel->algorithm) << "</p>\n<p><b>" << e(v.headline) << "</b></p>\n<ul>";
+      << e(v.kernel->algorithm) << "</p>\n<p><b>" << e(to_string(v.grade)) << ": " << e(v.headline)
+      << "</b></p>\n<ul><li>Held to " << e(v.bound) << ".</li>";
     for (const std::string& n : v.notes) s << "<li>" << e(n) << "</li>";
     s << "<li>Speed: " << e(v.speed) << ".</li></ul>\n";
     const auto worsts = output_worsts(data.accuracy[i]);

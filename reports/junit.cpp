@@ -1,7 +1,7 @@
-// junit.xml: one testcase per kernel x check (within_bound, nonfinite, memory,
-// fuzz, baseline), one per claim, so CI systems that
-// read JUnit show the report. A control's within_bound case passes when the
-// control is caught (it breaks its bound somewhere), as a negative control must.
+// junit.xml: one testcase per kernel x check (grade, within_bound, nonfinite,
+// memory, fuzz, baseline), one per claim, so CI systems that read JUnit show
+// the report. A control's grade and within_bound cases pass when the control
+// is caught (it breaks its bound somewhere), as a negative control must.
 #include <sstream>
 
 #include "writers.h"
@@ -60,10 +60,15 @@ std::string junit_report(const ReportData& data, const std::vector<KernelVerdict
     const std::string cls = "normcheck.kernels." + name;
     std::string notes;
     for (const std::string& n : v.notes) notes += n + "\n";
-    if (v.rows_run == 0 && v.fuzz_findings.empty()) {
+    if (v.grade == Grade::declined) {
       kernels.push_back({"within_bound", cls, "", v.headline + "\n" + notes, true});
       continue;
     }
+    // The grade: anything below trusted fails (with the headline), as does a
+    // control not caught.
+    Case graded{"grade", cls, "", std::string(to_string(v.grade))};
+    if (v.grade != Grade::trusted && v.grade != Grade::caught) graded.failure = v.headline;
+    kernels.push_back(graded);
     Case bound{"within_bound", cls, "", v.headline + "\n" + notes};
     const bool control = v.kernel->origin == Origin::control;
     if (control ? v.rows_failed == 0 : v.rows_failed > 0) bound.failure = v.headline;

@@ -24,13 +24,18 @@ std::string markdown_report(const ReportData& data, const std::vector<KernelVerd
     << (data.quick && data.bench ? "Quick run: the bench's speeds are a smoke test (small shapes, short samples), "
                                    "not figures to quote.\n\n"
                                  : "")
-    << "Verdict: error/bound is what to act on (1 = the kernel's a-priori bound). Speed: median ratio to the "
-       "streaming limit of the kernel's direction (reading its inputs and writing its output with non-temporal "
-       "stores, measured in the same run: the fraction of possible on shapes out of cache) and to oneDNN.\n\n"
-    << "| kernel | origin | verdict | rows failed / run / declined | worst error/bound | max ULP | vs limit | vs oneDNN |\n"
+    << "Grade: trusted (within its bound everywhere), less accurate (breaks it, by at most "
+    << static_cast<long long>(kWrongFactor) << "x on realistic rows), wrong (NaN/inf where the exact result is finite, outputs that "
+       "differ run to run, or beyond that factor on realistic rows), unsafe (memory, floating-point state, crash or "
+       "hang); error/bound is what to act on (1 = the bound it is held to). Speed: median ratio to the streaming "
+       "limit of the kernel's direction (reading its inputs and writing its output with non-temporal stores, "
+       "measured in the same run) and to oneDNN, over the shapes out of cache (bytes moved per call >= "
+    << figure(bench::kOutOfCacheFactor) << "x the last-level cache), where it is the fraction of possible. "
+    << speed_scope(data) << "\n\n"
+    << "| kernel | origin | grade | rows failed / run / declined | worst error/bound | max ULP | vs limit | vs oneDNN |\n"
     << "|---|---|---|---|---|---|---|---|\n";
   for (const KernelVerdict& v : verdicts)
-    s << "| `" << v.kernel->name << "` | " << to_string(v.kernel->origin) << " | " << v.status << " | "
+    s << "| `" << v.kernel->name << "` | " << to_string(v.kernel->origin) << " | " << to_string(v.grade) << " | "
       << v.rows_failed << " / " << v.rows_run << " / " << v.rows_declined << " | " << figure(v.worst_ratio) << " | "
       << figure(v.max_ulp) << " | " << ratio_text(v.stream_ratio, "-") << " | " << ratio_text(v.onednn_ratio, "-") << " |\n";
   s << "\nMax ULP is taken against the row's scale: where an exact value is tiny against it, the error counts "
@@ -39,10 +44,10 @@ std::string markdown_report(const ReportData& data, const std::vector<KernelVerd
   // their table row (failures, declines, controls); report.html has them all.
   bool heading = false;
   for (const KernelVerdict& v : verdicts) {
-    if (v.status == "trusted" && v.rows_declined == 0) continue;
+    if (v.grade == Grade::trusted && v.rows_declined == 0) continue;
     if (!heading) s << "\n## Kernels to read about\n\n";
     heading = true;
-    s << "- **" << v.kernel->name << "**: " << v.headline << "\n";
+    s << "- **" << v.kernel->name << "** (" << to_string(v.grade) << "): " << v.headline << "\n";
     for (const std::string& n : v.notes)
       if (n.rfind("Max ULP", 0) != 0 && n.rfind("Fuzzing", 0) != 0) s << "  - " << n << "\n";
   }

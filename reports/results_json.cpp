@@ -67,7 +67,13 @@ json kernel_json(const KernelAccuracy& ka, const KernelVerdict& v) {
           {"max_ulp", json_number(v.max_ulp)},
           {"max_error_over_bound", json_number(v.worst_ratio)},
           {"pass", v.rows_failed == 0},
-          {"status", v.status},
+          {"grade", to_string(v.grade)},
+          {"bound", v.bound},
+          {"realistic_worst_error_over_bound", v.realistic_worst ? json_number(*v.realistic_worst) : json(nullptr)},
+          {"algorithm_bound", v.reimplementation ? json{{"kernel", v.reimplementation->name},
+                                                        {"max_error_over_bound", json_number(v.algorithm_worst)},
+                                                        {"rows_failed", v.algorithm_rows_failed}}
+                                                  : json(nullptr)},
           {"headline", v.headline},
           {"advice", v.advice},
           {"notes", v.notes},
@@ -78,7 +84,8 @@ json kernel_json(const KernelAccuracy& ka, const KernelVerdict& v) {
                      {"ratio_to_stream", optional_number(v.stream_ratio)},
                      {"ratio_to_copy", optional_number(v.copy_ratio)},
                      {"ratio_to_onednn", optional_number(v.onednn_ratio)},
-                     {"shapes", v.bench_shapes}}},
+                     {"shapes", v.bench_shapes},
+                     {"in_cache", v.speed_in_cache}}},
           {"outputs", outputs},
           {"row_results", rows}};
 }

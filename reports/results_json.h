@@ -13,7 +13,7 @@
 
 namespace normcheck::report {
 
-inline constexpr int kResultsSchemaVersion = 2;
+inline constexpr int kResultsSchemaVersion = 3;
 
 nlohmann::json results_json(const ReportData& data, const std::vector<KernelVerdict>& verdicts,
                             const std::optional<BaselineCheck>& baseline_check);

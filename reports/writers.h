@@ -16,8 +16,8 @@ namespace normcheck::report {
 std::string markdown_report(const ReportData& data, const std::vector<KernelVerdict>& verdicts,
                             const std::optional<BaselineCheck>& baseline_check);
 
-// One testcase per kernel x check (within_bound, nonfinite, memory, fuzz when
-// fuzzed, baseline when checked), one per claim.
+// One testcase per kernel x check (grade, within_bound, nonfinite, memory,
+// fuzz when fuzzed, baseline when checked), one per claim.
 std::string junit_report(const ReportData& data, const std::vector<KernelVerdict>& verdicts,
                          const std::optional<BaselineCheck>& baseline_check);
 

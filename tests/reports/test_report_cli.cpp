@@ -56,13 +56,28 @@ TEST(ReportCli, QuickRunWritesFourValidFiles) {
   ASSERT_FALSE(doc["bench"].is_null());
   EXPECT_FALSE(doc["bench"]["results"].empty());
 
-  // The controls are caught; the oneDNN backward declines rows whose variance
-  // float cannot hold instead of failing on them; libtorch's backward failures
-  // come with their reason.
+  // The controls are caught; ours are trusted (the run exited 0); a third
+  // party's verdict names the default bound it is held to; the oneDNN backward
+  // declines rows whose variance float cannot hold instead of failing on them;
+  // libtorch's backward failures come with their reason, and libtorch's rows
+  // are also measured against the bound of the kernel that reimplements them.
   for (const Kernel& k : kernel_table()) {
-    if (k.origin != Origin::control) continue;
-    EXPECT_EQ((*kernel_entry(doc, k.name))["status"], "caught") << k.name;
+    const json& entry = *kernel_entry(doc, k.name);
+    if (k.origin == Origin::control) {
+      EXPECT_EQ(entry["grade"], "caught") << k.name;
+    }
+    if (k.origin == Origin::ours) {
+      EXPECT_EQ(entry["grade"], "trusted") << k.name << ": " << entry["headline"];
+    }
+    if (k.origin == Origin::third_party) {
+      EXPECT_EQ(entry["bound"].get<std::string>().rfind("the default bound (what a careful float32 two-pass", 0), 0u)
+          << k.name << ": " << entry["bound"];
+    }
   }
+  // --quick's bench shapes are all in cache: the speed says so.
+  const json& twopass_speed = (*kernel_entry(doc, "layernorm_fwd.twopass"))["speed"];
+  EXPECT_TRUE(twopass_speed["in_cache"].get<bool>()) << twopass_speed;
+  EXPECT_NE(twopass_speed["text"].get<std::string>().find("in cache"), std::string::npos) << twopass_speed;
 #if NORMCHECK_HAVE_ONEDNN
   const json& onednn = *kernel_entry(doc, "layernorm_bwd.onednn");
   EXPECT_GT(onednn["rows_declined"].get<int>(), 0);
@@ -74,6 +89,8 @@ TEST(ReportCli, QuickRunWritesFourValidFiles) {
   if (torch["rows_failed"].get<int>() > 0) {
     EXPECT_NE(torch["notes"].dump().find("rstd^3"), std::string::npos) << torch["notes"];
   }
+  ASSERT_FALSE(torch["algorithm_bound"].is_null());
+  EXPECT_EQ(torch["algorithm_bound"]["kernel"], "layernorm_bwd.pytorch_form");
 #endif
 
   // junit.xml: well-formed, counts that match its test cases, one case per kernel x check.

@@ -26,7 +26,7 @@ json schema() {
 
 // The smallest document the schema accepts.
 json minimal_results() {
-  return json::parse(R"({"schema": "normcheck-report", "schema_version": 2, "seed": 1, "quick": true,
+  return json::parse(R"({"schema": "normcheck-report", "schema_version": 3, "seed": 1, "quick": true,
     "started_utc": "2026-01-01T00:00:00Z", "seconds": 1.5, "simd_target": "AVX2",
     "workload": {"lengths": [3], "rows_per_family": 1, "eps": [1e-5, 0]},
     "timings": {"accuracy_seconds": 1, "fuzz_seconds": 0, "claims_seconds": 0, "bench_seconds": 0},
@@ -43,7 +43,7 @@ TEST(SchemaValidator, RejectsBrokenDocuments) {
   wrong_type["seed"] = "one";
   EXPECT_FALSE(validate(wrong_type, schema()).empty());
   json wrong_version = minimal_results();
-  wrong_version["schema_version"] = 1;  // the previous version
+  wrong_version["schema_version"] = 2;  // the previous version
   EXPECT_FALSE(validate(wrong_version, schema()).empty());
   json bad_claim = minimal_results();
   bad_claim["claims"] = json::parse(R"([{"id": "S1", "verdict": "MAYBE", "figure": "", "source": "", "title": "",

@@ -111,6 +111,7 @@ BenchReport run_bench(const BenchOptions& options, void (*progress)(const std::s
   report.copy_buffer_bytes = limits.copy.buffer_bytes();
   report.stream_threads = limits.stream_fwd.threads();
   report.kernel_threads = simd::thread_count();
+  report.cache_bytes = last_level_cache_bytes();
   limits.sample();  // warm-up, not counted
   limits.copy_samples.clear();
   limits.fwd_samples.clear();
@@ -133,6 +134,7 @@ BenchReport run_bench(const BenchOptions& options, void (*progress)(const std::s
     r.ratio_to_copy = report.copy_gbps > 0 ? r.gbps / report.copy_gbps : 0;
     const double limit = (is_backward(r.kernel->op) ? report.stream_bwd : report.stream_fwd).gbps;
     r.ratio_to_stream = limit > 0 ? r.gbps / limit : 0;
+    r.out_of_cache = out_of_cache(*r.kernel, r.shape, report.cache_bytes);
     const Kernel* peer = onednn_peer(*r.kernel);
     const auto peer_result = std::find_if(
         report.results.begin(), report.results.end(),

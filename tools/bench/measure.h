@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cache_size.h"
 #include "copy_bandwidth.h"
 #include "stream_limit.h"
 #include "normcheck/kernel.h"
@@ -46,6 +47,9 @@ struct BenchResult {
   // possible on shapes whose arrays do not fit the cache (above 1 when they do).
   double ratio_to_stream = 0;
   std::optional<double> ratio_to_onednn;  // absent without a oneDNN peer measured on the shape
+  // bytes_moved(kernel, shape) at least twice BenchReport::cache_bytes
+  // (cache_size.h): the figures are memory's, not the cache's.
+  bool out_of_cache = false;
   long calls_per_sample = 1;
   int samples = 0;
 };
@@ -72,6 +76,7 @@ struct BenchReport {
   // pool (simd::thread_count(): NORMCHECK_THREADS, else one per core).
   unsigned stream_threads = 0;
   int kernel_threads = 0;
+  std::size_t cache_bytes = 0;  // the last-level cache (last_level_cache_bytes()), 0: not known
   std::vector<BenchResult> results;
   std::vector<BenchDecline> declined;
 };

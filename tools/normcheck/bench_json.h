@@ -23,6 +23,7 @@ inline nlohmann::json bench_result_json(const bench::BenchResult& r) {
           {"ratio_to_copy", json_number(r.ratio_to_copy)},
           {"ratio_to_stream", json_number(r.ratio_to_stream)},
           {"ratio_to_onednn", r.ratio_to_onednn ? json_number(*r.ratio_to_onednn) : nlohmann::json(nullptr)},
+          {"out_of_cache", r.out_of_cache},
           {"latency_us", json_number(r.seconds_per_call * 1e6)},
           {"gbps_min", json_number(r.gbps_min)},
           {"gbps_max", json_number(r.gbps_max)},
@@ -53,6 +54,7 @@ inline nlohmann::json bench_report_json(const bench::BenchReport& report) {
           {"stream_bwd_gbps_max", json_number(report.stream_bwd.gbps_max)},
           {"stream_threads", report.stream_threads},
           {"kernel_threads", report.kernel_threads},
+          {"cache_bytes", report.cache_bytes},
           {"results", results},
           {"declined", declined}};
 }

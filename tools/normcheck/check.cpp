@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "grade.h"
 #include "json_number.h"
 #include "json_text.h"
 #include "normcheck/evaluate.h"
@@ -99,6 +100,10 @@ struct KernelSummary {
   std::string label, detail;  // the first finding's label (fuzz's labels) and its detail
   // A kernel with a spec of its own: y against exact math, and the policy's own y against it.
   double exact_math_ulp = 0, policy_exact_math_ulp = 0;
+  // Every row's label, for the grade (reports/grade.h). The rows of a file
+  // are not known to be realistic: an error beyond the bound grades a kernel
+  // less accurate, however large, unless a label makes it wrong or unsafe.
+  report::GradeFacts facts;
 };
 
 int run_check(CheckOptions options) {
@@ -133,7 +138,11 @@ int run_check(CheckOptions options) {
   const fuzz::IsolationOptions isolation = isolation_options(options.plugins);
 
   std::vector<KernelSummary> summaries;
-  for (const Kernel* k : kernels) summaries.emplace_back().kernel = k;
+  for (const Kernel* k : kernels) {
+    KernelSummary& s = summaries.emplace_back();
+    s.kernel = k;
+    s.facts.control = k->origin == Origin::control;
+  }
 
   // The problems: the file's one, or one per row of a plain file (dy drawn).
   std::vector<std::pair<Problem, int64_t>> problems;  // with the line it starts on
@@ -167,6 +176,8 @@ int run_check(CheckOptions options) {
       const fuzz::CaseResult r = fuzz::run_case(*s.kernel, run, isolation);
       if (!r.finished) {  // crash or hang: no evaluation
         ++s.rows;
+        s.facts.ran = true;
+        s.facts.add_label(r.label);
         s.pass = false;
         s.max_ratio = INFINITY;
         if (s.label.empty()) s.label = r.label, s.detail = r.detail, s.worst_line = line;
@@ -179,6 +190,8 @@ int run_check(CheckOptions options) {
         continue;
       }
       ++s.rows;
+      s.facts.ran = true;
+      s.facts.add_label(r.label);
       s.max_ulp = std::max(s.max_ulp, e.max_ulp);
       s.exact_math_ulp = std::max(s.exact_math_ulp, e.exact_math_ulp);
       s.policy_exact_math_ulp = std::max(s.policy_exact_math_ulp, e.policy_exact_math_ulp);
@@ -203,6 +216,7 @@ int run_check(CheckOptions options) {
     const std::string change = plugin ? plugin->load_fp_change() : std::string();
     if (change.empty() || !(s.label.empty() || s.label == "nan" || s.label == "accuracy")) continue;
     s.pass = false;
+    s.facts.add_label("fp_environment");
     s.label = "fp_environment";
     s.detail = "the library changes the floating-point control state when it loads (" + change +
                "); its kernels run, and are judged, in that state";
@@ -223,7 +237,8 @@ int run_check(CheckOptions options) {
                           {"declined_rows", s.declined},
                           {"max_ulp", json_number(s.max_ulp)},
                           {"max_error_over_bound", json_number(s.max_ratio)},
-                          {"pass", s.pass}};
+                          {"pass", s.pass},
+                          {"grade", report::to_string(report::grade(s.facts))}};
       if (s.declined) k["declined_reason"] = s.last_decline;
       if (s.kernel->spec) {
         k["spec"] = to_text(*s.kernel->spec);
@@ -248,14 +263,15 @@ int run_check(CheckOptions options) {
       std::printf("%zu rows from %s, eps = %g, dy for backward kernels: N(0,1) with --seed %llu\n\n",
                   row_count, options.input.c_str(), static_cast<double>(eps),
                   static_cast<unsigned long long>(options.seed));
-    std::printf("%-34s %-14s %6s %12s %14s  %s\n", "kernel", "op", "rows", "max_ulp", "max_err/bound",
-                "verdict");
+    std::printf("%-34s %-14s %6s %12s %14s  %-8s  %s\n", "kernel", "op", "rows", "max_ulp", "max_err/bound",
+                "verdict", "grade");
     for (const KernelSummary& s : summaries) {
       const std::string name(s.kernel->name);
       const std::string op(to_string(s.kernel->op));
-      std::printf("%-34s %-14s %6lld %12.4g %14.4g  %s\n", name.c_str(), op.c_str(),
+      std::printf("%-34s %-14s %6lld %12.4g %14.4g  %-8s  %s\n", name.c_str(), op.c_str(),
                   static_cast<long long>(s.rows), s.max_ulp, s.max_ratio,
-                  s.rows == 0 ? "declined" : (s.pass ? "pass" : "FAIL"));
+                  s.rows == 0 ? "declined" : (s.pass ? "pass" : "FAIL"),
+                  std::string(report::to_string(report::grade(s.facts))).c_str());
       if (s.kernel->spec && s.rows > 0)
         std::printf("    spec %s: held to its rounding policy; y against exact math %.3g ULP (the policy's own "
                     "result: %.3g)\n",

@@ -7,9 +7,10 @@
 // --update-baseline FILE it rewrites it (reports/baseline.h).
 //
 // Exit codes: 0 all good; 1 a kernel got worse than the baseline, a kernel of
-// ours broke its bound, a control was not caught, or a claim could not be
-// decided (third-party failures and REFUTED claims are findings, reported in
-// full, not failures of the run); 2 bad usage or input.
+// ours is graded below trusted (it broke its bound, or worse: reports/grade.h),
+// a control was not caught, or a claim could not be decided (third parties'
+// grades and REFUTED claims are findings, reported in full, not failures of
+// the run); 2 bad usage or input.
 #include <unistd.h>
 
 #include <cstdint>
@@ -115,7 +116,7 @@ int run_report(const ReportArgs& args) {
   }
 
   for (const auto& v : verdicts)
-    std::cout << v.kernel->name << "  " << v.status << "  worst error/bound " << report::figure(v.worst_ratio) << "\n";
+    std::cout << v.kernel->name << "  " << report::to_string(v.grade) << "  worst error/bound " << report::figure(v.worst_ratio) << "\n";
   bool undecided = false;
   for (const auto& c : data.claims) undecided = undecided || c.result.verdict == Verdict::unchecked;
   if (check) std::cout << report::format_check(*check, args.check_baseline);
@@ -137,7 +138,8 @@ void add_report_command(CLI::App& app, Action& action) {
       "report",
       "The main job: every kernel of the table over the adversarial row families, the claims and the bench, "
       "written to DIR as report.html, report.md, results.json and junit.xml (docs/report.md).\n"
-      "Exit 0 all good; 1 a kernel got worse than --check-baseline's figures, a kernel of ours broke its bound, "
+      "Exit 0 all good; 1 a kernel got worse than --check-baseline's figures, a kernel of ours is graded below "
+      "trusted, "
       "a control was not caught, or a claim could not be decided; 2 bad usage.");
   sub->add_option("--out", args->out, "Folder of the report (default build/report)");
   sub->add_flag("--quick", args->quick, "The quick workload (about a minute): CI and the baseline");

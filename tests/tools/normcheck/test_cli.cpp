@@ -70,15 +70,22 @@ TEST(Cli, CheckFlagsTheOnePassControlOnShiftedRows) {
   ASSERT_EQ(run.exit_code, 1) << run.err;  // 1: a finding
   const auto doc = nlohmann::json::parse(run.out);
   std::map<std::string, bool> pass;
+  std::map<std::string, std::string> grade;
   for (const auto& k : doc["kernels"]) {
-    for (const char* field : {"name", "op", "rows", "max_ulp", "max_error_over_bound", "pass"})
+    for (const char* field : {"name", "op", "rows", "max_ulp", "max_error_over_bound", "pass", "grade"})
       EXPECT_TRUE(k.contains(field)) << field;
     pass[k["name"]] = k["pass"];
+    grade[k["name"]] = k["grade"];
   }
   ASSERT_TRUE(pass.count("layernorm_fwd.naive_onepass"));
   EXPECT_FALSE(pass["layernorm_fwd.naive_onepass"]);
   EXPECT_TRUE(pass["layernorm_fwd.twopass"]);
   EXPECT_TRUE(pass["layernorm_fwd.welford"]);
+  // The grades (reports/grade.h): the control is caught, not graded down;
+  // the kernels within their bounds are trusted.
+  EXPECT_EQ(grade["layernorm_fwd.naive_onepass"], "caught");
+  EXPECT_EQ(grade["layernorm_fwd.twopass"], "trusted");
+  EXPECT_EQ(grade["layernorm_fwd.welford"], "trusted");
 }
 
 // Every kernel we ship holds its bound on the basic example (rows of several
