@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "normcheck/float_format.h"
+#include "normcheck/op_spec.h"
 #include "normcheck/reference.h"
 #include "row_families.h"
 
@@ -202,6 +203,10 @@ std::vector<SeverityProblem> severity_problems(const InputClass& c, const Kernel
   std::normal_distribution<double> normal(0, 1);
   const bool backward = kernel.op == Op::layernorm_bwd || kernel.op == Op::rmsnorm_bwd;
   const bool has_beta = kernel.op == Op::layernorm_fwd || kernel.op == Op::layernorm_linear_fwd;
+  // A spec that adds a residual (op_spec.h) gets one of mean 0 and half the
+  // row's sigma: the norm's input keeps the class's scale, its |mean|/sigma
+  // within 12% of the plan's (sigma grows by sqrt(1 + 1/4)).
+  const bool residual = spec_of(kernel).add;
   std::vector<SeverityProblem> out;
   for (int64_t d : plan.d)
     for (float eps : plan.eps)
@@ -218,6 +223,10 @@ std::vector<SeverityProblem> severity_problems(const InputClass& c, const Kernel
             if (backward) {
               const auto dy = props::offset_normal_row(d, 0, 1, max_abs, rng);
               p.dy.insert(p.dy.end(), dy.begin(), dy.end());
+            }
+            if (residual) {
+              const auto res = props::offset_normal_row(d, 0, 0.5 * sigma, max_abs, rng);
+              p.residual.insert(p.residual.end(), res.begin(), res.end());
             }
           }
           if (plan.inf_in_first_row) p.x[static_cast<std::size_t>(d / 2)] = std::numeric_limits<float>::infinity();
