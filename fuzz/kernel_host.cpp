@@ -529,8 +529,12 @@ HostedPlugin::HostedPlugin(const std::filesystem::path& absolute_path, int load_
     std::memcpy(&e, frame.data() + at, sizeof e);
     at += sizeof e;
     if (frame.size() - at < e.name_bytes) throw std::runtime_error("the kernel host's listing was cut short");
-    listing_.push_back({frame.substr(at, e.name_bytes), e.op, e.dtype, e.extension != 0, e.has_fn != 0, e.has_name != 0});
+    std::string name = frame.substr(at, e.name_bytes);
     at += e.name_bytes;
+    if (frame.size() - at < e.domain_bytes) throw std::runtime_error("the kernel host's listing was cut short");
+    listing_.push_back({std::move(name), e.op, e.dtype, e.extension != 0, e.has_fn != 0, e.has_name != 0,
+                        e.has_domain != 0, frame.substr(at, e.domain_bytes)});
+    at += e.domain_bytes;
   }
   before_ = hello.before;
   after_ = hello.after;

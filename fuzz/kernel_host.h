@@ -85,6 +85,8 @@ class HostedPlugin {
     std::string name;
     int op = 0, dtype = 0;
     bool extension = false, has_fn = false, has_name = false;
+    bool has_domain = false;
+    std::string domain;  // normcheck_plugin_domain's text, as listed
   };
   const std::vector<Entry>& listing() const { return listing_; }
   const std::filesystem::path& path() const { return path_; }

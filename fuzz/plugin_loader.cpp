@@ -64,6 +64,17 @@ std::vector<Kernel> rows_of(const std::vector<HostedPlugin::Entry>& listing, con
     const auto dtype = host::dtype_of(e.dtype);
     if (!dtype) throw PluginError(where + "kernel '" + name + "' has an unknown dtype " + std::to_string(e.dtype));
     if (!e.has_fn) throw PluginError(where + "kernel '" + name + "' has a null function");
+    // Its declared domain (normcheck_plugin_domain): the terms it states
+    // replace those of the default, layernorm_fwd.twopass's range.
+    InputRange domain = twopass->range;
+    if (e.has_domain) {
+      try {
+        domain = parse_domain(e.domain, twopass->range);
+      } catch (const std::invalid_argument& error) {
+        throw PluginError(where + "kernel '" + name + "': normcheck_plugin_domain gave \"" + e.domain +
+                          "\", which is not a domain: " + error.what());
+      }
+    }
     rows.push_back(Kernel{.name = own(name),
                           .op = *op,
                           .origin = Origin::plugin,
@@ -71,7 +82,7 @@ std::vector<Kernel> rows_of(const std::vector<HostedPlugin::Entry>& listing, con
                           .algorithm = algorithm,
                           .fn = fn_of(static_cast<uint32_t>(i)),
                           .bound = plugin_bound(*op, *dtype),
-                          .range = twopass->range,
+                          .range = domain,
                           .family = Family::external});
   }
   return rows;
@@ -113,7 +124,7 @@ std::vector<Kernel> load_plugin_in_process(const std::filesystem::path& path) {
     throw PluginError(where + refused);
   std::vector<HostedPlugin::Entry> listing;
   for (const host::LibraryKernel& e : listed)
-    listing.push_back({e.name, e.op, e.dtype, e.extension, e.fn != nullptr, e.has_name});
+    listing.push_back({e.name, e.op, e.dtype, e.extension, e.fn != nullptr, e.has_name, e.has_domain, e.domain});
   return rows_of(listing, absolute, where, [&listed](uint32_t i) -> KernelFn {
     const auto op = host::op_of(listed[i].op);
     const auto dtype = host::dtype_of(listed[i].dtype);

@@ -21,7 +21,7 @@ int32_t as_int(const Field& field) {
 
 // Calls the list functions once; returns the refusal's reason, or "".
 std::string list_once(normcheck_plugin_kernels_fn list, normcheck_plugin_kernels_ext_fn list_ext,
-                      std::vector<LibraryKernel>& out) {
+                      normcheck_plugin_domain_fn domain, std::vector<LibraryKernel>& out) {
   const auto add = [&out](const char* name, int32_t op, int32_t dtype, bool extension, void (*fn)(void)) {
     out.push_back({name ? name : "", op, dtype, extension, name != nullptr, fn});
   };
@@ -37,6 +37,15 @@ std::string list_once(normcheck_plugin_kernels_fn list, normcheck_plugin_kernels
       return "normcheck_plugin_kernels_ext gave n = " + std::to_string(m) + (ext ? "" : " and a null list");
     for (int i = 0; i < m; ++i) add(ext[i].name, ext[i].op, as_int(ext[i].dtype), true, ext[i].fn);
   }
+  // Asked once the lists are copied: a kernel with a null name is refused
+  // by the loader and never asked about.
+  if (domain)
+    for (LibraryKernel& k : out)
+      if (k.has_name)
+        if (const char* text = domain(k.name.c_str())) {
+          k.has_domain = true;
+          k.domain = text;
+        }
   return {};
 }
 
@@ -54,14 +63,15 @@ std::string open_library(const char* path, std::vector<LibraryKernel>& kernels) 
   const auto list = reinterpret_cast<normcheck_plugin_kernels_fn>(dlsym(handle, "normcheck_plugin_kernels"));
   const auto list_ext =
       reinterpret_cast<normcheck_plugin_kernels_ext_fn>(dlsym(handle, "normcheck_plugin_kernels_ext"));
+  const auto domain = reinterpret_cast<normcheck_plugin_domain_fn>(dlsym(handle, "normcheck_plugin_domain"));
   if (!abi) return "missing symbol normcheck_plugin_abi";
   if (!list) return "missing symbol normcheck_plugin_kernels";
   const int version = abi();
   if (version != NORMCHECK_ABI_VERSION)
     return "ABI version " + std::to_string(version) + ", normcheck supports " + std::to_string(NORMCHECK_ABI_VERSION);
-  if (std::string refused = list_once(list, list_ext, kernels); !refused.empty()) return refused;
+  if (std::string refused = list_once(list, list_ext, domain, kernels); !refused.empty()) return refused;
   std::vector<LibraryKernel> again;
-  if (std::string refused = list_once(list, list_ext, again); !refused.empty()) return refused;
+  if (std::string refused = list_once(list, list_ext, domain, again); !refused.empty()) return refused;
   if (again != kernels) return "the library lists different kernels on a second call";
   return {};
 }

@@ -224,8 +224,10 @@ int main(int argc, char** argv) {
   std::vector<Kernel> rows;
   for (const LibraryKernel& e : listed) {
     append(frame, ListedKernel{e.op, e.dtype, e.extension, e.fn != nullptr, e.has_name,
-                               static_cast<uint32_t>(e.name.size())});
+                               static_cast<uint32_t>(e.name.size()), e.has_domain,
+                               static_cast<uint32_t>(e.domain.size())});
     frame += e.name;
+    frame += e.domain;
     const auto op = op_of(e.op);
     const auto dtype = dtype_of(e.dtype);
     // normcheck refuses the library when an entry is not callable; until it

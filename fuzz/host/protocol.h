@@ -45,13 +45,16 @@ struct Hello {
   FpControl after;   // ... and after it was loaded and listed its kernels
 };
 
-// One kernel as the library listed it, followed by name_bytes of its name.
+// One kernel as the library listed it, followed by name_bytes of its name,
+// then domain_bytes of its declared domain's text (normcheck_plugin_domain).
 struct ListedKernel {
   int32_t op, dtype;
   uint32_t extension;   // 1: from normcheck_plugin_kernels_ext (the dtype and NC_RMSNORM_BWD are its)
   uint32_t has_fn;      // 0: a null function
   uint32_t has_name;    // 0: a null name
   uint32_t name_bytes;
+  uint32_t has_domain;  // 0: no declared domain (no symbol, or NULL)
+  uint32_t domain_bytes;
 };
 
 // The arrays of one request: each run's own (normcheck/call_buffers.h has at
