@@ -225,7 +225,7 @@ struct Kernel {
   std::string_view algorithm;  // one line: how it computes (shown by `list`)
   KernelFn fn;
   BoundFn bound;               // the a-priori bound the checks hold it to
-  InputRange range = {};
+  InputRange range = {};       // its declared domain (default: every problem)
   DeclineFn declines = nullptr;  // nullptr: accepts every shape
   SavedStatisticDeclineFn declines_saved_statistic = nullptr;  // nullptr: accepts every one
   // LayerNorm forward only: y within this many ULP of the exact y with
