@@ -25,7 +25,7 @@ unset(ENV{GTEST_SHARD_INDEX})
 unset(ENV{GTEST_TOTAL_SHARDS})
 
 foreach(name declared undeclared malformed)
-  execute_process(COMMAND ${CTEST} -R "^${name}\\.fuzz$" --output-on-failure WORKING_DIRECTORY ${WORK_DIR}
+  execute_process(COMMAND ${CTEST} -R "^${name}\\.fuzz$" -V WORKING_DIRECTORY ${WORK_DIR}
                   RESULT_VARIABLE rc_${name} OUTPUT_VARIABLE out_${name} ERROR_VARIABLE err_${name})
   message("${name}:\n${out_${name}}${err_${name}}")
 endforeach()
