@@ -6,12 +6,7 @@
 #   malformed.fuzz   (DOMAIN "eps>=-1") fails with normcheck's refusal (exit 2).
 # -DNORMCHECK -DPLUGIN -DSOURCE_DIR (the project) -DCMAKE_DIR (cmake/) -DWORK_DIR -DCTEST
 cmake_minimum_required(VERSION 3.25)
-function(expect_in text what)
-  string(FIND "${text}" "${what}" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "expected '${what}' in:\n${text}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../support/run_checked.cmake)  # expect_in
 
 file(REMOVE_RECURSE ${WORK_DIR})
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR} -DNORMCHECK_EXECUTABLE=${NORMCHECK}
