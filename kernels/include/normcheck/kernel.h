@@ -253,10 +253,9 @@ const Kernel* find_kernel(std::string_view name);
 
 // What a kernel is asked to run, as far as the caller knows it. The shape
 // always; eps, x (and dy, backward) to hold the problem to the declared domain
-// (InputRange);
-// the saved statistic (backward: rstd for LayerNorm, rrms for RMSNorm, one per
-// row as the forward saved it) for Kernel::declines_saved_statistic. An empty
-// span is not checked.
+// (InputRange); the saved statistic (backward: rstd for LayerNorm, rrms for
+// RMSNorm, one per row as the forward saved it) for
+// Kernel::declines_saved_statistic. An empty span or eps is not checked.
 struct Request {
   Shape shape;
   std::optional<float> eps = {};  // the problem's eps (empty: not checked)
