@@ -70,6 +70,10 @@ TEST(Declines, ADOutsideTheDeclaredDomain) {
   EXPECT_EQ(declines(k, {Shape{1, 64}}), "");
   EXPECT_EQ(declines(k, {Shape{1, 3}}), "d = 3 is outside the kernel's declared domain d=4..64");
   EXPECT_EQ(declines(k, {Shape{1, 65}}), "d = 65 is outside the kernel's declared domain d=4..64");
+  // An empty problem runs nothing: no d to hold to the range.
+  EXPECT_EQ(declines(k, {Shape{0, 0}}), "");
+  EXPECT_EQ(declines(k, {Shape{3, 0}}), "");
+  EXPECT_EQ(declines(k, {Shape{0, 3}}), "");
 }
 
 TEST(Declines, AnEpsBelowTheDeclaredMinimum) {
