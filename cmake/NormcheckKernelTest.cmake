@@ -7,6 +7,10 @@
 #     [FUZZ_CASES <n> | FUZZ_SECONDS <s>]  the campaign's budget (default: normcheck fuzz's, 10 s)
 #     [SEED <s>]                      the campaign's seed when NORMCHECK_SEED is not set
 #     [KERNELS <name>...]             only these kernels of the plugin (default: all of them)
+#     [DOMAIN <text>]                 the kernels' declared domain, e.g. "eps>=1e-6 d=1..65536 |x|<=1e4"
+#                                     (normcheck's text form, docs/plugins.md): problems outside it
+#                                     are declined, limits rather than findings; its terms replace
+#                                     those the plugin declares (normcheck_plugin_domain)
 #     [TIMEOUT_MS <ms>]               a kernel call longer than this is a hang (normcheck's default 2000)
 #     [EXTRA_ARGS <arg>...]           more options for both commands, e.g. --tolerance-ulp 4
 #     [TIMEOUT <s>]                   ctest's timeout of each test
@@ -28,7 +32,7 @@
 set(_normcheck_kernel_test_runner "${CMAKE_CURRENT_LIST_DIR}/NormcheckKernelTestRun.cmake")
 
 function(normcheck_add_kernel_test)
-  cmake_parse_arguments(NKT "" "NAME;PLUGIN;CORPUS;FUZZ_CASES;FUZZ_SECONDS;SEED;TIMEOUT_MS;TIMEOUT"
+  cmake_parse_arguments(NKT "" "NAME;PLUGIN;CORPUS;FUZZ_CASES;FUZZ_SECONDS;SEED;TIMEOUT_MS;TIMEOUT;DOMAIN"
                         "KERNELS;EXTRA_ARGS;LABELS" ${ARGN})
   if(NKT_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "normcheck_add_kernel_test: unknown arguments: ${NKT_UNPARSED_ARGUMENTS}")
@@ -64,6 +68,17 @@ function(normcheck_add_kernel_test)
   endif()
   list(APPEND common ${NKT_EXTRA_ARGS})
 
+  # The domain goes to the runner on its own (-DDOMAIN): its text holds `|`,
+  # which joins the other arguments below.
+  if(DEFINED NKT_DOMAIN)
+    if(NKT_DOMAIN MATCHES ";")
+      message(FATAL_ERROR "normcheck_add_kernel_test(${NKT_NAME}): DOMAIN takes one text, e.g. \"eps>=1e-6 d=1..4096\"")
+    endif()
+    set(domain_arg "-DDOMAIN=${NKT_DOMAIN}")
+  else()
+    set(domain_arg "")
+  endif()
+
   set(labels normcheck ${NKT_LABELS})
   # `;` separates list elements in a -D value too: pass the lists with `|`.
   string(REPLACE ";" "|" common_arg "${common}")
@@ -84,7 +99,7 @@ function(normcheck_add_kernel_test)
       set(test ${NKT_NAME}.check.${base})
       add_test(NAME ${test}
         COMMAND ${CMAKE_COMMAND} "-DNORMCHECK=${normcheck}" -DMODE=check "-DINPUT=${file}"
-          "-DARGS=${common_arg}" -P "${_normcheck_kernel_test_runner}")
+          "-DARGS=${common_arg}" ${domain_arg} -P "${_normcheck_kernel_test_runner}")
       set_tests_properties(${test} PROPERTIES LABELS "${labels}")
       if(NKT_TIMEOUT)
         set_tests_properties(${test} PROPERTIES TIMEOUT ${NKT_TIMEOUT})
@@ -104,7 +119,7 @@ function(normcheck_add_kernel_test)
   set(test ${NKT_NAME}.fuzz)
   add_test(NAME ${test}
     COMMAND ${CMAKE_COMMAND} "-DNORMCHECK=${normcheck}" -DMODE=fuzz "-DSEED=${NKT_SEED}"
-      "-DARGS=${fuzz_arg}" -P "${_normcheck_kernel_test_runner}")
+      "-DARGS=${fuzz_arg}" ${domain_arg} -P "${_normcheck_kernel_test_runner}")
   set_tests_properties(${test} PROPERTIES LABELS "${labels}")
   if(NKT_TIMEOUT)
     set_tests_properties(${test} PROPERTIES TIMEOUT ${NKT_TIMEOUT})

@@ -9,8 +9,12 @@
 #      corpus file): the reason is printed;
 #   anything else: normcheck itself did not finish.
 # -DNORMCHECK=<binary> -DMODE=check|fuzz -DARGS=<args joined by |>
-# [-DINPUT=<file>] (check) [-DSEED=<s>] (fuzz; NORMCHECK_SEED in the environment wins).
+# [-DINPUT=<file>] (check) [-DSEED=<s>] (fuzz; NORMCHECK_SEED in the environment wins)
+# [-DDOMAIN=<text>] (both: --domain, the kernels' declared domain).
 string(REPLACE "|" ";" args "${ARGS}")
+if(DEFINED DOMAIN)
+  list(APPEND args --domain "${DOMAIN}")
+endif()
 if(MODE STREQUAL "check")
   set(command "${NORMCHECK}" check --input "${INPUT}" ${args})
 elseif(MODE STREQUAL "fuzz")

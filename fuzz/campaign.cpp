@@ -195,14 +195,15 @@ CampaignResult run_campaign(const CampaignOptions& options) {
   // on those wide rows makes the fork server's later children deadlock in it.
   struct PendingSeverity {
     std::size_t finding;
-    Kernel kernel;  // as fuzzed (with --wide-range, its whole-range copy)
+    Kernel kernel;  // as fuzzed (with --wide-range, its whole-domain copy)
     std::string class_id;
   };
   std::vector<PendingSeverity> pending;
   for (std::size_t ki = 0; ki < options.kernels.size(); ++ki) {
     const Kernel& declared = *options.kernels[ki];
-    // With wide_range the kernel runs on every float: a copy of its row that
-    // declares the whole range (evaluate() would decline the rest).
+    // With wide_range the kernel runs on every problem: a copy of its row that
+    // declares the whole domain, every float, eps and d (evaluate() would
+    // decline the rest); what it does outside its own domain is a limit.
     Kernel k = declared;
     if (options.wide_range) k.range = InputRange{};
     const auto kernel_start = Clock::now();

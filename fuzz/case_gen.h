@@ -13,9 +13,10 @@
 
 namespace normcheck::fuzz {
 
-// The generator's options for a kernel: its op and declared range, non-finite
-// inputs only when the range says the kernel handles them, a residual when
-// its spec adds one, row strides when it takes them.
+// The generator's options for a kernel: its op and declared domain (|x|, eps
+// and d stay inside it), non-finite inputs only when it says the kernel
+// handles them, a residual when its spec adds one, row strides when it takes
+// them.
 props::GenOptions generator_options(const Kernel& k);
 
 // Case number c on kernel number kernel_index: its own random stream, and a

@@ -84,6 +84,18 @@ std::vector<Kernel> rows_of(const std::vector<HostedPlugin::Entry>& listing, con
       if (!dtype) throw PluginError(where + "kernel '" + name + "' has an unknown dtype " + std::to_string(e.dtype));
     }
     if (!e.has_fn) throw PluginError(where + "kernel '" + name + "' has a null function");
+    // Its declared domain (its version-2 entry's, or normcheck_plugin_domain's): the terms it states
+    // replace those of the default, layernorm_fwd.twopass's range.
+    InputRange domain = twopass->range;
+    if (e.has_domain) {
+      try {
+        domain = parse_domain(e.domain, twopass->range);
+      } catch (const std::invalid_argument& error) {
+        throw PluginError(where + "kernel '" + name + "': " +
+                          (e.v2 ? "its entry's domain is \"" : "normcheck_plugin_domain gave \"") + e.domain +
+                          "\", which is not a domain: " + error.what());
+      }
+    }
     rows.push_back(Kernel{.name = own(name),
                           .op = *op,
                           .origin = Origin::plugin,
@@ -91,7 +103,7 @@ std::vector<Kernel> rows_of(const std::vector<HostedPlugin::Entry>& listing, con
                           .algorithm = algorithm,
                           .fn = fn_of(static_cast<uint32_t>(i)),
                           .bound = plugin_bound(*op, *dtype),
-                          .range = twopass->range,
+                          .range = domain,
                           .family = Family::external,
                           .spec = spec,
                           .takes_row_stride = e.v2});

@@ -362,14 +362,27 @@ Bound default_layernorm_bwd_bound(const RowCondition& c) {
 // Underflow in q: scaled rows, tau = d 2^-147 (rmsnorm_fwd_bound); unscaled
 // rows, each square off by 2^-150 and the scale by 2^-150, so q is off by
 // 2^-149 (1 + gamma_{d+1}) against Q = 1/r^2: tau = 2^-149 (1 + gamma_{d+1}) r^2.
-// S' = S + tau (1 + S). y: xhat_rel = (1 + S')(1 + u)^2 - 1 (two products, or
+// So q/Q lies in [(1-u)^(d+3) - tau, (1+u)^(d+3) + tau], and rrms^ = r (1 + rho)
+// with rho in rstd_error's interval for it (the LayerNorm forward's step from
+// w^/T to r^, the same 7 roundings). Once tau >= (1-u)^(d+3), q may be 0 and
+// rrms^ +inf: every square underflows to 0 when max|x| < 2^-75 (x = [2^-120],
+// eps = 0: Q = 2^-240, r = 2^120, tau ~ 2^91), and then the bound promises
+// nothing, as the LayerNorm default does on the same row (there eta r^2 >= 1
+// makes w^/T's lower end 0, twopass_moments_error). eps > 0 keeps it finite:
+// r^2 <= 1/eps, so tau <= 2^-149 (1 + gamma_{d+1}) / eps. Where tau is small,
+// S' = S + tau (1 + S) (as rmsnorm_fwd_bound; it is the larger of the two
+// there, gamma_n >= (1-u)^-n - 1); the bound takes the larger of both, each an
+// upper bound on |rrms^ sqrt(Q) - 1| wherever the interval's is finite.
+// y: xhat_rel = (1 + S')(1 + u)^2 - 1 (two products, or
 // the quotient and gamma), xhat_abs as rmsnorm_fwd_bound; fl(r^ gamma) may
 // underflow, off by 2^-150, costing 2^-150 (1 + u) |x| <= 2^-150 (1 + u) max_kappa / r.
 Bound default_rmsnorm_fwd_bound(const RowCondition& c) {
   const double d = static_cast<double>(c.d);
   const double s = gamma_n((d + 17) / 2);
   const double tau = std::max(d * 0x1p-147, 0x1p-149 * (1 + gamma_n(d + 1)) * c.r * c.r);
-  const double s_total = s + tau * (1 + s);
+  const RelErr q_over_q = {.lo = 1 - std::pow(1 - u, d + 3) + tau, .hi = std::pow(1 + u, d + 3) - 1 + tau};
+  const RelErr rrms = rstd_error(q_over_q, kDefaultRstdRoundings, c);
+  const double s_total = std::max(s + tau * (1 + s), std::max(rrms.lo, rrms.hi));
   Bound b;
   b.stat_rel = s_total;
   b.xhat_rel = (1 + s_total) * (1 + u) * (1 + u) - 1;

@@ -16,17 +16,38 @@ std::string declines(const Kernel& kernel, const Request& request) {
   if (kernel.declines)
     if (std::string reason = kernel.declines(request.shape); !reason.empty()) return reason;
 
+  const InputRange& domain = kernel.range;
+  const int64_t d = request.shape.cols;
+  // An empty problem (no rows or no columns) is a no-op with no d to hold to the range.
+  const bool empty = request.shape.rows <= 0 || d <= 0;
+  if (!empty && (d < domain.min_d || d > domain.max_d)) {
+    const InputRange d_range{.min_d = domain.min_d, .max_d = domain.max_d};
+    return "d = " + std::to_string(d) + " is outside the kernel's declared domain " + domain_text(d_range);
+  }
+  if (domain.min_eps > 0 && request.eps && !(*request.eps >= domain.min_eps)) {  // a NaN eps too
+    char reason[160];
+    std::snprintf(reason, sizeof reason, "eps = %.3g is outside the kernel's declared domain %s",
+                  static_cast<double>(*request.eps), domain_text({.min_eps = domain.min_eps}).c_str());
+    return reason;
+  }
+
   const auto finite = [](float v) { return std::isfinite(v); };
-  if (!kernel.range.handles_nonfinite &&
+  if (!domain.handles_nonfinite &&
       (!std::all_of(request.x.begin(), request.x.end(), finite) ||
        !std::all_of(request.dy.begin(), request.dy.end(), finite)))
     return "a non-finite input; the kernel declares finite inputs only";
-  const double limit = kernel.range.limit(request.shape.cols);
+  const double limit = domain.limit(d);
   for (const float v : request.x) {
     if (std::isfinite(v) && std::fabs(v) > limit) {
-      char reason[160];
-      std::snprintf(reason, sizeof reason, "|x| = %.3g is outside the kernel's declared range |x| <= %.3g",
-                    static_cast<double>(std::fabs(v)), limit);
+      const std::string declared =
+          domain_text({.max_abs_x = domain.max_abs_x, .sqrt_d_scaled = domain.sqrt_d_scaled});
+      char reason[200];
+      if (domain.sqrt_d_scaled)
+        std::snprintf(reason, sizeof reason, "|x| = %.3g is outside the kernel's declared domain %s (|x| <= %.3g here)",
+                      static_cast<double>(std::fabs(v)), declared.c_str(), limit);
+      else
+        std::snprintf(reason, sizeof reason, "|x| = %.3g is outside the kernel's declared domain %s",
+                      static_cast<double>(std::fabs(v)), declared.c_str());
       return reason;
     }
   }

@@ -15,6 +15,16 @@ constexpr double kAffineMax = 0x1p16;
 
 constexpr float kEpsChoices[] = {0.0f, 1e-12f, 1e-6f, 1e-5f, 1e-2f};
 
+// One of kEpsChoices at or above min_eps (the kernel's declared domain), or
+// min_eps itself when none is: min_eps is then drawn as often as the rest.
+float draw_eps(Rng& rng, float min_eps) {
+  std::vector<float> fit = {};
+  for (const float e : kEpsChoices)
+    if (e >= min_eps) fit.push_back(e);
+  if (fit.empty() || fit.front() != min_eps) fit.insert(fit.begin(), min_eps);
+  return fit[rng() % fit.size()];
+}
+
 // d values that are not a multiple of any SIMD width (4, 8, 16 floats).
 constexpr int64_t kOddWidths[] = {5,   7,    9,    15,   17,   23,    31,    33,    47,
                                   63,  65,   127,  129,  255,  257,   511,   513,   1023,
@@ -134,11 +144,14 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
   p.rows = std::min<int64_t>(p.rows, opts.max_rows);
   // RapidCheck's size 0..100 caps d at 2^(size/6): 2^16 = 65536 only near the end.
   // A norm followed by a Linear: d <= 1024 (the Linear's reference costs out_features x d per row).
-  const int64_t max_d = is_norm_linear(opts.op) ? std::min<int64_t>(opts.max_d, 1024) : opts.max_d;
+  // Inside the kernel's declared domain (InputRange): its d range and min_eps.
+  const int64_t max_d = std::min(is_norm_linear(opts.op) ? std::min<int64_t>(opts.max_d, 1024) : opts.max_d,
+                                 opts.range.max_d);
   const int64_t cap = std::clamp<int64_t>(static_cast<int64_t>(std::exp2(size / 6.0)), 3, max_d);
   p.cols = draw_d(rng, cap);
   if (opts.nonconstant) p.cols = std::max<int64_t>(p.cols, 2);
-  p.eps = opts.eps ? *opts.eps : kEpsChoices[rng() % 5];
+  p.cols = std::clamp(p.cols, std::min(opts.range.min_d, max_d), max_d);
+  p.eps = opts.eps ? *opts.eps : draw_eps(rng, opts.range.min_eps);
   p.misalign_floats = (rng() & 1) ? 0 : 1 + static_cast<int>(rng() % 15);
   if (opts.row_stride && rng() % 3 == 0) p.row_stride = p.cols + 1 + static_cast<int64_t>(rng() % 17);
 

@@ -459,9 +459,15 @@ std::vector<KernelVerdict> verdicts(const ReportData& data) {
       v.advice += "; declines " + std::to_string(v.rows_declined) + " rows (see its notes)";
     fuzz_notes(data, v);
     failure_hints(ka, v);
+    // A kernel's declared domain (kernel.h, InputRange) says what it supports:
+    // the rows outside it are its limits, listed here, never findings.
     if (!v.decline_reasons.empty())
       v.notes.push_back("Declines " + std::to_string(v.rows_declined) + " rows: " + join_counts(v.decline_reasons) +
-                        ".");
+                        "." +
+                        (ka.kernel->range == InputRange{}
+                             ? std::string()
+                             : " Declared domain: " + domain_text(ka.kernel->range) +
+                                   "; rows outside it are limits, not findings."));
     ulp_note(ka, v);
     speed(data, v);
     out.push_back(std::move(v));

@@ -96,6 +96,7 @@ void validate(const Kernel& kernel, const Problem& p) {
 Request request_for(const Kernel& kernel, const Problem& p) {
   const bool backward = kernel.op == Op::layernorm_bwd || kernel.op == Op::rmsnorm_bwd;
   return {.shape = {p.rows, p.cols, !p.gamma.empty(), !p.beta.empty(), p.out_features},
+          .eps = p.eps,
           .x = p.x,
           .dy = backward ? std::span<const float>(p.dy) : std::span<const float>()};
 }

@@ -24,6 +24,7 @@ struct Lists {
   normcheck_plugin_kernels_fn list;
   normcheck_plugin_kernels_ext_fn ext;  // null: not exported
   normcheck_plugin_kernels_v2_fn v2;    // null: not exported
+  normcheck_plugin_domain_fn domain;    // null: not exported
 };
 
 // Calls the list functions once; returns the refusal's reason, or "".
@@ -66,6 +67,16 @@ std::string list_once(const Lists& lists, std::vector<LibraryKernel>& out) {
       k.domain = v2[i].domain ? v2[i].domain : "";
     }
   }
+  // Asked once the lists are copied: a kernel with a null name is refused
+  // by the loader and never asked about, and a version-2 kernel states its
+  // domain in its own entry.
+  if (lists.domain)
+    for (LibraryKernel& k : out)
+      if (k.has_name && !k.v2)
+        if (const char* text = lists.domain(k.name.c_str())) {
+          k.has_domain = true;
+          k.domain = text;
+        }
   return {};
 }
 
@@ -83,7 +94,8 @@ std::string open_library(const char* path, std::vector<LibraryKernel>& kernels) 
   const auto list = reinterpret_cast<normcheck_plugin_kernels_fn>(dlsym(handle, "normcheck_plugin_kernels"));
   const Lists lists{list,
                     reinterpret_cast<normcheck_plugin_kernels_ext_fn>(dlsym(handle, "normcheck_plugin_kernels_ext")),
-                    reinterpret_cast<normcheck_plugin_kernels_v2_fn>(dlsym(handle, "normcheck_plugin_kernels_v2"))};
+                    reinterpret_cast<normcheck_plugin_kernels_v2_fn>(dlsym(handle, "normcheck_plugin_kernels_v2")),
+                    reinterpret_cast<normcheck_plugin_domain_fn>(dlsym(handle, "normcheck_plugin_domain"))};
   if (!abi) return "missing symbol normcheck_plugin_abi";
   if (!list) return "missing symbol normcheck_plugin_kernels";
   const int version = abi();

@@ -23,7 +23,10 @@ struct ListedEntry {
   bool has_name = false;   // false: a null name
   bool has_fn = false;     // false: a null function
   bool has_spec = false;   // version 2: false for a null spec
-  bool has_domain = false; // version 2: false for a null domain (every input)
+  // The declared domain's text (the loader parses it): a version-2 entry's
+  // own, else normcheck_plugin_domain's for the kernel; false: none (the
+  // symbol is not exported, or NULL was given).
+  bool has_domain = false;
   std::string spec, domain;
   bool operator==(const ListedEntry&) const = default;
 };
@@ -37,8 +40,10 @@ struct LibraryKernel : ListedEntry {
 // dlopen()s `absolute_path` (RTLD_NOW | RTLD_LOCAL) for the rest of the
 // process, checks the ABI version and the symbols, and lists its kernels
 // twice (they are called by their index in the list, so a list that changes
-// between calls cannot be run). Returns the reason the library is refused,
-// or "" with `kernels` filled.
+// between calls cannot be run), each time with its kernels' declared domains
+// (a version-2 entry's own, or normcheck_plugin_domain's when the library
+// exports it). Returns the reason the library is refused, or "" with
+// `kernels` filled.
 std::string open_library(const char* absolute_path, std::vector<LibraryKernel>& kernels);
 
 }  // namespace normcheck::host

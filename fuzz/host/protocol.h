@@ -46,7 +46,8 @@ struct Hello {
 };
 
 // One kernel as the library listed it (library.h: ListedEntry), followed by
-// name_bytes of its name, spec_bytes of its spec and domain_bytes of its domain.
+// name_bytes of its name, spec_bytes of its spec (version 2) and domain_bytes
+// of its declared domain's text.
 struct ListedKernel {
   int32_t op, dtype;
   uint32_t extension;   // 1: from normcheck_plugin_kernels_ext (the dtype and NC_RMSNORM_BWD are its)

@@ -53,11 +53,39 @@ TEST(Declines, AnXBeyondTheDeclaredRange) {
   const std::vector<float> inside = {4, -4, 0, 1}, outside = {4, -4.01f, 0, 1};
   EXPECT_EQ(declines(gated(), {.shape = {1, 4}, .x = inside}), "");
   const std::string reason = declines(gated(), {.shape = {1, 4}, .x = outside});
-  EXPECT_NE(reason.find("outside the kernel's declared range"), std::string::npos) << reason;
+  EXPECT_EQ(reason, "|x| = 4.01 is outside the kernel's declared domain |x|<=8/sqrt(d) (|x| <= 4 here)");
   const InputRange scaled{.max_abs_x = 8, .sqrt_d_scaled = true}, flat{.max_abs_x = 8};
   EXPECT_EQ(scaled.limit(4), 4);
   EXPECT_EQ(scaled.limit(0), 8);  // d < 1 counts as 1
   EXPECT_EQ(flat.limit(4), 8);
+}
+
+// The declared domain's d range and min_eps: each limit is named in the
+// reason; the ends of the range are inside.
+TEST(Declines, ADOutsideTheDeclaredDomain) {
+  Kernel k = gated();
+  k.range.min_d = 4;
+  k.range.max_d = 64;
+  EXPECT_EQ(declines(k, {Shape{1, 4}}), "");
+  EXPECT_EQ(declines(k, {Shape{1, 64}}), "");
+  EXPECT_EQ(declines(k, {Shape{1, 3}}), "d = 3 is outside the kernel's declared domain d=4..64");
+  EXPECT_EQ(declines(k, {Shape{1, 65}}), "d = 65 is outside the kernel's declared domain d=4..64");
+  // An empty problem runs nothing: no d to hold to the range.
+  EXPECT_EQ(declines(k, {Shape{0, 0}}), "");
+  EXPECT_EQ(declines(k, {Shape{3, 0}}), "");
+  EXPECT_EQ(declines(k, {Shape{0, 3}}), "");
+}
+
+TEST(Declines, AnEpsBelowTheDeclaredMinimum) {
+  Kernel k = gated();
+  k.range.min_eps = 1e-6f;
+  EXPECT_EQ(declines(k, {.shape = {1, 2}, .eps = 1e-6f}), "");  // the float eps = 1e-6 is inside
+  EXPECT_EQ(declines(k, {.shape = {1, 2}, .eps = 0.0f}), "eps = 0 is outside the kernel's declared domain eps>=1e-06");
+  EXPECT_NE(declines(k, {.shape = {1, 2}, .eps = NAN}), "");
+  EXPECT_EQ(declines(k, {Shape{1, 2}}), "");  // no eps given: not checked
+  // Without a declared minimum every eps is taken, 0 and NaN included.
+  EXPECT_EQ(declines(gated(), {.shape = {1, 2}, .eps = 0.0f}), "");
+  EXPECT_EQ(declines(gated(), {.shape = {1, 2}, .eps = NAN}), "");
 }
 
 TEST(Declines, ASavedStatisticNamingItsRow) {

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -32,6 +33,7 @@
 #include "normcheck/bounds.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
+#include "normcheck/reference.h"
 
 namespace normcheck {
 namespace {
@@ -765,6 +767,71 @@ TEST(DefaultBound, RmsNormEpsOutsideTheRootFails) {
   const Kernel& k = broken_kernel("broken.rmsnorm_fwd.eps_outside_sqrt");
   for (int64_t d : {1, 7, 768})
     EXPECT_FALSE(run_default(k, rows_of(rng, 2, d, 0.0f, 1e-3f, 1e-5f)).pass) << "d = " << d;
+}
+
+// A row whose squares all underflow (mean(x^2) + eps below what float's
+// squares can hold, eps = 0) gets the same verdict from both defaults
+// (kernels/bounds.cpp, default_rmsnorm_fwd_bound; docs/accuracy_backward.md,
+// "RMSNorm forward"): an unscaled kernel squares every x to 0, so w^ (q) is 0
+// and rstd (rrms) +inf, and both bounds promise nothing there (a coefficient
+// of +inf) rather than hold one norm to a finite bound the admitted forms
+// cannot meet. x = [2^-120, -2^-120] is the same row for both norms (mu = 0,
+// sigma = rms = 2^-120, exact y = [1, -1]); x = [2^-120] is the RMSNorm row of
+// issue 28 (exact y = 1).
+TEST(DefaultBound, SquaresThatAllUnderflowGetTheSameVerdictInBothNorms) {
+  const Kernel layer = variant("twopass", Op::layernorm_fwd, "two-pass, 1/sqrt",
+                               nc_layernorm_fwd_fn{&layernorm_fwd_variant<FwdForm{}>});
+  const Kernel rms = rmsnorm_fwd_variants().front();  // unscaled, 1/sqrt, (x r) gamma
+  const auto row = [](std::vector<float> x, float eps) {
+    Problem p;
+    p.rows = 1;
+    p.cols = static_cast<int64_t>(x.size());
+    p.x = std::move(x);
+    p.eps = eps;
+    return p;
+  };
+  // The condition the bound is taken at: the reference's statistics of the row.
+  const auto condition = [](const Kernel& k, const Problem& p) {
+    return row_condition(k.op == Op::layernorm_fwd ? reference_layernorm_fwd(p.x, {}, {}, 1, p.cols, p.eps).stats[0]
+                                                   : reference_rmsnorm_fwd(p.x, {}, 1, p.cols, p.eps).stats[0]);
+  };
+  const Problem pair = row({0x1p-120f, -0x1p-120f}, 0.0f), single = row({0x1p-120f}, 0.0f);
+  for (const auto& [kernel, problem] : {std::pair{&layer, &pair}, std::pair{&rms, &pair}, std::pair{&rms, &single}}) {
+    // The precondition: the unscaled algorithm does break on the row.
+    std::vector<float> y(problem->x.size()), stat(1);
+    if (kernel->op == Op::layernorm_fwd) {
+      std::vector<float> mean(1);
+      std::get<nc_layernorm_fwd_fn>(kernel->fn)(problem->x.data(), nullptr, nullptr, y.data(), mean.data(),
+                                                stat.data(), 1, problem->cols, 0.0f);
+    } else {
+      std::get<nc_rmsnorm_fwd_fn>(kernel->fn)(problem->x.data(), nullptr, y.data(), stat.data(), 1, problem->cols,
+                                              0.0f);
+    }
+    EXPECT_TRUE(std::isinf(stat[0]) && std::isinf(y[0])) << kernel->name << ": y = " << y[0];
+    // The default bound promises nothing on it, and the kernel passes.
+    const Evaluation ev = run_default(*kernel, *problem);
+    EXPECT_TRUE(ev.declined.empty());
+    EXPECT_TRUE(ev.pass) << kernel->name << " d = " << problem->cols;
+    const RowCondition c = condition(*kernel, *problem);
+    EXPECT_EQ(default_bound(kernel->op)(c).stat_rel, std::numeric_limits<double>::infinity()) << kernel->name;
+  }
+  // With eps = 1e-6 (a kernel's declared eps >= 1e-6) r^2 <= 1e6: the squares'
+  // underflow is 2^-149 1e6 ~ 2^-129 of Q, the bounds are finite, the same
+  // kernels pass, and one that returns inf there fails (a negative control:
+  // the bound is not vacuous).
+  for (const Kernel* kernel : {&layer, &rms}) {
+    const Problem held = row({0x1p-120f, -0x1p-120f}, 1e-6f);
+    const RowCondition c = condition(*kernel, held);
+    EXPECT_LT(default_bound(kernel->op)(c).stat_rel, 1e-5) << kernel->name;
+    EXPECT_TRUE(run_default(*kernel, held).pass) << kernel->name;
+  }
+  const Kernel inf_rms = variant("returns_inf", Op::rmsnorm_fwd, "y = rrms = +inf",
+                                 nc_rmsnorm_fwd_fn{[](const float*, const float*, float* y, float* rrms, int64_t rows,
+                                                      int64_t cols, float) {
+                                   std::fill(y, y + rows * cols, INFINITY);
+                                   if (rrms) std::fill(rrms, rrms + rows, INFINITY);
+                                 }});
+  EXPECT_FALSE(run_default(inf_rms, row({0x1p-120f, -0x1p-120f}, 1e-6f)).pass);
 }
 
 }  // namespace

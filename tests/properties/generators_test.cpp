@@ -102,6 +102,37 @@ TEST(ProblemGenerator, ShapesRangeAndShrinks) {
   }
 }
 
+// A kernel's declared domain (kernel.h, InputRange): every generated eps is
+// >= min_eps and every d in [min_d, max_d], while the eps choices at or above
+// min_eps are all still drawn. The default domain, with the same draws, does
+// produce eps = 0 and d < 16 (so the checks below can fail).
+TEST(ProblemGenerator, StaysInsideTheDeclaredEpsAndD) {
+  const auto draws = [](const InputRange& range) {
+    GenOptions opts;
+    opts.op = Op::rmsnorm_fwd;
+    opts.range = range;
+    std::set<float> eps;
+    std::set<int64_t> d;
+    const auto gen = gen_problem(opts);
+    for (int i = 0; i < 400; ++i) {
+      const Problem p = gen(rc::Random(static_cast<uint64_t>(i)), i % 101).value();
+      eps.insert(p.eps);
+      d.insert(p.cols);
+    }
+    return std::pair{eps, d};
+  };
+  const auto [open_eps, open_d] = draws(InputRange{});
+  EXPECT_TRUE(open_eps.count(0.0f));
+  EXPECT_LT(*open_d.begin(), 16);
+  const auto [eps, d] = draws(InputRange{.min_eps = 1e-6f, .min_d = 16, .max_d = 100});
+  EXPECT_EQ(eps, (std::set<float>{1e-6f, 1e-5f, 1e-2f}));
+  EXPECT_EQ(*d.begin(), 16);
+  EXPECT_LE(*d.rbegin(), 100);
+  EXPECT_GT(d.size(), 5u) << "d still varies inside the range";
+  // A minimum above every usual choice: eps is the minimum itself.
+  EXPECT_EQ(draws(InputRange{.min_eps = 0.5f}).first, std::set<float>{0.5f});
+}
+
 // Shows: a problem of 4 rows shrinks first to each row alone, then to each
 // set of 3 (a finding that needs two rows still loses the others); a problem
 // of 2 rows has the single rows only (dropping one is keeping the other).

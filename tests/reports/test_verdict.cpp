@@ -118,6 +118,41 @@ TEST_F(FuzzVerdict, WithoutTheCampaignNothingIsSaidOfIt) {
 // possible; the copy, which streaming stores pass, is quoted beside it. Three
 // shapes whose ratios have different medians: 0.7 to the limit and 2 to the
 // copy, so a verdict taking either figure for the other reads wrong.
+// A row outside the kernel's declared domain is declined: a limit named in its
+// notes with the domain, never a failure; a kernel that declares nothing gets
+// no such line.
+TEST(DomainVerdict, RowsOutsideTheDeclaredDomainAreLimitsNotFindings) {
+  Kernel declared = *find_kernel("rmsnorm_fwd.scalar");
+  declared.range.min_eps = 1e-6f;
+  Kernel open = declared;
+  open.range = {};
+  ReportData data;
+  for (const Kernel* k : {&declared, &open}) {
+    KernelAccuracy ka = passing(*k);
+    RowResult outside = ka.rows.front();
+    outside.eps = 0;
+    outside.evaluation.pass = false;  // what it would have been, had it run
+    outside.evaluation.declined = "eps = 0 is outside the kernel's declared domain eps>=1e-06";
+    ka.rows.push_back(outside);
+    data.accuracy.push_back(ka);
+  }
+  const auto v = verdicts(data);
+  ASSERT_EQ(v.size(), 2u);
+  for (const KernelVerdict& kv : v) {
+    EXPECT_EQ(kv.status, "trusted");
+    EXPECT_EQ(kv.rows_failed, 0);
+    EXPECT_EQ(kv.rows_declined, 1);
+  }
+  const auto note_with = [](const KernelVerdict& kv, const std::string& what) {
+    for (const std::string& note : kv.notes)
+      if (note.find(what) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(note_with(v[0], "eps = ... is outside the kernel's declared domain eps>=1e-06 (1 row)"));
+  EXPECT_TRUE(note_with(v[0], "Declared domain: eps>=1e-06; rows outside it are limits, not findings."));
+  EXPECT_FALSE(note_with(v[1], "Declared domain:"));
+}
+
 TEST(SpeedVerdict, IsTheMedianFractionOfTheStreamingLimit) {
   const Kernel* ours = find_kernel("layernorm_fwd.twopass");
   const Kernel* control = find_kernel("layernorm_fwd.naive_onepass");

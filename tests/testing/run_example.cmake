@@ -4,13 +4,6 @@
 cmake_minimum_required(VERSION 3.25)
 include(${CMAKE_CURRENT_LIST_DIR}/../support/run_checked.cmake)
 
-function(expect_in text what)
-  string(FIND "${text}" "${what}" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "expected '${what}' in:\n${text}")
-  endif()
-endfunction()
-
 set(example_build ${WORK_DIR}/build)
 if(STAGE STREQUAL "build")
   file(REMOVE_RECURSE ${WORK_DIR})

@@ -186,7 +186,7 @@ int run_fuzz(FuzzArgs args) {
       std::printf("\n%s: %lld more labelled cases not classified or kept: the cap of %d findings per kernel\n",
                   kernel.c_str(), static_cast<long long>(cases), options.max_findings_per_kernel);
     for (const auto& f : result.limits)
-      std::printf("\nlimit of %s (outside its declared range, not a finding): %s (%lld x %lld)\n    %s\n",
+      std::printf("\nlimit of %s (outside its declared domain, not a finding): %s (%lld x %lld)\n    %s\n",
                   f.kernel.c_str(), f.label.c_str(), static_cast<long long>(f.problem.rows),
                   static_cast<long long>(f.problem.cols), f.detail.c_str());
   }
@@ -217,7 +217,7 @@ void add_fuzz_command(CLI::App& app, Action& action) {
   sub->add_option("--shard", args->shard, "Run shard i of n (i/n): disjoint cases per shard (default: "
                                           "GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS when set, else 0/1)");
   sub->add_flag("--wide-range", args->wide_range,
-                "Also draw inputs beyond each kernel's declared range (every float, NaN, inf); what a kernel "
+                "Also draw problems beyond each kernel's declared domain (every float, NaN, inf, eps and d); what a kernel "
                 "does there is listed as its limits, not as findings");
   sub->add_flag("--json", args->json, "Print one JSON document: {cases, seconds, findings: [{kernel, label, "
                                       "class, input, reproduce, severity, ...}]}");

@@ -74,20 +74,6 @@ double headline_in_u(Op op, const Bound& b) {
   return NAN;
 }
 
-std::string range_text(const InputRange& range) {
-  std::string text;
-  if (range.max_abs_x >= 3.4028234e38) {
-    text = "all floats";
-  } else {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "|x| <= %.3g%s", range.max_abs_x,
-                  range.sqrt_d_scaled ? "/sqrt(d)" : "");
-    text = buffer;
-  }
-  if (!range.handles_nonfinite) text += ", finite only";
-  return text;
-}
-
 int run_list(bool json) {
   const auto table = kernel_table();
   if (json) {
@@ -111,7 +97,10 @@ int run_list(bool json) {
                          {"range", {{"max_abs_x", k.range.max_abs_x},
                                     {"sqrt_d_scaled", k.range.sqrt_d_scaled},
                                     {"handles_nonfinite", k.range.handles_nonfinite},
-                                    {"text", range_text(k.range)}}},
+                                    {"min_eps", k.range.min_eps},
+                                    {"min_d", k.range.min_d},
+                                    {"max_d", k.range.max_d},
+                                    {"text", domain_text(k.range)}}},
                          {"declines_64x768", declines(k, {kTypicalShape})},
                          {"ulp_promise", k.ulp_promise},
                          {"bound", bounds}});
@@ -122,7 +111,7 @@ int run_list(bool json) {
   }
 
   std::printf("%-34s %-20s %-11s %-5s %14s %14s  %s\n", "kernel", "op", "origin", "dtype",
-              "bound@centred", "bound@shift1e4", "range");
+              "bound@centred", "bound@shift1e4", "domain");
   for (const Kernel& k : table) {
     std::printf("%-34.*s %-20.*s %-11.*s %-5.*s %12.3gu %12.3gu  %s\n",
                 static_cast<int>(k.name.size()), k.name.data(),
@@ -130,7 +119,7 @@ int run_list(bool json) {
                 static_cast<int>(to_string(k.origin).size()), to_string(k.origin).data(),
                 static_cast<int>(to_string(k.dtype).size()), to_string(k.dtype).data(),
                 headline_in_u(k.op, k.bound(kExamples[0].condition)),
-                headline_in_u(k.op, k.bound(kExamples[1].condition)), range_text(k.range).c_str());
+                headline_in_u(k.op, k.bound(kExamples[1].condition)), domain_text(k.range).c_str());
     std::printf("    %.*s: %.*s\n", static_cast<int>(to_string(k.family).size()),
                 to_string(k.family).data(), static_cast<int>(k.algorithm.size()),
                 k.algorithm.data());
@@ -145,7 +134,9 @@ int run_list(bool json) {
       "\nbound@...: the allowance for an element with |xhat| = 1, in units of u = 2^-24, on a\n"
       "d = 768 row with |mean|/sigma ~ 0 (centred) and 1e4 (shifted); see docs/accuracy.md.\n"
       "Rows of a norm followed by a Linear (z): the allowance over T_i = sum_j |W_ij| |gamma_j xhat_j|\n"
-      "with |W_ij| = |gamma_j| = |xhat_j| = 1, beta = b = 0; see docs/folding.md.\n");
+      "with |W_ij| = |gamma_j| = |xhat_j| = 1, beta = b = 0; see docs/folding.md.\n"
+      "domain: the problems the kernel declares it supports (any: every one); it declines the rest,\n"
+      "which are its limits, not findings; see docs/contributing.md.\n");
   return kExitOk;
 }
 

@@ -17,22 +17,25 @@ struct PluginOptions {
   int timeout_ms = 2000;
   int load_timeout_ms = 10000;
   std::optional<double> tolerance_ulp;
+  // --domain: the plugins' kernels' declared domain in its text form (kernel.h,
+  // parse_domain); its terms replace those the plugin declares.
+  std::optional<std::string> domain;
 };
 
-// Adds --plugin and --load-timeout-ms to `sub`; with `run_options`,
+// Adds --plugin, --load-timeout-ms and --domain to `sub`; with `run_options`,
 // --timeout-ms and --tolerance-ulp too.
 void add_plugin_options(CLI::App* sub, PluginOptions& options, bool run_options);
 
 // Loads every --plugin into the kernel table (each in kernel hosts,
 // fuzz/kernel_host.h); a refused library is a UsageError (exit 2) with the
-// reason. A library that changes the floating-point control state when it
+// reason, and so is a --domain text that is not a domain. A library that changes the floating-point control state when it
 // loads is named on stderr (fuzz and check report it as a finding).
 void load_plugins(const PluginOptions& options);
 
 // The isolation settings the options ask for (the tolerance as a bound override).
 fuzz::IsolationOptions isolation_options(const PluginOptions& options);
 
-// The --plugin/--timeout-ms/--tolerance-ulp arguments that repeat this run's
+// The --plugin/--domain/--timeout-ms/--tolerance-ulp arguments that repeat this run's
 // settings in a printed command (paths made absolute, shell-quoted).
 std::string plugin_arguments(const PluginOptions& options);
 

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -162,17 +163,45 @@ struct Bound {
 
 using BoundFn = Bound (*)(const RowCondition&);
 
-// The float range a kernel handles. Generators and fuzzers stay inside it;
-// `normcheck list` shows it. A kernel whose algorithm squares x before
-// subtracting the mean, say, supports |x| <= sqrt(FLT_MAX / d).
+// The kernel's declared domain: the problems it supports and promises its
+// bound on. declines() turns a problem outside it away with a reason that names
+// the limit; generators and fuzzers stay inside it; the reports list what lies
+// outside as the kernel's limits, never as findings; `normcheck list` shows it.
+// A kernel whose algorithm squares x before subtracting the mean, say,
+// supports |x| <= sqrt(FLT_MAX / d); a production kernel that is never called
+// with eps = 0 declares eps >= its smallest eps. The defaults accept every
+// problem. Its one text form (kernels/domain_text.cpp, domain_text() and
+// parse_domain() below) is what plugins and the test-suite CMake function
+// declare it with.
 struct InputRange {
   double max_abs_x = std::numeric_limits<float>::max();
   bool sqrt_d_scaled = false;     // if true the limit is max_abs_x / sqrt(d)
   bool handles_nonfinite = true;  // NaN/inf inputs propagate as docs/semantics.md says
+  float min_eps = 0;              // eps >= min_eps (0: every eps, 0 included); a float, as eps is
+  int64_t min_d = 1, max_d = std::numeric_limits<int64_t>::max();  // min_d <= d <= max_d
 
   // The largest |x| on rows of length d (d < 1 counts as 1).
   double limit(int64_t d) const;
+  bool operator==(const InputRange&) const = default;
 };
+
+// The text form of a domain: blank-separated terms, each stating one limit,
+// e.g. "eps>=1e-06 d=1..65536 |x|<=10000 finite":
+//   eps>=E          min_eps = E (a number >= 0, rounded to float as eps is)
+//   d=A..B          min_d = A, max_d = B (integers, 1 <= A <= B)
+//   d>=A, d<=B      one end of the d range
+//   |x|<=M          max_abs_x = M (> 0), flat;  |x|<=M/sqrt(d): sqrt_d_scaled
+//   finite          handles_nonfinite = false (NaN/inf inputs are outside)
+//   any             no term: the text of the default domain
+// Terms may come in any order, each at most once. domain_text() prints the
+// terms that differ from the default, in the order above, with numbers that
+// parse back to the same values (a power of two 2^k with |k| >= 10 as
+// "2^k", which the parser reads too).
+std::string domain_text(const InputRange& domain);
+// The domain `text` states, starting from `base`: a term replaces base's value
+// for its field, the fields it does not name keep base's. Throws
+// std::invalid_argument with a message that quotes the term at fault.
+InputRange parse_domain(std::string_view text, const InputRange& base = {});
 
 struct Shape {
   int64_t rows = 0, cols = 0;
@@ -201,7 +230,7 @@ struct Kernel {
   std::string_view algorithm;  // one line: how it computes (shown by `list`)
   KernelFn fn;
   BoundFn bound;               // the a-priori bound the checks hold it to
-  InputRange range = {};
+  InputRange range = {};       // its declared domain (default: every problem)
   DeclineFn declines = nullptr;  // nullptr: accepts every shape
   SavedStatisticDeclineFn declines_saved_statistic = nullptr;  // nullptr: accepts every one
   // LayerNorm forward only: y within this many ULP of the exact y with
@@ -237,19 +266,21 @@ void add_kernel_rows(std::span<const Kernel> rows);
 const Kernel* find_kernel(std::string_view name);
 
 // What a kernel is asked to run, as far as the caller knows it. The shape
-// always; x (and dy, backward) to hold the problem to the declared InputRange;
-// the saved statistic (backward: rstd for LayerNorm, rrms for RMSNorm, one per
-// row as the forward saved it) for Kernel::declines_saved_statistic. An empty
-// span is not checked.
+// always; eps, x (and dy, backward) to hold the problem to the declared domain
+// (InputRange); the saved statistic (backward: rstd for LayerNorm, rrms for
+// RMSNorm, one per row as the forward saved it) for
+// Kernel::declines_saved_statistic. An empty span or eps is not checked.
 struct Request {
   Shape shape;
+  std::optional<float> eps = {};  // the problem's eps (empty: not checked)
   std::span<const float> x = {}, dy = {};
   std::span<const float> saved_statistic = {};
 };
 
 // The one gate: why `kernel` declines `request`, or an empty string when it
-// takes it. In this order: the shape (Kernel::declines), a non-finite x or dy
-// the kernel does not handle, an |x| beyond its InputRange, a row's saved
+// takes it. In this order: the shape (Kernel::declines), a d outside the
+// declared domain's d range, an eps below its min_eps, a non-finite x or dy
+// the kernel does not handle, an |x| beyond its limit, a row's saved
 // statistic it refuses (the reason names the row). A kernel promises nothing
 // for what it declines: evaluate() runs nothing then, `normcheck list` shows
 // the reason for a typical shape, fuzz and the reports skip or file it.

@@ -7,7 +7,8 @@
  * Version 1 (below, unchanged): float32 LayerNorm forward/backward and RMSNorm
  * forward, listed by normcheck_plugin_kernels(). The extension (further below)
  * adds RMSNorm backward and bf16/f16 storage through one more, optional,
- * symbol; a plugin built against the version-1 header loads unchanged.
+ * symbol; the declared domain (further below) is another optional symbol. A
+ * plugin built against the version-1 header loads unchanged.
  * Version 2 (at the end) lists kernels by an op spec and calls them with
  * tensor descriptors: fused residual adds, 1 + gamma weights, rounding
  * policies, mixed formats and row strides, through one more optional symbol. */
@@ -89,6 +90,19 @@ typedef struct {
 } nc_kernel_ext;
 
 typedef const nc_kernel_ext* (*normcheck_plugin_kernels_ext_fn)(int* n);
+
+/* ---- Declared domain (optional) ----
+ *
+ * A plugin whose kernels support less than every problem also exports
+ *   const char* normcheck_plugin_domain(const char* kernel_name);
+ * It returns, for a kernel of its lists, the kernel's domain in normcheck's
+ * text form (docs/plugins.md), e.g. "eps>=1e-06 d=1..65536 |x|<=10000", or
+ * NULL for the default domain (a version-2 kernel states its domain in its
+ * own entry: nc_kernel_v2::domain, the same text). The terms it states replace the default's;
+ * normcheck declines problems outside the domain: fuzz never counts them as
+ * findings and the reports list them as the kernel's limits. A text normcheck
+ * cannot read refuses the plugin. A plugin without the symbol loads as before. */
+typedef const char* (*normcheck_plugin_domain_fn)(const char* kernel_name);
 
 /* ---- Version 2: kernels by op spec, called with tensor descriptors (optional) ----
  *
