@@ -139,7 +139,7 @@ TEST(DomainVerdict, RowsOutsideTheDeclaredDomainAreLimitsNotFindings) {
   const auto v = verdicts(data);
   ASSERT_EQ(v.size(), 2u);
   for (const KernelVerdict& kv : v) {
-    EXPECT_EQ(kv.status, "trusted");
+    EXPECT_EQ(kv.grade, Grade::trusted);
     EXPECT_EQ(kv.rows_failed, 0);
     EXPECT_EQ(kv.rows_declined, 1);
   }
