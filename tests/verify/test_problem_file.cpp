@@ -89,6 +89,43 @@ TEST(ProblemFile, NormLinearCarriesWeightAndBias) {
   EXPECT_TRUE(same_bits(q.beta, p.beta));
 }
 
+// A kernel with a spec of its own (op_spec.h): the spec, the residual (one
+// line per row) and the row stride read back, bit for bit.
+TEST(ProblemFile, ASpecsKernelCarriesItsSpecResidualAndStride) {
+  Problem p;
+  p.rows = 2;
+  p.cols = 3;
+  p.x = {1.5f, -0.0f, 0x1p-133f, 3.0f, -2.25f, 0x1.24p-7f};
+  p.residual = {0x1p-9f, -1.0f, std::numeric_limits<float>::infinity(), 0.0f, 0x1.8p3f, -0x1p-140f};
+  p.gamma = {1.0f, -0.5f, 2.0f};
+  p.row_stride = 7;
+  const OpSpec spec = parse_spec("rmsnorm fwd dtype=bf16 gamma=bf16 add round=sum:bf16,xhat:bf16").spec.value();
+  const std::string text = problem_file_text(Op::rmsnorm_fwd, DType::bf16, p, {}, "k", &spec);
+  const ProblemFile f = parse_problem_file(text, "mem");
+  ASSERT_TRUE(f.spec);
+  EXPECT_EQ(*f.spec, spec);
+  const Problem& q = f.problems.at(0);
+  EXPECT_TRUE(same_bits(q.residual, p.residual));
+  EXPECT_EQ(q.row_stride, 7);
+}
+
+TEST(ProblemFile, ASpecsFileRefusesWhatDoesNotFit) {
+  const std::string add = "# nc.op rmsnorm_fwd\n# nc.spec rmsnorm fwd add\n";
+  EXPECT_THROW(parse_problem_file(add + "1 2 3\n", "mem"), RowFileError);                          // no residual
+  EXPECT_THROW(parse_problem_file(add + "# nc.residual 1 2\n1 2 3\n", "mem"), RowFileError);        // width
+  EXPECT_THROW(parse_problem_file(add + "# nc.residual 1 2 3\n# nc.residual 1 2 3\n1 2 3\n", "mem"),
+               RowFileError);                                                                     // rows
+  EXPECT_NO_THROW(parse_problem_file(add + "# nc.residual 1 2 3\n1 2 3\n", "mem"));
+  EXPECT_THROW(parse_problem_file("# nc.op rmsnorm_fwd\n# nc.residual 1 2 3\n1 2 3\n", "mem"),
+               RowFileError);                                                                     // no add
+  EXPECT_THROW(parse_problem_file("# nc.op layernorm_fwd\n# nc.spec rmsnorm fwd\n1 2 3\n", "mem"),
+               RowFileError);                                                                     // another op
+  EXPECT_THROW(parse_problem_file("# nc.op rmsnorm_fwd\n# nc.spec rmsnorm sideways\n1 2 3\n", "mem"),
+               RowFileError);                                                                     // not a spec
+  EXPECT_THROW(parse_problem_file("# nc.op rmsnorm_fwd\n# nc.row_stride 2\n1 2 3\n", "mem"),
+               RowFileError);                                                                     // stride < d
+}
+
 TEST(ProblemFile, NormLinearRefusesWhatDoesNotFit) {
   const std::string head = "# nc.op rmsnorm_linear_fwd\n";
   EXPECT_THROW(parse_problem_file(head + "1 2 3\n", "mem"), RowFileError);  // no nc.weight
