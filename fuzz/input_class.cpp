@@ -188,7 +188,9 @@ const InputClass& width_class(int64_t d) {
   return kClasses[std::size(kClasses) - 1];
 }
 
-bool call_label(const std::string& label) { return label != "accuracy" && label != "nan"; }
+bool call_label(const std::string& label) {
+  return label != "accuracy" && label != "nan" && label != "policy_mismatch";
+}
 
 const InputClass& class_of(const Kernel& kernel, const Problem& problem, const CaseResult& result) {
   if (call_label(result.label)) return width_class(problem.cols);

@@ -86,7 +86,7 @@ const InputClass& classify(const Kernel& kernel, const Problem& problem, int64_t
 const InputClass& width_class(int64_t d);
 
 // Whether a label is about the kernel's call rather than its numbers (all but
-// accuracy and nan).
+// accuracy, nan and policy_mismatch).
 bool call_label(const std::string& label);
 
 // The class of a labelled case: a numerical finding's by classify() on the

@@ -32,6 +32,7 @@ struct Slot {
   double max_ulp, max_error_over_bound, normwise;
   bool nonfinite_mismatch, out_of_bounds_write, unwritten_output, wrote_input, pass;
   bool nondeterministic;
+  char batch_variance[200];  // why a row depends on its batch, or ""
   NonFiniteConvention nonfinite_convention;
   uint64_t output_digest;
   char declined[240];
@@ -95,11 +96,13 @@ void copy_string(char* to, std::size_t size, const std::string& from) {
     Slot& s = g_shared->slots[i];
     const Evaluation ev = evaluate(kernel, batch[i], eo);
     bool nondeterministic = false;
+    std::string depends_on_batch;
     if (options.run_twice && ev.declined.empty()) {
       EvaluateOptions again_options = eo;
       again_options.outputs_only = true;
       const Evaluation again = evaluate(kernel, batch[i], again_options);
       nondeterministic = again.output_digest != ev.output_digest;
+      if (!nondeterministic && ev.pass) depends_on_batch = batch_variance(kernel, batch[i], ev, eo);
     }
     s.max_ulp = ev.max_ulp;
     s.max_error_over_bound = ev.max_error_over_bound;
@@ -110,6 +113,7 @@ void copy_string(char* to, std::size_t size, const std::string& from) {
     s.wrote_input = ev.wrote_input;
     s.pass = ev.pass;
     s.nondeterministic = nondeterministic;
+    copy_string(s.batch_variance, sizeof s.batch_variance, depends_on_batch);
     s.nonfinite_convention = ev.nonfinite_convention;
     s.output_digest = ev.output_digest;
     copy_string(s.declined, sizeof s.declined, ev.declined);
@@ -184,9 +188,14 @@ std::vector<CaseResult> run_hosted(const Kernel& kernel, std::span<const Problem
     CallScope scope(options.timeout_ms, options.run_twice ? 2 : 1);
     try {
       r.evaluation = evaluate(kernel, problems[i], eo);
+      std::string batch;
+      if (options.run_twice && !scope.runs_differ && r.evaluation.pass) {
+        CallScope once(options.timeout_ms, 1);  // the batch's reruns: one run each
+        batch = batch_variance(kernel, problems[i], r.evaluation, eo);
+      }
       r.finished = true;
-      r.label = label_of(r.evaluation, scope.runs_differ);
-      r.detail = detail_for(r.label, r.evaluation);
+      r.label = label_of(r.evaluation, scope.runs_differ, batch);
+      r.detail = r.label == "batch_variant" ? batch : detail_for(r.label, r.evaluation);
       // A call that changed the floating-point control state explains any
       // NaN or error it gave, so it comes before them.
       if (!scope.fp_change.empty() && (r.label.empty() || r.label == "nan" || r.label == "accuracy")) {
@@ -205,7 +214,7 @@ std::vector<CaseResult> run_hosted(const Kernel& kernel, std::span<const Problem
 
 }  // namespace
 
-std::string label_of(const Evaluation& ev, bool nondeterministic) {
+std::string label_of(const Evaluation& ev, bool nondeterministic, const std::string& batch_variance) {
   if (!ev.declined.empty()) return {};
   if (ev.out_of_bounds_write) return "out_of_bounds";
   if (ev.wrote_input) return "writes_input";
@@ -215,6 +224,30 @@ std::string label_of(const Evaluation& ev, bool nondeterministic) {
   // a spec's kernel whose outputs another rounding policy admits (Evaluation::consistent_policies)
   if (!ev.pass && !ev.consistent_policies.empty()) return "policy_mismatch";
   if (!ev.pass) return "accuracy";
+  // outputs within their bounds that depend on the rows around them
+  if (!batch_variance.empty()) return "batch_variant";
+  return {};
+}
+
+std::string batch_variance(const Kernel& kernel, const Problem& p, const Evaluation& ev,
+                           const EvaluateOptions& options) {
+  if (p.rows < 2 || !ev.declined.empty() || ev.row_digests.size() != static_cast<std::size_t>(p.rows)) return {};
+  EvaluateOptions outputs_only = options;
+  outputs_only.outputs_only = true;
+  const int64_t last = p.rows - 1;
+  const int64_t alone_order[] = {last};
+  const Evaluation alone = evaluate(kernel, with_rows(p, alone_order), outputs_only);
+  if (alone.declined.empty() && alone.row_digests.size() == 1 && alone.row_digests[0] != ev.row_digests.back())
+    return "row " + std::to_string(last) + " of " + std::to_string(p.rows) +
+           " gives other output bits when it is run alone (1 x " + std::to_string(p.cols) + ")";
+  std::vector<int64_t> reversed;
+  for (int64_t r = last; r >= 0; --r) reversed.push_back(r);
+  const Evaluation flipped = evaluate(kernel, with_rows(p, reversed), outputs_only);
+  if (!flipped.declined.empty() || flipped.row_digests.size() != reversed.size()) return {};
+  for (std::size_t i = 0; i < reversed.size(); ++i)
+    if (flipped.row_digests[i] != ev.row_digests[static_cast<std::size_t>(reversed[i])])
+      return "row " + std::to_string(reversed[i]) + " of " + std::to_string(p.rows) +
+             " gives other output bits at row " + std::to_string(i) + " (the batch's rows in reverse order)";
   return {};
 }
 
@@ -270,8 +303,8 @@ std::vector<CaseResult> run_isolated(const Kernel& kernel, std::span<const Probl
       CaseResult& r = results[next + static_cast<std::size_t>(i)];
       r.finished = true;
       r.evaluation = evaluation_of(kernel, shared->slots[i]);
-      r.label = label_of(r.evaluation, shared->slots[i].nondeterministic);
-      r.detail = detail_for(r.label, r.evaluation);
+      r.label = label_of(r.evaluation, shared->slots[i].nondeterministic, shared->slots[i].batch_variance);
+      r.detail = r.label == "batch_variant" ? shared->slots[i].batch_variance : detail_for(r.label, r.evaluation);
     }
     if (options.stop_at_first_label) {
       const auto first = std::find_if(results.begin() + static_cast<std::ptrdiff_t>(next),

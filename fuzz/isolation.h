@@ -33,7 +33,9 @@ namespace normcheck::fuzz {
 
 struct IsolationOptions {
   int timeout_ms = 2000;      // per kernel call
-  bool run_twice = true;      // run each case twice and compare the outputs' bits
+  bool run_twice = true;      // run each case twice and compare the outputs' bits, and (a case
+                              // of two rows or more) its last row alone and the rows reversed
+                              // against the batch (batch_variant)
   std::optional<BoundFn> bound_override;
   // Stop the run at the first case with a label (the cases after it are left
   // unfinished, with no label): shrinking wants the first candidate that
@@ -43,8 +45,10 @@ struct IsolationOptions {
 
 // One case's result. `label` is empty when the kernel passed; otherwise one of
 // crash, hang, out_of_bounds, writes_input, unwritten_output, nondeterministic,
-// fp_environment, nan, accuracy (most severe first: a memory fault hides the
-// rest; a changed floating-point state explains a NaN or an error).
+// fp_environment, nan, policy_mismatch, accuracy, batch_variant (most severe
+// first: a memory fault hides the rest; a changed floating-point state
+// explains a NaN or an error; a batch-variant row is one whose outputs are
+// within their bounds, checked only then).
 struct CaseResult {
   Evaluation evaluation;   // meaningful when the child finished the case
   bool finished = false;   // the child returned a result for it
@@ -52,8 +56,18 @@ struct CaseResult {
   std::string detail;      // one line: the signal, the output that broke its bound, ...
 };
 
-// The label of a finished evaluation ("" when it passed; declined counts as passed).
-std::string label_of(const Evaluation& ev, bool nondeterministic);
+// The label of a finished evaluation ("" when it passed; declined counts as
+// passed). `batch_variance`: why a row's outputs depend on the batch around
+// it (batch_variance() below), or empty.
+std::string label_of(const Evaluation& ev, bool nondeterministic, const std::string& batch_variance = {});
+
+// Whether the rows of `problem` (two or more; a case that passed) give each
+// row's outputs bit for bit whatever the batch around it: its last row run alone, and every row
+// with the rows reversed, against `ev` (evaluate() of the whole problem,
+// Evaluation::row_digests). Returns what differed, or "" (invariant, or
+// nothing to compare: one row, a decline). Runs the kernel twice more, outputs only.
+std::string batch_variance(const Kernel& kernel, const Problem& problem, const Evaluation& ev,
+                           const EvaluateOptions& options);
 
 // Runs `kernel` on every problem, batch by batch, each batch in one child.
 std::vector<CaseResult> run_isolated(const Kernel& kernel, std::span<const Problem> problems,

@@ -13,22 +13,10 @@ constexpr int64_t kMaxElementShrink = 256;
 // The problem with only the rows for which keep(r) is true.
 template <typename Keep>
 Problem select_rows(const Problem& p, Keep keep) {
-  Problem q = p;
-  q.rows = 0;
-  q.x.clear();
-  q.dy.clear();
-  q.residual.clear();
-  for (int64_t r = 0; r < p.rows; ++r) {
-    if (!keep(r)) continue;
-    ++q.rows;
-    const auto append = [&](std::vector<float>& to, const std::vector<float>& from) {
-      if (!from.empty()) to.insert(to.end(), from.begin() + r * p.cols, from.begin() + (r + 1) * p.cols);
-    };
-    append(q.x, p.x);
-    append(q.dy, p.dy);
-    append(q.residual, p.residual);
-  }
-  return q;
+  std::vector<int64_t> order;
+  for (int64_t r = 0; r < p.rows; ++r)
+    if (keep(r)) order.push_back(r);
+  return with_rows(p, order);
 }
 
 Problem select_columns(const Problem& p, const std::vector<int64_t>& kept) {

@@ -17,11 +17,13 @@ std::string_view to_string(Grade grade) {
   return "declined";
 }
 
-bool unsafe_label(const std::string& label) {
-  return !label.empty() && fuzz::call_label(label) && label != "nondeterministic";
+bool wrong_label(const std::string& label) {
+  return label == "nan" || label == "nondeterministic" || label == "batch_variant";
 }
 
-bool wrong_label(const std::string& label) { return label == "nan" || label == "nondeterministic"; }
+bool unsafe_label(const std::string& label) {
+  return !label.empty() && fuzz::call_label(label) && !wrong_label(label);
+}
 
 void GradeFacts::add_label(const std::string& label) {
   if (label.empty()) return;

@@ -14,7 +14,8 @@ namespace normcheck::report {
 enum class Grade {
   trusted,        // within its bound on every row run and every fuzz case
   less_accurate,  // breaks its bound, by at most kWrongFactor on realistic rows, never with NaN/inf
-  wrong,          // NaN/inf where the exact result is finite, outputs that differ run to run,
+  wrong,          // NaN/inf where the exact result is finite, outputs that differ run to run
+                  // or with the batch around a row,
                   // or beyond kWrongFactor x its bound on realistic rows
   unsafe,         // wrote outside its outputs or into an input, left an output unwritten,
                   // changed the caller's floating-point state, crashed or hung
@@ -37,12 +38,13 @@ inline constexpr double kWrongFactor = 0x1p16;
 
 // The labels of fuzz/isolation.h (and fuzz findings) that grade a kernel
 // unsafe: what the call did to memory, to the caller's floating-point state
-// or to its liveness (every call label of fuzz::call_label() but
-// nondeterministic). "" is no label.
+// or to its liveness (every call label of fuzz::call_label() but the wrong
+// ones below). "" is no label.
 bool unsafe_label(const std::string& label);
 // Those that grade it wrong whatever their figure: nan (NaN/inf where the
 // exact result is finite, or the reverse), nondeterministic (outputs that are
-// not a function of the inputs).
+// not a function of the inputs), batch_variant (a row's outputs that depend on
+// the rows around it).
 bool wrong_label(const std::string& label);
 
 // What a grade is decided from.

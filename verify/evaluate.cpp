@@ -93,6 +93,24 @@ void validate(const Kernel& kernel, const Problem& p) {
 
 }  // namespace evaluation
 
+Problem with_rows(const Problem& p, std::span<const int64_t> order) {
+  Problem q = p;
+  q.rows = static_cast<int64_t>(order.size());
+  const auto cols = static_cast<std::size_t>(p.cols);
+  const auto select = [&](const std::vector<float>& from, std::vector<float>& to) {
+    to.clear();
+    if (from.empty()) return;
+    for (const int64_t r : order) {
+      const auto begin = from.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * cols);
+      to.insert(to.end(), begin, begin + static_cast<std::ptrdiff_t>(cols));
+    }
+  };
+  select(p.x, q.x);
+  select(p.dy, q.dy);
+  select(p.residual, q.residual);
+  return q;
+}
+
 Request request_for(const Kernel& kernel, const Problem& p) {
   const bool backward = kernel.op == Op::layernorm_bwd || kernel.op == Op::rmsnorm_bwd;
   return {.shape = {p.rows, p.cols, !p.gamma.empty(), !p.beta.empty(), p.out_features},

@@ -52,6 +52,7 @@ fuzz_test(fuzz_broken_crash_on_shape libbroken_crash_on_shape.so crash)
 fuzz_test(fuzz_broken_hang libbroken_hang.so hang 150)
 fuzz_test(fuzz_broken_nondeterministic libbroken_nondeterministic.so nondeterministic)
 fuzz_test(fuzz_broken_writes_input libbroken_writes_input.so writes_input)
+fuzz_test(fuzz_broken_batch_variant libbroken_batch_variant.so batch_variant)
 fuzz_test(fuzz_broken_bwd_wrong_projection libbroken_bwd_wrong_projection.so accuracy)
 fuzz_test(fuzz_broken_bwd_skips_dbeta libbroken_bwd_skips_dbeta.so unwritten_output)
 

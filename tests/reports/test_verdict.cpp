@@ -380,6 +380,13 @@ TEST_F(FindingGrade, CallFaultsAreUnsafe) {
 TEST_F(FindingGrade, NanAndNondeterministicAreWrong) {
   EXPECT_EQ(grade_with("nan"), Grade::wrong);
   EXPECT_EQ(grade_with("nondeterministic"), Grade::wrong);
+  EXPECT_EQ(grade_with("batch_variant"), Grade::wrong);  // bits that depend on the rows around a row
+}
+
+// A kernel that rounds elsewhere than its spec declares: its numbers, not its
+// call, are in question.
+TEST_F(FindingGrade, APolicyMismatchIsLessAccurateNotUnsafe) {
+  EXPECT_EQ(grade_with("policy_mismatch"), Grade::less_accurate);
 }
 
 // An accuracy finding is less accurate up to kWrongFactor x the bound on

@@ -31,14 +31,33 @@ Readback read(const HalfArray& a, DType t) {
   return r;
 }
 
-uint64_t digest_of(std::initializer_list<const Readback*> outputs) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (const Readback* r : outputs)
-    for (const float v : r->values) {
-      const uint32_t bits = std::bit_cast<uint32_t>(v);
-      for (int b = 0; b < 4; ++b) h = (h ^ ((bits >> (8 * b)) & 0xff)) * 0x100000001b3ull;
-    }
+namespace {
+
+constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ull;
+
+uint64_t fnv(uint64_t h, float v) {
+  const uint32_t bits = std::bit_cast<uint32_t>(v);
+  for (int b = 0; b < 4; ++b) h = (h ^ ((bits >> (8 * b)) & 0xff)) * 0x100000001b3ull;
   return h;
+}
+
+}  // namespace
+
+uint64_t digest_of(std::initializer_list<const Readback*> outputs) {
+  uint64_t h = kFnvOffset;
+  for (const Readback* r : outputs)
+    for (const float v : r->values) h = fnv(h, v);
+  return h;
+}
+
+std::vector<uint64_t> row_digests_of(int64_t rows, std::initializer_list<RowOutput> outputs) {
+  std::vector<uint64_t> digests(static_cast<std::size_t>(rows), kFnvOffset);
+  for (const RowOutput& o : outputs) {
+    if (o.output->values.size() != static_cast<std::size_t>(rows) * o.per_row) continue;  // not an output of this call
+    for (std::size_t r = 0; r < digests.size(); ++r)
+      for (std::size_t i = r * o.per_row; i < (r + 1) * o.per_row; ++i) digests[r] = fnv(digests[r], o.output->values[i]);
+  }
+  return digests;
 }
 
 }  // namespace normcheck::evaluation

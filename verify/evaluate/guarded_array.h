@@ -110,4 +110,13 @@ Readback read(const HalfArray& a, DType t);  // bf16 or f16 bits, widened
 // FNV-1a over the bits of every value of the outputs, in order.
 uint64_t digest_of(std::initializer_list<const Readback*> outputs);
 
+// Per row of `rows`: FNV-1a over the bits of that row's own values of each
+// output, in order. An output is given with its values per row (cols for y
+// or dx, 1 for a statistic); an output with no values is left out.
+struct RowOutput {
+  const Readback* output;
+  std::size_t per_row;
+};
+std::vector<uint64_t> row_digests_of(int64_t rows, std::initializer_list<RowOutput> outputs);
+
 }  // namespace normcheck::evaluation

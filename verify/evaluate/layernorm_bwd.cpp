@@ -35,6 +35,7 @@ void evaluate_layernorm_bwd(const OpRun& run, Evaluation& ev) {
                    !mean.holds(saved.mean.rounded) || !rstd.holds(saved.rstd.rounded);
   ev.unwritten_output = dx.unwritten || dgamma_out.unwritten || dbeta_out.unwritten;
   ev.output_digest = digest_of({&dx, &dgamma_out, &dbeta_out});
+  ev.row_digests = row_digests_of(p.rows, {{&dx, static_cast<std::size_t>(p.cols)}});  // dgamma, dbeta: sums over rows
   if (run.options.outputs_only) return;
   if (&given_or_own == &start.own) compute_main_reference(start.own, x.widened, dy.widened, p);
   const LayerNormBwdReference& ref = given_or_own.layernorm_bwd;

@@ -30,6 +30,7 @@ void evaluate_layernorm_fwd(const OpRun& run, Evaluation& ev) {
   ev.wrote_input = !call.inputs_kept || !gamma.array.holds(p.gamma) || !beta.array.holds(p.beta);
   ev.unwritten_output = y.unwritten || mean_out.unwritten || rstd_out.unwritten;
   ev.output_digest = digest_of({&y, &mean_out, &rstd_out});
+  ev.row_digests = row_digests_of(p.rows, {{&y, static_cast<std::size_t>(p.cols)}, {&mean_out, 1}, {&rstd_out, 1}});
   if (run.options.outputs_only) return;
   if (&given_or_own == &own) compute_main_reference(own, x.widened, {}, p);
   const LayerNormFwdReference& ref = given_or_own.layernorm_fwd;

@@ -42,6 +42,7 @@ void evaluate_norm_linear(const OpRun& run, Evaluation& ev) {
                    !bias.array.holds(p.bias) || !weight.holds(p.weight);
   ev.unwritten_output = z.unwritten;
   ev.output_digest = digest_of({&z});
+  ev.row_digests = row_digests_of(p.rows, {{&z, static_cast<std::size_t>(p.out_features)}});
   if (run.options.outputs_only) return;
   ExactReference own;
   const ExactReference* given = run.options.reference;

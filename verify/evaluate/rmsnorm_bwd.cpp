@@ -31,6 +31,7 @@ void evaluate_rmsnorm_bwd(const OpRun& run, Evaluation& ev) {
   ev.wrote_input = !call.inputs_kept || !gamma.array.holds(p.gamma) || !rrms.holds(saved.rrms.rounded);
   ev.unwritten_output = dx.unwritten || dgamma_out.unwritten;
   ev.output_digest = digest_of({&dx, &dgamma_out});
+  ev.row_digests = row_digests_of(p.rows, {{&dx, static_cast<std::size_t>(p.cols)}});  // dgamma: a sum over rows
   if (run.options.outputs_only) return;
   if (&given_or_own == &start.own) compute_main_reference(start.own, x.widened, dy.widened, p);
   const RmsNormBwdReference& ref = given_or_own.rmsnorm_bwd;

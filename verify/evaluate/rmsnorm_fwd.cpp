@@ -27,6 +27,7 @@ void evaluate_rmsnorm_fwd(const OpRun& run, Evaluation& ev) {
   ev.wrote_input = !call.inputs_kept || !gamma.array.holds(p.gamma);
   ev.unwritten_output = y.unwritten || rrms_out.unwritten;
   ev.output_digest = digest_of({&y, &rrms_out});
+  ev.row_digests = row_digests_of(p.rows, {{&y, static_cast<std::size_t>(p.cols)}, {&rrms_out, 1}});
   if (run.options.outputs_only) return;
   if (&given_or_own == &own) compute_main_reference(own, x.widened, {}, p);
   const RmsNormFwdReference& ref = given_or_own.rmsnorm_fwd;

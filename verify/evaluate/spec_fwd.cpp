@@ -180,6 +180,8 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
                    !all({&res_in, &gamma_in, &beta_in}, [](const Tensor& t) { return t.rows_unchanged(); });
   ev.unwritten_output = y.unwritten || sum.unwritten || mean.unwritten || stat.unwritten;
   ev.output_digest = digest_of({&y, &sum, &mean, &stat});
+  const auto cols_per_row = static_cast<std::size_t>(p.cols);
+  ev.row_digests = row_digests_of(p.rows, {{&y, cols_per_row}, {&sum, cols_per_row}, {&mean, 1}, {&stat, 1}});
   if (run.options.outputs_only) return;
 
   const SpecInputs in{p.rows, p.cols, x, residual, gamma, beta, p.eps};

@@ -32,6 +32,15 @@ static void layernorm_fwd(const float* x, const float* gamma, const float* beta,
 #endif
     float sum = 0.0f;
     for (int64_t i = 0; i < summed; ++i) sum += xr[i];
+#if BROKEN_BATCH_VARIANT /* batch_variant: in a batch of rows the mean is summed in two halves, a reduction
+                            split that switches with the row count (the row alone is summed left to right) */
+    if (rows > 1) {
+      float low = 0.0f, high = 0.0f;
+      for (int64_t i = 0; i < cols / 2; ++i) low += xr[i];
+      for (int64_t i = cols / 2; i < cols; ++i) high += xr[i];
+      sum = low + high;
+    }
+#endif
     const float mu = sum / d;
     float squares = 0.0f;
     for (int64_t i = 0; i < cols; ++i) {
@@ -139,6 +148,8 @@ static const nc_kernel kKernels[] = {{"broken.bwd_skips_dbeta", NC_LAYERNORM_BWD
 #define NAME "broken.nondeterministic"
 #elif BROKEN_WRITES_INPUT
 #define NAME "broken.writes_input"
+#elif BROKEN_BATCH_VARIANT
+#define NAME "broken.batch_variant"
 #endif
 static const nc_kernel kKernels[] = {{NAME, NC_LAYERNORM_FWD, (void (*)(void))layernorm_fwd}};
 #endif

@@ -130,6 +130,11 @@ struct Evaluation {
   // A hash of the bits of every output (y, mean, rstd / rrms; dx, dgamma,
   // dbeta), so that two runs of one problem can be compared bit for bit.
   uint64_t output_digest = 0;
+  // Per row, a hash of the bits of the row's own outputs (y, dx or z, its
+  // statistics, residual_out; not dgamma and dbeta, sums over the rows), so
+  // that a row run alone or at another place in a batch can be compared bit
+  // for bit with itself in this problem (batch invariance, fuzz/isolation.h).
+  std::vector<uint64_t> row_digests;
   // With EvaluateOptions::keep_main_elements: every element of the main
   // output, rows x cols, row-major (empty when declined or outputs_only).
   std::vector<MainElement> main_elements;
@@ -260,6 +265,10 @@ double z_allowance(const Bound& b, std::span<const float> w_row, std::span<const
 // parameter; empty when it takes it. Throws std::invalid_argument on sizes
 // that do not fit.
 std::string norm_linear_problem_declined(const Kernel& kernel, const Problem& problem);
+
+// The problem with only the rows in `order`, in that order (x, dy and the
+// residual; the per-column arrays and W, b as they are).
+Problem with_rows(const Problem& problem, std::span<const int64_t> order);
 
 // The problem as a request to `kernel` (kernel.h): its shape, x, and dy when
 // the kernel's op is a backward. declines(kernel, request_for(kernel, problem))
