@@ -1,7 +1,8 @@
 /* A plugin whose kernels carry hostile names, for the tests of names and paths
  * (test_names_paths.cpp). Every kernel is the same deliberately wrong LayerNorm
- * forward: a two-pass LayerNorm that then adds 1 to y[0], so fuzzing any of them
- * gives an `accuracy` finding at once. One library per macro:
+ * forward: a two-pass LayerNorm that then adds 1 to the first y of each row
+ * (of each row, so that the defect does not depend on the batch), and fuzzing
+ * any of them gives an `accuracy` finding at once. One library per macro:
  *   NAMES_SHELL  names that are shell syntax: a command after ';', '(' alone,
  *                $(...) and `...` command substitutions that create files;
  *   NAMES_PATHS  names that are paths: a '/', a '../', 300 bytes (over NAME_MAX);
@@ -33,10 +34,10 @@ static void wrong_layernorm_fwd(const float* x, const float* gamma, const float*
       const float scaled = gamma ? gamma[i] * xhat : xhat;
       yr[i] = beta ? scaled + beta[i] : scaled;
     }
+    if (cols > 0) yr[0] += 1.0f; /* the defect */
     mean[r] = mu;
     rstd[r] = a;
   }
-  if (rows > 0 && cols > 0) y[0] += 1.0f; /* the defect */
 }
 
 #define FN ((void (*)(void))wrong_layernorm_fwd)
