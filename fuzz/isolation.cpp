@@ -168,7 +168,7 @@ std::string detail_for(const std::string& label, const Evaluation& ev) {
     std::string other;
     for (const std::string& spec : ev.consistent_policies) other += (other.empty() ? "'" : ", '") + spec + "'";
     return "outside the range its declared policy '" + ev.spec + "' admits (" + detail_of(ev) +
-           ", allowed: the range's middle and half-width); its outputs are consistent with " + other;
+           ", allowed: how far its range reaches on that side); its outputs are consistent with " + other;
   }
   return label.empty() ? std::string() : detail_of(ev);
 }

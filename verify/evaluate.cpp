@@ -167,14 +167,10 @@ Evaluation evaluate(const Kernel& kernel, const Problem& problem, const Evaluate
   BoundFn bound = bound_override.value_or(kernel.bound);
   if (!bound) bound = default_bound(kernel.op);
   const evaluation::OpRun run{kernel, p, bound, options, {p.misalign_floats, options.guard_pages}};
-  if (kernel.spec && spec.direction == Direction::fwd && !spec.linear) {
-    evaluation::evaluate_spec_fwd(run, ev);
-    return ev;
-  }
   switch (kernel.op) {
-    case Op::layernorm_fwd: evaluation::evaluate_layernorm_fwd(run, ev); break;
+    case Op::layernorm_fwd:
+    case Op::rmsnorm_fwd: evaluation::evaluate_spec_fwd(run, ev); break;  // any forward spec
     case Op::layernorm_bwd: evaluation::evaluate_layernorm_bwd(run, ev); break;
-    case Op::rmsnorm_fwd: evaluation::evaluate_rmsnorm_fwd(run, ev); break;
     case Op::rmsnorm_bwd: evaluation::evaluate_rmsnorm_bwd(run, ev); break;
     case Op::layernorm_linear_fwd:
     case Op::rmsnorm_linear_fwd: evaluation::evaluate_norm_linear(run, ev); break;

@@ -93,12 +93,6 @@ void set(AdmissibleRange& a, std::size_t i, Range r) {
 
 AdmissibleRange sized(std::size_t n) { return {std::vector<double>(n), std::vector<double>(n)}; }
 
-// Whether v lies exactly on a midpoint between two values of format t.
-bool on_midpoint(DType t, double v) {
-  const double s = spacing(t, v);
-  return (v - std::floor(v / s) * s) * 2 == s;
-}
-
 // Whether the norm's input s is known and the same under the float32 sum:
 // with `sum` at a 16-bit format T, a kernel that adds in float32 and then
 // rounds reads RN_T(RN_32(x + residual)), which can differ from
@@ -120,10 +114,11 @@ bool sum_rounds_alike(const OpSpec& spec, const SpecInputs& in, std::size_t base
   return true;
 }
 
-SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const SpecForwardReference& ref) {
+SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const SpecForwardReference& ref,
+                               BoundFn bound) {
   const auto rows = static_cast<std::size_t>(in.rows), d = static_cast<std::size_t>(in.cols), n = rows * d;
   const bool layer = spec.norm == NormKind::layernorm;
-  const BoundFn bound = default_bound(layer ? Op::layernorm_fwd : Op::rmsnorm_fwd);
+  if (!bound) bound = default_bound(layer ? Op::layernorm_fwd : Op::rmsnorm_fwd);
   const DType y_t = spec.dtype_of(TensorName::y), stat_t = spec.dtype_of(TensorName::stat);
   const auto at = [&](RoundingPoint p) { return spec.rounding_at(p); };
   SpecAdmissible out;
@@ -183,6 +178,10 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
         continue;
       }
       const std::size_t col = i - base;
+      if (!std::isfinite(ref.y.exact[i])) {  // a non-finite gamma or beta: its IEEE value, exactly
+        set(out.y, i, {ref.y.rounded[i], ref.y.rounded[i]});
+        continue;
+      }
       const double xhat = ref.xhat[i];
       const double gamma = in.gamma.empty() ? (spec.weight == Weight::one_plus_gamma ? 0.0 : 1.0) : in.gamma[col];
       const double beta = in.beta.empty() ? 0.0 : in.beta[col];
@@ -231,9 +230,13 @@ bool AdmissibleRange::admits(std::size_t i, double v) const {
   return v >= lo[i] && v <= hi[i];
 }
 
-SpecAdmissible spec_admissible_fwd(const OpSpec& spec, const SpecInputs& in) {
-  return admissible_from(spec, in, spec_reference_fwd(sum_only(spec), in, SpecResult::policy));
+SpecAdmissible spec_admissible_fwd(const OpSpec& spec, const SpecInputs& in, BoundFn bound,
+                                   const SpecForwardReference* sum_only_reference) {
+  if (sum_only_reference) return admissible_from(spec, in, *sum_only_reference, bound);
+  return admissible_from(spec, in, spec_reference_fwd(sum_only(spec), in, SpecResult::policy), bound);
 }
+
+OpSpec spec_sum_only(const OpSpec& spec) { return sum_only(spec); }
 
 PolicyCheck check_policy(const OpSpec& spec, const SpecAdmissible& a, const SpecOutputs& out) {
   PolicyCheck check;
@@ -343,7 +346,7 @@ std::vector<PolicyMatch> identify_fwd(const OpSpec& declared, std::span<const Sp
       if (it == references.end())
         it = references.emplace(std::pair{p, sum_key}, spec_reference_fwd(sum_only(policy), inputs[p], SpecResult::policy))
                  .first;
-      const PolicyCheck c = check_policy(policy, admissible_from(policy, inputs[p], it->second), outputs[p]);
+      const PolicyCheck c = check_policy(policy, admissible_from(policy, inputs[p], it->second, nullptr), outputs[p]);
       if (m.check.outside == 0 && c.outside > 0) {
         m.check.first_output = c.first_output;
         m.check.first_index = c.first_index;

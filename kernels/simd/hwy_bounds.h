@@ -16,7 +16,7 @@ Bound hwy_rmsnorm_bwd_bound(const RowCondition& c);    // rmsnorm_bwd_hwy.cpp
 // with `lanes` float64 lanes, are recomputed from the exact row sum.
 double accurate_exact_below(int64_t d, int64_t lanes);
 
-// A float32 kernel's bound after its outputs are rounded to the 16-bit
+// A float32 backward kernel's bound after its outputs are rounded to the 16-bit
 // storage format `storage` (bf16 or f16; normcheck/float_format.h gives its
 // unit roundoff and half subnormal spacing): each output gains unit * |output|
 // (|y| <= |gamma xhat| + |beta|; the dx scales bound |dx|) on top of the
@@ -27,6 +27,9 @@ double accurate_exact_below(int64_t d, int64_t lanes);
 // evaluate() admits that infinity where the exact result +- allowance leaves
 // the f16 range (docs/semantics.md). The 16-bit inputs are exact in float32,
 // so the float32 bound holds for the float32 result before the rounding.
+// A forward kernel's bound stops before that rounding: y's rounding to its
+// format is its spec's last stage, which the admissible range takes exactly
+// (verify/spec_policy.cpp).
 Bound with_16bit_outputs(Bound b, DType storage);
 
 // The bound of a 16-bit row whose float32 row has bound kFloat32Bound.

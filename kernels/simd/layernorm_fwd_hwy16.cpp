@@ -50,8 +50,10 @@ void layernorm_fwd_hwy16(const uint16_t* x, const float* gamma, const float* bet
 }
 }  // namespace simd
 
-// Bounds: layernorm_fwd.hwy's, then y's rounding to the storage format
-// (with_16bit_outputs, hwy_bounds.h).
+// Bounds: layernorm_fwd.hwy's, for y in float32 before its rounding to the
+// storage format (the 16-bit inputs are exact in float32, so the float32 rows'
+// bound holds for that y); the rounding itself is the spec's last stage, which
+// the admissible range takes exactly (spec_policy.h).
 extern const Kernel kLayerNormFwdHwyBf16;
 constinit const Kernel kLayerNormFwdHwyBf16{
     .name = "layernorm_fwd.hwy_bf16",
@@ -60,7 +62,7 @@ constinit const Kernel kLayerNormFwdHwyBf16{
     .dtype = DType::bf16,
     .algorithm = "layernorm_fwd.hwy's rows on bf16 x/y (float32 math, y rounded to nearest even)",
     .fn = &simd::layernorm_fwd_hwy16<DType::bf16>,
-    .bound = &simd::bound_16bit<&simd::hwy_layernorm_fwd_bound, DType::bf16>,
+    .bound = &simd::hwy_layernorm_fwd_bound,
     .family = Family::highway,
     .float32_counterpart = "layernorm_fwd.hwy",
 };
@@ -73,7 +75,7 @@ constinit const Kernel kLayerNormFwdHwyF16{
     .dtype = DType::f16,
     .algorithm = "layernorm_fwd.hwy's rows on f16 x/y (float32 math, y rounded to nearest even)",
     .fn = &simd::layernorm_fwd_hwy16<DType::f16>,
-    .bound = &simd::bound_16bit<&simd::hwy_layernorm_fwd_bound, DType::f16>,
+    .bound = &simd::hwy_layernorm_fwd_bound,
     .family = Family::highway,
     .float32_counterpart = "layernorm_fwd.hwy",
 };

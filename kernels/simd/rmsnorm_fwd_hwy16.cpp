@@ -67,8 +67,9 @@ void rmsnorm_fwd_hwy16(const uint16_t* x, const float* gamma, uint16_t* y, float
 }
 }  // namespace simd
 
-// Bounds: float_pass_bound's, then y's rounding to the storage format
-// (with_16bit_outputs, hwy_bounds.h; |y| <= |gamma xhat|, no beta).
+// Bounds: float_pass_bound's, for y in float32 before its rounding to the
+// storage format; the rounding itself is the spec's last stage, which the
+// admissible range takes exactly (spec_policy.h).
 extern const Kernel kRmsNormFwdHwyBf16;
 constinit const Kernel kRmsNormFwdHwyBf16{
     .name = "rmsnorm_fwd.hwy_bf16",
@@ -78,7 +79,7 @@ constinit const Kernel kRmsNormFwdHwyBf16{
     .algorithm = "bf16 x/y: float64 sum of squares and r, y = x r gamma in float32 (float64 "
                  "where r is not a normal float), rounded to nearest even",
     .fn = &simd::rmsnorm_fwd_hwy16<DType::bf16>,
-    .bound = &simd::bound_16bit<&simd::float_pass_bound, DType::bf16>,
+    .bound = &simd::float_pass_bound,
     .family = Family::highway,
     .float32_counterpart = "rmsnorm_fwd.hwy",
 };
@@ -92,7 +93,7 @@ constinit const Kernel kRmsNormFwdHwyF16{
     .algorithm = "f16 x/y: float64 sum of squares and r, y = x r gamma in float32 (float64 "
                  "where r is not a normal float), rounded to nearest even",
     .fn = &simd::rmsnorm_fwd_hwy16<DType::f16>,
-    .bound = &simd::bound_16bit<&simd::float_pass_bound, DType::f16>,
+    .bound = &simd::float_pass_bound,
     .family = Family::highway,
     .float32_counterpart = "rmsnorm_fwd.hwy",
 };

@@ -4,7 +4,10 @@
 //   - each stage of a spec (the residual add, 1 + gamma, the output's
 //     format) against the proven reference on inputs the stage reduces to;
 //   - each rounding point of a policy against the same rounding done here in
-//     double arithmetic that is exact for the values chosen.
+//     double arithmetic that is exact for the values chosen;
+//   - its two phases against each other: every result below is computed by
+//     the interpreter alone and with the fast phase first, which must agree
+//     bit for bit (reference(), and a sweep over specs and inputs).
 #include "normcheck/spec_reference.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +15,7 @@
 #include <bit>
 #include <cmath>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "normcheck/float_format.h"
@@ -28,6 +32,39 @@ OpSpec spec(std::string_view text) {
 }
 
 bool same_bits(double a, double b) { return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b); }
+
+// Equal, NaN to NaN (the interpreter's NaN and the float reference's may differ in payload).
+bool same_value(double a, double b) { return same_bits(a, b) || (std::isnan(a) && std::isnan(b)); }
+
+void expect_same(const std::vector<double>& fast, const std::vector<double>& exact, const char* what) {
+  ASSERT_EQ(fast.size(), exact.size()) << what;
+  for (std::size_t i = 0; i < fast.size(); ++i)
+    EXPECT_TRUE(same_value(fast[i], exact[i])) << what << "[" << i << "]: " << fast[i] << " vs " << exact[i];
+}
+
+// spec_reference_fwd with the fast phase first and by the interpreter alone:
+// the two agree on every value, and the first is returned.
+SpecForwardReference reference(const OpSpec& s, const SpecInputs& in, SpecResult which) {
+  SpecForwardReference fast = spec_reference_fwd(s, in, which, SpecPhases::fast_then_exact);
+  const SpecForwardReference exact = spec_reference_fwd(s, in, which, SpecPhases::exact_only);
+  for (const auto& [a, b, what] : {std::tuple{&fast.y, &exact.y, "y"}, {&fast.residual_out, &exact.residual_out, "residual_out"},
+                                   {&fast.mean, &exact.mean, "mean"}, {&fast.stat, &exact.stat, "stat"}}) {
+    expect_same(a->exact, b->exact, what);
+    expect_same(a->rounded, b->rounded, what);
+  }
+  expect_same(fast.xhat, exact.xhat, "xhat");
+  EXPECT_EQ(fast.finite, exact.finite);
+  expect_same(fast.mean_abs_s, exact.mean_abs_s, "mean_abs_s");  // both correctly rounded (reference.h; condition())
+  for (std::size_t r = 0; r < fast.condition.size(); ++r) {
+    const RowCondition &f = fast.condition[r], &e = exact.condition[r];
+    EXPECT_EQ(f.d, e.d);
+    EXPECT_TRUE(same_value(f.r, e.r)) << r;
+    // kappa, max_kappa, eps_share: products of correctly rounded doubles, each within 2^-51 relative
+    for (const auto& [x, y] : {std::pair{f.kappa, e.kappa}, {f.max_kappa, e.max_kappa}, {f.eps_share, e.eps_share}})
+      EXPECT_TRUE(same_value(x, y) || std::fabs(x - y) <= 0x1p-51 * std::fabs(y)) << r << ": " << x << " vs " << y;
+  }
+  return fast;
+}
 
 // The rounding to format t (to nearest, ties to even) of a double v that is
 // the correct rounding of an exact value: the same as the exact value's
@@ -79,7 +116,7 @@ TEST(SpecReference, TheTablesSpecsGiveTheProvenReferenceBitForBit) {
     const auto d = static_cast<int64_t>(row.x.size());
     const LayerNormFwdReference ln = reference_layernorm_fwd(row.x, row.gamma, row.beta, 1, d, row.eps);
     const SpecForwardReference sln =
-        spec_reference_fwd(spec("layernorm fwd"), {1, d, row.x, {}, row.gamma, row.beta, row.eps}, SpecResult::exact_math);
+        reference(spec("layernorm fwd"), {1, d, row.x, {}, row.gamma, row.beta, row.eps}, SpecResult::exact_math);
     EXPECT_TRUE(same_bits(sln.mean.exact[0], ln.mean.exact[0])) << sln.mean.exact[0] << " " << ln.mean.exact[0];
     EXPECT_TRUE(same_bits(sln.stat.exact[0], ln.rstd.exact[0])) << sln.stat.exact[0] << " " << ln.rstd.exact[0];
     EXPECT_TRUE(same_bits(sln.stat.rounded[0], ln.rstd.rounded[0]));
@@ -91,7 +128,7 @@ TEST(SpecReference, TheTablesSpecsGiveTheProvenReferenceBitForBit) {
     }
     const RmsNormFwdReference rms = reference_rmsnorm_fwd(row.x, row.gamma, 1, d, row.eps);
     const SpecForwardReference srms =
-        spec_reference_fwd(spec("rmsnorm fwd"), {1, d, row.x, {}, row.gamma, {}, row.eps}, SpecResult::exact_math);
+        reference(spec("rmsnorm fwd"), {1, d, row.x, {}, row.gamma, {}, row.eps}, SpecResult::exact_math);
     EXPECT_TRUE(same_bits(srms.stat.exact[0], rms.rrms.exact[0]));
     for (int64_t i = 0; i < d; ++i) {
       ASSERT_TRUE(same_bits(srms.y.exact[i], rms.y.exact[i])) << "d " << d << " i " << i;
@@ -113,7 +150,7 @@ TEST(SpecReference, A16BitOutputIsTheCorrectRoundingOfTheExactValue) {
   const RmsNormFwdReference ref = reference_rmsnorm_fwd(x, {}, 4, 64, 1e-6f);
   for (const char* text : {"rmsnorm fwd dtype=bf16", "rmsnorm fwd dtype=bf16 y=f16"}) {
     const OpSpec s = spec(text);
-    const SpecForwardReference out = spec_reference_fwd(s, {4, 64, x, {}, {}, {}, 1e-6f}, SpecResult::policy);
+    const SpecForwardReference out = reference(s, {4, 64, x, {}, {}, {}, 1e-6f}, SpecResult::policy);
     int ties = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
       EXPECT_TRUE(same_bits(out.y.exact[i], ref.y.exact[i]));
@@ -133,7 +170,7 @@ TEST(SpecReference, F16OutputsRoundToEvenUnderflowAndOverflow) {
   for (float g : {0x1p-25f, 3 * 0x1p-25f, 0x1.8p-20f, 65504.0f, 65519.0f, 65520.0f, 70000.0f, -0x1.0040p-14f}) {
     const std::vector<float> gamma = {g, g};
     const SpecForwardReference out =
-        spec_reference_fwd(spec("rmsnorm fwd y=f16"), {1, 2, x, {}, gamma, {}, 0.0f}, SpecResult::exact_math);
+        reference(spec("rmsnorm fwd y=f16"), {1, 2, x, {}, gamma, {}, 0.0f}, SpecResult::exact_math);
     EXPECT_EQ(out.y.exact[0], g);
     EXPECT_TRUE(same_bits(out.y.rounded[0], float_from_f16(f16_from_float(g)))) << g << ": " << out.y.rounded[0];
   }
@@ -150,8 +187,8 @@ TEST(SpecReference, TheResidualAddNormalizesTheSumThePolicyReads) {
   ASSERT_NE(exact_sum, bf16_sum);
   const OpSpec vllm = spec("rmsnorm fwd dtype=bf16 add round=sum:bf16");
   const SpecInputs in{1, 4, x, res, {}, {}, 1e-6f};
-  const SpecForwardReference policy = spec_reference_fwd(vllm, in, SpecResult::policy);
-  const SpecForwardReference math = spec_reference_fwd(vllm, in, SpecResult::exact_math);
+  const SpecForwardReference policy = reference(vllm, in, SpecResult::policy);
+  const SpecForwardReference math = reference(vllm, in, SpecResult::exact_math);
   const RmsNormFwdReference on_rounded = reference_rmsnorm_fwd(bf16_sum, {}, 1, 4, 1e-6f);
   const RmsNormFwdReference on_exact = reference_rmsnorm_fwd(exact_sum, {}, 1, 4, 1e-6f);
   for (int i = 0; i < 4; ++i) {
@@ -168,8 +205,8 @@ TEST(SpecReference, TheResidualAddNormalizesTheSumThePolicyReads) {
   // A sum float32 cannot hold: the policy that rounds it to f32 reads 1, exact math reads 1 + 2^-40.
   const std::vector<float> x2 = {1.0f, 3.0f}, res2 = {0x1p-40f, 0.0f}, ones = {1.0f, 3.0f};
   const OpSpec flashinfer = spec("rmsnorm fwd add round=sum:f32");
-  const SpecForwardReference p2 = spec_reference_fwd(flashinfer, {1, 2, x2, res2, {}, {}, 0.0f}, SpecResult::policy);
-  const SpecForwardReference m2 = spec_reference_fwd(flashinfer, {1, 2, x2, res2, {}, {}, 0.0f}, SpecResult::exact_math);
+  const SpecForwardReference p2 = reference(flashinfer, {1, 2, x2, res2, {}, {}, 0.0f}, SpecResult::policy);
+  const SpecForwardReference m2 = reference(flashinfer, {1, 2, x2, res2, {}, {}, 0.0f}, SpecResult::exact_math);
   const RmsNormFwdReference r2 = reference_rmsnorm_fwd(ones, {}, 1, 2, 0.0f);
   EXPECT_TRUE(same_bits(p2.y.exact[0], r2.y.exact[0]));
   EXPECT_EQ(m2.residual_out.exact[0], 1.0 + 0x1p-40);
@@ -191,8 +228,8 @@ TEST(SpecReference, OnePlusGammaIsExactAndItsRoundingIsThePolicys) {
   }
   const OpSpec gemma = spec("rmsnorm fwd weight=1+gamma round=weight:bf16");
   const SpecInputs in{1, 32, x, {}, w, {}, 1e-6f};
-  const SpecForwardReference math = spec_reference_fwd(gemma, in, SpecResult::exact_math);
-  const SpecForwardReference policy = spec_reference_fwd(gemma, in, SpecResult::policy);
+  const SpecForwardReference math = reference(gemma, in, SpecResult::exact_math);
+  const SpecForwardReference policy = reference(gemma, in, SpecResult::policy);
   const RmsNormFwdReference exact = reference_rmsnorm_fwd(x, one_plus, 1, 32, 1e-6f);
   const RmsNormFwdReference rounded = reference_rmsnorm_fwd(x, one_plus_bf16, 1, 32, 1e-6f);
   int differ = 0;
@@ -215,13 +252,13 @@ TEST(SpecReference, EachRoundingPointRoundsWhereThePolicySays) {
     w[i] = float_from_bf16(bf16_from_float(static_cast<float>(1 + 0.2 * normal(rng))));
   }
   const RmsNormFwdReference ref = reference_rmsnorm_fwd(x, {}, 1, 64, 1e-6f);
-  const SpecForwardReference llama = spec_reference_fwd(spec("rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16"),
+  const SpecForwardReference llama = reference(spec("rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16"),
                                                         {1, 64, x, {}, w, {}, 1e-6f}, SpecResult::policy);
   bool tie;
   const double rho = round_double(DType::bf16, ref.rrms.exact[0], tie);
   ASSERT_FALSE(tie);
   const SpecForwardReference deepspeed =
-      spec_reference_fwd(spec("rmsnorm fwd dtype=bf16 round=r:bf16"), {1, 64, x, {}, {}, {}, 1e-6f}, SpecResult::policy);
+      reference(spec("rmsnorm fwd dtype=bf16 round=r:bf16"), {1, 64, x, {}, {}, {}, 1e-6f}, SpecResult::policy);
   EXPECT_EQ(deepspeed.stat.exact[0], rho);
   for (int i = 0; i < 64; ++i) {
     const double xr = round_double(DType::bf16, ref.xhat.exact[i], tie);
@@ -240,7 +277,7 @@ TEST(SpecReference, EachRoundingPointRoundsWhereThePolicySays) {
   }
   const LayerNormFwdReference ln = reference_layernorm_fwd(x, {}, {}, 1, 64, 1e-5f);
   const SpecForwardReference apex =
-      spec_reference_fwd(spec("layernorm fwd dtype=bf16 gamma=bf16 beta=bf16 round=xhat:bf16,scaled:bf16"),
+      reference(spec("layernorm fwd dtype=bf16 gamma=bf16 beta=bf16 round=xhat:bf16,scaled:bf16"),
                          {1, 64, x, {}, g, b, 1e-5f}, SpecResult::policy);
   for (int i = 0; i < 64; ++i) {
     const double xh = round_double(DType::bf16, ln.xhat.exact[i], tie);
@@ -253,7 +290,7 @@ TEST(SpecReference, EachRoundingPointRoundsWhereThePolicySays) {
 TEST(SpecReference, ARowWithANonFiniteInputIsAllNaN) {
   const std::vector<float> x = {1.0f, INFINITY, 2.0f, 3.0f, 4.0f, 5.0f};
   const SpecForwardReference out =
-      spec_reference_fwd(spec("layernorm fwd"), {2, 3, x, {}, {}, {}, 1e-5f}, SpecResult::exact_math);
+      reference(spec("layernorm fwd"), {2, 3, x, {}, {}, {}, 1e-5f}, SpecResult::exact_math);
   EXPECT_EQ(out.finite, (std::vector<char>{0, 1}));
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(std::isnan(out.y.exact[i]));
   EXPECT_TRUE(std::isnan(out.mean.exact[0]));
@@ -262,16 +299,80 @@ TEST(SpecReference, ARowWithANonFiniteInputIsAllNaN) {
 
 TEST(SpecReference, RefusesWhatIsNotAForwardProblemOfItsSpec) {
   const std::vector<float> x = {1.0f, 2.0f};
-  EXPECT_THROW(spec_reference_fwd(spec("rmsnorm bwd"), {1, 2, x, {}, {}, {}, 0}, SpecResult::policy),
+  EXPECT_THROW(reference(spec("rmsnorm bwd"), {1, 2, x, {}, {}, {}, 0}, SpecResult::policy),
                std::invalid_argument);
-  EXPECT_THROW(spec_reference_fwd(spec("rmsnorm fwd linear"), {1, 2, x, {}, {}, {}, 0}, SpecResult::policy),
+  EXPECT_THROW(reference(spec("rmsnorm fwd linear"), {1, 2, x, {}, {}, {}, 0}, SpecResult::policy),
                std::invalid_argument);
-  EXPECT_THROW(spec_reference_fwd(spec("rmsnorm fwd add"), {1, 2, x, {}, {}, {}, 0}, SpecResult::policy),
+  EXPECT_THROW(reference(spec("rmsnorm fwd add"), {1, 2, x, {}, {}, {}, 0}, SpecResult::policy),
                std::invalid_argument);  // no residual
-  EXPECT_THROW(spec_reference_fwd(spec("rmsnorm fwd"), {1, 3, x, {}, {}, {}, 0}, SpecResult::policy),
+  EXPECT_THROW(reference(spec("rmsnorm fwd"), {1, 3, x, {}, {}, {}, 0}, SpecResult::policy),
                std::invalid_argument);  // sizes
-  EXPECT_THROW(spec_reference_fwd(spec("rmsnorm fwd"), {1, 2, x, {}, {}, x, 0}, SpecResult::policy),
+  EXPECT_THROW(reference(spec("rmsnorm fwd"), {1, 2, x, {}, {}, x, 0}, SpecResult::policy),
                std::invalid_argument);  // beta on a spec without bias
+}
+
+}  // namespace
+}  // namespace normcheck
+
+namespace normcheck {
+namespace {
+
+TEST(SpecReference, ANonFiniteGammaOrBetaTouchesOnlyItsColumn) {
+  // docs/semantics.md: gamma and beta enter elementwise, with IEEE rules
+  const std::vector<float> x = {1.0f, 2.0f, 4.0f, 8.0f}, g = {INFINITY, 1.0f, 2.0f, NAN}, b = {0.0f, -INFINITY, 0.5f, 0.0f};
+  const SpecForwardReference out =
+      reference(spec("layernorm fwd"), {1, 4, x, {}, g, b, 1e-5f}, SpecResult::exact_math);
+  EXPECT_EQ(out.finite, (std::vector<char>{1}));
+  EXPECT_EQ(out.y.exact[0], -INFINITY);  // xhat_0 < 0 times +inf
+  EXPECT_EQ(out.y.exact[1], -INFINITY);
+  EXPECT_TRUE(std::isfinite(out.y.exact[2]));
+  EXPECT_TRUE(std::isnan(out.y.exact[3]));
+}
+
+TEST(SpecReference, TheFastPhaseAndTheInterpreterAgreeOnEverySpec) {
+  const uint64_t seed = test::test_seed();
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  const char* specs[] = {
+      "layernorm fwd",
+      "rmsnorm fwd dtype=bf16",
+      "layernorm fwd dtype=f16 rstd=f16 mean=f16",
+      "rmsnorm fwd add dtype=bf16 round=sum:bf16",
+      "rmsnorm fwd add dtype=bf16",
+      "rmsnorm fwd add dtype=f16 weight=1+gamma gamma=f32",
+      "layernorm fwd add dtype=bf16 gamma=f32 beta=f32",
+      "rmsnorm fwd weight=1+gamma dtype=bf16 gamma=bf16 round=r:bf16",
+  };
+  for (const char* text : specs) {
+    const OpSpec s = spec(text);
+    for (int64_t d : {1, 3, 64, 257})
+      for (float eps : {0.0f, 1e-6f}) {
+        const int64_t rows = 3;
+        const auto n = static_cast<std::size_t>(rows * d);
+        const auto in_format = [&](TensorName t, double v) {
+          return static_cast<float>(round_to_format(s.dtype_of(t), v));
+        };
+        std::vector<float> x(n), residual, gamma, beta;
+        for (std::size_t i = 0; i < n; ++i) x[i] = in_format(TensorName::x, 1e3 * (i / d) + normal(rng));
+        x[static_cast<std::size_t>(d) - 1] = in_format(TensorName::x, 0x1p-130);  // below float's normal range
+        if (s.add) {
+          residual.resize(n);
+          for (std::size_t i = 0; i < n; ++i) residual[i] = in_format(TensorName::residual, normal(rng));
+          residual[0] = in_format(TensorName::residual, 0x1p100);  // a sum not exact in double with x_0 ~ 1
+        }
+        if (s.weight != Weight::none) {
+          gamma.resize(static_cast<std::size_t>(d));
+          for (float& v : gamma) v = in_format(TensorName::gamma, 0.1 * normal(rng));
+        }
+        if (s.bias) {
+          beta.resize(static_cast<std::size_t>(d));
+          for (float& v : beta) v = in_format(TensorName::beta, 0.1 * normal(rng));
+        }
+        SCOPED_TRACE(std::string(text) + " d=" + std::to_string(d) + " seed=" + std::to_string(seed));
+        for (SpecResult which : {SpecResult::exact_math, SpecResult::policy})
+          reference(s, {rows, d, x, residual, gamma, beta, eps}, which);
+      }
+  }
 }
 
 }  // namespace

@@ -48,12 +48,10 @@ const ExactReference& reference_before_the_call(const OpRun& run, const std::vec
 MainElement* keep_main_elements(const OpRun& run, Evaluation& ev, const std::vector<float>& computed,
                                 const ExactReference& ref);
 
-void evaluate_layernorm_fwd(const OpRun& run, Evaluation& ev);
+void evaluate_spec_fwd(const OpRun& run, Evaluation& ev);     // every forward norm: the table's ops and any forward spec
 void evaluate_layernorm_bwd(const OpRun& run, Evaluation& ev);
-void evaluate_rmsnorm_fwd(const OpRun& run, Evaluation& ev);
 void evaluate_rmsnorm_bwd(const OpRun& run, Evaluation& ev);
 void evaluate_norm_linear(const OpRun& run, Evaluation& ev);  // layernorm_linear_fwd, rmsnorm_linear_fwd
-void evaluate_spec_fwd(const OpRun& run, Evaluation& ev);     // a forward kernel with a spec of its own
 
 // v[i], or `missing` when v is empty (no gamma: 1, no beta: 0).
 inline double at_or(const std::vector<float>& v, std::size_t i, double missing) {
@@ -64,17 +62,6 @@ inline double at_or(const std::vector<float>& v, std::size_t i, double missing) 
 // are checked, and pass.
 void finish(Evaluation& ev, Op op, const std::vector<float>& main_computed,
             const std::vector<double>& main_exact, const std::vector<RowStats>& stats, int64_t cols);
-
-// ---- forward (forward.cpp) ----
-
-// Every y of a checked row of a forward `op` (layernorm_fwd, rmsnorm_fwd)
-// against its allowance, or by the non-finite rule on a row with a non-finite
-// x (`x` as the kernel stored it, widened; `beta` empty: 0; `kept`: the main
-// elements whose allowance to record, or null).
-void tally_y_row(Tally& tally, const Problem& p, Op op, const std::vector<float>& x,
-                 const std::vector<float>& beta, int64_t row, const RowStats& s, const Bound& b,
-                 const std::vector<double>& xhat, const std::vector<double>& y_exact, const Readback& y,
-                 DType dtype, MainElement* kept);
 
 // ---- backward (backward.cpp) ----
 

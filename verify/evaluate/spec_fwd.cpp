@@ -1,7 +1,10 @@
-// A forward kernel with a spec of its own (Kernel::spec, op_spec.h): every
-// tensor in its spec's format, rows at the problem's row stride, each output
-// held to the range its spec's rounding policy admits (spec_policy.h), and y
-// measured against exact math beside it.
+// Every forward norm kernel, by its spec (op_spec.h: a table row's op and
+// dtype name one, a version-2 plugin declares its own): every tensor in its
+// spec's format, rows at the problem's row stride, each output held to the
+// range its spec's rounding policy admits under the kernel's bound
+// (spec_policy.h), and y measured against exact math beside it. A kernel
+// that declares a spec of its own is also told which other rounding
+// policies its outputs fit.
 #include <bit>
 #include <cstring>
 #include <initializer_list>
@@ -18,6 +21,7 @@
 #include "normcheck/spec_policy.h"
 #include "nonfinite.h"
 #include "op.h"
+#include "scale.h"
 
 namespace normcheck::evaluation {
 namespace {
@@ -127,7 +131,11 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   const Kernel& k = run.kernel;
   const Problem& p = run.problem;
   const OpSpec spec = spec_of(k);
-  ev.spec = to_text(spec);
+  const bool own_spec = k.spec != nullptr;  // declared by the kernel, not named by a table row's op and dtype
+  if (own_spec) ev.spec = to_text(spec);
+  // a reference given for a table row's problem must fit it; the fast phase
+  // (spec_reference_fast.h) recomputes it at the cost of the float reference
+  if (run.options.reference) require_fits(*run.options.reference, k, p);
   const auto dt = [&](TensorName t) { return spec.dtype_of(t); };
   const int64_t stride = p.row_stride ? p.row_stride : p.cols;
 
@@ -184,21 +192,47 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   ev.row_digests = row_digests_of(p.rows, {{&y, cols_per_row}, {&sum, cols_per_row}, {&mean, 1}, {&stat, 1}});
   if (run.options.outputs_only) return;
 
+  // Three references, each computed once: exact math (no rounding point),
+  // the policy's own result, and the sum-only policy the admissible ranges
+  // start from; a spec without rounding points has one for all three.
   const SpecInputs in{p.rows, p.cols, x, residual, gamma, beta, p.eps};
-  const SpecAdmissible admissible = spec_admissible_fwd(spec, in);
   OpSpec bare = spec;
   for (auto& point : bare.round) point.reset();
+  const OpSpec sum_only = spec_sum_only(spec);
   const SpecForwardReference math = spec_reference_fwd(bare, in, SpecResult::exact_math);
-  const SpecForwardReference own = spec_reference_fwd(spec, in, SpecResult::policy);
+  std::optional<SpecForwardReference> own_storage, sum_only_storage;
+  if (!(spec == bare)) own_storage = spec_reference_fwd(spec, in, SpecResult::policy);
+  const SpecForwardReference& own = own_storage ? *own_storage : math;
+  if (!(sum_only == bare) && !(sum_only == spec)) sum_only_storage = spec_reference_fwd(sum_only, in, SpecResult::policy);
+  const SpecForwardReference& start = sum_only_storage ? *sum_only_storage : sum_only == bare ? math : own;
+  const SpecAdmissible admissible = spec_admissible_fwd(spec, in, run.bound, &start);
+
   const auto cols = static_cast<std::size_t>(p.cols);
   const DType y_t = dt(TensorName::y);
-  // y's row scale (scale.h, y_scale): |w_j| kappa + |beta_j|, the weight 1 + gamma_j under weight=1+gamma
+  const bool layer = spec.norm == NormKind::layernorm;
+  const Op op = layer ? Op::layernorm_fwd : Op::rmsnorm_fwd;
+  // each row as the row rules see it (evaluate.h, row_checked)
+  std::vector<RowStats> stats(static_cast<std::size_t>(p.rows));
+  for (std::size_t r = 0; r < stats.size(); ++r) {
+    stats[r].finite = math.finite[r] != 0;
+    stats[r].r = math.condition[r].r;
+    stats[r].mean_abs_x = math.mean_abs_s[r];
+    stats[r].condition = math.condition[r];
+  }
+  // y's row scale (scale.h), with the weight 1 + gamma_j under weight=1+gamma
   const auto weight = [&](std::size_t j) {
     return gamma.empty() ? 1.0 : spec.weight == Weight::one_plus_gamma ? 1.0 + gamma[j] : static_cast<double>(gamma[j]);
   };
   const auto y_scale_of = [&](std::size_t row, std::size_t j) {
-    return std::fabs(weight(j)) * math.condition[row].kappa + (beta.empty() ? 0.0 : std::fabs(beta[j]));
+    return y_scale(stats[row], weight(j), beta.empty() ? 0.0 : beta[j]);
   };
+  MainElement* const kept = [&]() -> MainElement* {
+    if (!run.options.keep_main_elements) return nullptr;
+    ev.main_elements.resize(y.values.size());
+    for (std::size_t i = 0; i < y.values.size(); ++i)
+      ev.main_elements[i] = {y.values[i], math.y.exact[i], math.xhat[i], std::numeric_limits<double>::infinity()};
+    return ev.main_elements.data();
+  }();
 
   tally_rows(ev, run.options.nonfinite, p.rows, [&](Tally& tally, int64_t row) {
     const auto r = static_cast<std::size_t>(row);
@@ -207,32 +241,44 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
         tally.range_element("residual_out", row, static_cast<int64_t>(i - r * cols), sum.values[i],
                             admissible.residual_out.lo[i], admissible.residual_out.hi[i],
                             math.residual_out.exact[i], dt(TensorName::residual_out), std::nullopt);
-    const char* stat_name = spec.norm == NormKind::layernorm ? "rstd" : "rrms";
+    const char* stat_name = layer ? "rstd" : "rrms";
     if (!math.finite[r]) {
-      // a non-finite input (evaluate.h, NonFinite): RMSNorm's IEEE evaluation on a row of infinities
-      // gives rrms = +0 and y_j = +-0 for finite s_j (nonfinite.h); every other element is non-finite
+      // A non-finite input (docs/semantics.md; evaluate.h, NonFinite). The
+      // mean is the extended-real mean, whose NaN or infinity depends on the
+      // summation: non-finite. LayerNorm's rstd is not checked: the variance
+      // has no extended-real value, and the standard forms give it as NaN,
+      // +inf or 0 (so rstd NaN, +0 or eps^-1/2). RMSNorm's IEEE evaluation
+      // on a row of infinities gives rrms = +0 and y_j = +-0 for finite s_j
+      // (nonfinite.h); every other element is non-finite.
       std::vector<float> s(cols);
       for (std::size_t j = 0; j < cols; ++j) s[j] = x[r * cols + j] + (spec.add ? residual[r * cols + j] : 0.0f);
-      const bool rms = spec.norm == NormKind::rmsnorm, infinities = rms && only_infinities(s);
+      const bool infinities = !layer && only_infinities(s);
       if (mean_out) tally.nonfinite_element("mean", row, -1, mean.values[r], NAN);
-      if (stat_out) tally.nonfinite_row_element(stat_name, row, -1, stat.values[r], rms ? ieee_rrms(infinities) : std::nullopt);
-      for (std::size_t j = 0; j < cols; ++j)
+      if (stat_out && !layer) tally.nonfinite_row_element(stat_name, row, -1, stat.values[r], ieee_rrms(infinities));
+      for (std::size_t j = 0; j < cols; ++j) {
         tally.nonfinite_row_element("y", row, static_cast<int64_t>(j), y.values[r * cols + j],
-                                    rms && beta.empty() ? ieee_rmsnorm_y(infinities, s[j], weight(j)) : std::nullopt);
+                                    !layer && beta.empty() ? ieee_rmsnorm_y(infinities, s[j], weight(j)) : std::nullopt);
+        if (kept) kept[r * cols + j].allowed = 0;
+      }
       return;
     }
     if (mean_out)
       tally.range_element("mean", row, -1, mean.values[r], admissible.mean.lo[r], admissible.mean.hi[r],
                           math.mean.exact[r], dt(TensorName::mean), std::nullopt);
+    if (!row_checked(op, stats[r])) return;  // ill-posed: nothing promised (the ranges are the whole line)
     if (stat_out)
       tally.range_element(stat_name, row, -1, stat.values[r], admissible.stat.lo[r], admissible.stat.hi[r],
                           math.stat.exact[r], dt(TensorName::stat), std::nullopt);
     for (std::size_t j = 0; j < cols; ++j) {
       const std::size_t i = r * cols + j;
-      tally.range_element("y", row, static_cast<int64_t>(j), y.values[i], admissible.y.lo[i], admissible.y.hi[i],
-                          math.y.exact[i], y_t, y_scale_of(r, j));
+      const double lo = admissible.y.lo[i], hi = admissible.y.hi[i], exact = math.y.exact[i];
+      tally.range_element("y", row, static_cast<int64_t>(j), y.values[i], lo, hi, exact, y_t, y_scale_of(r, j));
+      // the allowance the range amounts to around the exact value (NaN: a non-finite gamma or beta's IEEE value)
+      if (kept) kept[i].allowed = std::isfinite(exact) ? std::max(hi - exact, exact - lo) : NAN;
     }
   });
+  finish(ev, op, y.values, math.y.exact, stats, p.cols);
+  if (!own_spec) return;
   // exact math: the kernel's y (max_ulp, from the range checks) and the policy's own y
   ev.exact_math_ulp = ev.max_ulp;
   for (std::size_t i = 0; i < y.values.size(); ++i) {
@@ -242,8 +288,6 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
         std::max(ev.policy_exact_math_ulp,
                  scaled_ulp_error(y_t, static_cast<float>(own.y.rounded[i]), math.y.exact[i], y_scale_of(r, i % cols)));
   }
-  ev.pass = ev.max_error_over_bound <= 1 && !ev.nonfinite_mismatch && !ev.out_of_bounds_write &&
-            !ev.unwritten_output && !ev.wrote_input;
   const bool policy_failure = !ev.pass && !ev.out_of_bounds_write && !ev.unwritten_output && !ev.wrote_input;
   if (!run.options.identify && !policy_failure) return;
   // the candidate policies against the outputs: which admit them

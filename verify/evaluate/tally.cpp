@@ -1,5 +1,6 @@
 #include "tally.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -73,10 +74,11 @@ void Tally::range_element(const char* output, int64_t row, int64_t col, float co
   } else if (std::isinf(computed)) {
     mismatch(ratio);
   } else {
-    const double gap = std::min(next_value(dtype, hi, 1) - hi, lo - next_value(dtype, lo, -1));
-    allowed = (hi - lo) / 2 + gap / 2;
-    ratio = c == middle ? 0 : std::fabs(c - middle) / allowed;
+    const double m = std::isfinite(exact) ? std::clamp(exact, lo, hi) : middle;
+    allowed = c >= m ? (hi - m) + (next_value(dtype, hi, 1) - hi) / 2 : (m - lo) + (lo - next_value(dtype, lo, -1)) / 2;
+    ratio = c == m ? 0 : std::fabs(c - m) / allowed;
     if (ulp_scale && std::isfinite(exact)) ulp = scaled_ulp_error(dtype, computed, exact, *ulp_scale);
+    if (std::isfinite(exact)) middle = exact;  // recorded as the exact value
   }
   record(output, row, col, computed, middle, allowed, ratio, ulp);
 }

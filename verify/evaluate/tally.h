@@ -40,13 +40,17 @@ class Tally {
 
   // An element held to the range of values of its format a spec's rounding
   // policy admits (spec_policy.h: [lo, hi], ends of the format; NaN ends: the
-  // element must be NaN). Its ratio is |computed - mid| over half the range
-  // plus half the gap to the nearest value of the format outside it, so it is
-  // below 1 inside the range and above 1 at every value outside. An infinite
-  // end admits every value beyond the other end (the policy's overflow).
-  // `exact` is the op's exact value, for the ULP figure against exact math;
-  // the element is recorded (Worst, OutputError) with the range's middle as
-  // its exact value and that half-width as its allowance.
+  // element must be NaN). Its ratio is measured from m, the exact value
+  // brought into the range (clamped to [lo, hi]): |computed - m| over the
+  // range's reach from m on computed's side plus half the gap to the next
+  // value of the format beyond that end. It is below 1 inside the range and
+  // above 1 at every value outside, and where the range is wide against the
+  // format's spacing it is |computed - exact| / allowance, the figure of an
+  // allowance around the exact value. An infinite end admits every value
+  // beyond the other end (the policy's overflow). `exact` is the op's exact
+  // value, also for the ULP figure against exact math; the element is recorded
+  // (Worst, OutputError) with it and the reach on computed's side as its
+  // allowance.
   void range_element(const char* output, int64_t row, int64_t col, float computed, double lo, double hi,
                      double exact, DType dtype, std::optional<double> ulp_scale);
 

@@ -99,6 +99,15 @@ inline double round_to_format(DType t, double v) {
   return r == 0 ? std::copysign(0.0, v) : r;
 }
 
+// Whether v (finite) lies exactly halfway between two consecutive values of
+// format t: where the rounding of v and of a real next to v may differ, so
+// that a double's rounding to t says nothing of the real it approximates.
+inline bool on_midpoint(DType t, double v) {
+  if (!std::isfinite(v)) return false;
+  const double s = spacing(t, v);
+  return (v - std::floor(v / s) * s) * 2 == s;
+}
+
 // ---- bit conversions ----
 
 // float32 -> bf16 bits, rounded to nearest even (bf16 keeps float's exponent

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "normcheck/bounds.h"
 #include "normcheck/op_spec.h"
 #include "normcheck/spec_reference.h"
 
@@ -36,8 +37,18 @@ struct SpecAdmissible {
 };
 
 // The admissible ranges of a forward spec (not `linear`) on `inputs` under
-// its own rounding policy. Throws std::invalid_argument as spec_reference_fwd().
-SpecAdmissible spec_admissible_fwd(const OpSpec& spec, const SpecInputs& inputs);
+// its own rounding policy, each stage off its exact value by what `bound`
+// allows (the kernel's bound; null: the default bound of the norm).
+// `sum_only_reference`: spec_reference_fwd(spec_sum_only(spec), inputs,
+// SpecResult::policy) when the caller has it, else computed here. Throws
+// std::invalid_argument as spec_reference_fwd().
+SpecAdmissible spec_admissible_fwd(const OpSpec& spec, const SpecInputs& inputs, BoundFn bound = nullptr,
+                                   const SpecForwardReference* sum_only_reference = nullptr);
+
+// The spec with only its `sum` rounding point: whose reference (under the
+// policy) gives the norm's input, statistics and xhat the admissible range
+// starts from.
+OpSpec spec_sum_only(const OpSpec& spec);
 
 // A forward kernel's outputs on one problem (values of each tensor's format,
 // widened; empty where the kernel has no such output).

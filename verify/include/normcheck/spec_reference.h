@@ -60,8 +60,14 @@ struct SpecForwardReference {
 
 // Throws std::invalid_argument when the spec is not a forward spec without
 // `linear` (spec_error() included) or the inputs' sizes do not fit it. A row
-// with a non-finite input is all NaN (the row-NaN convention, docs/semantics.md)
-// and finite[row] = 0.
-SpecForwardReference spec_reference_fwd(const OpSpec& spec, const SpecInputs& inputs, SpecResult which);
+// with a non-finite x or residual is all NaN (the row-NaN convention,
+// docs/semantics.md) and finite[row] = 0; a non-finite gamma or beta makes
+// its own column's y the IEEE value of the exact w xhat + beta (+-inf or NaN).
+// `phases`: the fast phase first (the float references of reference.h decide
+// most rows), or the interpreter alone; both give the same values, which
+// tests/verify/test_spec_reference.cpp checks.
+enum class SpecPhases { fast_then_exact, exact_only };
+SpecForwardReference spec_reference_fwd(const OpSpec& spec, const SpecInputs& inputs, SpecResult which,
+                                        SpecPhases phases = SpecPhases::fast_then_exact);
 
 }  // namespace normcheck
