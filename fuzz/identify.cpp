@@ -17,11 +17,12 @@ const PolicyVerdict& Identification::declared_verdict() const {
 }
 
 Identification identify(const Kernel& kernel, int64_t cases, uint64_t seed, int64_t max_d) {
-  if (!kernel.spec || kernel.spec->direction != Direction::fwd || kernel.spec->linear)
-    throw std::invalid_argument("identify: " + std::string(kernel.name) + " has no forward spec of its own");
+  const OpSpec declared = spec_of(kernel);
+  if (declared.direction != Direction::fwd || declared.linear)
+    throw std::invalid_argument("identify: " + std::string(kernel.name) + " is not a forward norm kernel");
   Identification id;
   id.kernel = std::string(kernel.name);
-  id.declared = *kernel.spec;
+  id.declared = declared;
   for (const OpSpec& policy : candidate_policies(id.declared))
     id.policies.push_back({policy, std::string(known_policy_name(policy))});
   // Finite rows and eps = 1e-6: where kernels fail alike (non-finite inputs,

@@ -35,7 +35,7 @@ struct Identification {
 // Runs `cases` problems (the campaign's generators, seed `seed`, finite
 // inputs, eps = 1e-6, d at most `max_d`: every candidate's exact reference is
 // computed on each) on `kernel`,
-// which must have a forward spec of its own (Kernel::spec; std::invalid_argument otherwise).
+// which must be a forward norm kernel (its spec: spec_of(kernel); std::invalid_argument otherwise).
 Identification identify(const Kernel& kernel, int64_t cases, uint64_t seed, int64_t max_d = 1024);
 
 }  // namespace normcheck::fuzz

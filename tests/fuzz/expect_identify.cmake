@@ -1,10 +1,14 @@
-# Runs `normcheck identify --plugin PLUGIN --json` and checks, for every kernel
-# of the plugin, its verdict and the known policy its outputs are consistent
+# Runs `normcheck identify [--plugin PLUGIN] --json` and checks, for every kernel
+# named in EXPECT, its verdict and the known policy its outputs are consistent
 # with. EXPECT is a list of KERNEL=PASS=NAME entries: PASS is 1 (its declared
 # policy admits its outputs) or 0; NAME is a part of the one known policy
 # name that admits them ("-": none does). The exit code must be 0 when every
 # PASS is 1, and 1 otherwise.
-execute_process(COMMAND ${NORMCHECK} identify --plugin ${PLUGIN} --cases ${CASES} --seed 11 --json
+set(plugin_args "")
+if(PLUGIN)
+  set(plugin_args --plugin ${PLUGIN})
+endif()
+execute_process(COMMAND ${NORMCHECK} identify ${plugin_args} --cases ${CASES} --seed 11 --json
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message(STATUS "stderr:\n${err}")
 message(STATUS "stdout:\n${out}")

@@ -90,13 +90,24 @@ fuzz_test(fuzz_v2_broken_stride_ignored libv2_broken_stride_ignored.so out_of_bo
 
 # `normcheck identify`: the policy each example kernel follows, by name, and
 # a twin that declares one policy and follows another.
-function(identify_test name plugin)
+# identify_test(NAME PLUGIN CASES KERNEL=PASS=NAME...): PLUGIN "" for the table's rows.
+function(identify_test name plugin cases)
+  set(plugin_path "")
+  if(plugin)
+    set(plugin_path ${plugin_dir}/${plugin})
+  endif()
   add_test(NAME ${name}
-    COMMAND ${CMAKE_COMMAND} -DNORMCHECK=$<TARGET_FILE:normcheck> -DPLUGIN=${plugin_dir}/${plugin} -DCASES=24
+    COMMAND ${CMAKE_COMMAND} -DNORMCHECK=$<TARGET_FILE:normcheck> -DPLUGIN=${plugin_path} -DCASES=${cases}
       "-DEXPECT=${ARGN}" -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_identify.cmake)
   set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT 300 FIXTURES_REQUIRED fuzz_plugins)
 endfunction()
-identify_test(identify_v2_norms libv2_norms.so
+identify_test(identify_v2_norms libv2_norms.so 24
   "fused_add_rmsnorm.stored_sum=1=vLLM" "fused_add_rmsnorm.float_sum=1=FlashInfer" "rmsnorm.llama=1=LlamaRMSNorm"
   "rmsnorm.gemma=1=Gemma")
-identify_test(identify_v2_llama_rounds_once libv2_broken_llama_rounds_once.so "broken.llama_rounds_once=0=one rounding")
+identify_test(identify_v2_llama_rounds_once libv2_broken_llama_rounds_once.so 24 "broken.llama_rounds_once=0=one rounding")
+# the table's 16-bit rows: their op and dtype name one rounding at the output
+# (64 problems: at 24, f16 LayerNorm's outputs also fit Apex's policy, whose
+# xhat and gamma xhat roundings to f16's 11 bits a few rows tell apart)
+identify_test(identify_table_16bit "" 64
+  "layernorm_fwd.hwy_bf16=1=one rounding" "layernorm_fwd.hwy_f16=1=one rounding"
+  "rmsnorm_fwd.hwy_bf16=1=one rounding" "rmsnorm_fwd.hwy_f16=1=one rounding")

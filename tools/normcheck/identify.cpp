@@ -18,6 +18,7 @@
 #include "json_number.h"
 #include "json_text.h"
 #include "normcheck/op_spec.h"
+#include "normcheck/spec_policy.h"
 #include "plugin_option.h"
 #include "seed.h"
 
@@ -34,8 +35,15 @@ struct IdentifyArgs {
   bool json = false;
 };
 
-bool has_own_forward_spec(const Kernel& k) {
-  return k.spec && k.spec->direction == Direction::fwd && !k.spec->linear;
+bool forward_norm(const Kernel& k) {
+  const OpSpec spec = spec_of(k);
+  return spec.direction == Direction::fwd && !spec.linear;
+}
+
+// Without names and plugins: every forward row of the table with more than
+// one policy to tell apart (a 16-bit row) or a spec of its own.
+bool worth_identifying(const Kernel& k) {
+  return forward_norm(k) && (k.spec || candidate_policies(spec_of(k)).size() > 1);
 }
 
 std::vector<const Kernel*> select(const IdentifyArgs& args) {
@@ -44,15 +52,19 @@ std::vector<const Kernel*> select(const IdentifyArgs& args) {
   for (const std::string& name : args.kernels) {
     const Kernel* k = find_kernel(name);
     if (!k) throw UsageError("unknown kernel '" + name + "' (normcheck list shows the table)");
-    if (!has_own_forward_spec(*k))
-      throw UsageError("kernel '" + name + "' has no forward spec of its own: identify takes a version-2 "
-                       "plugin's forward kernel (docs/plugins.md)");
+    if (!forward_norm(*k))
+      throw UsageError("kernel '" + name + "' is not a forward norm kernel: identify tells forward rounding "
+                       "policies apart (docs/ops.md)");
     if (seen.insert(name).second) selected.push_back(k);
   }
   if (!args.kernels.empty()) return selected;
+  // the plugins' forward kernels when a plugin is loaded, else the table's
   for (const Kernel& k : kernel_table())
-    if (has_own_forward_spec(k)) selected.push_back(&k);
-  if (selected.empty()) throw UsageError("no kernel with a forward spec of its own: load a version-2 plugin (--plugin)");
+    if (k.origin == Origin::plugin && forward_norm(k)) selected.push_back(&k);
+  if (!selected.empty()) return selected;
+  for (const Kernel& k : kernel_table())
+    if (worth_identifying(k)) selected.push_back(&k);
+  if (selected.empty()) throw UsageError("no forward kernel with policies to tell apart: load a version-2 plugin (--plugin)");
   return selected;
 }
 

@@ -3,8 +3,9 @@
 // spec's format, rows at the problem's row stride, each output held to the
 // range its spec's rounding policy admits under the kernel's bound
 // (spec_policy.h), and y measured against exact math beside it. A kernel
-// that declares a spec of its own is also told which other rounding
-// policies its outputs fit.
+// that breaks its range is told which other rounding policies its outputs
+// fit (policy_mismatch), and on request (EvaluateOptions::identify) how
+// every candidate policy fits them.
 #include <bit>
 #include <cstring>
 #include <initializer_list>
@@ -131,8 +132,7 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   const Kernel& k = run.kernel;
   const Problem& p = run.problem;
   const OpSpec spec = spec_of(k);
-  const bool own_spec = k.spec != nullptr;  // declared by the kernel, not named by a table row's op and dtype
-  if (own_spec) ev.spec = to_text(spec);
+  ev.spec = to_text(spec);
   // a reference given for a table row's problem must fit it; the fast phase
   // (spec_reference_fast.h) recomputes it at the cost of the float reference
   if (run.options.reference) require_fits(*run.options.reference, k, p);
@@ -278,7 +278,6 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
     }
   });
   finish(ev, op, y.values, math.y.exact, stats, p.cols);
-  if (!own_spec) return;
   // exact math: the kernel's y (max_ulp, from the range checks) and the policy's own y
   ev.exact_math_ulp = ev.max_ulp;
   for (std::size_t i = 0; i < y.values.size(); ++i) {
@@ -297,7 +296,7 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
                             std::vector<double>(stat.values.begin(), stat.values.end())};
   const SpecInputs one[] = {in};
   const SpecOutputs outs[] = {outputs};
-  for (const PolicyMatch& m : identify_fwd(spec, one, outs)) {
+  for (const PolicyMatch& m : identify_fwd(spec, one, outs, run.bound)) {
     if (policy_failure && m.consistent() && !(m.policy == spec)) ev.consistent_policies.push_back(to_text(m.policy));
     if (!run.options.identify) continue;
     Evaluation::PolicyFit fit{to_text(m.policy), m.check.outside, 0};

@@ -57,7 +57,9 @@ struct SpecOutputs {
 };
 
 // How far outputs are from what a policy admits: the elements outside their
-// range, and the first of them.
+// range, and the first of them. Elements of y, mean and the statistic on a row
+// with a non-finite input (a NaN range) are not held to a range: the
+// non-finite rule judges them, and they say nothing of where a kernel rounds.
 struct PolicyCheck {
   int64_t outside = 0;        // elements of every output outside their admissible range
   int64_t checked = 0;        // elements held to a range
@@ -88,8 +90,10 @@ struct PolicyMatch {
 };
 
 // Every candidate policy of `declared` against a kernel's outputs on several
-// problems (inputs[i] gave outputs[i]), in the order of candidate_policies().
+// problems (inputs[i] gave outputs[i]), in the order of candidate_policies(),
+// each policy's range built with the kernel's `bound` (null: the default
+// bound of the norm), as spec_admissible_fwd() builds it.
 std::vector<PolicyMatch> identify_fwd(const OpSpec& declared, std::span<const SpecInputs> inputs,
-                                      std::span<const SpecOutputs> outputs);
+                                      std::span<const SpecOutputs> outputs, BoundFn bound = nullptr);
 
 }  // namespace normcheck
