@@ -185,6 +185,14 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
     s << "<h3 id=\"" << anchor(*v.kernel) << "\"><code>" << e(v.kernel->name) << "</code></h3>\n<p>"
       << e(v.kernel->algorithm) << "</p>\n<p><b>" << e(to_string(v.grade)) << ": " << e(v.headline)
       << "</b></p>\n<ul><li>Held to " << e(v.bound) << ".</li>";
+    if (!v.policy.empty()) {
+      s << "<li>Rounding policy: <code>" << e(v.policy) << "</code>"
+        << (v.policy_name.empty() ? std::string() : " (" + e(v.policy_name) + ")") << ", which its grade judges it against.";
+      if (v.exact_math_ulp)
+        s << " Against exact math: y within " << figure(*v.exact_math_ulp) << " ULP of y's format; the policy's own "
+          << "correctly rounded y within " << figure(*v.policy_exact_math_ulp) << " ULP.";
+      s << "</li>";
+    }
     for (const std::string& n : v.notes) s << "<li>" << e(n) << "</li>";
     s << "<li>Speed: " << e(v.speed) << ".</li></ul>\n";
     const auto worsts = output_worsts(data.accuracy[i]);

@@ -40,6 +40,23 @@ std::string markdown_report(const ReportData& data, const std::vector<KernelVerd
       << figure(v.max_ulp) << " | " << ratio_text(v.stream_ratio, "-") << " | " << ratio_text(v.onednn_ratio, "-") << " |\n";
   s << "\nMax ULP is taken against the row's scale: where an exact value is tiny against it, the error counts "
        "in ULPs of the scale, so a large figure is a large error, not an output near zero; report.html says where.\n";
+  // Each forward norm's two verdicts: its grade judges it against its rounding
+  // policy; the figures say how far its y and its policy's own are from exact math.
+  bool policies = false;
+  for (const KernelVerdict& v : verdicts) {
+    if (v.policy.empty() || !v.exact_math_ulp) continue;
+    if (!policies)
+      s << "\n## Rounding policies\n\n"
+           "| kernel | policy (its spec) | against its policy | y against exact math (ULP) | its policy's own y (ULP) |\n"
+           "|---|---|---|---|---|\n";
+    policies = true;
+    s << "| `" << v.kernel->name << "` | `" << v.policy << "`" << (v.policy_name.empty() ? "" : " (" + cell(v.policy_name) + ")")
+      << " | " << to_string(v.grade) << " | " << figure(*v.exact_math_ulp) << " | " << figure(*v.policy_exact_math_ulp)
+      << " |\n";
+  }
+  if (policies)
+    s << "\nULPs of y's format, against y's row scale (docs/semantics.md, \"Metrics\"): a kernel within its policy is "
+         "as far from exact math as that policy makes it (docs/ops.md).\n";
   // Kept short for a pull-request comment: the kernels that need more than
   // their table row (failures, declines, controls); report.html has them all.
   bool heading = false;

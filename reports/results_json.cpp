@@ -69,6 +69,11 @@ json kernel_json(const KernelAccuracy& ka, const KernelVerdict& v) {
           {"pass", v.rows_failed == 0},
           {"grade", to_string(v.grade)},
           {"bound", v.bound},
+          {"policy", v.policy.empty() ? json(nullptr)
+                                      : json{{"spec", v.policy},
+                                             {"name", v.policy_name},
+                                             {"exact_math_ulp", optional_number(v.exact_math_ulp)},
+                                             {"policy_exact_math_ulp", optional_number(v.policy_exact_math_ulp)}}},
           {"realistic_worst_error_over_bound", v.realistic_worst ? json_number(*v.realistic_worst) : json(nullptr)},
           {"algorithm_bound", v.reimplementation ? json{{"kernel", v.reimplementation->name},
                                                         {"max_error_over_bound", json_number(v.algorithm_worst)},

@@ -4,6 +4,8 @@
 #include "verdict.h"
 
 #include "normcheck/bounds.h"
+#include "normcheck/op_spec.h"
+#include "normcheck/spec_policy.h"
 #include "normcheck/reimplementation.h"
 #include "plugin_bounds.h"
 #include "row_families.h"
@@ -431,6 +433,10 @@ std::vector<KernelVerdict> verdicts(const ReportData& data) {
         v.worst_row = &r;
       }
       v.max_ulp = std::max(v.max_ulp, e.max_ulp);
+      if (!e.spec.empty()) {  // a forward norm (verify/evaluate/spec_fwd.cpp)
+        v.exact_math_ulp = std::max(v.exact_math_ulp.value_or(0), e.exact_math_ulp);
+        v.policy_exact_math_ulp = std::max(v.policy_exact_math_ulp.value_or(0), e.policy_exact_math_ulp);
+      }
       if (r.algorithm_ratio) {
         v.algorithm_worst = std::max(v.algorithm_worst, *r.algorithm_ratio);
         v.algorithm_rows_failed += !(*r.algorithm_ratio <= 1);
@@ -451,6 +457,10 @@ std::vector<KernelVerdict> verdicts(const ReportData& data) {
     const std::string scope = std::to_string(v.rows_run) + " rows run (" + std::to_string(families_run.size()) +
                               " families, " + lengths_text(data.accuracy_options) + ")";
     v.bound = bound_text(*ka.kernel);
+    if (const OpSpec spec = spec_of(*ka.kernel); spec.direction == Direction::fwd && !spec.linear) {
+      v.policy = to_text(spec);
+      v.policy_name = std::string(known_policy_name(spec));
+    }
     v.reimplementation = reimplementation_of(*ka.kernel);
     fuzz_findings(data, v);
     v.grade = grade_of(v);

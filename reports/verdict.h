@@ -24,6 +24,15 @@ struct KernelVerdict {
   int64_t rows_nonfinite_mismatch = 0, rows_memory = 0;  // subsets of rows_failed
   Grade grade = Grade::declined;
   std::string bound;                   // the bound it is held to, in words (bound_text)
+  // A forward norm's two verdicts: against its rounding policy (its spec,
+  // op_spec.h: what the grade judges) and against exact math. `policy` is the
+  // spec's text, `policy_name` the projects that ship that policy (empty if
+  // none is known); the figures are y's worst distance from exact math in
+  // ULPs of y's format (scaled, metrics.h) over the rows run, of the kernel and
+  // of its policy's own correctly rounded result. Empty and absent for the
+  // other ops.
+  std::string policy, policy_name;
+  std::optional<double> exact_math_ulp, policy_exact_math_ulp;
   // A third party whose algorithm a kernel of ours reimplements
   // (reimplementation_of): that kernel, and the worst error over its bound
   // on the rows run and how many rows break it.
