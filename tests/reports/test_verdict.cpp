@@ -473,3 +473,35 @@ TEST(SpeedVerdict, IsTheMedianOverTheShapesOutOfCache) {
 
 }  // namespace
 }  // namespace normcheck::report
+
+namespace normcheck::report {
+namespace {
+
+// A forward norm's two verdicts: its grade against its policy (the spec its op
+// and dtype name), and y's distance from exact math beside its policy's own.
+// A bf16 row is held to bf16's one rounding: within it, the kernel is as far
+// from exact math as its policy's correctly rounded y, half an ULP at most.
+TEST(PolicyVerdict, AForwardNormNamesItsPolicyAndItsDistanceFromExactMath) {
+  const Kernel* k = find_kernel("rmsnorm_fwd.hwy_bf16");
+  ASSERT_NE(k, nullptr);
+  const KernelVerdict v = verdict_on(*k, {row_of(*k, realistic_row(*k, 0, 4), "gaussian_offset")});
+  EXPECT_EQ(v.grade, Grade::trusted) << v.headline;
+  EXPECT_EQ(v.policy, "rmsnorm fwd dtype=bf16");
+  EXPECT_NE(v.policy_name.find("one rounding at the output"), std::string::npos) << v.policy_name;
+  ASSERT_TRUE(v.exact_math_ulp && v.policy_exact_math_ulp);
+  EXPECT_LE(*v.policy_exact_math_ulp, 0.5);  // the correct rounding: half an ULP of y's format at most
+  EXPECT_GT(*v.policy_exact_math_ulp, 0);    // 768 draws: some y is not a bf16 value
+  EXPECT_LE(*v.exact_math_ulp, 0.5);         // the only value the range admits is that rounding (docs/ops.md)
+}
+
+// Negative control: the other ops have no policy, and no figure stands for one.
+TEST(PolicyVerdict, ABackwardHasNone) {
+  const Kernel* k = find_kernel("rmsnorm_bwd.hwy");
+  ASSERT_NE(k, nullptr);
+  const KernelVerdict v = verdict_on(*k, {row_of(*k, realistic_row(*k, 0, 5), "gaussian_offset")});
+  EXPECT_TRUE(v.policy.empty());
+  EXPECT_FALSE(v.exact_math_ulp.has_value());
+}
+
+}  // namespace
+}  // namespace normcheck::report
