@@ -1,0 +1,92 @@
+// layernorm_fwd.hwy_add[_1pg][_bf16|_f16]: a residual add fused in front of
+// the LayerNorm forward with bias (ONNX Runtime's SkipLayerNormalization: y
+// and the sum residual_out), weight gamma or fl32(1 + gamma)
+// (TransformerEngine's zero_centered_gamma), float32, bf16 or f16 storage,
+// rows at any stride (version-2 calls). The norm reads the stored sum
+// (round=sum:T, fused_add_norm_fwd_hwy-inl.h) with layernorm_fwd.hwy's row
+// (layernorm_fwd_hwy-inl.h: centred two-pass in float32, float64 fallback).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "simd/fused_add_layernorm_fwd_hwy.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "simd/fused_add_norm_fwd_hwy-inl.h"
+#include "simd/layernorm_fwd_hwy-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace normcheck::simd::HWY_NAMESPACE {
+
+void FusedAddLayerNormFwdHwy(const nc_call* c, const float* weight) {
+  const auto* beta = static_cast<const float*>(c->beta.data);
+  // A non-finite weight or beta makes every row's y NaN (FusedAddRows); else
+  // a fast row's input is finite (its sums were), and no NaN from an input
+  // reaches y.
+  const auto n = static_cast<size_t>(c->cols);
+  const bool all_finite = AllFinite(weight, n) && AllFinite(beta, n);
+  const auto finite = [&] { return all_finite; };
+  WithStorage(c->x.dtype, [&]<typename T>() {
+    WithValues<T>(finite, [&]<Values kValues>() {
+      FusedAddRows<T>(*c, !all_finite, [&]<bool kSplit>(const T* s, T* y, float* mean, float* rstd, bool stream) {
+        FastRow<kSplit, kValues>(s, weight, beta, y, mean, rstd, c->cols, c->eps, stream, RowsAhead<T>{});
+      });
+    });
+  });
+}
+
+}  // namespace normcheck::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "simd/fused_add_norm.h"
+
+namespace normcheck {
+namespace simd {
+HWY_EXPORT(FusedAddLayerNormFwdHwy);
+
+template <Weight kWeight>
+void fused_add_layernorm_fwd_hwy(const nc_call* c) {
+  if (c->rows <= 0 || c->cols <= 0) return;
+  std::vector<float> buffer;
+  HWY_DYNAMIC_DISPATCH(FusedAddLayerNormFwdHwy)(c, weight_of(*c, kWeight, buffer));
+}
+
+constexpr OpSpec kAddLn = fused_add_spec(NormKind::layernorm, DType::f32, Weight::gamma);
+constexpr OpSpec kAddLnBf16 = fused_add_spec(NormKind::layernorm, DType::bf16, Weight::gamma);
+constexpr OpSpec kAddLnF16 = fused_add_spec(NormKind::layernorm, DType::f16, Weight::gamma);
+constexpr OpSpec kAddLn1pg = fused_add_spec(NormKind::layernorm, DType::f32, Weight::one_plus_gamma);
+constexpr OpSpec kAddLn1pgBf16 = fused_add_spec(NormKind::layernorm, DType::bf16, Weight::one_plus_gamma);
+constexpr OpSpec kAddLn1pgF16 = fused_add_spec(NormKind::layernorm, DType::f16, Weight::one_plus_gamma);
+
+// layernorm_fwd.hwy's bound (its 16-bit rows': the same, then y's rounding),
+// on the stored sum (fused_add_bound).
+template <Weight kWeight, DType kStorage>
+constexpr BoundFn kLnBound = &fused_add_bound<&hwy_layernorm_fwd_bound, kWeight, kStorage>;
+
+constexpr std::string_view kAlgorithm =
+    "Highway SIMD: s = x + residual in float32 stored in T, the norm reads the stored s; layernorm_fwd.hwy's "
+    "row on it (centred two-pass float, float64 fallback); threaded over rows or chunks";
+constexpr std::string_view kAlgorithm1pg =
+    "as layernorm_fwd.hwy_add, weight fl32(1 + gamma) (zero-centred gamma)";
+}  // namespace simd
+
+#define NORMCHECK_FUSED_LN_ROW(row, name, t, weight, algorithm, spec, f32)                    \
+  extern const Kernel row;                                                                 \
+  constinit const Kernel row = simd::fused_add_row(                                        \
+      name, Op::layernorm_fwd, t, algorithm, &simd::fused_add_layernorm_fwd_hwy<weight>,    \
+      simd::kLnBound<weight, t>, &simd::spec, f32);
+NORMCHECK_FUSED_LN_ROW(kLayerNormFwdHwyAdd, "layernorm_fwd.hwy_add", DType::f32, Weight::gamma,
+                       simd::kAlgorithm, kAddLn, "layernorm_fwd.hwy_add")
+NORMCHECK_FUSED_LN_ROW(kLayerNormFwdHwyAddBf16, "layernorm_fwd.hwy_add_bf16", DType::bf16,
+                       Weight::gamma, simd::kAlgorithm, kAddLnBf16, "layernorm_fwd.hwy_add")
+NORMCHECK_FUSED_LN_ROW(kLayerNormFwdHwyAddF16, "layernorm_fwd.hwy_add_f16", DType::f16,
+                       Weight::gamma, simd::kAlgorithm, kAddLnF16, "layernorm_fwd.hwy_add")
+NORMCHECK_FUSED_LN_ROW(kLayerNormFwdHwyAdd1pg, "layernorm_fwd.hwy_add_1pg", DType::f32,
+                       Weight::one_plus_gamma, simd::kAlgorithm1pg, kAddLn1pg, "layernorm_fwd.hwy_add_1pg")
+NORMCHECK_FUSED_LN_ROW(kLayerNormFwdHwyAdd1pgBf16, "layernorm_fwd.hwy_add_1pg_bf16", DType::bf16,
+                       Weight::one_plus_gamma, simd::kAlgorithm1pg, kAddLn1pgBf16, "layernorm_fwd.hwy_add_1pg")
+NORMCHECK_FUSED_LN_ROW(kLayerNormFwdHwyAdd1pgF16, "layernorm_fwd.hwy_add_1pg_f16", DType::f16,
+                       Weight::one_plus_gamma, simd::kAlgorithm1pg, kAddLn1pgF16, "layernorm_fwd.hwy_add_1pg")
+#undef NORMCHECK_FUSED_LN_ROW
+
+}  // namespace normcheck
+#endif  // HWY_ONCE

@@ -1,0 +1,74 @@
+// What the fused residual add + norm kernels (fused_add_rmsnorm_fwd_hwy.cpp,
+// fused_add_layernorm_fwd_hwy.cpp; the row algorithm in
+// fused_add_norm_fwd_hwy-inl.h) share outside the per-target code: their
+// spec, their weight, their bound and their table row.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "normcheck/kernel.h"
+#include "normcheck/op_spec.h"
+#include "normcheck/plugin.h"
+#include "simd/hwy_bounds.h"
+
+namespace normcheck::simd {
+
+// The spec of a fused kernel on storage t: x, residual, y and residual_out
+// in t; weight (gamma or 1 + gamma), beta (LayerNorm), mean, rstd / rrms in
+// float32; the norm reads the sum it stores, round=sum:t (fused_add_norm_fwd_hwy-inl.h
+// says why).
+constexpr OpSpec fused_add_spec(NormKind norm, DType t, Weight weight) {
+  OpSpec s;
+  s.norm = norm;
+  s.add = true;
+  s.weight = weight;
+  s.bias = norm == NormKind::layernorm;
+  for (const TensorName n : {TensorName::x, TensorName::residual, TensorName::y, TensorName::residual_out})
+    s.dtype[static_cast<std::size_t>(n)] = t;
+  s.round[static_cast<std::size_t>(RoundingPoint::sum)] = t;
+  return s;
+}
+
+// The weight a kernel of `weight` multiplies by: gamma itself, or
+// fl32(1 + gamma_j) formed in `buffer` once per call; null without gamma
+// (weight 1).
+const float* weight_of(const nc_call& c, Weight weight, std::vector<float>& buffer);
+
+// A bound b that holds with the weight w exactly, when the kernel multiplies
+// by w' = fl32(w) = w (1 + d), |d| <= u = 2^-24 instead (1 + gamma rounded):
+// y^ is within b of w' xhat + beta with w' in place of w, |w'| <= (1 + u) |w|,
+// and |w' xhat - w xhat| <= u |w xhat|. So the xhat terms grow by (1 + u) and
+// affine_rel by (1 + u) plus u (|w xhat| <= |w xhat| + |beta|).
+Bound with_rounded_weight(Bound b);
+
+// The bound of a fused kernel: kNorm, the bound of its norm's row (the plain
+// kernel's) on its input, the stored sum s, which is the policy's own value
+// at its rounding point `sum` (so RowCondition is that of s); then the
+// rounded weight (1 + gamma) and the 16-bit rounding of y.
+template <Bound (*kNorm)(const RowCondition&), Weight kWeight, DType kStorage>
+Bound fused_add_bound(const RowCondition& c) {
+  Bound b = kNorm(c);
+  if (kWeight == Weight::one_plus_gamma) b = with_rounded_weight(b);
+  return kStorage == DType::f32 ? b : with_16bit_outputs(b, kStorage);
+}
+
+// The table row of a fused kernel (Kernel::spec set, rows at any stride); a
+// 16-bit row names the float32 row of its weight (Kernel::float32_counterpart).
+constexpr Kernel fused_add_row(std::string_view name, Op op, DType t, std::string_view algorithm,
+                               SpecKernelFn fn, BoundFn bound, const OpSpec* spec,
+                               std::string_view float32_counterpart) {
+  return Kernel{.name = name,
+                .op = op,
+                .origin = Origin::ours,
+                .dtype = t,
+                .algorithm = algorithm,
+                .fn = fn,
+                .bound = bound,
+                .family = Family::highway,
+                .float32_counterpart = t == DType::f32 ? std::string_view() : float32_counterpart,
+                .spec = spec,
+                .takes_row_stride = true};
+}
+
+}  // namespace normcheck::simd
