@@ -53,6 +53,14 @@ Bound fused_add_bound(const RowCondition& c) {
   return kStorage == DType::f32 ? b : with_16bit_outputs(b, kStorage);
 }
 
+// The largest |x| and |residual| of a fused kernel on storage t: the sum of
+// two such values, 2^127 (65504 for f16), is finite in t. A sum that
+// overflows hands the norm an infinity the inputs did not hold, where the
+// kernel's row gives its row-NaN outputs and the policy's IEEE evaluation
+// rrms = 0: outside the declared domain (the generators draw the residual
+// within the same limit as x).
+constexpr double fused_add_max_abs(DType t) { return t == DType::f16 ? 32752.0 : 0x1p126; }
+
 // The table row of a fused kernel (Kernel::spec set, rows at any stride); a
 // 16-bit row names the float32 row of its weight (Kernel::float32_counterpart).
 constexpr Kernel fused_add_row(std::string_view name, Op op, DType t, std::string_view algorithm,
@@ -65,6 +73,7 @@ constexpr Kernel fused_add_row(std::string_view name, Op op, DType t, std::strin
                 .algorithm = algorithm,
                 .fn = fn,
                 .bound = bound,
+                .range = {.max_abs_x = fused_add_max_abs(t)},
                 .family = Family::highway,
                 .float32_counterpart = t == DType::f32 ? std::string_view() : float32_counterpart,
                 .spec = spec,
