@@ -24,7 +24,9 @@ constexpr OpSpec fused_add_spec(NormKind norm, DType t, Weight weight) {
   s.add = true;
   s.weight = weight;
   s.bias = norm == NormKind::layernorm;
-  for (const TensorName n : {TensorName::x, TensorName::residual, TensorName::y, TensorName::residual_out})
+  // the activations, as the text form's dtype=t sets them (dy and dx too, which a forward has not)
+  for (const TensorName n : {TensorName::x, TensorName::residual, TensorName::y, TensorName::residual_out,
+                             TensorName::dy, TensorName::dx})
     s.dtype[static_cast<std::size_t>(n)] = t;
   s.round[static_cast<std::size_t>(RoundingPoint::sum)] = t;
   return s;
