@@ -3,32 +3,34 @@
 // and the sum residual_out), weight gamma or fl32(1 + gamma)
 // (TransformerEngine's zero_centered_gamma), float32, bf16 or f16 storage,
 // rows at any stride (version-2 calls). The norm reads the stored sum
-// (round=sum:T, fused_add_norm_fwd_hwy-inl.h) with layernorm_fwd.hwy's row
-// (layernorm_fwd_hwy-inl.h: centred two-pass in float32, float64 fallback).
+// (round=sum:T, fused_add_norm_fwd_hwy-inl.h) with layernorm_fwd.accurate's
+// row (layernorm_fwd_accurate-inl.h: centred two-pass in float64, y rounded
+// once), not layernorm_fwd.hwy's float32 row: the bound of that row is above
+// the default bound in some terms (by its constant summation depth at small
+// d, and its float32 statistics), and a spec's admissible range is built from
+// the default bound (spec_policy.h); the float64 row's is below it in every
+// term (FusedAddRows.NormBoundsWithinTheDefaultBound).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/fused_add_layernorm_fwd_hwy.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include "hwy/highway.h"
 #include "simd/fused_add_norm_fwd_hwy-inl.h"
-#include "simd/layernorm_fwd_hwy-inl.h"
+#include "simd/hwy_bounds.h"
+#include "simd/layernorm_fwd_accurate-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
 void FusedAddLayerNormFwdHwy(const nc_call* c, const float* weight) {
   const auto* beta = static_cast<const float*>(c->beta.data);
-  // A non-finite weight or beta makes every row's y NaN (FusedAddRows); else
-  // a fast row's input is finite (its sums were), and no NaN from an input
-  // reaches y.
+  // A non-finite weight or beta makes every row's y NaN (FusedAddRows).
   const auto n = static_cast<size_t>(c->cols);
   const bool all_finite = AllFinite(weight, n) && AllFinite(beta, n);
-  const auto finite = [&] { return all_finite; };
+  const double exact_below = accurate_exact_below(c->cols, AccurateLanes());
   WithStorage(c->x.dtype, [&]<typename T>() {
-    WithValues<T>(finite, [&]<Values kValues>() {
-      FusedAddRows<T>(*c, !all_finite, [&]<bool kSplit>(const T* s, T* y, float* mean, float* rstd, bool stream) {
-        FastRow<kSplit, kValues>(s, weight, beta, y, mean, rstd, c->cols, c->eps, stream, RowsAhead<T>{});
-      });
+    FusedAddRows<T>(*c, !all_finite, [&]<bool kSplit>(const T* s, T* y, float* mean, float* rstd, bool stream) {
+      AccurateRow<kSplit>(exact_below, s, weight, beta, y, mean, rstd, c->cols, c->eps, stream, RowsAhead<T>{});
     });
   });
 }
@@ -57,14 +59,14 @@ constexpr OpSpec kAddLn1pg = fused_add_spec(NormKind::layernorm, DType::f32, Wei
 constexpr OpSpec kAddLn1pgBf16 = fused_add_spec(NormKind::layernorm, DType::bf16, Weight::one_plus_gamma);
 constexpr OpSpec kAddLn1pgF16 = fused_add_spec(NormKind::layernorm, DType::f16, Weight::one_plus_gamma);
 
-// layernorm_fwd.hwy's bound (its 16-bit rows': the same, then y's rounding),
-// on the stored sum (fused_add_bound).
+// layernorm_fwd.accurate's bound (16-bit: the same, then y's rounding), on
+// the stored sum (fused_add_bound).
 template <Weight kWeight, DType kStorage>
-constexpr BoundFn kLnBound = &fused_add_bound<&hwy_layernorm_fwd_bound, kWeight, kStorage>;
+constexpr BoundFn kLnBound = &fused_add_bound<&accurate_layernorm_fwd_bound, kWeight, kStorage>;
 
 constexpr std::string_view kAlgorithm =
-    "Highway SIMD: s = x + residual in float32 stored in T, the norm reads the stored s; layernorm_fwd.hwy's "
-    "row on it (centred two-pass float, float64 fallback); threaded over rows or chunks";
+    "Highway SIMD: s = x + residual in float32 stored in T, the norm reads the stored s; layernorm_fwd.accurate's "
+    "row on it (centred two-pass in float64, y rounded once); threaded over rows or chunks";
 constexpr std::string_view kAlgorithm1pg =
     "as layernorm_fwd.hwy_add, weight fl32(1 + gamma) (zero-centred gamma)";
 }  // namespace simd

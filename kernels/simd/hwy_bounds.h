@@ -7,6 +7,7 @@
 namespace normcheck::simd {
 
 Bound hwy_layernorm_fwd_bound(const RowCondition& c);  // layernorm_fwd_hwy.cpp
+Bound accurate_layernorm_fwd_bound(const RowCondition& c);  // layernorm_fwd_accurate.cpp
 Bound hwy_layernorm_bwd_bound(const RowCondition& c);  // layernorm_bwd_hwy.cpp
 Bound hwy_rmsnorm_fwd_bound(const RowCondition& c);    // rmsnorm_fwd_hwy.cpp
 // The 16-bit RMSNorm forward's float32 pass, before y's rounding to 16 bits
