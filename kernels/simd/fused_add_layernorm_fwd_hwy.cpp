@@ -52,13 +52,6 @@ void fused_add_layernorm_fwd_hwy(const nc_call* c) {
   HWY_DYNAMIC_DISPATCH(FusedAddLayerNormFwdHwy)(c, weight_of(*c, kWeight, buffer));
 }
 
-constexpr OpSpec kAddLn = fused_add_spec(NormKind::layernorm, DType::f32, Weight::gamma);
-constexpr OpSpec kAddLnBf16 = fused_add_spec(NormKind::layernorm, DType::bf16, Weight::gamma);
-constexpr OpSpec kAddLnF16 = fused_add_spec(NormKind::layernorm, DType::f16, Weight::gamma);
-constexpr OpSpec kAddLn1pg = fused_add_spec(NormKind::layernorm, DType::f32, Weight::one_plus_gamma);
-constexpr OpSpec kAddLn1pgBf16 = fused_add_spec(NormKind::layernorm, DType::bf16, Weight::one_plus_gamma);
-constexpr OpSpec kAddLn1pgF16 = fused_add_spec(NormKind::layernorm, DType::f16, Weight::one_plus_gamma);
-
 // layernorm_fwd.accurate's bound (16-bit: the same, then y's rounding), on
 // the stored sum (fused_add_bound).
 template <Weight kWeight, DType kStorage>
@@ -71,24 +64,8 @@ constexpr std::string_view kAlgorithm1pg =
     "as layernorm_fwd.hwy_add, weight fl32(1 + gamma) (zero-centred gamma)";
 }  // namespace simd
 
-#define NORMCHECK_FUSED_LN_ROW(row, name, t, weight, algorithm, spec, f32)                    \
-  extern const Kernel row;                                                                 \
-  constinit const Kernel row = simd::fused_add_row(                                        \
-      name, Op::layernorm_fwd, t, algorithm, &simd::fused_add_layernorm_fwd_hwy<weight>,    \
-      simd::kLnBound<weight, t>, &simd::spec, f32);
-NORMCHECK_FUSED_LN_ROW(kLayerNormFwdHwyAdd, "layernorm_fwd.hwy_add", DType::f32, Weight::gamma,
-                       simd::kAlgorithm, kAddLn, "layernorm_fwd.hwy_add")
-NORMCHECK_FUSED_LN_ROW(kLayerNormFwdHwyAddBf16, "layernorm_fwd.hwy_add_bf16", DType::bf16,
-                       Weight::gamma, simd::kAlgorithm, kAddLnBf16, "layernorm_fwd.hwy_add")
-NORMCHECK_FUSED_LN_ROW(kLayerNormFwdHwyAddF16, "layernorm_fwd.hwy_add_f16", DType::f16,
-                       Weight::gamma, simd::kAlgorithm, kAddLnF16, "layernorm_fwd.hwy_add")
-NORMCHECK_FUSED_LN_ROW(kLayerNormFwdHwyAdd1pg, "layernorm_fwd.hwy_add_1pg", DType::f32,
-                       Weight::one_plus_gamma, simd::kAlgorithm1pg, kAddLn1pg, "layernorm_fwd.hwy_add_1pg")
-NORMCHECK_FUSED_LN_ROW(kLayerNormFwdHwyAdd1pgBf16, "layernorm_fwd.hwy_add_1pg_bf16", DType::bf16,
-                       Weight::one_plus_gamma, simd::kAlgorithm1pg, kAddLn1pgBf16, "layernorm_fwd.hwy_add_1pg")
-NORMCHECK_FUSED_LN_ROW(kLayerNormFwdHwyAdd1pgF16, "layernorm_fwd.hwy_add_1pg_f16", DType::f16,
-                       Weight::one_plus_gamma, simd::kAlgorithm1pg, kAddLn1pgF16, "layernorm_fwd.hwy_add_1pg")
-#undef NORMCHECK_FUSED_LN_ROW
+NORMCHECK_FUSED_ADD_ROWS(LayerNorm, "layernorm_fwd", NormKind::layernorm, simd::fused_add_layernorm_fwd_hwy, simd::kLnBound, simd::kAlgorithm,
+                         simd::kAlgorithm1pg)
 
 }  // namespace normcheck
 #endif  // HWY_ONCE

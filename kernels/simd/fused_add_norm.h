@@ -63,13 +63,18 @@ Bound fused_add_bound(const RowCondition& c) {
 // within the same limit as x).
 constexpr double fused_add_max_abs(DType t) { return t == DType::f16 ? 32752.0 : 0x1p126; }
 
+// The spec of each fused row, one per norm, weight and storage format: what
+// the rows' Kernel::spec points at.
+template <NormKind kNorm, Weight kWeight, DType kStorage>
+inline constexpr OpSpec kFusedAddSpec = fused_add_spec(kNorm, kStorage, kWeight);
+
 // The table row of a fused kernel (Kernel::spec set, rows at any stride); a
 // 16-bit row names the float32 row of its weight (Kernel::float32_counterpart).
-constexpr Kernel fused_add_row(std::string_view name, Op op, DType t, std::string_view algorithm,
+constexpr Kernel fused_add_row(std::string_view name, NormKind norm, DType t, std::string_view algorithm,
                                SpecKernelFn fn, BoundFn bound, const OpSpec* spec,
                                std::string_view float32_counterpart) {
   return Kernel{.name = name,
-                .op = op,
+                .op = norm == NormKind::rmsnorm ? Op::rmsnorm_fwd : Op::layernorm_fwd,
                 .origin = Origin::ours,
                 .dtype = t,
                 .algorithm = algorithm,
@@ -83,3 +88,25 @@ constexpr Kernel fused_add_row(std::string_view name, Op op, DType t, std::strin
 }
 
 }  // namespace normcheck::simd
+
+// The six rows of one fused norm (namespace normcheck): k<Name>FwdHwyAdd and
+// ...Add1pg (weight 1 + gamma), each for float32, bf16 (suffix Bf16) and f16
+// (F16), named "<prefix>.hwy_add[_1pg][_bf16|_f16]"; fn<kWeight> is the
+// SpecKernelFn of a weight, bound<kWeight, kStorage> the BoundFn of a row.
+#define NORMCHECK_FUSED_ADD_ROW(row, name, norm, t, weight, fn, bound, algorithm, f32_row)              \
+  extern const Kernel row;                                                                          \
+  constinit const Kernel row = simd::fused_add_row(name, norm, t, algorithm, &fn<weight>, bound<weight, t>, \
+                                                   &simd::kFusedAddSpec<norm, weight, t>, f32_row);
+#define NORMCHECK_FUSED_ADD_ROWS(Name, prefix, norm, fn, bound, algorithm, algorithm_1pg)                    \
+  NORMCHECK_FUSED_ADD_ROW(k##Name##FwdHwyAdd, prefix ".hwy_add", norm, DType::f32, Weight::gamma, fn, bound,  \
+                          algorithm, "")                                                                   \
+  NORMCHECK_FUSED_ADD_ROW(k##Name##FwdHwyAddBf16, prefix ".hwy_add_bf16", norm, DType::bf16, Weight::gamma,   \
+                          fn, bound, algorithm, prefix ".hwy_add")                                         \
+  NORMCHECK_FUSED_ADD_ROW(k##Name##FwdHwyAddF16, prefix ".hwy_add_f16", norm, DType::f16, Weight::gamma, fn,  \
+                          bound, algorithm, prefix ".hwy_add")                                             \
+  NORMCHECK_FUSED_ADD_ROW(k##Name##FwdHwyAdd1pg, prefix ".hwy_add_1pg", norm, DType::f32,                     \
+                          Weight::one_plus_gamma, fn, bound, algorithm_1pg, "")                            \
+  NORMCHECK_FUSED_ADD_ROW(k##Name##FwdHwyAdd1pgBf16, prefix ".hwy_add_1pg_bf16", norm, DType::bf16,           \
+                          Weight::one_plus_gamma, fn, bound, algorithm_1pg, prefix ".hwy_add_1pg")         \
+  NORMCHECK_FUSED_ADD_ROW(k##Name##FwdHwyAdd1pgF16, prefix ".hwy_add_1pg_f16", norm, DType::f16,              \
+                          Weight::one_plus_gamma, fn, bound, algorithm_1pg, prefix ".hwy_add_1pg")

@@ -47,13 +47,6 @@ void fused_add_rmsnorm_fwd_hwy(const nc_call* c) {
   HWY_DYNAMIC_DISPATCH(FusedAddRmsNormFwdHwy)(c, weight_of(*c, kWeight, buffer));
 }
 
-constexpr OpSpec kAddRms = fused_add_spec(NormKind::rmsnorm, DType::f32, Weight::gamma);
-constexpr OpSpec kAddRmsBf16 = fused_add_spec(NormKind::rmsnorm, DType::bf16, Weight::gamma);
-constexpr OpSpec kAddRmsF16 = fused_add_spec(NormKind::rmsnorm, DType::f16, Weight::gamma);
-constexpr OpSpec kAddRms1pg = fused_add_spec(NormKind::rmsnorm, DType::f32, Weight::one_plus_gamma);
-constexpr OpSpec kAddRms1pgBf16 = fused_add_spec(NormKind::rmsnorm, DType::bf16, Weight::one_plus_gamma);
-constexpr OpSpec kAddRms1pgF16 = fused_add_spec(NormKind::rmsnorm, DType::f16, Weight::one_plus_gamma);
-
 // Float32 storage: rmsnorm_fwd.hwy's bound; 16-bit: its float32 pass's
 // (rmsnorm_fwd_hwy16.cpp), each on the stored sum (fused_add_bound).
 template <Weight kWeight, DType kStorage>
@@ -68,24 +61,8 @@ constexpr std::string_view kAlgorithm1pg =
     "as rmsnorm_fwd.hwy_add, weight fl32(1 + gamma) (Gemma)";
 }  // namespace simd
 
-#define NORMCHECK_FUSED_RMS_ROW(row, name, t, weight, algorithm, spec, f32)                   \
-  extern const Kernel row;                                                                 \
-  constinit const Kernel row = simd::fused_add_row(                                        \
-      name, Op::rmsnorm_fwd, t, algorithm, &simd::fused_add_rmsnorm_fwd_hwy<weight>,        \
-      simd::kRmsBound<weight, t>, &simd::spec, f32);
-NORMCHECK_FUSED_RMS_ROW(kRmsNormFwdHwyAdd, "rmsnorm_fwd.hwy_add", DType::f32, Weight::gamma,
-                        simd::kAlgorithm, kAddRms, "rmsnorm_fwd.hwy_add")
-NORMCHECK_FUSED_RMS_ROW(kRmsNormFwdHwyAddBf16, "rmsnorm_fwd.hwy_add_bf16", DType::bf16,
-                        Weight::gamma, simd::kAlgorithm, kAddRmsBf16, "rmsnorm_fwd.hwy_add")
-NORMCHECK_FUSED_RMS_ROW(kRmsNormFwdHwyAddF16, "rmsnorm_fwd.hwy_add_f16", DType::f16,
-                        Weight::gamma, simd::kAlgorithm, kAddRmsF16, "rmsnorm_fwd.hwy_add")
-NORMCHECK_FUSED_RMS_ROW(kRmsNormFwdHwyAdd1pg, "rmsnorm_fwd.hwy_add_1pg", DType::f32,
-                        Weight::one_plus_gamma, simd::kAlgorithm1pg, kAddRms1pg, "rmsnorm_fwd.hwy_add_1pg")
-NORMCHECK_FUSED_RMS_ROW(kRmsNormFwdHwyAdd1pgBf16, "rmsnorm_fwd.hwy_add_1pg_bf16", DType::bf16,
-                        Weight::one_plus_gamma, simd::kAlgorithm1pg, kAddRms1pgBf16, "rmsnorm_fwd.hwy_add_1pg")
-NORMCHECK_FUSED_RMS_ROW(kRmsNormFwdHwyAdd1pgF16, "rmsnorm_fwd.hwy_add_1pg_f16", DType::f16,
-                        Weight::one_plus_gamma, simd::kAlgorithm1pg, kAddRms1pgF16, "rmsnorm_fwd.hwy_add_1pg")
-#undef NORMCHECK_FUSED_RMS_ROW
+NORMCHECK_FUSED_ADD_ROWS(RmsNorm, "rmsnorm_fwd", NormKind::rmsnorm, simd::fused_add_rmsnorm_fwd_hwy, simd::kRmsBound, simd::kAlgorithm,
+                         simd::kAlgorithm1pg)
 
 }  // namespace normcheck
 #endif  // HWY_ONCE
