@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "describe_evaluation.h"
+#include "kernel_test_rows.h"
 #include "hwy/targets.h"
 #include "hwy/tests/hwy_gtest.h"
 #include "normcheck/evaluate.h"
@@ -46,7 +47,7 @@ class PerTarget : public hwy::TestWithParamTarget {
 
 // x = center + N(0,1) (and dy ~ N(0,1) for the backward ops, residual ~
 // N(0,1) for a spec that adds one); with `affine`, gamma = 1 + N(0,1)/2 and
-// beta ~ N(0,1) (RMSNorm has no beta).
+// beta ~ N(0,1) (RMSNorm has no beta). with_zero_residual: kernel_test_rows.h.
 inline Problem random_problem(const Kernel& k, int64_t rows, int64_t cols, double center,
                               bool affine, int misalign, std::mt19937_64& rng) {
   std::normal_distribution<double> normal;
@@ -69,14 +70,6 @@ inline Problem random_problem(const Kernel& k, int64_t rows, int64_t cols, doubl
       for (int64_t j = 0; j < cols; ++j) p.beta.push_back(static_cast<float>(normal(rng)));
     }
   }
-  return p;
-}
-
-// A kernel whose spec adds a residual gets a residual of zeros where it has
-// none: its norm's input x + 0 is x itself, so a row built to be special (NaN,
-// overflow, a constant row) stays so.
-inline Problem with_zero_residual(const Kernel& k, Problem p) {
-  if (spec_of(k).add && p.residual.empty()) p.residual.assign(p.x.size(), 0.0f);
   return p;
 }
 
