@@ -6,10 +6,10 @@
 // (round=sum:T, fused_add_norm_fwd_hwy-inl.h) with layernorm_fwd.accurate's
 // row (layernorm_fwd_accurate-inl.h: centred two-pass in float64, y rounded
 // once), not layernorm_fwd.hwy's float32 row: the bound of that row is above
-// the default bound in some terms (by its constant summation depth at small
-// d, and its float32 statistics), and a spec's admissible range is built from
-// the default bound (spec_policy.h); the float64 row's is below it in every
-// term (FusedAddRows.NormBoundsWithinTheDefaultBound).
+// the default bound in some terms for some d (at small d its lane sums'
+// constant depth exceeds d), and a spec's admissible range is built from the
+// default bound (spec_policy.h); the float64 row's is below it in every term
+// (FusedAddRows.NormBoundsWithinTheDefaultBound).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/fused_add_layernorm_fwd_hwy.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
