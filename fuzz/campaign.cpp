@@ -27,15 +27,7 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 }  // namespace
 
-props::GenOptions generator_options(const Kernel& k) {
-  props::GenOptions o;
-  o.op = k.op;
-  o.range = k.range;
-  o.nonfinite = k.range.handles_nonfinite;
-  o.residual = spec_of(k).add;
-  o.row_stride = k.takes_row_stride;
-  return o;
-}
+props::GenOptions generator_options(const Kernel& k) { return props::kernel_options(k); }
 
 Problem case_problem(const rc::Gen<Problem>& gen, uint64_t seed, std::size_t kernel_index, int64_t c) {
   const rc::Random::Key key = {seed, static_cast<uint64_t>(kernel_index), static_cast<uint64_t>(c), 0x6e6f726dull};

@@ -51,6 +51,11 @@ struct GenOptions {
   bool row_stride = false;          // rows further apart than cols on a third of the problems
 };
 
+// The options of a kernel of the table: its op and declared domain (|x|,
+// eps and d stay inside it), non-finite inputs only when it says it handles
+// them, a residual when its spec adds one, row strides when it takes them.
+GenOptions kernel_options(const Kernel& kernel);
+
 // Problems for opts.op. RapidCheck's size (0..100) caps d at about 2^(size/6),
 // so early cases are small and d = 65536 is reached only rarely, at the end.
 rc::Gen<Problem> gen_problem(const GenOptions& opts);

@@ -7,7 +7,11 @@
 
 namespace normcheck::props {
 
-bool runnable(const Kernel& kernel) { return kernel.dtype == DType::f32 && !is_norm_linear(kernel.op); }
+bool keeps_main_elements(const Kernel& kernel) { return !kernel.spec; }
+
+bool runnable(const Kernel& kernel) {
+  return kernel.dtype == DType::f32 && !is_norm_linear(kernel.op) && keeps_main_elements(kernel);
+}
 
 Evaluation judged(const Kernel& kernel, const Problem& problem) {
   EvaluateOptions options;

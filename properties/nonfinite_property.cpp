@@ -19,7 +19,11 @@
 namespace normcheck::props {
 namespace {
 
-bool handles_nonfinite(const Kernel& kernel) { return kernel.range.handles_nonfinite; }
+// A row with a spec of its own keeps no main elements (judged.h); within_bound
+// holds it to the non-finite rule (evaluate() judges those rows too).
+bool handles_nonfinite(const Kernel& kernel) {
+  return kernel.range.handles_nonfinite && keeps_main_elements(kernel);
+}
 
 GenOptions with_nonfinite(const Kernel& kernel) {
   GenOptions opts = options_for(kernel);

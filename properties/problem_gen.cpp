@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "generators.h"
+#include "normcheck/op_spec.h"
 
 namespace normcheck::props {
 namespace {
@@ -197,6 +198,16 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
 }
 
 }  // namespace
+
+GenOptions kernel_options(const Kernel& kernel) {
+  GenOptions opts;
+  opts.op = kernel.op;
+  opts.range = kernel.range;
+  opts.nonfinite = kernel.range.handles_nonfinite;
+  opts.residual = spec_of(kernel).add;
+  opts.row_stride = kernel.takes_row_stride;
+  return opts;
+}
 
 rc::Gen<Problem> gen_problem(const GenOptions& opts) {
   return rc::Gen<Problem>([opts](const rc::Random& random, int size) {

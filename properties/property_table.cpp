@@ -4,13 +4,7 @@
 
 namespace normcheck::props {
 
-GenOptions options_for(const Kernel& kernel) {
-  GenOptions opts;
-  opts.op = kernel.op;
-  opts.range = kernel.range;
-  opts.nonfinite = kernel.range.handles_nonfinite;
-  return opts;
-}
+GenOptions options_for(const Kernel& kernel) { return kernel_options(kernel); }
 
 GenOptions finite_options_for(const Kernel& kernel) {
   GenOptions opts = options_for(kernel);

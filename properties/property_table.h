@@ -21,8 +21,9 @@ struct PropertyDef {
 
 std::span<const PropertyDef> property_table();
 
-// GenOptions for the kernel's op and range with nonfinite inputs allowed when
-// the kernel handles them.
+// GenOptions for the kernel (kernel_options, generators.h): its op and range,
+// non-finite inputs when it handles them, a residual and row strides when it
+// takes them.
 GenOptions options_for(const Kernel& kernel);
 
 // options_for without non-finite inputs: the properties that compare values

@@ -240,8 +240,12 @@ void speed_plots(const ReportData& data, const Scratch& scratch, std::vector<Plo
            "core reads its share of the " + std::string(forward ? "input" : "two inputs") +
                " and writes its share of the output with non-temporal stores (1 = the limit, dashed; on "
                "shapes out of cache, all that the memory allows). Limit: " + figure(limit) + " GB/s; a copy: " +
-               figure(data.bench->copy_gbps) +
-               " GB/s. Ratios, not absolute speeds, are what survive a shared, noisy machine.",
+               figure(data.bench->copy_gbps) + " GB/s." +
+               (forward ? " A row that adds a residual in front of the norm (*.hwy_add*) is divided by the limit "
+                          "that reads two inputs and writes two outputs: " + figure(data.bench->stream_add.gbps) +
+                              " GB/s."
+                        : std::string()) +
+               " Ratios, not absolute speeds, are what survive a shared, noisy machine.",
            {}, {}};
     render(p, scratch,
            "set logscale y\nset format y '%g'\nset grid\nset key outside right top\nset xlabel 'shape (rows x d)'\n"

@@ -31,6 +31,8 @@
 #define V2_SPEC_LLAMA "rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16"
 #define V2_SPEC_GEMMA "rmsnorm fwd dtype=bf16 gamma=bf16 weight=1+gamma"
 #define V2_SPEC_SKIP_LAYERNORM "layernorm fwd add round=sum:f32"
+/* normcheck's own layernorm_fwd.hwy_add_bf16 (kernels/simd/): the norm reads the bf16 sum it stores */
+#define V2_SPEC_STORED_SKIP_LAYERNORM "layernorm fwd dtype=bf16 add round=sum:bf16"
 #define V2_SPEC_MIXED "layernorm fwd dtype=bf16 y=f32"
 #define V2_SPEC_STRIDED "rmsnorm fwd"
 

@@ -7,8 +7,12 @@
 namespace normcheck::simd {
 
 Bound hwy_layernorm_fwd_bound(const RowCondition& c);  // layernorm_fwd_hwy.cpp
+Bound accurate_layernorm_fwd_bound(const RowCondition& c);  // layernorm_fwd_accurate.cpp
 Bound hwy_layernorm_bwd_bound(const RowCondition& c);  // layernorm_bwd_hwy.cpp
 Bound hwy_rmsnorm_fwd_bound(const RowCondition& c);    // rmsnorm_fwd_hwy.cpp
+// The 16-bit RMSNorm forward's float32 pass, before y's rounding to 16 bits
+// (rmsnorm_fwd_hwy16.cpp).
+Bound hwy_rmsnorm_fwd16_float_pass_bound(const RowCondition& c);
 Bound hwy_rmsnorm_bwd_bound(const RowCondition& c);    // rmsnorm_bwd_hwy.cpp
 
 // The accurate forward row's threshold (layernorm_fwd_accurate.cpp): elements

@@ -59,6 +59,8 @@ CentredError accurate_error_terms(int64_t d, int64_t lanes, double eps_share) {
 // (docs/accuracy_accurate.md, "From 2^-26 to 1 ULP").
 constexpr double kXhatRelative = 0x1p-26;
 
+}  // namespace
+
 // The bound of every element, with U, u = 2^-24 and the terms above for the
 // fewest lanes of any target:
 //  - elements with |v| >= accurate_exact_below have |xhat| >= T, so
@@ -74,7 +76,7 @@ constexpr double kXhatRelative = 0x1p-26;
 // The mean: |m + c - mu| <= e_sigma sigma, and sigma <= min(sqrt(d) mean|x|,
 // mean|x| / kappa) (sigma^2 <= mean x^2 <= max|x| mean|x|; sigma r <= 1), so
 // relative to mean|x| it is e_m := e_sigma min(sqrt(d), 1/kappa).
-Bound accurate_layernorm_fwd_bound(const RowCondition& c) {
+Bound simd::accurate_layernorm_fwd_bound(const RowCondition& c) {
   constexpr double U = kUnitRoundoff64, u = kUnitRoundoff;
   const CentredError t = accurate_error_terms(c.d, simd::kMinLanes, c.eps_share);
   const double e_m = t.e_sigma * std::min(std::sqrt(static_cast<double>(c.d)),
@@ -89,7 +91,6 @@ Bound accurate_layernorm_fwd_bound(const RowCondition& c) {
   return bound;
 }
 
-}  // namespace
 
 // T = A / (2^-26 - eta) is where A + eta |xhat| = 2^-26 |xhat|; a computed
 // |v| >= T (1 + eta) + A implies |xhat| >= (|v| - A) / (1 + eta) >= T. The
@@ -110,7 +111,7 @@ constinit const Kernel kLayerNormFwdAccurate{
                  "variance about m in the same pass, y = fma(x - m, r, -c r) rounded once to float; "
                  "elements near the mean from the exact row sum; threaded",
     .fn = &simd::layernorm_fwd_accurate,
-    .bound = &accurate_layernorm_fwd_bound,
+    .bound = &simd::accurate_layernorm_fwd_bound,
     .ulp_promise = 1,  // docs/accuracy_accurate.md, "From 2^-26 to 1 ULP"
     .family = Family::highway,
 };

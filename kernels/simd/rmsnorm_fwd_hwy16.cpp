@@ -32,8 +32,6 @@ namespace normcheck {
 namespace simd {
 HWY_EXPORT(RmsNormFwdHwy16);
 
-namespace {
-
 // y in float32 before its rounding to the storage format, u = 2^-24. r64,
 // the float64 r, and rrms = fl32(r64) are rmsnorm_fwd.hwy's, so
 // r32 = fl32(r64) is off by stat_rel =: rho32 of its bound (r64 is a normal
@@ -47,7 +45,7 @@ namespace {
 // this covers. Rows whose r64 is not a normal float take the float64 pass,
 // whose bound is below this one in every term (its xhat_rel has 2^-53 where
 // this has u).
-Bound float_pass_bound(const RowCondition& c) {
+Bound hwy_rmsnorm_fwd16_float_pass_bound(const RowCondition& c) {
   constexpr double u = kUnitRoundoff;
   Bound b = hwy_rmsnorm_fwd_bound(c);
   b.xhat_rel = ((1 + b.stat_rel) * (1 + u) - 1) * (1 + u);
@@ -57,8 +55,6 @@ Bound float_pass_bound(const RowCondition& c) {
   return b;
 }
 
-}  // namespace
-
 template <DType kStorage>
 void rmsnorm_fwd_hwy16(const uint16_t* x, const float* gamma, uint16_t* y, float* rrms,
                        int64_t rows, int64_t cols, float eps) {
@@ -67,7 +63,7 @@ void rmsnorm_fwd_hwy16(const uint16_t* x, const float* gamma, uint16_t* y, float
 }
 }  // namespace simd
 
-// Bounds: float_pass_bound's, for y in float32 before its rounding to the
+// Bounds: hwy_rmsnorm_fwd16_float_pass_bound's, for y in float32 before its rounding to the
 // storage format; the rounding itself is the spec's last stage, which the
 // admissible range takes exactly (spec_policy.h).
 extern const Kernel kRmsNormFwdHwyBf16;
@@ -79,7 +75,7 @@ constinit const Kernel kRmsNormFwdHwyBf16{
     .algorithm = "bf16 x/y: float64 sum of squares and r, y = x r gamma in float32 (float64 "
                  "where r is not a normal float), rounded to nearest even",
     .fn = &simd::rmsnorm_fwd_hwy16<DType::bf16>,
-    .bound = &simd::float_pass_bound,
+    .bound = &simd::hwy_rmsnorm_fwd16_float_pass_bound,
     .family = Family::highway,
     .float32_counterpart = "rmsnorm_fwd.hwy",
 };
@@ -93,7 +89,7 @@ constinit const Kernel kRmsNormFwdHwyF16{
     .algorithm = "f16 x/y: float64 sum of squares and r, y = x r gamma in float32 (float64 "
                  "where r is not a normal float), rounded to nearest even",
     .fn = &simd::rmsnorm_fwd_hwy16<DType::f16>,
-    .bound = &simd::float_pass_bound,
+    .bound = &simd::hwy_rmsnorm_fwd16_float_pass_bound,
     .family = Family::highway,
     .float32_counterpart = "rmsnorm_fwd.hwy",
 };

@@ -1,10 +1,19 @@
-# Runs `normcheck fuzz --plugin PLUGIN` and checks its JSON: with LABEL empty,
+# Runs `normcheck fuzz --plugin PLUGIN` (or, with KERNELS, a list of the
+# table's kernels: `--kernel K` each) and checks its JSON: with LABEL empty,
 # no finding and exit 0; otherwise a finding labelled LABEL, exit 1, every
 # finding's file present, and the finding's printed `reproduce` command exits 1
 # with `check --json` giving the same label (and, when asked, its input classes
 # and severity: below).
 file(REMOVE_RECURSE ${CORPUS})
-execute_process(COMMAND ${NORMCHECK} fuzz --plugin ${PLUGIN} --cases ${CASES} --seed 7 --timeout-ms 500 --json
+if(DEFINED KERNELS)
+  set(fuzzed "")
+  foreach(k IN LISTS KERNELS)
+    list(APPEND fuzzed --kernel ${k})
+  endforeach()
+else()
+  set(fuzzed --plugin ${PLUGIN})
+endif()
+execute_process(COMMAND ${NORMCHECK} fuzz ${fuzzed} --cases ${CASES} --seed 7 --timeout-ms 500 --json
                         --corpus ${CORPUS}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message(STATUS "stderr:\n${err}")
@@ -91,7 +100,7 @@ endif()
 
 # The next run replays the corpus first: the finding comes back, marked as
 # from the corpus, before any new case (--cases 1).
-execute_process(COMMAND ${NORMCHECK} fuzz --plugin ${PLUGIN} --cases 1 --seed 7 --timeout-ms 500 --json
+execute_process(COMMAND ${NORMCHECK} fuzz ${fuzzed} --cases 1 --seed 7 --timeout-ms 500 --json
                         --corpus ${CORPUS}
                 RESULT_VARIABLE rc3 OUTPUT_VARIABLE out3 ERROR_VARIABLE err3)
 string(JSON n3 LENGTH "${out3}" findings)

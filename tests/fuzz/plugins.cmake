@@ -6,6 +6,7 @@
 #                                the printed reproduce command replays it (the
 #                                one-pass variance: its classes and severity too)
 #   fuzz_refused_<defect>        a library the loader refuses: exit 2, the reason
+#   fuzz_fused_clean             the table's fused add + norm kernels: no finding
 set(plugin_work ${CMAKE_CURRENT_BINARY_DIR}/plugins)
 set(plugin_dir ${plugin_work}/build)
 add_test(NAME fuzz_plugins_build
@@ -87,6 +88,25 @@ fuzz_test(fuzz_v2_broken_gemma_rounded_weight libv2_broken_gemma_rounded_weight.
 fuzz_test(fuzz_v2_broken_skip_onepass_variance libv2_broken_skip_onepass_variance.so accuracy)
 fuzz_test(fuzz_v2_broken_mixed_rounds_y libv2_broken_mixed_rounds_y.so accuracy)
 fuzz_test(fuzz_v2_broken_stride_ignored libv2_broken_stride_ignored.so out_of_bounds)
+# The defects of a fused add + norm written with vectors (normcheck's own:
+# kernels/simd/fused_add_*; fuzz_fused_clean below is their negative
+# control), each on the spec of SkipLayerNorm or of layernorm_fwd.hwy_add_bf16.
+fuzz_test(fuzz_v2_broken_tail_lanes_in_variance libv2_broken_tail_lanes_in_variance.so accuracy)
+fuzz_test(fuzz_v2_broken_batch_variant_variance libv2_broken_batch_variant_variance.so batch_variant)
+fuzz_test(fuzz_v2_broken_rounds_xhat libv2_broken_rounds_xhat.so policy_mismatch)
+fuzz_test(fuzz_v2_broken_residual_stride_ignored libv2_broken_residual_stride_ignored.so out_of_bounds)
+set(fused_kernels "")
+foreach(norm rmsnorm layernorm)
+  foreach(variant add add_1pg)
+    foreach(storage "" _bf16 _f16)
+      list(APPEND fused_kernels ${norm}_fwd.hwy_${variant}${storage})
+    endforeach()
+  endforeach()
+endforeach()
+add_test(NAME fuzz_fused_clean
+  COMMAND ${CMAKE_COMMAND} -DNORMCHECK=$<TARGET_FILE:normcheck> "-DKERNELS=${fused_kernels}" -DLABEL= -DCASES=400
+    -DCORPUS=${CMAKE_CURRENT_BINARY_DIR}/corpus/fuzz_fused_clean -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_fuzz.cmake)
+set_tests_properties(fuzz_fused_clean PROPERTIES LABELS unit TIMEOUT 300)
 
 # `normcheck identify`: the policy each example kernel follows, by name, and
 # a twin that declares one policy and follows another.

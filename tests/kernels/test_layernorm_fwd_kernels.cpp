@@ -16,6 +16,7 @@
 #include "normcheck/evaluate.h"
 #include "normcheck/invoke.h"
 #include "normcheck/kernel.h"
+#include "normcheck/op_spec.h"
 
 namespace normcheck {
 namespace {
@@ -111,7 +112,10 @@ TEST(LayerNormFwdKernels, NullStatisticsLeaveYUnchanged) {
   for (const Kernel* k : forward_kernels()) {
     if (k->dtype != DType::f32 || !declines(*k, request_for(*k, p)).empty()) continue;
     std::vector<float> with(p.x.size()), without(p.x.size()), mean(3), rstd(3);
-    const KernelArgs args{.rows = p.rows, .cols = p.cols, .eps = p.eps, .x = p.x.data()};
+    // a kernel whose spec adds a residual reads one and writes the sum
+    std::vector<float> zeros(p.x.size()), sum(p.x.size());
+    KernelArgs args{.rows = p.rows, .cols = p.cols, .eps = p.eps, .x = p.x.data()};
+    if (spec_of(*k).add) args.residual = zeros.data(), args.residual_out = sum.data();
     KernelArgs with_statistics = args;
     with_statistics.out = with.data(), with_statistics.mean = mean.data(), with_statistics.stat = rstd.data();
     KernelArgs without_statistics = args;

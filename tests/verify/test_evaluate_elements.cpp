@@ -27,11 +27,14 @@ Evaluation keeping(const Kernel& k, const Problem& p, const ExactReference* refe
 }
 
 // Our rows of every norm op and dtype (the adapters load their libraries: not
-// needed here; a norm followed by a Linear keeps no elements, its z has no one xhat).
+// needed here; a norm followed by a Linear keeps no elements, its z has no one xhat;
+// nor does a row with a spec of its own, held to its policy's ranges by
+// verify/evaluate/spec_fwd.cpp, which keeps none).
 std::vector<const Kernel*> our_kernels() {
   std::vector<const Kernel*> out;
   for (const Kernel& k : kernel_table())
-    if ((k.origin == Origin::ours || k.origin == Origin::control) && !is_norm_linear(k.op)) out.push_back(&k);
+    if ((k.origin == Origin::ours || k.origin == Origin::control) && !is_norm_linear(k.op) && !k.spec)
+      out.push_back(&k);
   return out;
 }
 

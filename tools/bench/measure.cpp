@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "normcheck/op_spec.h"
 #include "simd/thread_pool.h"
 
 namespace normcheck::bench {
@@ -37,13 +38,15 @@ struct Timing {
 // The limits sampled once per round, and their samples.
 struct Limits {
   CopyBandwidth copy;
-  StreamLimit stream_fwd, stream_bwd;
-  std::vector<double> copy_samples, fwd_samples, bwd_samples;
-  explicit Limits(std::size_t bytes) : copy(bytes), stream_fwd(1, bytes), stream_bwd(2, bytes) {}
+  StreamLimit stream_fwd, stream_bwd, stream_add;
+  std::vector<double> copy_samples, fwd_samples, bwd_samples, add_samples;
+  explicit Limits(std::size_t bytes)
+      : copy(bytes), stream_fwd(1, 1, bytes), stream_bwd(2, 1, bytes), stream_add(2, 2, bytes) {}
   void sample() {
     copy_samples.push_back(copy.measure_gbps());
     fwd_samples.push_back(stream_fwd.measure_gbps());
     bwd_samples.push_back(stream_bwd.measure_gbps());
+    add_samples.push_back(stream_add.measure_gbps());
   }
 };
 
@@ -96,6 +99,16 @@ std::vector<BenchShape> standard_shapes() {
   return {{1, 768}, {64, 768}, {4096, 1024}, {4096, 4096}, {256, 65536}};
 }
 
+std::string_view stream_limit_name(const Kernel& kernel) {
+  if (spec_of(kernel).add) return "stream_add_gbps";
+  return is_backward(kernel.op) ? "stream_bwd_gbps" : "stream_fwd_gbps";
+}
+
+const BenchReport::Limit& stream_limit_of(const BenchReport& report, const Kernel& kernel) {
+  if (spec_of(kernel).add) return report.stream_add;
+  return is_backward(kernel.op) ? report.stream_bwd : report.stream_fwd;
+}
+
 const Kernel* onednn_peer(const Kernel& kernel) {
   for (const Kernel& candidate : kernel_table())
     if (candidate.family == Family::onednn && candidate.op == kernel.op &&
@@ -116,6 +129,7 @@ BenchReport run_bench(const BenchOptions& options, void (*progress)(const std::s
   limits.copy_samples.clear();
   limits.fwd_samples.clear();
   limits.bwd_samples.clear();
+  limits.add_samples.clear();
   for (const BenchShape& shape : options.shapes) {
     if (progress)
       progress("bench: " + std::to_string(shape.rows) + "x" + std::to_string(shape.cols));
@@ -129,10 +143,11 @@ BenchReport run_bench(const BenchOptions& options, void (*progress)(const std::s
     report.copy_gbps_max = *high;
     report.stream_fwd = summary(limits.fwd_samples);
     report.stream_bwd = summary(limits.bwd_samples);
+    report.stream_add = summary(limits.add_samples);
   }
   for (BenchResult& r : report.results) {
     r.ratio_to_copy = report.copy_gbps > 0 ? r.gbps / report.copy_gbps : 0;
-    const double limit = (is_backward(r.kernel->op) ? report.stream_bwd : report.stream_fwd).gbps;
+    const double limit = stream_limit_of(report, *r.kernel).gbps;
     r.ratio_to_stream = limit > 0 ? r.gbps / limit : 0;
     r.out_of_cache = out_of_cache(*r.kernel, r.shape, report.cache_bytes);
     const Kernel* peer = onednn_peer(*r.kernel);

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cache_size.h"
@@ -70,7 +71,7 @@ struct BenchReport {
   struct Limit {
     double gbps = 0, gbps_min = 0, gbps_max = 0;
   };
-  Limit stream_fwd, stream_bwd;
+  Limit stream_fwd, stream_bwd, stream_add;
   // The limits run one thread per core whatever the kernels are given, so a
   // ratio is the fraction of the machine; kernel_threads is our SIMD kernels'
   // pool (simd::thread_count(): NORMCHECK_THREADS, else one per core).
@@ -80,6 +81,13 @@ struct BenchReport {
   std::vector<BenchResult> results;
   std::vector<BenchDecline> declined;
 };
+
+// The streaming limit a kernel's ratio_to_stream divides by: the one that
+// moves the arrays it moves (stream_limit.h), by the name of its JSON field:
+// "stream_add_gbps" for a forward whose spec adds a residual,
+// "stream_bwd_gbps" for a backward, "stream_fwd_gbps" for the others.
+std::string_view stream_limit_name(const Kernel& kernel);
+const BenchReport::Limit& stream_limit_of(const BenchReport& report, const Kernel& kernel);
 
 // `progress`, when set, is called with a line of text before each shape.
 BenchReport run_bench(const BenchOptions& options,

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "normcheck/op_spec.h"
+
 namespace normcheck::bench {
 namespace {
 
@@ -55,7 +57,7 @@ std::string_view direction(Op op) { return is_backward(op) ? "bwd" : "fwd"; }
 
 double bytes_moved(const Kernel& kernel, BenchShape shape) {
   const double element_bytes = kernel.dtype == DType::f32 ? 4.0 : 2.0;
-  const double arrays = is_backward(kernel.op) ? 3.0 : 2.0;
+  const double arrays = spec_of(kernel).add ? 4.0 : is_backward(kernel.op) ? 3.0 : 2.0;
   return arrays * element_bytes * static_cast<double>(shape.rows) * static_cast<double>(shape.cols);
 }
 
@@ -69,6 +71,7 @@ Workload::Workload(BenchShape shape, bool affine_forward)
   gamma_ = fill(cols, 3);
   beta_ = fill(cols, 4);
   out_.assign(n, 0.0f);
+  sum_.assign(n, 0.0f);
   dgamma_.assign(cols, 0.0f);
   dbeta_.assign(cols, 0.0f);
   // The saved statistics the backward kernels read: the forward's, from x.
@@ -98,6 +101,7 @@ Workload::Inputs16& Workload::inputs16(DType dtype) {
     inputs.dy.resize(dy_.size());
     for (std::size_t i = 0; i < x_.size(); ++i) inputs.x[i] = convert(x_[i]), inputs.dy[i] = convert(dy_[i]);
     out16_.assign(x_.size(), 0);
+    sum16_.assign(x_.size(), 0);
   }
   return inputs;
 }
@@ -124,11 +128,12 @@ KernelArgs Workload::args(const Kernel& kernel) {
   args.gamma = (is_backward(kernel.op) || affine_forward_) ? gamma_.data() : nullptr;
   args.beta = affine_forward_ ? beta_.data() : nullptr;
   if (kernel.dtype == DType::f32) {
-    args.x = x_.data(), args.dy = dy_.data(), args.out = out_.data();
+    args.x = x_.data(), args.dy = dy_.data(), args.out = out_.data(), args.residual_out = sum_.data();
   } else {
-    const Inputs16& in = inputs16(kernel.dtype);  // first: it sizes out16_
-    args.x = in.x.data(), args.dy = in.dy.data(), args.out = out16_.data();
+    const Inputs16& in = inputs16(kernel.dtype);  // first: it sizes out16_ and sum16_
+    args.x = in.x.data(), args.dy = in.dy.data(), args.out = out16_.data(), args.residual_out = sum16_.data();
   }
+  args.residual = args.dy;  // read by a forward whose spec adds a residual, ignored by the others
   args.mean = out_mean_.data();
   args.stat = out_rstd_.data();
   args.saved_mean = mean_.data();

@@ -50,15 +50,19 @@ std::string_view direction(Op op);
 bool is_backward(Op op);
 
 // Bytes one call moves as the benchmark counts them: forward reads x and
-// writes y (2 arrays), backward reads dy and x and writes dx (3 arrays), each
-// rows x cols elements of the kernel's dtype (4 bytes for f32, 2 for bf16/f16).
+// writes y (2 arrays), backward reads dy and x and writes dx (3 arrays), a
+// forward whose spec adds a residual reads x and residual and writes
+// residual_out and y (4 arrays), each rows x cols elements of the kernel's
+// dtype (4 bytes for f32, 2 for bf16/f16).
 // A norm followed by a Linear is counted the same (x and a rows x cols
 // output), though it writes rows x 256 and its cost is the matrix product:
 // compare its rows with each other, as ratios.
-// Parameters and per-row statistics are not counted.
+// Parameters (gamma, beta: cols elements, read once per call) and per-row
+// statistics are not counted.
 double bytes_moved(const Kernel& kernel, BenchShape shape);
 
-// Inputs (x, dy, gamma, beta, saved mean/rstd/rrms) and outputs for one shape.
+// Inputs (x, dy, gamma, beta, saved mean/rstd/rrms; dy is the residual of a
+// forward whose spec adds one) and outputs for one shape.
 // The values are fixed pseudo-random N(0,1)-like numbers (speed does not depend
 // on them); inputs are rounded to bf16 so the 16-bit arrays hold the same
 // values (in f16 too, for the magnitudes drawn). Outputs are overwritten by every kernel run on the workload.
@@ -88,9 +92,9 @@ class Workload {
 
   AlignedVector<float> x_, dy_, gamma_, beta_;
   std::vector<float> mean_, rstd_, rrms_;  // saved statistics, read by backward kernels
-  AlignedVector<float> out_, out_mean_, out_rstd_, dgamma_, dbeta_;  // outputs
+  AlignedVector<float> out_, sum_, out_mean_, out_rstd_, dgamma_, dbeta_;  // outputs (sum_: residual_out)
   Inputs16 bf16_, f16_;
-  AlignedVector<uint16_t> out16_;
+  AlignedVector<uint16_t> out16_, sum16_;
   NormLinearArrays linear_;  // W, b, z of the norm-linear rows
 };
 

@@ -121,15 +121,17 @@ void print_table(const BenchReport& report) {
               "bytes read + written\n",
               report.copy_gbps, report.copy_gbps_min, report.copy_gbps_max, report.copy_threads,
               report.copy_buffer_bytes >> 20);
-  std::printf("stream limit (read the inputs, write the output with non-temporal stores): "
+  std::printf("stream limit (read the inputs, write the outputs with non-temporal stores): "
               "forward %.2f GB/s (min %.2f, max %.2f), backward %.2f GB/s (min %.2f, max %.2f), "
-              "%u threads\n",
+              "residual add %.2f GB/s (min %.2f, max %.2f), %u threads\n",
               report.stream_fwd.gbps, report.stream_fwd.gbps_min, report.stream_fwd.gbps_max,
               report.stream_bwd.gbps, report.stream_bwd.gbps_min, report.stream_bwd.gbps_max,
+              report.stream_add.gbps, report.stream_add.gbps_min, report.stream_add.gbps_max,
               report.stream_threads);
   std::printf("our kernels: %d threads (NORMCHECK_THREADS=%s)\n", report.kernel_threads,
               env_setting("NORMCHECK_THREADS").c_str());
-  std::printf("bytes counted: forward 2 arrays (x, y), backward 3 (dy, x, dx), of the kernel's dtype\n");
+  std::printf("bytes counted: forward 2 arrays (x, y), backward 3 (dy, x, dx), residual add 4 (x, residual, "
+              "residual_out, y), of the kernel's dtype; x stream: to the limit that moves the same arrays\n");
   std::printf("OpenMP (oneDNN, libtorch): OMP_NUM_THREADS=%s OMP_WAIT_POLICY=%s\n",
               env_setting("OMP_NUM_THREADS").c_str(), env_setting("OMP_WAIT_POLICY").c_str());
   for (const auto& d : report.declined)

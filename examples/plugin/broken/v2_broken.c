@@ -15,7 +15,22 @@
  *   V2_MIXED_ROUNDS_Y              the mixed LayerNorm that rounds y to bf16
  *                                  before storing it as float
  *   V2_STRIDE_IGNORED              the strided RMSNorm assuming contiguous rows:
- *                                  x and y rows cols apart, not row_stride */
+ *                                  x and y rows cols apart, not row_stride
+ * and the defects a fused add + norm written with vectors can have (the spec
+ * of SkipLayerNorm, or of normcheck's layernorm_fwd.hwy_add_bf16):
+ *   V2_TAIL_LANES_IN_VARIANCE      the row's tail read as a vector of 8 with the
+ *                                  lanes past d zero, and those lanes' (0 - mu)^2
+ *                                  summed into the variance
+ *   V2_BATCH_VARIANT_VARIANCE      the variance summed in two halves when the
+ *                                  call has more than one row, left to right for
+ *                                  a row alone: a reduction split chosen by the
+ *                                  batch, each within the bound
+ *   V2_ROUNDS_XHAT                 a cast in the wrong place: xhat rounded to
+ *                                  bf16 before gamma and beta (round=xhat:bf16,
+ *                                  which the spec does not have)
+ *   V2_RESIDUAL_STRIDE_IGNORED     the residual read and the sum written as if
+ *                                  their rows were contiguous, not row_stride
+ *                                  apart (x and y at their stride) */
 #include "../v2_common.h"
 
 #if V2_STORED_SUM_READS_FLOAT_SUM
@@ -72,14 +87,65 @@ static void rmsnorm_contiguous(const nc_call* c) {
 #define NAME "broken.stride_ignored"
 #define SPEC V2_SPEC_STRIDED
 
+#elif V2_TAIL_LANES_IN_VARIANCE
+static float variance_tail_lanes(const nc_call* c, int64_t i, v2_input_fn s, float mu) {
+  const int64_t padded = (c->cols + 7) / 8 * 8; /* defect: the masked lanes j >= cols count */
+  float squares = 0.0f;
+  for (int64_t j = 0; j < padded; ++j) {
+    const float centered = (j < c->cols ? s(c, i, j) : 0.0f) - mu;
+    squares += centered * centered;
+  }
+  return squares / (float)c->cols;
+}
+static const v2_forward kBroken = {1, v2_s_sum, variance_tail_lanes, v2_y_affine};
+#define NAME "broken.tail_lanes_in_variance"
+#define SPEC V2_SPEC_SKIP_LAYERNORM
+
+#elif V2_BATCH_VARIANT_VARIANCE
+static float variance_split_by_batch(const nc_call* c, int64_t i, v2_input_fn s, float mu) {
+  if (c->rows == 1) return v2_variance_two_pass(c, i, s, mu);
+  float low = 0.0f, high = 0.0f; /* defect: another summation order when the call has other rows */
+  for (int64_t j = 0; j < c->cols; ++j) {
+    const float centered = s(c, i, j) - mu;
+    if (j < c->cols / 2) low += centered * centered;
+    else high += centered * centered;
+  }
+  return (low + high) / (float)c->cols;
+}
+static const v2_forward kBroken = {1, v2_s_sum, variance_split_by_batch, v2_y_affine};
+#define NAME "broken.batch_variant_variance"
+#define SPEC V2_SPEC_SKIP_LAYERNORM
+
+#elif V2_ROUNDS_XHAT
+static float y_xhat_rounded_affine(const nc_call* c, int64_t j, float s, float mu, float r) {
+  const float scaled = v2_gamma(c, j) * v2_round_bf16((s - mu) * r); /* defect: the cast */
+  return c->beta.data ? scaled + v2_get(&c->beta, 0, j) : scaled;
+}
+static const v2_forward kBroken = {1, v2_s_sum_bf16, v2_variance_two_pass, y_xhat_rounded_affine};
+#define NAME "broken.rounds_xhat"
+#define SPEC V2_SPEC_STORED_SKIP_LAYERNORM
+
+#elif V2_RESIDUAL_STRIDE_IGNORED
+static const v2_forward kSkipLayerNorm = {1, v2_s_sum, v2_variance_two_pass, v2_y_affine};
+static void skip_layernorm_contiguous_residual(const nc_call* c) {
+  nc_call contiguous = *c;
+  contiguous.residual.row_stride = c->cols; /* defect: residual and its sum are row_stride apart */
+  contiguous.residual_out.row_stride = c->cols;
+  v2_run_forward(&contiguous, &kSkipLayerNorm);
+}
+#define NAME "broken.residual_stride_ignored"
+#define SPEC V2_SPEC_SKIP_LAYERNORM
+
 #else
 #error "define one V2_<DEFECT> (CMakeLists.txt)"
 #endif
 
-#if !V2_STRIDE_IGNORED
-static void broken_kernel(const nc_call* c) { v2_run_forward(c, &kBroken); }
-#else
+#if V2_STRIDE_IGNORED
 #define broken_kernel rmsnorm_contiguous
+#elif V2_RESIDUAL_STRIDE_IGNORED
+#define broken_kernel skip_layernorm_contiguous_residual
+#else
+static void broken_kernel(const nc_call* c) { v2_run_forward(c, &kBroken); }
 #endif
 
 static const nc_kernel_v2 kKernels[] = {{NAME, SPEC, NULL, broken_kernel}};

@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "describe_evaluation.h"
+#include "kernel_test_rows.h"
 #include "hwy/targets.h"
 #include "hwy/tests/hwy_gtest.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
+#include "normcheck/op_spec.h"
 
 namespace normcheck::test {
 
@@ -43,8 +45,9 @@ class PerTarget : public hwy::TestWithParamTarget {
   const char* target() const { return hwy::TargetName(GetParam()); }
 };
 
-// x = center + N(0,1) (and dy ~ N(0,1) for the backward ops); with `affine`,
-// gamma = 1 + N(0,1)/2 and beta ~ N(0,1) (RMSNorm has no beta).
+// x = center + N(0,1) (and dy ~ N(0,1) for the backward ops, residual ~
+// N(0,1) for a spec that adds one); with `affine`, gamma = 1 + N(0,1)/2 and
+// beta ~ N(0,1) (RMSNorm has no beta). with_zero_residual: kernel_test_rows.h.
 inline Problem random_problem(const Kernel& k, int64_t rows, int64_t cols, double center,
                               bool affine, int misalign, std::mt19937_64& rng) {
   std::normal_distribution<double> normal;
@@ -57,6 +60,9 @@ inline Problem random_problem(const Kernel& k, int64_t rows, int64_t cols, doubl
   const bool backward = k.op == Op::layernorm_bwd || k.op == Op::rmsnorm_bwd;
   if (backward) {
     for (size_t i = 0; i < n; ++i) p.dy.push_back(static_cast<float>(normal(rng)));
+  }
+  if (spec_of(k).add) {
+    for (size_t i = 0; i < n; ++i) p.residual.push_back(static_cast<float>(normal(rng)));
   }
   if (affine) {
     for (int64_t j = 0; j < cols; ++j) p.gamma.push_back(static_cast<float>(1 + normal(rng) / 2));

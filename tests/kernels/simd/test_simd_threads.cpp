@@ -70,7 +70,8 @@ void append_bytes(std::vector<unsigned char>& out, const std::vector<T>& v) {
 }
 
 // Runs the kernel and returns every output's bytes, concatenated: the main
-// output, then the op's statistics or column sums.
+// output, then the op's statistics or column sums, then residual_out (a
+// kernel whose spec adds a residual gets dy as its residual).
 std::vector<unsigned char> run(const Kernel& k, const Inputs& in) {
   const auto n = static_cast<size_t>(in.rows * in.cols), w = static_cast<size_t>(in.cols),
              h = static_cast<size_t>(in.rows);
@@ -78,6 +79,8 @@ std::vector<unsigned char> run(const Kernel& k, const Inputs& in) {
   const std::vector<uint16_t> x16 = top_halves(in.x), dy16 = top_halves(in.dy);
   std::vector<float> out32(wide ? n : 0), mean(h), stat(h), dgamma(w), dbeta(w);
   std::vector<uint16_t> out16(wide ? 0 : n);
+  std::vector<float> sum32(wide ? n : 0);
+  std::vector<uint16_t> sum16(wide ? 0 : n);
   KernelArgs a{.rows = in.rows, .cols = in.cols, .eps = 1e-5f};
   a.x = wide ? static_cast<const void*>(in.x.data()) : x16.data();
   a.dy = wide ? static_cast<const void*>(in.dy.data()) : dy16.data();
@@ -85,6 +88,8 @@ std::vector<unsigned char> run(const Kernel& k, const Inputs& in) {
   a.gamma = in.gamma.data(), a.beta = in.beta.data();
   a.saved_mean = in.mean.data(), a.saved_stat = in.rstd.data();
   a.mean = mean.data(), a.stat = stat.data(), a.dgamma = dgamma.data(), a.dbeta = dbeta.data();
+  a.residual = a.dy;
+  a.residual_out = wide ? static_cast<void*>(sum32.data()) : sum16.data();
   invoke(k, a);
   std::vector<unsigned char> out;
   if (wide)
@@ -99,6 +104,10 @@ std::vector<unsigned char> run(const Kernel& k, const Inputs& in) {
     case Op::layernorm_linear_fwd:
     case Op::rmsnorm_linear_fwd: break;  // no Highway rows of these ops
   }
+  if (wide)
+    append_bytes(out, sum32);
+  else
+    append_bytes(out, sum16);
   return out;
 }
 
@@ -230,19 +239,21 @@ TEST(ThreadPool, ChildForkedAfterThePoolStartedRunsSerially) {
 
 // Runs kernel k on all of in's rows in one call (outputs large enough to be
 // streamed) and in calls of 64 rows (small enough not to be), and expects the
-// same y or dx. x and dy are in k's storage type T; the output starts one
-// element past alignment so the aligning head runs.
+// same y or dx. x and dy are in k's storage type T (dy is the residual of a
+// kernel whose spec adds one); the output starts one element past alignment
+// so the aligning head runs.
 template <typename T>
 void expect_streamed_equals_cached(const Kernel& k, const Inputs& in, const T* x, const T* dy) {
   const int64_t rows = in.rows, cols = in.cols;
   std::vector<float> mean(static_cast<size_t>(rows)), stat(mean.size()),
       dgamma(static_cast<size_t>(cols)), dbeta(dgamma.size());
+  std::vector<T> sum(static_cast<size_t>(rows * cols));
   const auto call = [&](int64_t r, int64_t count, T* out) {
     invoke(k, {.rows = count, .cols = cols, .eps = 1e-5f, .x = x + r * cols, .dy = dy + r * cols,
-               .gamma = in.gamma.data(), .beta = in.beta.data(),
+               .residual = dy + r * cols, .gamma = in.gamma.data(), .beta = in.beta.data(),
                .saved_mean = in.mean.data() + r, .saved_stat = in.rstd.data() + r, .out = out,
-               .mean = mean.data() + r, .stat = stat.data() + r, .dgamma = dgamma.data(),
-               .dbeta = dbeta.data()});
+               .residual_out = sum.data() + r * cols, .mean = mean.data() + r,
+               .stat = stat.data() + r, .dgamma = dgamma.data(), .dbeta = dbeta.data()});
   };
   std::vector<T> streamed(static_cast<size_t>(rows * cols) + 1), cached(streamed.size());
   call(0, rows, streamed.data() + 1);
@@ -266,13 +277,15 @@ TEST(SimdEdges, StreamedOutputEqualsCachedOutput) {
     if (k->op != Op::layernorm_fwd || k->dtype != DType::f32) continue;
     ++kernels;
     std::vector<float> streamed(static_cast<size_t>(rows * cols) + 1), cached(streamed.size());
-    std::vector<float> mean(static_cast<size_t>(rows)), rstd(mean.size());
-    invoke(*k, {.rows = rows, .cols = cols, .eps = 1e-5f, .x = in.x.data(), .gamma = in.gamma.data(),
-                .beta = in.beta.data(), .out = streamed.data() + 1, .mean = mean.data(), .stat = rstd.data()});
+    std::vector<float> mean(static_cast<size_t>(rows)), rstd(mean.size()), sum(in.x.size());
+    invoke(*k, {.rows = rows, .cols = cols, .eps = 1e-5f, .x = in.x.data(), .residual = in.dy.data(),
+                .gamma = in.gamma.data(), .beta = in.beta.data(), .out = streamed.data() + 1,
+                .residual_out = sum.data(), .mean = mean.data(), .stat = rstd.data()});
     for (int64_t r = 0; r < rows; r += 64) {
       const int64_t count = std::min<int64_t>(64, rows - r);
       invoke(*k, {.rows = count, .cols = cols, .eps = 1e-5f, .x = in.x.data() + r * cols,
-                  .gamma = in.gamma.data(), .beta = in.beta.data(), .out = cached.data() + 1 + r * cols,
+                  .residual = in.dy.data() + r * cols, .gamma = in.gamma.data(), .beta = in.beta.data(),
+                  .out = cached.data() + 1 + r * cols, .residual_out = sum.data() + r * cols,
                   .mean = mean.data() + r, .stat = rstd.data() + r});
     }
     EXPECT_TRUE(streamed == cached) << k->name;

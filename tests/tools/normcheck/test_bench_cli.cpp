@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "normcheck/kernel.h"
+#include "normcheck/op_spec.h"
 #include "normcheck_cli.h"
 
 namespace normcheck {
@@ -41,7 +42,7 @@ TEST(BenchCli, JsonHasTheContractFields) {
   const auto& doc = quick_json();
   ASSERT_TRUE(doc.contains("copy_gbps"));
   EXPECT_GT(doc["copy_gbps"].get<double>(), 0);
-  for (const char* field : {"stream_fwd_gbps", "stream_bwd_gbps"}) {
+  for (const char* field : {"stream_fwd_gbps", "stream_bwd_gbps", "stream_add_gbps"}) {
     ASSERT_TRUE(doc.contains(field)) << field;
     EXPECT_GT(doc[field].get<double>(), 0) << field;
   }
@@ -82,9 +83,16 @@ TEST(BenchCli, RatiosDivideTheFiguresTheyStandFor) {
   for (const auto& r : doc["results"]) {
     const double gbps = r["gbps"].get<double>();
     EXPECT_NEAR(r["ratio_to_copy"].get<double>(), gbps / copy, 1e-12 * gbps / copy);
-    // The streaming limit of the kernel's own direction.
-    const double limit =
-        doc[r["direction"] == "bwd" ? "stream_bwd_gbps" : "stream_fwd_gbps"].get<double>();
+    // The streaming limit that moves the kernel's arrays: its direction's, or
+    // the residual add's for the fused rows.
+    const std::string name = r["stream_limit"].get<std::string>();
+    const Kernel* k = find_kernel(r["kernel"].get<std::string>());
+    ASSERT_NE(k, nullptr) << r.dump();
+    EXPECT_EQ(name, k->spec && k->spec->add ? "stream_add_gbps"
+                    : r["direction"] == "bwd"  ? "stream_bwd_gbps"
+                                               : "stream_fwd_gbps")
+        << r.dump();
+    const double limit = doc[name].get<double>();
     EXPECT_NEAR(r["ratio_to_stream"].get<double>(), gbps / limit, 1e-12 * gbps / limit) << r.dump();
     // The oneDNN peer: same op, direction, dtype and shape, named *.onednn.
     const nlohmann::json* peer = nullptr;

@@ -53,10 +53,13 @@ TEST(Cli, ListNamesEveryKernelInTheTable) {
     const Kernel* row = find_kernel(k["name"].get<std::string>());
     ASSERT_NE(row, nullptr);
     EXPECT_EQ(k["ulp_promise"].get<double>(), row->ulp_promise) << row->name;
-    // the row's spec, in the text form that reads back to its op and dtype
+    // the row's spec, in the text form that reads back to it: its op and dtype's,
+    // or its own (Kernel::spec: the fused add rows), of its op
     const SpecParse spec = parse_spec(k["spec"].get<std::string>());
     ASSERT_TRUE(spec.spec) << spec.error;
-    EXPECT_EQ(table_op(*spec.spec), std::pair(row->op, row->dtype)) << row->name;
+    EXPECT_EQ(*spec.spec, spec_of(*row)) << row->name;
+    EXPECT_EQ(op_of(*spec.spec), row->op) << row->name;
+    if (!row->spec) EXPECT_EQ(table_op(*spec.spec), std::pair(row->op, row->dtype)) << row->name;
   }
   EXPECT_NE(text.out.find("spec: rmsnorm bwd dtype=bf16"), std::string::npos);
   EXPECT_NE(text.out.find("promises y within 1 ULP"), std::string::npos)

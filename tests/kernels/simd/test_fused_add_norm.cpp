@@ -1,0 +1,160 @@
+// The fused residual add + norm forward kernels (kernels/simd/fused_add_*):
+// each row states the policy its comment names, and on every Highway target
+// its outputs (y, residual_out, mean, rstd / rrms) lie in the range that
+// policy admits (evaluate(): spec_policy.h), on rows at a stride (the
+// padding between rows is NaN, so a lane read past a row's end reaches y),
+// misaligned, with tails of every length class, a residual that cancels x
+// (the stored sum and the float32 sum then differ most, relative to s) and
+// rows up to d = 65536.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "normcheck/bounds.h"
+#include "normcheck/op_spec.h"
+#include "simd/hwy_bounds.h"
+#include "simd/row_partition.h"
+#include "simd_test_support.h"
+#include "test_seed.h"
+
+namespace normcheck {
+namespace {
+
+// The fused rows of the table: Highway rows whose spec adds a residual.
+std::vector<const Kernel*> fused_kernels() {
+  std::vector<const Kernel*> out;
+  for (const Kernel* k : test::simd_kernels())
+    if (k->spec && k->spec->add) out.push_back(k);
+  return out;
+}
+
+// Each row's spec: the norm reads the sum it stores (round=sum:T), weight
+// gamma or 1 + gamma, gamma and beta float32.
+TEST(FusedAddRows, EachRowStatesItsPolicy) {
+  const std::pair<std::string_view, std::string_view> rows[] = {
+      {"rmsnorm_fwd.hwy_add", "rmsnorm fwd add round=sum:f32"},
+      {"rmsnorm_fwd.hwy_add_bf16", "rmsnorm fwd dtype=bf16 add round=sum:bf16"},
+      {"rmsnorm_fwd.hwy_add_f16", "rmsnorm fwd dtype=f16 add round=sum:f16"},
+      {"rmsnorm_fwd.hwy_add_1pg", "rmsnorm fwd add weight=1+gamma round=sum:f32"},
+      {"rmsnorm_fwd.hwy_add_1pg_bf16", "rmsnorm fwd dtype=bf16 add weight=1+gamma round=sum:bf16"},
+      {"rmsnorm_fwd.hwy_add_1pg_f16", "rmsnorm fwd dtype=f16 add weight=1+gamma round=sum:f16"},
+      {"layernorm_fwd.hwy_add", "layernorm fwd add round=sum:f32"},
+      {"layernorm_fwd.hwy_add_bf16", "layernorm fwd dtype=bf16 add round=sum:bf16"},
+      {"layernorm_fwd.hwy_add_f16", "layernorm fwd dtype=f16 add round=sum:f16"},
+      {"layernorm_fwd.hwy_add_1pg", "layernorm fwd add weight=1+gamma round=sum:f32"},
+      {"layernorm_fwd.hwy_add_1pg_bf16", "layernorm fwd dtype=bf16 add weight=1+gamma round=sum:bf16"},
+      {"layernorm_fwd.hwy_add_1pg_f16", "layernorm fwd dtype=f16 add weight=1+gamma round=sum:f16"},
+  };
+  for (const auto& [name, text] : rows) {
+    const Kernel* k = find_kernel(name);
+    ASSERT_NE(k, nullptr) << name;
+    ASSERT_NE(k->spec, nullptr) << name;
+    const SpecParse parsed = parse_spec(text);
+    ASSERT_TRUE(parsed.spec) << text << ": " << parsed.error;
+    EXPECT_EQ(*parsed.spec, *k->spec) << name << " states " << to_text(*k->spec) << ", not " << text;
+    EXPECT_EQ(spec_error(*k->spec), "") << name;
+    EXPECT_EQ(k->op, op_of(*k->spec)) << name;
+    EXPECT_EQ(k->dtype, k->spec->dtype_of(TensorName::x)) << name;
+    EXPECT_TRUE(k->takes_row_stride) << name;
+  }
+  EXPECT_EQ(fused_kernels().size(), std::size(rows)) << "a fused Highway row this test does not name";
+}
+
+class FusedAdd : public test::PerTarget {};
+HWY_TARGET_INSTANTIATE_TEST_SUITE_P(FusedAdd);
+
+// A problem for fused kernel k: x = center + N(0,1), the residual N(0,1) or
+// -x + N(0,1) 2^-8 (cancelling: |s| ~ 2^-8 against |x| ~ center), gamma
+// 1 + N(0,1)/2 (for weight=1+gamma: N(0,1)/2, a weight near 1), beta N(0,1).
+Problem fused_problem(const Kernel& k, int64_t rows, int64_t cols, int64_t stride, double center,
+                      bool cancel, int misalign, std::mt19937_64& rng) {
+  std::normal_distribution<double> normal;
+  Problem p = test::random_problem(k, rows, cols, center, /*affine=*/true, misalign, rng);
+  p.row_stride = stride;
+  for (size_t i = 0; i < p.residual.size(); ++i)
+    if (cancel) p.residual[i] = static_cast<float>(-p.x[i] + normal(rng) * 0x1p-8);
+  if (k.spec->weight == Weight::one_plus_gamma)
+    for (float& g : p.gamma) g -= 1;
+  return p;
+}
+
+// Lengths around every vector width and the 4-accumulator blocks, odd tails,
+// one row over two chunks; strides none, one element, an odd seven.
+TEST_P(FusedAdd, OutputsWithinThePolicysRangeOnEveryTarget) {
+  std::mt19937_64 rng(test::test_seed());
+  const int64_t lengths[] = {1, 3, 17, 64, 77, 300, 1031, 2 * simd::kChunk + 37};
+  int variant = 0;
+  for (const Kernel* k : fused_kernels()) {
+    for (const int64_t cols : lengths) {
+      for (const int64_t pad : {0, 1, 7}) {
+        for (const bool cancel : {false, true}) {
+          ++variant;
+          const double center = variant % 3 == 0 ? 300.0 : 0.0;
+          const int64_t rows = cols > 1000 ? 2 : 3;
+          const Problem p = fused_problem(*k, rows, cols, pad ? cols + pad : 0, center, cancel, variant % 4, rng);
+          const Evaluation e = evaluate(*k, p);
+          EXPECT_TRUE(e.pass) << target() << " " << rows << "x" << cols << " stride " << p.row_stride << " center "
+                              << center << " cancel " << cancel << " misalign " << p.misalign_floats << ": "
+                              << test::describe(e);
+        }
+      }
+    }
+  }
+}
+
+// d = 65536, the largest d the generators draw, two rows at a stride: split
+// into chunks (row_partition.h) and, with two threads or more, the chunks
+// spread over the pool.
+TEST(FusedAddLongRows, OutputsWithinThePolicysRangeAtD65536) {
+  std::mt19937_64 rng(test::test_seed());
+  for (const Kernel* k : fused_kernels()) {
+    const Problem p = fused_problem(*k, 2, 65536, 65536 + 3, 10.0, false, 1, rng);
+    const Evaluation e = evaluate(*k, p);
+    EXPECT_TRUE(e.pass) << "2x65536 stride 65539: " << test::describe(e);
+  }
+}
+
+// The norm rows the fused rows run are at least as accurate, in every term
+// of y's allowance, the mean and the statistic, as the default bound
+// (kernels/bounds.cpp), from which the admissible range of a spec is built
+// (spec_policy.h): so a fused row that meets its own bound lies in that range
+// too. Over d = 1 .. 2^16, kappa from 1 to 1e6 (|mean|/sigma), eps's share
+// of sigma^2 + eps from 0 to 1.
+TEST(FusedAddRows, NormBoundsWithinTheDefaultBound) {
+  const struct {
+    const char* name;
+    BoundFn bound;
+    Op op;
+  } norms[] = {{"hwy_rmsnorm_fwd_bound", &simd::hwy_rmsnorm_fwd_bound, Op::rmsnorm_fwd},
+               {"hwy_rmsnorm_fwd16_float_pass_bound", &simd::hwy_rmsnorm_fwd16_float_pass_bound, Op::rmsnorm_fwd},
+               {"accurate_layernorm_fwd_bound", &simd::accurate_layernorm_fwd_bound, Op::layernorm_fwd}};
+  for (const auto& norm : norms) {
+    for (int64_t d = 1; d <= 65536; d *= 4) {
+      for (const double kappa : {1.0, 10.0, 1e3, 1e6}) {
+        for (const double eps_share : {0.0, 0.5, 1.0}) {
+          RowCondition c;
+          c.d = d, c.kappa = kappa, c.max_kappa = kappa * std::sqrt(static_cast<double>(d)),
+          c.eps_share = eps_share, c.r = 1;
+          const Bound ours = norm.bound(c), limit = default_bound(norm.op)(c);
+          const auto where = [&] { return std::string(norm.name) + " d " + std::to_string(d) + " kappa " +
+                                          std::to_string(kappa) + " eps share " + std::to_string(eps_share); };
+          // y's allowance |w| (xhat_abs + xhat_rel |xhat|) + affine_rel (|w xhat| + |beta|)
+          // (kernel.h), term by term: |w|, |w xhat| and (LayerNorm) |beta|
+          EXPECT_LE(ours.xhat_abs, limit.xhat_abs) << where();
+          EXPECT_LE(ours.xhat_rel + ours.affine_rel, limit.xhat_rel + limit.affine_rel) << where();
+          if (norm.op == Op::layernorm_fwd) EXPECT_LE(ours.affine_rel, limit.affine_rel) << where();
+          EXPECT_LE(ours.mean_rel, limit.mean_rel) << where();
+          EXPECT_LE(ours.stat_rel, limit.stat_rel) << where();
+          EXPECT_LE(ours.underflow_abs, limit.underflow_abs) << where();
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace normcheck
