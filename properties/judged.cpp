@@ -7,10 +7,10 @@
 
 namespace normcheck::props {
 
-bool keeps_main_elements(const Kernel& kernel) { return !kernel.spec; }
+bool textbook_op(const Kernel& kernel) { return !kernel.spec; }
 
 bool runnable(const Kernel& kernel) {
-  return kernel.dtype == DType::f32 && !is_norm_linear(kernel.op) && keeps_main_elements(kernel);
+  return kernel.dtype == DType::f32 && !is_norm_linear(kernel.op) && textbook_op(kernel);
 }
 
 Evaluation judged(const Kernel& kernel, const Problem& problem) {

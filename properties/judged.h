@@ -15,17 +15,17 @@
 
 namespace normcheck::props {
 
-// True when evaluate() keeps this row's main elements (judged() below): a
-// row judged by its op's evaluate path, not one with a spec of its own, which
-// is held to its policy's ranges (verify/evaluate/spec_fwd.cpp) and keeps none.
-bool keeps_main_elements(const Kernel& kernel);
+// True when the row is its op's textbook form: no spec of its own (a residual
+// add, 1 + gamma, a rounding point; kernel.h, Kernel::spec). The invariants
+// and the non-finite property are statements of the table's ops on x alone;
+// the input of a spec that adds a residual is x + residual, which a
+// transformation of x alone does not move alike. within_bound holds every row.
+bool textbook_op(const Kernel& kernel);
 
 // True when the invariants can run this row: f32 storage (their
 // transformations are exact in float, not once rounded to bf16 or f16), a
 // norm (a norm followed by a Linear outputs z, not a row of x's shape; the
-// invariants are statements about norms), and its main elements kept (their
-// tolerances; and the input of a spec that adds a residual is x + residual,
-// which a transformation of x alone does not move alike).
+// invariants are statements about norms), and its op's textbook form.
 bool runnable(const Kernel& kernel);
 
 // evaluate(kernel, problem) keeping the main elements. Discards the case

@@ -19,10 +19,10 @@
 namespace normcheck::props {
 namespace {
 
-// A row with a spec of its own keeps no main elements (judged.h); within_bound
-// holds it to the non-finite rule (evaluate() judges those rows too).
+// A row with a spec of its own is not its op's textbook form (judged.h);
+// within_bound holds it to the non-finite rule (evaluate() judges those rows too).
 bool handles_nonfinite(const Kernel& kernel) {
-  return kernel.range.handles_nonfinite && keeps_main_elements(kernel);
+  return kernel.range.handles_nonfinite && textbook_op(kernel);
 }
 
 GenOptions with_nonfinite(const Kernel& kernel) {

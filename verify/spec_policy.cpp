@@ -96,18 +96,20 @@ AdmissibleRange sized(std::size_t n) { return {std::vector<double>(n), std::vect
 // Whether the norm's input s is known and the same under the float32 sum:
 // with `sum` at a 16-bit format T, a kernel that adds in float32 and then
 // rounds reads RN_T(RN_32(x + residual)), which can differ from
-// RN_T(x + residual) (a double rounding). Rows where it does, or where the
-// double nearest the exact sum is a midpoint of T (so that the exact sum's
-// rounding is not known from it), are not held to a y range. Off a
-// midpoint, RN_T of the nearest double is RN_T of the exact sum: a midpoint
-// strictly between the two would be a double nearer the exact sum.
+// RN_T(x + residual) (a double rounding). Rows where it does are not held to
+// a y range, nor rows where the exact sum's rounding is not known from the
+// double nearest it: the double is inexact and a midpoint of T (a midpoint
+// strictly between the two would be a double nearer the exact sum). An exact
+// double (its TwoSum error 0, as for the sum of two bf16 or f16 values of
+// nearby binades) is the sum, midpoint or not.
 bool sum_rounds_alike(const OpSpec& spec, const SpecInputs& in, std::size_t base, std::size_t d,
                       const SpecForwardReference& ref) {
   const std::optional<DType> t = spec.rounding_at(RoundingPoint::sum);
   if (!spec.add || !t || *t == DType::f32) return true;
   for (std::size_t i = base; i < base + d; ++i) {
-    const double exact_sum = ref.residual_out.exact[i];
-    if (on_midpoint(*t, exact_sum)) return false;
+    const double a = in.x[i], b = in.residual[i], exact_sum = ref.residual_out.exact[i];
+    const double b_virtual = exact_sum - a, error = (a - (exact_sum - b_virtual)) + (b - b_virtual);  // TwoSum
+    if (error != 0 && on_midpoint(*t, exact_sum)) return false;
     if (round_to_format(*t, exact_sum) != round_to_format(*t, static_cast<double>(in.x[i] + in.residual[i])))
       return false;
   }

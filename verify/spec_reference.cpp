@@ -10,7 +10,10 @@
 // Interval part at working precision P (each operation rounded outward, so
 // [lo, hi] holds the real value): r and xhat_i each from one quotient of
 // exact values and one square root, so that a dyadic result (the only kind
-// that can be a rounding tie) comes out as a point interval. Under the policy:
+// that can be a rounding tie) comes out as a point interval; w_i xhat_i the
+// same way, sign(D_i w_i) sqrt(D_i^2 w_i^2 d / V) (or D_i rho w_i / k), since
+// it can be dyadic where xhat_i is not (w_i a multiple of 3 and k = 3),
+// unless xhat_i is rounded, when it is a point and the product is exact. Under the policy:
 //   rho = round_r(r); xhat_i = D_i rho / k   (when the spec rounds at r)
 //   xhat_i -> round_xhat(xhat_i); w_i = gamma_i or 1 + gamma_i (exact) -> round_weight(w_i)
 //   scaled_i = w_i xhat_i -> round_scaled(scaled_i);  y_i = scaled_i + beta_i.
@@ -309,7 +312,8 @@ class RowInterpreter {
           mpfr_set_nan(raw(xhat.hi));
         }
       }
-      if (const auto at_xhat = rounding(RoundingPoint::xhat); at_xhat && !round_interval(xhat, *at_xhat)) return false;
+      const std::optional<FloatFormat> at_xhat = rounding(RoundingPoint::xhat);
+      if (at_xhat && !round_interval(xhat, *at_xhat)) return false;
       const double xhat_lo = mpfr_get_d(raw(xhat.lo), MPFR_RNDN);
       if (!same(xhat_lo, mpfr_get_d(raw(xhat.hi), MPFR_RNDN))) return false;
       out.xhat[base + i] = xhat_lo;
@@ -323,7 +327,29 @@ class RowInterpreter {
       }
       if (spec_.weight == Weight::none) set_exact(w_, 1.0);
       if (const auto at_w = rounding(RoundingPoint::weight)) set_exact(w_, round_to_format(*at_w, raw(w_), tmp_));
-      scale(xhat, w_, bits, scratch_);
+      // w xhat: a rounded xhat is a point, whose product with w is exact at
+      // `bits`; otherwise from exact values in one quotient (and one root), as
+      // xhat itself, so that a dyadic w xhat (a possible tie) is a point even
+      // where xhat is not (w a multiple of 3 and xhat = D rho / 3, say)
+      if (at_xhat) {
+        scale(xhat, w_, bits, scratch_);
+      } else if (at_r) {
+        mp::exact_mul(a_, dev_[i], r_.lo);
+        mp::exact_mul(b_, a_, w_);
+        set_exact(a_, static_cast<double>(k_));
+        xhat.set_prec(bits);
+        mpfr_div(raw(xhat.lo), raw(b_), raw(a_), MPFR_RNDD);
+        mpfr_div(raw(xhat.hi), raw(b_), raw(a_), MPFR_RNDU);
+      } else {
+        // sign(D_i w) sqrt(D_i^2 d w^2 / V); 0/0 and 0 inf are NaN, as IEEE's w xhat
+        mp::exact_mul(a_, w_, w_);
+        mp::exact_mul(b_, dev_sq_d_[i], a_);
+        sqrt_quotient(xhat, b_, v_, bits, (mpfr_sgn(raw(dev_[i])) < 0) != (mpfr_sgn(raw(w_)) < 0));
+        if (mpfr_zero_p(raw(v_)) || mpfr_nan_p(raw(w_))) {
+          mpfr_set_nan(raw(xhat.lo));
+          mpfr_set_nan(raw(xhat.hi));
+        }
+      }
       if (const auto at_scaled = rounding(RoundingPoint::scaled); at_scaled && !round_interval(xhat, *at_scaled))
         return false;
       if (!in.beta.empty()) {

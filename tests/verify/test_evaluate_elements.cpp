@@ -28,8 +28,7 @@ Evaluation keeping(const Kernel& k, const Problem& p, const ExactReference* refe
 
 // Our rows of every norm op and dtype (the adapters load their libraries: not
 // needed here; a norm followed by a Linear keeps no elements, its z has no one xhat;
-// nor does a row with a spec of its own, held to its policy's ranges by
-// verify/evaluate/spec_fwd.cpp, which keeps none).
+// a row with a spec of its own adds a residual, which these problems do not have).
 std::vector<const Kernel*> our_kernels() {
   std::vector<const Kernel*> out;
   for (const Kernel& k : kernel_table())

@@ -236,6 +236,41 @@ TEST(SpecPolicy, AFusedAddIsIdentifiedByTheSumItNormalizes) {
   EXPECT_EQ(t.first_output, "residual_out");
 }
 
+// A row whose stored sum rounds alike from the exact sum and from its
+// float32 sum is held to a y range: on bf16 rows every element's sum is exact
+// in double, so every row is held to one, midpoints of bf16 included (the sum
+// of two bf16 values is often one). A control: a y off by one bf16 value on a
+// row is caught there.
+TEST(SpecPolicy, AStoredSumRowIsHeldToAYRangeWhenItsSumIsExact) {
+  const std::vector<Case> problems = cases(true, false, false, test::test_seed());
+  const OpSpec vllm = spec("rmsnorm fwd dtype=bf16 gamma=bf16 add round=sum:bf16,xhat:bf16");
+  int64_t rows = 0, rows_with_a_midpoint = 0;
+  for (const Case& c : problems) {
+    const SpecAdmissible a = spec_admissible_fwd(vllm, c.inputs());
+    for (int64_t r = 0; r < c.rows; ++r) {
+      ++rows;
+      bool midpoint = false;
+      for (int64_t j = 0; j < c.cols; ++j) {
+        const auto i = static_cast<std::size_t>(r * c.cols + j);
+        EXPECT_TRUE(std::isfinite(a.y.lo[i]) && std::isfinite(a.y.hi[i])) << "row " << r << " col " << j;
+        midpoint = midpoint || on_midpoint(DType::bf16, static_cast<double>(c.x[i]) + c.residual[i]);
+      }
+      rows_with_a_midpoint += midpoint;
+    }
+  }
+  EXPECT_GT(rows_with_a_midpoint, rows / 2) << "the rows this test is about: sums on a bf16 midpoint";
+  const Kernel reads_stored = rmsnorm({.round_xr = true, .add = true, .sum_rounded = true});
+  const Kernel one_off = [&](const Case& c) {
+    SpecOutputs o = reads_stored(c);
+    o.y[0] = o.y[0] + spacing(DType::bf16, o.y[0]) * (o.y[0] < 0 ? -1 : 1);
+    return o;
+  };
+  EXPECT_EQ(check(vllm, problems, reads_stored).outside, 0);
+  const PolicyCheck caught = check(vllm, problems, one_off);
+  EXPECT_GT(caught.outside, 0);
+  EXPECT_EQ(caught.first_output, "y");
+}
+
 TEST(SpecPolicy, LayerNormPoliciesAndAOnePassVariance) {
   const std::vector<Case> problems = cases(false, false, true, test::test_seed());
   const OpSpec apex = spec("layernorm fwd dtype=bf16 gamma=bf16 beta=bf16 round=xhat:bf16,scaled:bf16");

@@ -377,3 +377,26 @@ TEST(SpecReference, TheFastPhaseAndTheInterpreterAgreeOnEverySpec) {
 
 }  // namespace
 }  // namespace normcheck
+
+namespace normcheck {
+namespace {
+
+// w xhat can be dyadic (a possible tie) where xhat is not: here xhat_2 =
+// D_2 rho / 3 is a third, gamma_2 = 15887622 2^-24 a multiple of 3, and their
+// product lies exactly on a double midpoint. The interpreter forms w xhat from
+// exact values in one quotient, so the tie is a point and is decided; a
+// product of xhat's interval with w never narrows to it.
+TEST(SpecReference, ADyadicWeightedXhatOfANonDyadicXhatIsDecided) {
+  const std::vector<float> x = {-0x1.8ep+14f, -0x1.7acp+14f, 0x1.acp+13f};
+  const std::vector<float> residual = {0x1.58p+14f, 0x1.5ecp-1f, 0x1.7dcp+0f};
+  const std::vector<float> gamma = {0x1.e4da0cp-1f, 0x1.1984e4p+0f, 0x1.14f3aap+0f};
+  const std::vector<float> beta = {0.0f, 0.0f, 0.0f};
+  const SpecInputs in{1, 3, x, residual, gamma, beta, 0x1.0c6f7ap-20f};
+  SpecForwardReference out;
+  ASSERT_NO_THROW(out = reference(spec("layernorm fwd dtype=f16 add round=r:f16"), in, SpecResult::policy));
+  for (int j = 0; j < 3; ++j)  // y = w xhat (beta 0), each correctly rounded to double: within 2^-52 relative
+    EXPECT_LE(std::fabs(out.y.exact[j] - gamma[j] * out.xhat[j]), 0x1p-51 * std::fabs(out.y.exact[j])) << j;
+}
+
+}  // namespace
+}  // namespace normcheck
