@@ -14,6 +14,7 @@
 #include "normcheck/io.h"
 #include "normcheck/op_spec.h"
 #include "normcheck/row_file.h"
+#include "normcheck/spec_reference.h"
 
 namespace normcheck::fuzz {
 namespace {
@@ -34,6 +35,10 @@ props::GenOptions generator_options(const Kernel& k) {
   o.nonfinite = k.range.handles_nonfinite;
   o.residual = spec_of(k).add;
   o.row_stride = k.takes_row_stride;
+  // A kernel with a forward spec of its own is judged against its spec's
+  // reference, which takes rows up to kSpecReferenceMaxCols.
+  const bool spec_reference = k.spec && k.spec->direction == Direction::fwd;
+  o.long_d = spec_reference ? std::min(kLongRowCols, kSpecReferenceMaxCols) : kLongRowCols;
   return o;
 }
 

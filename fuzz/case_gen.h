@@ -13,10 +13,16 @@
 
 namespace normcheck::fuzz {
 
+// The longest rows a campaign draws (GenOptions::long_d): one case in 101
+// (size 100) is one or two rows of d in (65536, 2^18], each verified in
+// about a second (the exact reference's terms grow with d).
+inline constexpr int64_t kLongRowCols = int64_t{1} << 18;
+
 // The generator's options for a kernel: its op and declared domain (|x|, eps
 // and d stay inside it), non-finite inputs only when it says the kernel
 // handles them, a residual when its spec adds one, row strides when it takes
-// them.
+// them, rows past 65536 up to kLongRowCols (inside its declared d range, and
+// up to kSpecReferenceMaxCols for a kernel judged by its own forward spec).
 props::GenOptions generator_options(const Kernel& k);
 
 // Case number c on kernel number kernel_index: its own random stream, and a

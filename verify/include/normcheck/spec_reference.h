@@ -58,8 +58,13 @@ struct SpecForwardReference {
   unsigned bits_used = 0;   // the highest working precision a row needed
 };
 
+// The longest row spec_reference_fwd takes: it forms k^2 d (k = d for
+// LayerNorm) exactly in a double, which holds every integer below 2^53.
+inline constexpr int64_t kSpecReferenceMaxCols = (int64_t{1} << 17) - 1;
+
 // Throws std::invalid_argument when the spec is not a forward spec without
-// `linear` (spec_error() included) or the inputs' sizes do not fit it. A row
+// `linear` (spec_error() included), a row is longer than
+// kSpecReferenceMaxCols or the inputs' sizes do not fit it. A row
 // with a non-finite input is all NaN (the row-NaN convention, docs/semantics.md)
 // and finite[row] = 0.
 SpecForwardReference spec_reference_fwd(const OpSpec& spec, const SpecInputs& inputs, SpecResult which);
