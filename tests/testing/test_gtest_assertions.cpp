@@ -36,6 +36,14 @@ Problem shifted(int64_t rows, int64_t cols, float c, bool backward) {
   return p;
 }
 
+// The path a failure message says the problem is saved in ("" if none).
+std::string saved_path(const std::string& message) {
+  const std::string saved = "replay: the problem is saved in ";
+  const auto at = message.find(saved);
+  if (at == std::string::npos) return {};
+  return message.substr(at + saved.size(), message.find('\n', at) - at - saved.size());
+}
+
 TEST(NormWithinBound, CorrectKernelsOfEveryType) {
   EXPECT_NORM_WITHIN_BOUND(fn_of<nc_layernorm_fwd_fn>("layernorm_fwd.twopass"), shifted(2, 1024, 1e4f, false));
   EXPECT_NORM_WITHIN_BOUND(fn_of<nc_layernorm_bwd_fn>("layernorm_bwd.twopass"), shifted(2, 512, 3.0f, true));
@@ -55,10 +63,8 @@ TEST(NormWithinBound, OnePassFailsWithElementValuesAllowanceAndReplay) {
   EXPECT_NE(m.find("computed  0x"), std::string::npos) << m;
   EXPECT_NE(m.find("exact     0x"), std::string::npos) << m;
   EXPECT_NE(m.find("allowance 0x"), std::string::npos) << m;
-  const std::string saved = "replay: the problem is saved in ";
-  const auto at = m.find(saved);
-  ASSERT_NE(at, std::string::npos) << m;
-  const std::string path = m.substr(at + saved.size(), m.find('\n', at) - at - saved.size());
+  const std::string path = saved_path(m);
+  ASSERT_FALSE(path.empty()) << m;
   EXPECT_NE(m.find("normcheck check --input " + path + " --plugin"), std::string::npos) << m;
   const ProblemFile file = read_problem_file(path);
   ASSERT_TRUE(file.whole);
@@ -162,10 +168,8 @@ TEST(NormWithinBound, BrokenVersion2KernelFailsNamingOutputRowAndColumn) {
   EXPECT_NE(m.find("outside the range its spec's rounding policy admits"), std::string::npos) << m;
   EXPECT_NE(m.find("worst element: output y, row "), std::string::npos) << m;
   EXPECT_NE(m.find(", col "), std::string::npos) << m;
-  const std::string saved = "replay: the problem is saved in ";
-  const auto at = m.find(saved);
-  ASSERT_NE(at, std::string::npos) << m;
-  const ProblemFile file = read_problem_file(m.substr(at + saved.size(), m.find('\n', at) - at - saved.size()));
+  ASSERT_FALSE(saved_path(m).empty()) << m;
+  const ProblemFile file = read_problem_file(saved_path(m));
   ASSERT_TRUE(file.spec.has_value());
   EXPECT_EQ(to_text(*file.spec), to_text(*parse_spec(kFusedAddSpec).spec));
   ASSERT_EQ(file.problems.size(), 1u);
