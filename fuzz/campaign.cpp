@@ -39,6 +39,7 @@ props::GenOptions generator_options(const Kernel& k) {
   // reference, which takes rows up to kSpecReferenceMaxCols.
   const bool spec_reference = k.spec && k.spec->direction == Direction::fwd;
   o.long_d = spec_reference ? std::min(kLongRowCols, kSpecReferenceMaxCols) : kLongRowCols;
+  o.long_one_in = kLongRowOneIn;
   return o;
 }
 

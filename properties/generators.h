@@ -49,12 +49,13 @@ struct GenOptions {
   int64_t max_d = 65536;
   bool residual = false;            // a residual of the row's family beside x (a spec with `add`)
   bool row_stride = false;          // rows further apart than cols on a third of the problems
-  // Rows longer than max_d: with long_d > max_d, a problem drawn at
-  // RapidCheck's largest size (100: one fuzz case in 101), or every problem
-  // with always_long, is one or two rows of d log-uniform in (max_d, long_d],
+  // Rows longer than max_d: with long_d > max_d, one problem in long_one_in
+  // of those drawn at RapidCheck's largest size (100), or every problem with
+  // always_long, is one or two rows of d log-uniform in (max_d, long_d],
   // inside the kernel's declared d range (a kernel whose max_d is max_d or
   // less gets no long rows). Not for a norm followed by a Linear (d <= 1024).
   int64_t long_d = 0;
+  int long_one_in = 1;
   bool always_long = false;
 };
 

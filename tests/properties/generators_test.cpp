@@ -133,9 +133,10 @@ TEST(ProblemGenerator, StaysInsideTheDeclaredEpsAndD) {
   EXPECT_EQ(draws(InputRange{.min_eps = 0.5f}).first, std::set<float>{0.5f});
 }
 
-// Rows past max_d (GenOptions::long_d): at size 100, or at every size with
-// always_long, d lies in (max_d, long_d] and no further than the kernel's
-// declared max_d; below size 100 without always_long d stays <= max_d; a
+// Rows past max_d (GenOptions::long_d): at size 100 (one in long_one_in of
+// those), or at every size with always_long, d lies in (max_d, long_d] and
+// no further than the kernel's declared max_d; below size 100 without
+// always_long d stays <= max_d; a
 // kernel that declares max_d <= 65536 gets none; a norm followed by a Linear
 // none. The same options without long_d never pass 65536 (so the first check
 // can fail).
@@ -159,6 +160,11 @@ TEST(ProblemGenerator, LongRowsReachPast65536InsideTheDeclaredD) {
   EXPECT_GT(*d.begin(), 65536);
   EXPECT_LE(*d.rbegin(), 1 << 18);
   EXPECT_GT(d.size(), 10u) << "d varies";
+  opts.long_one_in = 10;  // about 4 of the 40 draws (none or all with probability below 0.02)
+  d = widths(opts, 100);
+  EXPECT_LE(*d.begin(), 65536) << "long_one_in 10: some are not long";
+  EXPECT_GT(*d.rbegin(), 65536) << "long_one_in 10: some are";
+  opts.long_one_in = 1;
   opts.max_rows = 1;
   EXPECT_LE(*widths(opts, 99).rbegin(), 65536) << "only size 100 draws them";
   opts.always_long = true;
