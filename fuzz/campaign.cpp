@@ -35,10 +35,10 @@ props::GenOptions generator_options(const Kernel& k) {
   o.nonfinite = k.range.handles_nonfinite;
   o.residual = spec_of(k).add;
   o.row_stride = k.takes_row_stride;
-  // A kernel with a forward spec of its own is judged against its spec's
-  // reference, which takes rows up to kSpecReferenceMaxCols.
-  const bool spec_reference = k.spec && k.spec->direction == Direction::fwd;
-  o.long_d = spec_reference ? std::min(kLongRowCols, kSpecReferenceMaxCols) : kLongRowCols;
+  // A forward kernel gets rows its spec's reference takes (up to
+  // kSpecReferenceMaxCols): evaluate() judges a forward spec against it.
+  const bool forward = spec_of(k).direction == Direction::fwd;
+  o.long_d = forward ? std::min(kLongRowCols, kSpecReferenceMaxCols) : kLongRowCols;
   o.long_one_in = kLongRowOneIn;
   return o;
 }

@@ -27,8 +27,9 @@ inline constexpr int kLongRowOneIn = 10;
 // The generator's options for a kernel: its op and declared domain (|x|, eps
 // and d stay inside it), non-finite inputs only when it says the kernel
 // handles them, a residual when its spec adds one, row strides when it takes
-// them, rows past 65536 up to kLongRowCols (inside its declared d range, and
-// up to kSpecReferenceMaxCols for a kernel judged by its own forward spec).
+// them, rows past 65536 up to kLongRowCols (inside its declared d range; a
+// forward kernel up to kSpecReferenceMaxCols, the longest row its spec's
+// reference takes).
 props::GenOptions generator_options(const Kernel& k);
 
 // Case number c on kernel number kernel_index: its own random stream, and a

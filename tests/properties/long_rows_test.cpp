@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "normcheck/bounds.h"
+#include "normcheck/spec_reference.h"
 #include "property_table.h"
 #include "runner.h"
 
@@ -19,8 +20,9 @@ namespace normcheck::props {
 namespace {
 
 constexpr int kCases = 3;
-// d in (65536, 2^17]: past 2^16 elements, where a 16-bit count or index wraps.
-constexpr int64_t kLongD = int64_t{1} << 17;
+// d in (65536, 2^17 - 1]: past 2^16 elements, where a 16-bit count or index
+// wraps, and no longer than a forward spec's reference takes.
+constexpr int64_t kLongD = kSpecReferenceMaxCols;
 
 GenOptions long_options(const Kernel& kernel) {
   GenOptions opts = kWithinBound.options(kernel);
