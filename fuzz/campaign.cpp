@@ -14,6 +14,7 @@
 #include "normcheck/io.h"
 #include "normcheck/op_spec.h"
 #include "normcheck/row_file.h"
+#include "normcheck/spec_reference.h"
 
 namespace normcheck::fuzz {
 namespace {
@@ -27,7 +28,15 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 }  // namespace
 
-props::GenOptions generator_options(const Kernel& k) { return props::kernel_options(k); }
+props::GenOptions generator_options(const Kernel& k) {
+  props::GenOptions o = props::kernel_options(k);
+  // A forward kernel gets rows its spec's reference takes (up to
+  // kSpecReferenceMaxCols): evaluate() judges a forward spec against it.
+  const bool forward = spec_of(k).direction == Direction::fwd;
+  o.long_d = forward ? std::min(kLongRowCols, kSpecReferenceMaxCols) : kLongRowCols;
+  o.long_one_in = kLongRowOneIn;
+  return o;
+}
 
 Problem case_problem(const rc::Gen<Problem>& gen, uint64_t seed, std::size_t kernel_index, int64_t c) {
   const rc::Random::Key key = {seed, static_cast<uint64_t>(kernel_index), static_cast<uint64_t>(c), 0x6e6f726dull};

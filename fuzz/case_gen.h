@@ -13,10 +13,23 @@
 
 namespace normcheck::fuzz {
 
+// The longest rows a campaign draws (GenOptions::long_d), and how rarely:
+// one case in 101 has size 100, and one of those in kLongRowOneIn is one or
+// two rows of d in (65536, 2^18]. Such a case costs about a second (the
+// exact reference's terms and the kernel host's copies grow with d; measured
+// on this 2-core machine with other builds running: 101 cases of each kernel
+// of examples/plugin took 5.4 s against 0.9 s for 100, and those of
+// v2_norms.c 14.6 s against 4.1 s), a hundred times an ordinary case: one in
+// 1010 keeps them to about a tenth of a campaign.
+inline constexpr int64_t kLongRowCols = int64_t{1} << 18;
+inline constexpr int kLongRowOneIn = 10;
+
 // The generator's options for a kernel: its op and declared domain (|x|, eps
 // and d stay inside it), non-finite inputs only when it says the kernel
 // handles them, a residual when its spec adds one, row strides when it takes
-// them.
+// them, rows past 65536 up to kLongRowCols (inside its declared d range; a
+// forward kernel up to kSpecReferenceMaxCols, the longest row its spec's
+// reference takes).
 props::GenOptions generator_options(const Kernel& k);
 
 // Case number c on kernel number kernel_index: its own random stream, and a

@@ -23,8 +23,9 @@ namespace {
 constexpr int kBatch = 64;           // cases per child
 constexpr int kFaultExit = 86;       // the child's exit status after a caught fault
 // A case whose evaluation (reference included) makes no progress for this long
-// plus 30 kernel timeouts is given up as a hang. The slowest case the
-// generators make (4 rows of 65536) takes about a second to verify.
+// plus 30 kernel timeouts is given up as a hang. The slowest cases the
+// generators make (4 rows of 65536; 2 rows of up to 2^18, fuzz/case_gen.h)
+// take about a second to verify.
 constexpr int64_t kStallNs = int64_t{60} * 1000000000;
 
 // A finished case as plain data (it crosses the process boundary).

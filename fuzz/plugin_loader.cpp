@@ -14,7 +14,6 @@
 #include "normcheck/bounds.h"
 #include "normcheck/op_spec.h"
 #include "normcheck/plugin.h"
-#include "plugin_bounds.h"
 
 namespace normcheck::fuzz {
 namespace {

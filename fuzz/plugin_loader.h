@@ -4,7 +4,7 @@
 // The library is loaded in a kernel host process (kernel_host.h), never in
 // normcheck's. Its kernels become rows of the kernel table for the run
 // (origin plugin) whose calls run in a host (RemoteKernelFn): evaluate()
-// runs them like ours, here, held to plugin_bound(op, dtype) (plugin_bounds.h:
+// runs them like ours, here, held to plugin_bound(op, dtype) (normcheck/bounds.h:
 // what a careful two-pass float32 kernel meets, plus the rounding of 16-bit
 // outputs) over the input range layernorm_fwd.twopass declares.
 #pragma once

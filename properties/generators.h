@@ -49,6 +49,14 @@ struct GenOptions {
   int64_t max_d = 65536;
   bool residual = false;            // a residual of the row's family beside x (a spec with `add`)
   bool row_stride = false;          // rows further apart than cols on a third of the problems
+  // Rows longer than max_d: with long_d > max_d, one problem in long_one_in
+  // of those drawn at RapidCheck's largest size (100), or every problem with
+  // always_long, is one or two rows of d log-uniform in (max_d, long_d],
+  // inside the kernel's declared d range (a kernel whose max_d is max_d or
+  // less gets no long rows). Not for a norm followed by a Linear (d <= 1024).
+  int64_t long_d = 0;
+  int long_one_in = 1;
+  bool always_long = false;
 };
 
 // The options of a kernel of the table: its op and declared domain (|x|,
@@ -57,7 +65,8 @@ struct GenOptions {
 GenOptions kernel_options(const Kernel& kernel);
 
 // Problems for opts.op. RapidCheck's size (0..100) caps d at about 2^(size/6),
-// so early cases are small and d = 65536 is reached only rarely, at the end.
+// so early cases are small and d = 65536 is reached only rarely, at the end;
+// longer rows come from GenOptions::long_d.
 rc::Gen<Problem> gen_problem(const GenOptions& opts);
 
 // Shrinks: one row, then all rows but one, fewer columns (one of k = 2, 4, .., 64 chunks), contiguous

@@ -152,6 +152,16 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
   p.cols = draw_d(rng, cap);
   if (opts.nonconstant) p.cols = std::max<int64_t>(p.cols, 2);
   p.cols = std::clamp(p.cols, std::min(opts.range.min_d, max_d), max_d);
+  // Rows past max_d (GenOptions::long_d): few of them, since each costs the
+  // reference d high-precision terms.
+  const int64_t long_cap = is_norm_linear(opts.op) ? 0 : std::min(opts.long_d, opts.range.max_d);
+  if (long_cap > max_d &&
+      (opts.always_long || (size >= 100 && rng() % static_cast<uint64_t>(std::max(1, opts.long_one_in)) == 0))) {
+    p.rows = std::min<int64_t>(opts.max_rows, 1 + static_cast<int64_t>(rng() % 2));
+    const double lo = std::log2(static_cast<double>(max_d)), hi = std::log2(static_cast<double>(long_cap));
+    p.cols = std::clamp<int64_t>(static_cast<int64_t>(std::exp2(std::uniform_real_distribution<double>(lo, hi)(rng))),
+                                 max_d + 1, long_cap);
+  }
   p.eps = opts.eps ? *opts.eps : draw_eps(rng, opts.range.min_eps);
   p.misalign_floats = (rng() & 1) ? 0 : 1 + static_cast<int>(rng() % 15);
   if (opts.row_stride && rng() % 3 == 0) p.row_stride = p.cols + 1 + static_cast<int64_t>(rng() % 17);

@@ -7,7 +7,6 @@
 #include "normcheck/op_spec.h"
 #include "normcheck/spec_policy.h"
 #include "normcheck/reimplementation.h"
-#include "plugin_bounds.h"
 #include "row_families.h"
 #include "shell_quote.h"  // tools/normcheck: one quoting for every printed command
 
@@ -503,7 +502,7 @@ Grade grade_of(const KernelVerdict& v) {
 std::string bound_text(const Kernel& k) {
   if (k.bound == default_bound(k.op))
     return "the default bound (what a careful float32 two-pass kernel meets, docs/accuracy.md)";
-  if (k.dtype != DType::f32 && k.bound == fuzz::plugin_bound(k.op, k.dtype))
+  if (k.dtype != DType::f32 && k.bound == plugin_bound(k.op, k.dtype))
     return "the default bound with the outputs rounded to " + std::string(to_string(k.dtype)) +
            " (what a careful float32 two-pass kernel storing " + std::string(to_string(k.dtype)) + " meets)";
   return "its algorithm's own bound";

@@ -387,7 +387,7 @@ SpecForwardReference spec_reference_fwd(const OpSpec& spec, const SpecInputs& in
   require(error.empty(), error);
   require(spec.direction == Direction::fwd && !spec.linear, std::string("not a forward norm spec: ") + to_text(spec));
   require(in.rows >= 0 && in.cols >= 1, "rows >= 0 and cols >= 1");
-  require(in.cols < (1 << 17), "cols below 2^17 (k^2 d is formed in a double)");
+  require(in.cols <= kSpecReferenceMaxCols, "cols below 2^17 (k^2 d is formed in a double)");
   const auto n = static_cast<std::size_t>(in.rows * in.cols), d = static_cast<std::size_t>(in.cols);
   require(in.x.size() == n, "x holds rows x cols values");
   require(spec.add ? in.residual.size() == n : in.residual.empty(), "residual holds rows x cols values with 'add', none without");

@@ -71,13 +71,19 @@ HWY_INLINE void WithGroupSize(int64_t k, const F& f) {
   f.template operator()<1>();
 }
 
-// The accumulators of each of a row's sums in pass 1, for k rows of `sums`
-// sums each: 4, or 2 where k x sums x 4 would take more than 16 vector
-// registers (the LayerNorm backward's 4 rows of 2 sums on AVX-512), leaving
-// the other 16 to the loads, terms and partial rows. summation_depth covers
-// both: it assumes 4 accumulators of one lane, and 2 of at least 2 lanes
-// (BwdSumsChunk asserts it) take no more roundings.
-inline constexpr size_t BwdAccumulators(int k, int sums) { return k * sums * 4 <= 16 ? 4 : 2; }
+// The accumulators of each of a row's sums in pass 1, for a target whose
+// groups hold up to `rows_together` rows of `sums` sums each: 4, or 2 where
+// rows_together x sums x 4 would take more than 16 vector registers (the
+// LayerNorm backward's 4 rows of 2 sums on AVX-512), leaving the other 16 to
+// the loads, terms and partial rows. It depends on the target alone, never
+// on how many rows a group has: a row summed alone or in a short group at
+// the end of a block (whose length follows the rows and the thread count)
+// gets the same accumulators, hence the same bits, as in a full group.
+// summation_depth covers both: it assumes 4 accumulators of one lane, and 2
+// of at least 2 lanes (BwdSumsChunk asserts it) take no more roundings.
+inline constexpr size_t BwdAccumulators(int rows_together, int sums) {
+  return rows_together * sums * 4 <= 16 ? 4 : 2;
+}
 
 // Calls f(std::integral_constant<size_t, j>()) for j = 0 .. K - 1 in order:
 // loops over a group's rows and a sum's accumulators with constant indices,

@@ -1,8 +1,8 @@
 // The LayerNorm backward row, per target, float32 or 16-bit storage for dy, x
 // and dx with float32 math. With g = gamma dy and xhat = (x - mean) rstd from
 // the saved statistics:
-//   pass 1  a = sum g_i, b = sum g_i xhat_i (BwdAccumulators: 4 each, 2 in
-//           AVX-512's groups of four rows); the row's dy xhat and dy are
+//   pass 1  a = sum g_i, b = sum g_i xhat_i (BwdAccumulators: 4 each, 2 on
+//           AVX-512, whose groups hold four rows); the row's dy xhat and dy are
 //           added into the dgamma/dbeta partial rows
 //   pass 2  dx_i = rstd (g_i - (xhat_i b/d + a/d))
 // A row whose sums are not finite (NaN/inf in x, dy or the statistics) gets an
@@ -51,7 +51,8 @@ struct BwdSums {
 
 // Pass 1 on one chunk (n columns) of K rows (1, 2 or 4: BwdGroupSize): row j at
 // dy[j], x[j] with statistics mean[j], rstd[j]; sums[j] gets its a and b, each
-// summed in BwdAccumulators(K, 2) accumulators. The rows share each gamma
+// summed in BwdAccumulators(kLayerNormBwdRowsTogether, 2) accumulators, as
+// many for every K (a row's bits do not depend on its group). The rows share each gamma
 // vector and each partial-row vector, which takes row 0's term, then row 1's,
 // and so on, in a register: the roundings of one row at a time. The loops over
 // rows and accumulators (ForEachIndex) have constant indices, so the arrays
@@ -79,7 +80,7 @@ void BwdSumsChunk(const T* const* dy, const T* const* x, const float* mean, cons
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
-  constexpr size_t U = BwdAccumulators(K, 2);
+  constexpr size_t U = BwdAccumulators(kLayerNormBwdRowsTogether, 2);
   static_assert(U == 4 || hn::MaxLanes(hn::ScalableTag<float>()) >= 2);  // summation_depth
   constexpr size_t kLineElements = 64 / sizeof(T);  // of one cache line
   const T* HWY_RESTRICT dy_row[K];

@@ -18,8 +18,11 @@
 #include <vector>
 
 #include "campaign.h"
+#include "case_gen.h"
 #include "input_class.h"
 #include "normcheck/kernel.h"
+#include "normcheck/op_spec.h"
+#include "normcheck/spec_reference.h"
 #include "test_seed.h"
 
 namespace normcheck::fuzz {
@@ -51,6 +54,42 @@ std::vector<float> normal_row(std::mt19937_64& rng, int64_t d, float mean, float
   std::vector<float> row(static_cast<size_t>(d));
   for (float& v : row) v = mean + sigma * n(rng);
   return row;
+}
+
+// A campaign's long rows: about one in kLongRowOneIn of the cases c with
+// c % 101 == 100 (RapidCheck's largest size) is one or two rows of d in
+// (65536, kLongRowCols]; no other case passes 65536; a kernel that declares
+// max_d = 4096 gets no row past it, and a forward kernel (the table's, or one
+// with a spec of its own) none past kSpecReferenceMaxCols. Over 100 such cases the count of long ones
+// lies in [1, 30] (10 expected; outside it with probability below 1e-4 for a
+// seed drawn at random).
+TEST(CaseGen, AboutOneCaseIn1010HasRowsPast65536InsideTheDeclaredD) {
+  const uint64_t seed = test::test_seed();
+  const Kernel& twopass = kernel("layernorm_fwd.twopass");
+  static const OpSpec fused = *parse_spec("rmsnorm fwd dtype=bf16 add").spec;
+  Kernel spec_kernel = twopass;
+  spec_kernel.op = Op::rmsnorm_fwd;
+  spec_kernel.spec = &fused;
+  Kernel short_rows = twopass;
+  short_rows.range.max_d = 4096;
+  for (const auto& [k, cap] : {std::pair<const Kernel*, int64_t>{&kernel("layernorm_bwd.twopass"), kLongRowCols},
+                               {&twopass, kSpecReferenceMaxCols}, {&spec_kernel, kSpecReferenceMaxCols},
+                               {&short_rows, 4096}}) {
+    const auto gen = props::gen_problem(generator_options(*k));
+    for (int64_t c = 0; c < 100; ++c) EXPECT_LE(case_problem(gen, seed, 0, c).cols, 65536) << "case " << c;
+    int long_cases = 0;
+    for (int64_t round = 0; round < 100; ++round) {
+      const Problem p = case_problem(gen, seed, 0, 101 * round + 100);
+      EXPECT_LE(p.cols, cap);
+      if (p.cols <= 65536) continue;
+      ++long_cases;
+      EXPECT_LE(p.rows, 2);
+    }
+    if (cap > 65536) {
+      EXPECT_GE(long_cases, 1) << "cap " << cap;
+      EXPECT_LE(long_cases, 30) << "cap " << cap;
+    }
+  }
 }
 
 // Shows: each predicate on a row made to be in its class, and the rows next

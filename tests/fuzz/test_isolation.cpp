@@ -13,7 +13,7 @@
 
 #include "isolation.h"
 #include "normcheck/bounds.h"
-#include "plugin_bounds.h"
+#include "normcheck/bounds.h"
 
 namespace normcheck::fuzz {
 namespace {

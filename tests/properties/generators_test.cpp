@@ -133,6 +133,53 @@ TEST(ProblemGenerator, StaysInsideTheDeclaredEpsAndD) {
   EXPECT_EQ(draws(InputRange{.min_eps = 0.5f}).first, std::set<float>{0.5f});
 }
 
+// Rows past max_d (GenOptions::long_d): at size 100 (one in long_one_in of
+// those), or at every size with always_long, d lies in (max_d, long_d] and
+// no further than the kernel's declared max_d; below size 100 without
+// always_long d stays <= max_d; a
+// kernel that declares max_d <= 65536 gets none; a norm followed by a Linear
+// none. The same options without long_d never pass 65536 (so the first check
+// can fail).
+TEST(ProblemGenerator, LongRowsReachPast65536InsideTheDeclaredD) {
+  const auto widths = [](GenOptions opts, int size) {
+    std::set<int64_t> d;
+    const auto gen = gen_problem(opts);
+    for (int i = 0; i < 40; ++i) {
+      const Problem p = gen(rc::Random(static_cast<uint64_t>(i)), size).value();
+      if (p.cols > 65536) EXPECT_LE(p.rows, 2) << "long rows come one or two at a time";
+      d.insert(p.cols);
+    }
+    return d;
+  };
+  GenOptions opts;
+  opts.op = Op::layernorm_fwd;
+  opts.nonfinite = false;
+  EXPECT_LE(*widths(opts, 100).rbegin(), 65536) << "no long rows without long_d";
+  opts.long_d = 1 << 18;
+  std::set<int64_t> d = widths(opts, 100);
+  EXPECT_GT(*d.begin(), 65536);
+  EXPECT_LE(*d.rbegin(), 1 << 18);
+  EXPECT_GT(d.size(), 10u) << "d varies";
+  opts.long_one_in = 10;  // about 4 of the 40 draws (none or all with probability below 0.02)
+  d = widths(opts, 100);
+  EXPECT_LE(*d.begin(), 65536) << "long_one_in 10: some are not long";
+  EXPECT_GT(*d.rbegin(), 65536) << "long_one_in 10: some are";
+  opts.long_one_in = 1;
+  opts.max_rows = 1;
+  EXPECT_LE(*widths(opts, 99).rbegin(), 65536) << "only size 100 draws them";
+  opts.always_long = true;
+  EXPECT_GT(*widths(opts, 3).begin(), 65536) << "always_long at every size";
+  opts.range.max_d = 70000;
+  d = widths(opts, 100);
+  EXPECT_GT(*d.begin(), 65536);
+  EXPECT_LE(*d.rbegin(), 70000) << "inside the declared domain";
+  opts.range.max_d = 4096;
+  EXPECT_LE(*widths(opts, 100).rbegin(), 4096);
+  opts.range = {};
+  opts.op = Op::rmsnorm_linear_fwd;
+  EXPECT_LE(*widths(opts, 100).rbegin(), 1024);
+}
+
 // Shows: a problem of 4 rows shrinks first to each row alone, then to each
 // set of 3 (a finding that needs two rows still loses the others); a problem
 // of 2 rows has the single rows only (dropping one is keeping the other).

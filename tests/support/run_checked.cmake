@@ -18,3 +18,24 @@ function(expect_in text what)
     message(FATAL_ERROR "expected '${what}' in:\n${text}")
   endif()
 endfunction()
+
+# run_fuzz_tests(NAMES <name>... ARGS <configure arg>...): configures the
+# project SOURCE_DIR afresh in WORK_DIR with the ARGS (a user's project of
+# normcheck_add_kernel_test calls, tests/testing/kernel_test_*), then runs its
+# <name>.fuzz tests one by one without the seed and sharding variables of the
+# environment (each test's SEED holds), printing each. Sets rc_<name> and
+# out_<name> (stdout and stderr) in the caller.
+macro(run_fuzz_tests)
+  cmake_parse_arguments(RFT "" "" "NAMES;ARGS" ${ARGN})
+  file(REMOVE_RECURSE ${WORK_DIR})
+  run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR} ${RFT_ARGS})
+  unset(ENV{NORMCHECK_SEED})
+  unset(ENV{GTEST_SHARD_INDEX})
+  unset(ENV{GTEST_TOTAL_SHARDS})
+  foreach(name IN LISTS RFT_NAMES)
+    execute_process(COMMAND ${CTEST} -R "^${name}\\.fuzz$" -V WORKING_DIRECTORY ${WORK_DIR}
+                    RESULT_VARIABLE rc_${name} OUTPUT_VARIABLE out_${name} ERROR_VARIABLE err_${name})
+    string(APPEND out_${name} "${err_${name}}")
+    message("${name}:\n${out_${name}}")
+  endforeach()
+endmacro()

@@ -6,24 +6,10 @@
 #   malformed.fuzz   (DOMAIN "eps>=-1") fails with normcheck's refusal (exit 2).
 # -DNORMCHECK -DPLUGIN -DSOURCE_DIR (the project) -DCMAKE_DIR (cmake/) -DWORK_DIR -DCTEST
 cmake_minimum_required(VERSION 3.25)
-include(${CMAKE_CURRENT_LIST_DIR}/../support/run_checked.cmake)  # expect_in
+include(${CMAKE_CURRENT_LIST_DIR}/../support/run_checked.cmake)  # run_fuzz_tests, expect_in
 
-file(REMOVE_RECURSE ${WORK_DIR})
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR} -DNORMCHECK_EXECUTABLE=${NORMCHECK}
-                        -DNORMCHECK_CMAKE_DIR=${CMAKE_DIR} -DPLUGIN=${PLUGIN}
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "configuring the project failed:\n${out}${err}")
-endif()
-unset(ENV{NORMCHECK_SEED})
-unset(ENV{GTEST_SHARD_INDEX})
-unset(ENV{GTEST_TOTAL_SHARDS})
-
-foreach(name declared undeclared malformed)
-  execute_process(COMMAND ${CTEST} -R "^${name}\\.fuzz$" -V WORKING_DIRECTORY ${WORK_DIR}
-                  RESULT_VARIABLE rc_${name} OUTPUT_VARIABLE out_${name} ERROR_VARIABLE err_${name})
-  message("${name}:\n${out_${name}}${err_${name}}")
-endforeach()
+run_fuzz_tests(NAMES declared undeclared malformed
+               ARGS -DNORMCHECK_EXECUTABLE=${NORMCHECK} -DNORMCHECK_CMAKE_DIR=${CMAKE_DIR} -DPLUGIN=${PLUGIN})
 if(NOT rc_declared EQUAL 0)
   message(FATAL_ERROR "the kernel that declares eps>=1e-6 was flagged")
 endif()

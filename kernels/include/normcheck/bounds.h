@@ -30,6 +30,15 @@ inline constexpr double kUnderflowUnit = 0x1p-150;
 // every correct two-pass float32 implementation with sequential summation meets.
 BoundFn default_bound(Op op);
 
+// The bound a plugin's kernel (and a user's kernel in the GoogleTest
+// assertions, normcheck/gtest.h) is held to: default_bound(op) (what a careful
+// two-pass float32 kernel meets). A forward kernel's outputs are then rounded
+// to their formats by the admissible range of its spec (spec_policy.h); a
+// backward kernel with bf16/f16 storage has the outputs' rounding to the
+// 16-bit format added to the bound, as our 16-bit backward kernels do
+// (simd::with_16bit_outputs, kernels/simd/hwy_bounds.h). kernels/plugin_bounds.cpp.
+BoundFn plugin_bound(Op op, DType dtype);
+
 // default_bound(op), for rows that must name it at compile time.
 Bound default_layernorm_fwd_bound(const RowCondition& c);
 Bound default_layernorm_bwd_bound(const RowCondition& c);

@@ -6,12 +6,21 @@
 //
 // The kernel is a function of one of the plugin ABI's float32 types
 // (normcheck/plugin.h: nc_layernorm_fwd_fn, nc_layernorm_bwd_fn,
-// nc_rmsnorm_fwd_fn, nc_rmsnorm_bwd_fn); the op follows from the type. It runs
-// through evaluate() (normcheck/evaluate.h), in this process, held to the bound
-// `normcheck check --plugin` and `normcheck fuzz --plugin` hold a plugin's
-// float32 kernel to: default_bound(op) (normcheck/bounds.h: what a careful
-// two-pass float32 kernel meets), over the input range layernorm_fwd.twopass
-// declares. It is called a second time and must give the same bits.
+// nc_rmsnorm_fwd_fn, nc_rmsnorm_bwd_fn); the op follows from the type. Or it is
+// a version-2 kernel, an nc_kernel_v2 entry (its name, its op spec's text, its
+// domain's text or NULL, its nc_kernel_v2_fn), called with tensor descriptors
+// and judged like a version-2 plugin's kernel: a forward spec against its
+// rounding policy's admissible range (docs/ops.md), a backward like the
+// table's backward of its op; the problem carries the residual (a spec with
+// `add`) and may carry a row stride (Problem::row_stride).
+//
+// It runs through evaluate() (normcheck/evaluate.h), in this process, held to
+// the bound `normcheck check --plugin` and `normcheck fuzz --plugin` hold a
+// plugin's kernel to: plugin_bound(op, dtype) (normcheck/bounds.h: what a
+// careful two-pass float32 kernel meets, with the rounding of 16-bit outputs),
+// over the input range layernorm_fwd.twopass declares (a version-2 entry's
+// domain replaces the terms it states). It is called a second time and must
+// give the same bits.
 //
 // On failure the message names the output, row and column of the worst element,
 // the computed and exact values as hex floats and the allowance there, saves the
@@ -38,26 +47,32 @@
 #include "normcheck/evaluate.h"
 #include "normcheck/io.h"
 #include "normcheck/kernel.h"
+#include "normcheck/op_spec.h"
 #include "normcheck/row_file.h"
 
 namespace normcheck::testing {
 
 namespace detail {
 
-// The table row a plugin's float32 kernel of `op` gets (fuzz/plugin_loader.cpp
-// builds the same: origin plugin, default_bound(op), layernorm_fwd.twopass's
-// input range).
-inline Kernel user_kernel(const char* name, Op op, KernelFn fn) {
+// The table row a plugin's kernel gets (fuzz/plugin_loader.cpp builds the
+// same: origin plugin, plugin_bound(op, dtype), layernorm_fwd.twopass's input
+// range with the terms of `domain` in place of its own; a version-2 kernel's
+// spec and row strides).
+inline Kernel user_kernel(const char* name, Op op, DType dtype, KernelFn fn, const OpSpec* spec = nullptr,
+                          const char* domain = nullptr) {
   Kernel k{.name = name,
            .op = op,
            .origin = Origin::plugin,
-           .dtype = DType::f32,
+           .dtype = dtype,
            .algorithm = "a user's kernel (default bound)",
            .fn = fn,
-           .bound = default_bound(op),
+           .bound = plugin_bound(op, dtype),
            .range = {},
-           .family = Family::external};
+           .family = Family::external,
+           .spec = spec,
+           .takes_row_stride = spec != nullptr};
   if (const Kernel* twopass = find_kernel("layernorm_fwd.twopass")) k.range = twopass->range;
+  if (domain) k.range = parse_domain(domain, k.range);  // throws std::invalid_argument
   return k;
 }
 
@@ -81,15 +96,17 @@ inline std::string replay_file_name(Op op) {
 }
 
 // Saves `problem` as a problem file; returns the path, or why it could not.
-inline std::string save_problem(const char* kernel, Op op, const Problem& problem, bool& saved) {
+inline std::string save_problem(const Kernel& k, const Problem& problem, bool& saved) {
+  const char* kernel = k.name.data();  // user_kernel's name: the expression's text, NUL-terminated
+  const Op op = k.op;
   const char* dir = std::getenv("NORMCHECK_REPLAY_DIR");
   const std::filesystem::path path =
       std::filesystem::path(dir && *dir ? dir : ::testing::TempDir()) / replay_file_name(op);
   try {
     std::filesystem::create_directories(path.parent_path());
-    write_file_atomically(path, problem_file_text(op, DType::f32, problem,
+    write_file_atomically(path, problem_file_text(op, k.dtype, problem,
                                                   {"a failure of the GoogleTest assertion on " + std::string(kernel)},
-                                                  kernel));
+                                                  kernel, k.spec));
     saved = true;
     return std::filesystem::absolute(path).string();
   } catch (const std::exception& e) {
@@ -98,9 +115,10 @@ inline std::string save_problem(const char* kernel, Op op, const Problem& proble
   }
 }
 
-inline ::testing::AssertionResult within_bound(const char* kernel_expr, const char* problem_expr, Op op,
-                                               KernelFn fn, const Problem& problem) {
-  const Kernel kernel = user_kernel(kernel_expr, op, fn);
+inline ::testing::AssertionResult within_bound(const char* kernel_expr, const char* problem_expr,
+                                               const Kernel& kernel, const Problem& problem) {
+  const Op op = kernel.op;
+  const std::string what_op = kernel.spec ? to_text(*kernel.spec) : std::string(to_string(op));
   Evaluation ev;
   Evaluation again;
   try {
@@ -115,9 +133,10 @@ inline ::testing::AssertionResult within_bound(const char* kernel_expr, const ch
                                          << " can be run on: " << e.what();
   }
   std::ostringstream what;
-  what << kernel_expr << " (" << to_string(op) << ") on " << problem_expr << " (" << problem.rows << " x "
+  what << kernel_expr << " (" << what_op << ") on " << problem_expr << " (" << problem.rows << " x "
        << problem.cols << ", eps " << hex(problem.eps) << (problem.gamma.empty() ? "" : ", gamma")
-       << (problem.beta.empty() ? "" : ", beta") << ")";
+       << (problem.beta.empty() ? "" : ", beta") << (problem.residual.empty() ? "" : ", residual")
+       << (problem.row_stride ? ", row stride " + std::to_string(problem.row_stride) : std::string()) << ")";
   if (!ev.declined.empty())
     return ::testing::AssertionFailure() << what.str() << ": not checked: " << ev.declined
                                          << " (the default bound covers the range layernorm_fwd.twopass declares)";
@@ -125,7 +144,10 @@ inline ::testing::AssertionResult within_bound(const char* kernel_expr, const ch
   if (ev.pass && !nondeterministic) return ::testing::AssertionSuccess();
 
   ::testing::AssertionResult failure = ::testing::AssertionFailure();
-  failure << what.str() << " breaks normcheck's default bound for " << to_string(op) << ":";
+  if (kernel.spec)
+    failure << what.str() << " is outside the range its spec's rounding policy admits:";
+  else
+    failure << what.str() << " breaks normcheck's default bound for " << to_string(op) << ":";
   if (ev.out_of_bounds_write) failure << "\n  out_of_bounds: it wrote outside an output array";
   if (ev.unwritten_output) failure << "\n  unwritten_output: an output element kept the sentinel it was filled with before the call";
   if (ev.wrote_input) failure << "\n  writes_input: an input array changed";
@@ -145,7 +167,7 @@ inline ::testing::AssertionResult within_bound(const char* kernel_expr, const ch
     failure << figures;
   }
   bool saved = false;
-  const std::string file = save_problem(kernel_expr, op, problem, saved);
+  const std::string file = save_problem(kernel, problem, saved);
   if (saved)
     failure << "\n  replay: the problem is saved in " << file << "\n    normcheck check --input " << file
             << " --plugin <your plugin library>";
@@ -159,19 +181,38 @@ inline ::testing::AssertionResult within_bound(const char* kernel_expr, const ch
 // EXPECT_PRED_FORMAT2 predicates, one per function type of the plugin ABI.
 inline ::testing::AssertionResult NormWithinBound(const char* k, const char* p, nc_layernorm_fwd_fn fn,
                                                   const Problem& problem) {
-  return detail::within_bound(k, p, Op::layernorm_fwd, fn, problem);
+  return detail::within_bound(k, p, detail::user_kernel(k, Op::layernorm_fwd, DType::f32, fn), problem);
 }
 inline ::testing::AssertionResult NormWithinBound(const char* k, const char* p, nc_layernorm_bwd_fn fn,
                                                   const Problem& problem) {
-  return detail::within_bound(k, p, Op::layernorm_bwd, fn, problem);
+  return detail::within_bound(k, p, detail::user_kernel(k, Op::layernorm_bwd, DType::f32, fn), problem);
 }
 inline ::testing::AssertionResult NormWithinBound(const char* k, const char* p, nc_rmsnorm_fwd_fn fn,
                                                   const Problem& problem) {
-  return detail::within_bound(k, p, Op::rmsnorm_fwd, fn, problem);
+  return detail::within_bound(k, p, detail::user_kernel(k, Op::rmsnorm_fwd, DType::f32, fn), problem);
 }
 inline ::testing::AssertionResult NormWithinBound(const char* k, const char* p, nc_rmsnorm_bwd_fn fn,
                                                   const Problem& problem) {
-  return detail::within_bound(k, p, Op::rmsnorm_bwd, fn, problem);
+  return detail::within_bound(k, p, detail::user_kernel(k, Op::rmsnorm_bwd, DType::f32, fn), problem);
+}
+// A version-2 kernel: its spec text parsed (docs/ops.md), op and dtype from
+// the spec, its domain text over the default's. A spec or domain that is not
+// one fails the assertion with the parser's message.
+inline ::testing::AssertionResult NormWithinBound(const char* k, const char* p, const nc_kernel_v2& entry,
+                                                  const Problem& problem) {
+  const SpecParse parsed = parse_spec(entry.spec ? entry.spec : "");
+  if (!parsed.spec)
+    return ::testing::AssertionFailure() << k << ": its spec \"" << (entry.spec ? entry.spec : "(null)")
+                                         << "\" is not one: " << parsed.error;
+  if (!entry.fn) return ::testing::AssertionFailure() << k << ": a null function";
+  const OpSpec spec = *parsed.spec;
+  try {
+    return detail::within_bound(
+        k, p, detail::user_kernel(k, op_of(spec), spec.dtype_of(TensorName::x), entry.fn, &spec, entry.domain),
+        problem);
+  } catch (const std::invalid_argument& e) {
+    return ::testing::AssertionFailure() << k << ": its domain \"" << entry.domain << "\" is not one: " << e.what();
+  }
 }
 
 }  // namespace normcheck::testing

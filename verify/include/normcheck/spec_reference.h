@@ -58,8 +58,13 @@ struct SpecForwardReference {
   unsigned bits_used = 0;   // the highest working precision a row needed
 };
 
+// The longest row spec_reference_fwd takes: it forms k^2 d (k = d for
+// LayerNorm) exactly in a double, which holds every integer below 2^53.
+inline constexpr int64_t kSpecReferenceMaxCols = (int64_t{1} << 17) - 1;
+
 // Throws std::invalid_argument when the spec is not a forward spec without
-// `linear` (spec_error() included) or the inputs' sizes do not fit it. A row
+// `linear` (spec_error() included), a row is longer than
+// kSpecReferenceMaxCols or the inputs' sizes do not fit it. A row
 // with a non-finite x or residual is all NaN (the row-NaN convention,
 // docs/semantics.md) and finite[row] = 0; a non-finite gamma or beta makes
 // its own column's y the IEEE value of the exact w xhat + beta (+-inf or NaN).

@@ -1,10 +1,8 @@
-#include "plugin_bounds.h"
-
 #include "normcheck/bounds.h"
 #include "normcheck/float_format.h"
 #include "simd/hwy_bounds.h"
 
-namespace normcheck::fuzz {
+namespace normcheck {
 namespace {
 
 // One more rounding to the 16-bit format (hwy_bounds.h): its unit roundoff
@@ -41,4 +39,4 @@ BoundFn plugin_bound(Op op, DType dtype) {
   return default_bound(op);
 }
 
-}  // namespace normcheck::fuzz
+}  // namespace normcheck
