@@ -121,27 +121,38 @@ std::vector<TensorName> output_tensors(const OpSpec& spec) {
   return out;
 }
 
+Problem stored_problem(const OpSpec& spec, const Problem& p) {
+  const auto stored = [&spec](TensorName t, const std::vector<float>& v) {
+    std::vector<float> out(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i)
+      out[i] = static_cast<float>(fold::round_to_storage(spec.dtype_of(t), v[i]));
+    return out;
+  };
+  Problem out = p;
+  const auto cols = static_cast<std::size_t>(p.cols);
+  out.dy.clear();
+  out.x = stored(TensorName::x, p.x);
+  out.residual = spec.has(TensorName::residual) ? stored(TensorName::residual, p.residual) : std::vector<float>();
+  out.gamma = !spec.has(TensorName::gamma) ? std::vector<float>()
+              : !p.gamma.empty()           ? stored(TensorName::gamma, p.gamma)
+                                           : std::vector<float>(cols, spec.weight == Weight::one_plus_gamma ? 0.0f : 1.0f);
+  out.beta = !spec.has(TensorName::beta) ? std::vector<float>()
+             : !p.beta.empty()           ? stored(TensorName::beta, p.beta)
+                                         : std::vector<float>(cols, 0.0f);
+  return out;
+}
+
 fold::TensorFile inputs_file(const CaseInputs& c) {
   const OpSpec& spec = c.spec;
   if (spec.direction != Direction::fwd || spec.linear)
     throw std::invalid_argument("inputs_file: " + to_text(spec) + " is not a forward norm");
-  const Problem& p = c.problem;
+  const Problem p = stored_problem(spec, c.problem);
   fold::TensorFile file;
   for (TensorName t : input_tensors(spec)) {
-    std::vector<float> values;
-    switch (t) {
-      case TensorName::x: values = p.x; break;
-      case TensorName::residual: values = p.residual; break;
-      case TensorName::gamma:
-        values = !p.gamma.empty() ? p.gamma
-                                  : std::vector<float>(static_cast<std::size_t>(p.cols),
-                                                       spec.weight == Weight::one_plus_gamma ? 0.0f : 1.0f);
-        break;
-      case TensorName::beta:
-        values = !p.beta.empty() ? p.beta : std::vector<float>(static_cast<std::size_t>(p.cols), 0.0f);
-        break;
-      default: break;
-    }
+    const std::vector<float>& values = t == TensorName::x          ? p.x
+                                       : t == TensorName::residual ? p.residual
+                                       : t == TensorName::gamma    ? p.gamma
+                                                                   : p.beta;
     file.tensors.push_back(make_tensor(tensor_file_name(t, spec.norm), spec.dtype_of(t), shape_of(t, p.rows, p.cols),
                                        values));
   }

@@ -55,10 +55,15 @@ struct CaseInputs {
   std::string domain;  // the domain text the problems were drawn inside (normcheck/kernel.h)
 };
 
-// The inputs file of `c`: every input tensor of its spec (gamma and beta even
-// where the problem has none: gamma 1 (0 under weight=1+gamma), beta 0, the
-// weight and bias an absent one means), each rounded to its dtype, and the
-// metadata. Throws std::invalid_argument for a spec that is not a forward norm.
+// The problem as the files hold it: x, residual, gamma and beta rounded to
+// their formats in `spec` (to nearest even), gamma and beta present even where
+// `p` has none (gamma 1, or 0 under weight=1+gamma; beta 0: the weight and
+// bias an absent one means), dy dropped.
+Problem stored_problem(const OpSpec& spec, const Problem& p);
+
+// The inputs file of `c`: every input tensor of its spec, the values of
+// stored_problem(), and the metadata. Throws std::invalid_argument for a spec
+// that is not a forward norm.
 fold::TensorFile inputs_file(const CaseInputs& c);
 
 // Reads and checks an inputs file.

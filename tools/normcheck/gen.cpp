@@ -57,6 +57,21 @@ void prepare_out_dir(const fs::path& dir) {
   if (ec) throw UsageError("--out " + dir.string() + ": " + ec.message());
 }
 
+// Case c of the seed as the file holds it. The generator keeps x inside the
+// domain before x is rounded to its format; a rounding that carries |x| past
+// the limit would make the case one the judge declines, so such a draw is
+// replaced by the next stream's (fuzz::case_problem's kernel index 1, 2, ...):
+// the same seed still gives the same files.
+Problem draw(const rc::Gen<Problem>& problems, const Kernel& row, uint64_t seed, int64_t c) {
+  const OpSpec& spec = *row.spec;
+  for (std::size_t stream = 0; stream < 1000; ++stream) {
+    const Problem p = stored_problem(spec, fuzz::case_problem(problems, seed, stream, c));
+    if (declines(row, request_for(row, p)).empty()) return p;
+  }
+  throw UsageError("case " + std::to_string(c) + ": 1000 draws in a row fall outside the domain once rounded to " +
+                   std::string(to_string(spec.dtype_of(TensorName::x))) + "; widen --domain");
+}
+
 int run_gen(const GenArgs& args) {
   const SpecParse parsed = parse_spec(args.spec);
   if (!parsed.spec) throw UsageError("--spec: " + parsed.error);
@@ -75,8 +90,7 @@ int run_gen(const GenArgs& args) {
   const Kernel row = harness_row(spec, domain);
   const rc::Gen<Problem> problems = props::gen_problem(fuzz::generator_options(row));
   for (int64_t c = 0; c < args.cases; ++c) {
-    CaseInputs in{spec, fuzz::case_problem(problems, seed, 0, c), seed, c, domain_text(domain)};
-    in.problem.dy.clear();
+    const CaseInputs in{spec, draw(problems, row, seed, c), seed, c, domain_text(domain)};
     fold::write_safetensors(dir / inputs_file_name(c), inputs_file(in));
   }
   std::printf("seed %llu: %lld problems of %s in %s (domain: %s)\n", static_cast<unsigned long long>(seed),

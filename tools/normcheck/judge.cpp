@@ -193,7 +193,7 @@ int run_judge(const JudgeArgs& args) {
     for (const std::string& p : e.consistent_policies) std::printf("    consistent with the policy: %s\n", p.c_str());
     std::printf("    problem file: %s\n", v.finding_file.string().c_str());
   }
-  std::printf("\n%zu cases: %lld pass, %lld findings, %lld bad input\n", verdicts.size(),
+  std::printf("\n%zu cases: %lld pass, %lld with a finding, %lld bad input\n", verdicts.size(),
               static_cast<long long>(passed), static_cast<long long>(findings), static_cast<long long>(bad));
   return exit_code;
 }
