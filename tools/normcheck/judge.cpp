@@ -9,7 +9,8 @@
 // replays on a kernel of the spec (--plugin).
 // Exit 0: every case passes; 1: a finding; 2: bad input (no cases, a missing,
 // truncated or malformed file, a tensor missing or of the wrong dtype or
-// shape: the message names the file and the tensor).
+// shape: each message names the file and the tensor, on stderr; nothing on
+// stdout, as everywhere).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -140,20 +141,20 @@ int run_judge(const JudgeArgs& args) {
   for (const fs::path& inputs : input_files(dir)) verdicts.push_back(judge_case(dir, inputs));
   int64_t passed = 0, findings = 0, bad = 0;
   for (const CaseVerdict& v : verdicts) (v.bad_input.empty() ? (v.label.empty() ? passed : findings) : bad) += 1;
-  const int exit_code = bad ? kExitUsage : findings ? kExitFinding : kExitOk;
-  for (const CaseVerdict& v : verdicts)
-    if (!v.bad_input.empty()) std::cerr << "normcheck: " << v.bad_input << "\n";
+  // bad input: every reason on stderr, nothing on stdout (docs/cli.md)
+  if (bad) {
+    for (const CaseVerdict& v : verdicts)
+      if (!v.bad_input.empty()) std::cerr << "normcheck: " << v.bad_input << "\n";
+    std::cerr << "normcheck: " << bad << " of " << verdicts.size() << " cases could not be judged (the others: "
+              << passed << " pass, " << findings << " with a finding)\n";
+    return kExitUsage;
+  }
+  const int exit_code = findings ? kExitFinding : kExitOk;
 
   if (args.json) {
     nlohmann::json cases = nlohmann::json::array();
     for (const CaseVerdict& v : verdicts) {
       nlohmann::json c = {{"case", case_name(v)}, {"inputs", v.inputs.string()}};
-      if (!v.bad_input.empty()) {
-        c["verdict"] = "bad_input";
-        c["error"] = v.bad_input;
-        cases.push_back(std::move(c));
-        continue;
-      }
       const Evaluation& e = v.evaluation;
       c["verdict"] = v.label.empty() ? "pass" : "fail";
       c["spec"] = v.spec;
@@ -174,16 +175,11 @@ int run_judge(const JudgeArgs& args) {
       }
       cases.push_back(std::move(c));
     }
-    const nlohmann::json doc = {{"dir", dir.string()},      {"cases", cases},         {"passed", passed},
-                                {"findings", findings},     {"bad_input", bad},       {"exit_code", exit_code}};
+    const nlohmann::json doc = {{"dir", dir.string()}, {"cases", cases}, {"passed", passed}, {"findings", findings}};
     std::cout << json_safe(doc).dump(2) << "\n";  // paths are bytes: json_text.h
     return exit_code;
   }
   for (const CaseVerdict& v : verdicts) {
-    if (!v.bad_input.empty()) {
-      std::printf("%s  BAD INPUT  %s\n", case_name(v).c_str(), v.bad_input.c_str());
-      continue;
-    }
     const Evaluation& e = v.evaluation;
     std::printf("%s  %-4s  max_err/bound %-10.4g y vs exact math %.3g ULP (the policy's own: %.3g)  %s\n",
                 case_name(v).c_str(), v.label.empty() ? "pass" : "FAIL", e.max_error_over_bound, e.exact_math_ulp,
@@ -193,8 +189,8 @@ int run_judge(const JudgeArgs& args) {
     for (const std::string& p : e.consistent_policies) std::printf("    consistent with the policy: %s\n", p.c_str());
     std::printf("    problem file: %s\n", v.finding_file.string().c_str());
   }
-  std::printf("\n%zu cases: %lld pass, %lld with a finding, %lld bad input\n", verdicts.size(),
-              static_cast<long long>(passed), static_cast<long long>(findings), static_cast<long long>(bad));
+  std::printf("\n%zu cases: %lld pass, %lld with a finding\n", verdicts.size(), static_cast<long long>(passed),
+              static_cast<long long>(findings));
   return exit_code;
 }
 
