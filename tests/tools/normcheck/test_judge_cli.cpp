@@ -217,3 +217,27 @@ TEST(JudgeCli, GenDrawsFromItsSeedAndRefusesWhatItCannotWrite) {
   EXPECT_EQ(judge(scratch_dir() / "empty", "").exit_code, 2);
   EXPECT_EQ(judge(scratch_dir() / "no_such_dir", "").exit_code, 2);
 }
+
+// The harness in Python (judge_harness.py: numpy alone, Gemma's RMSNorm):
+// its outputs pass, and the same harness with a bf16 conversion that
+// truncates is caught. Skipped where Debian's python3 has no numpy
+// (scripts/setup.sh installs python3-numpy).
+TEST(JudgeCli, APythonHarnessPassesAndItsTruncationIsCaught) {
+  if (run_shell("/usr/bin/python3 -c 'import numpy'").exit_code != 0)
+    GTEST_SKIP() << "/usr/bin/python3 has no numpy: install python3-numpy (scripts/setup.sh) to run this test";
+  const std::string spec = "rmsnorm fwd dtype=bf16 gamma=bf16 weight=1+gamma";
+  const std::string script = std::string(NORMCHECK_SOURCE_DIR) + "/tests/tools/normcheck/judge_harness.py";
+  const fs::path good = generate("python", spec, 24);
+  const CliRun ran = run_shell("/usr/bin/python3 " + script + " " + good.string());
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  const CliRun pass = judge(good);
+  EXPECT_EQ(pass.exit_code, 0) << pass.out << pass.err;
+
+  const fs::path bad = generate("python_truncate", spec, 24);
+  ASSERT_EQ(run_shell("/usr/bin/python3 " + script + " " + bad.string() + " --truncate").exit_code, 0);
+  const CliRun fail = judge(bad);
+  ASSERT_EQ(fail.exit_code, 1) << fail.out << fail.err;
+  for (const auto& k : nlohmann::json::parse(fail.out).at("cases")) {
+    if (k.at("verdict") == "fail") EXPECT_EQ(k.at("worst").at("output"), "y") << k.dump();
+  }
+}
