@@ -9,7 +9,8 @@
 namespace normcheck::cli {
 namespace {
 
-std::string quoted(const std::filesystem::path& path) { return "'" + path.string() + "'"; }
+// A file as messages name it: its path as given, as the safetensors reader's messages do.
+std::string named(const std::filesystem::path& path) { return path.string(); }
 
 // The shape of tensor t in a problem of rows x cols.
 std::vector<int64_t> shape_of(TensorName t, int64_t rows, int64_t cols) {
@@ -41,12 +42,12 @@ fold::Tensor make_tensor(const std::string& name, DType t, std::vector<int64_t> 
 const fold::Tensor& checked(const fold::TensorFile& file, const std::filesystem::path& path, const std::string& name,
                             DType dtype, const std::vector<int64_t>& shape) {
   const fold::Tensor* t = file.find(name);
-  if (!t) throw CaseFileError(quoted(path) + ": no tensor '" + name + "'");
+  if (!t) throw CaseFileError(named(path) + ": no tensor '" + name + "'");
   if (t->dtype != fold::dtype_name(dtype))
-    throw CaseFileError(quoted(path) + ": tensor '" + name + "' is " + t->dtype + ", the spec says " +
+    throw CaseFileError(named(path) + ": tensor '" + name + "' is " + t->dtype + ", the spec says " +
                         std::string(fold::dtype_name(dtype)));
   if (t->shape != shape)
-    throw CaseFileError(quoted(path) + ": tensor '" + name + "' has shape " + shape_text(t->shape) + ", expected " +
+    throw CaseFileError(named(path) + ": tensor '" + name + "' has shape " + shape_text(t->shape) + ", expected " +
                         shape_text(shape));
   return *t;
 }
@@ -60,14 +61,14 @@ void no_other_tensors(const fold::TensorFile& file, const std::filesystem::path&
     if (!known) {
       std::string list;
       for (const std::string& name : expected) list += (list.empty() ? "" : ", ") + name;
-      throw CaseFileError(quoted(path) + ": tensor '" + t.name + "' is not one of the spec's (" + list + ")");
+      throw CaseFileError(named(path) + ": tensor '" + t.name + "' is not one of the spec's (" + list + ")");
     }
   }
 }
 
 fold::TensorFile read_file(const std::filesystem::path& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw CaseFileError(quoted(path) + ": no such file");
+  if (!std::filesystem::is_regular_file(path, ec)) throw CaseFileError(named(path) + ": no such file");
   try {
     return fold::read_safetensors(path);
   } catch (const fold::SafetensorsError& e) {
@@ -77,14 +78,14 @@ fold::TensorFile read_file(const std::filesystem::path& path) {
 
 const std::string& metadata(const fold::TensorFile& file, const std::filesystem::path& path, const std::string& key) {
   const auto it = file.metadata.find(key);
-  if (it == file.metadata.end()) throw CaseFileError(quoted(path) + ": no __metadata__ entry '" + key + "'");
+  if (it == file.metadata.end()) throw CaseFileError(named(path) + ": no __metadata__ entry '" + key + "'");
   return it->second;
 }
 
 uint64_t unsigned_metadata(const fold::TensorFile& file, const std::filesystem::path& path, const std::string& key) {
   const std::string& text = metadata(file, path, key);
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 19)
-    throw CaseFileError(quoted(path) + ": __metadata__ '" + key + "' is \"" + text + "\", not a non-negative integer");
+    throw CaseFileError(named(path) + ": __metadata__ '" + key + "' is \"" + text + "\", not a non-negative integer");
   return std::stoull(text);
 }
 
@@ -171,13 +172,13 @@ CaseInputs read_inputs(const std::filesystem::path& path) {
   const fold::TensorFile file = read_file(path);
   CaseInputs c;
   if (const std::string& v = metadata(file, path, "normcheck.protocol"); v != kCaseProtocol)
-    throw CaseFileError(quoted(path) + ": protocol version \"" + v + "\", this normcheck reads version " +
+    throw CaseFileError(named(path) + ": protocol version \"" + v + "\", this normcheck reads version " +
                         kCaseProtocol);
   const SpecParse parsed = parse_spec(metadata(file, path, "normcheck.spec"));
-  if (!parsed.spec) throw CaseFileError(quoted(path) + ": __metadata__ 'normcheck.spec' is not a spec: " + parsed.error);
+  if (!parsed.spec) throw CaseFileError(named(path) + ": __metadata__ 'normcheck.spec' is not a spec: " + parsed.error);
   c.spec = *parsed.spec;
   if (c.spec.direction != Direction::fwd || c.spec.linear)
-    throw CaseFileError(quoted(path) + ": the spec " + to_text(c.spec) + " is not a forward norm");
+    throw CaseFileError(named(path) + ": the spec " + to_text(c.spec) + " is not a forward norm");
   c.seed = unsigned_metadata(file, path, "normcheck.seed");
   c.index = static_cast<int64_t>(unsigned_metadata(file, path, "normcheck.case"));
   c.domain = metadata(file, path, "normcheck.domain");
@@ -185,13 +186,13 @@ CaseInputs read_inputs(const std::filesystem::path& path) {
   try {
     p.eps = parse_float_token(metadata(file, path, "normcheck.eps"));
   } catch (const std::invalid_argument& e) {
-    throw CaseFileError(quoted(path) + ": __metadata__ 'normcheck.eps': " + e.what());
+    throw CaseFileError(named(path) + ": __metadata__ 'normcheck.eps': " + e.what());
   }
-  if (!(p.eps >= 0) || std::isinf(p.eps)) throw CaseFileError(quoted(path) + ": eps must be finite and >= 0");
+  if (!(p.eps >= 0) || std::isinf(p.eps)) throw CaseFileError(named(path) + ": eps must be finite and >= 0");
   const uint64_t rows = unsigned_metadata(file, path, "normcheck.rows");
   const uint64_t cols = unsigned_metadata(file, path, "normcheck.cols");
   if (rows < 1 || cols < 1 || rows > (uint64_t{1} << 31) || cols > (uint64_t{1} << 31))
-    throw CaseFileError(quoted(path) + ": the shape " + std::to_string(rows) + " x " + std::to_string(cols) +
+    throw CaseFileError(named(path) + ": the shape " + std::to_string(rows) + " x " + std::to_string(cols) +
                         " is not one of at least one row and one column");
   p.rows = static_cast<int64_t>(rows);
   p.cols = static_cast<int64_t>(cols);
@@ -219,7 +220,7 @@ fold::TensorFile read_outputs(const std::filesystem::path& path, const CaseInput
   }
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
-    throw CaseFileError(quoted(path) + ": no such file; the harness writes the tensors " + wanted + " there");
+    throw CaseFileError(named(path) + ": no such file; the harness writes the tensors " + wanted + " there");
   fold::TensorFile file = read_file(path);
   for (TensorName t : output_tensors(c.spec))
     checked(file, path, tensor_file_name(t, c.spec.norm), c.spec.dtype_of(t),

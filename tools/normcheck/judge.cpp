@@ -88,7 +88,7 @@ CaseVerdict judge_case(const fs::path& dir, const fs::path& inputs_path) {
     in = read_inputs(inputs_path);
     v.index = in.index, v.spec = to_text(in.spec), v.seed = in.seed;
     if (inputs_path.filename() != inputs_file_name(in.index))
-      throw CaseFileError("'" + inputs_path.string() + "': its metadata says case " + std::to_string(in.index) +
+      throw CaseFileError(inputs_path.string() + ": its metadata says case " + std::to_string(in.index) +
                           ", whose file is " + inputs_file_name(in.index));
     outputs = read_outputs(dir / outputs_file_name(in.index), in);
   } catch (const CaseFileError& e) {
@@ -99,18 +99,18 @@ CaseVerdict judge_case(const fs::path& dir, const fs::path& inputs_path) {
   try {
     domain = parse_domain(in.domain);
   } catch (const std::invalid_argument& e) {
-    v.bad_input = "'" + inputs_path.string() + "': __metadata__ 'normcheck.domain': " + e.what();
+    v.bad_input = inputs_path.string() + ": __metadata__ 'normcheck.domain': " + e.what();
     return v;
   }
   const RecordedKernel kernel(in.spec, domain, outputs);
   try {
     v.evaluation = evaluate(kernel.row(), in.problem);
   } catch (const std::invalid_argument& e) {
-    v.bad_input = "'" + inputs_path.string() + "': " + e.what();
+    v.bad_input = inputs_path.string() + ": " + e.what();
     return v;
   }
   if (!v.evaluation.declined.empty()) {
-    v.bad_input = "'" + inputs_path.string() + "': the inputs are outside the domain they declare: " +
+    v.bad_input = inputs_path.string() + ": the inputs are outside the domain they declare: " +
                   v.evaluation.declined;
     return v;
   }
