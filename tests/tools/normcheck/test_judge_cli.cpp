@@ -242,3 +242,58 @@ TEST(JudgeCli, APythonHarnessPassesAndItsTruncationIsCaught) {
     EXPECT_EQ(k.at("worst").at("output"), "y") << k.dump();
   }
 }
+
+// A malformed inputs file is bad input naming it and what is wrong: a spec
+// that is not one, an eps that is not a number, a missing key, an x of the
+// wrong dtype.
+TEST(JudgeCli, AMalformedInputsFileIsBadInputNamingWhatIsWrong) {
+  const struct {
+    const char* name;
+    void (*change)(nf::TensorFile&);
+    const char* mention;
+  } edits[] = {
+      {"spec", [](nf::TensorFile& f) { f.metadata["normcheck.spec"] = "rmsnorm sideways"; }, "'normcheck.spec' is not a spec"},
+      {"eps", [](nf::TensorFile& f) { f.metadata["normcheck.eps"] = "small"; }, "'normcheck.eps'"},
+      {"key", [](nf::TensorFile& f) { f.metadata.erase("normcheck.rows"); }, "no __metadata__ entry 'normcheck.rows'"},
+      {"x", [](nf::TensorFile& f) {
+         nf::Tensor& x = *f.find("x");
+         const std::vector<double> v = nf::tensor_values(x);
+         x.dtype = "F16";
+         nf::set_tensor_values(x, v);
+       }, "'x' is F16, the spec says BF16"},
+  };
+  for (const auto& e : edits) {
+    SCOPED_TRACE(e.name);
+    const fs::path dir = judged_llama(std::string("inputs_") + e.name);
+    const fs::path inputs = dir / "case-001.inputs.safetensors";
+    nf::TensorFile in = nf::read_safetensors(inputs);
+    e.change(in);
+    nf::write_safetensors(inputs, in);
+    expect_bad_input(dir, inputs, {e.mention});
+  }
+}
+
+// Whatever bytes an outputs file holds, judge gives a verdict or exit 2 with
+// a message, never a crash: each byte of a good file's header and first data
+// set to 0x00, 0xff and '"' in turn.
+TEST(JudgeCli, CorruptOutputsNeverCrashTheJudge) {
+  const fs::path dir = judged_llama("corrupt");
+  const fs::path file = outputs_of(dir, 2);
+  const std::string good = read_whole_file(file);
+  const std::size_t end = std::min<std::size_t>(good.size(), 200);
+  int bad_input = 0;
+  for (std::size_t at = 0; at < end; at += 3)
+    for (const char byte : {'\0', '\xff', '"'}) {
+      std::string bytes = good;
+      bytes[at] = byte;
+      std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+      const CliRun run = judge(dir, "");
+      ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1 || run.exit_code == 2)
+          << "byte " << at << " = " << int(byte) << ": exit " << run.exit_code << "\n" << run.err;
+      if (run.exit_code == 2) {
+        ++bad_input;
+        EXPECT_NE(run.err.find(file.string()), std::string::npos) << run.err;
+      }
+    }
+  EXPECT_GT(bad_input, 0);  // most header edits break the file
+}
