@@ -1,5 +1,6 @@
 #include "case_files.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -29,12 +30,11 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-// values rounded to t (each a storage value: what set_tensor_values takes)
+// A tensor of format t holding v, whose values are t's storage values
+// (stored_problem's): set_tensor_values writes their bits exactly.
 fold::Tensor make_tensor(const std::string& name, DType t, std::vector<int64_t> shape, const std::vector<float>& v) {
   fold::Tensor out{name, std::string(fold::dtype_name(t)), std::move(shape), {}};
-  std::vector<double> stored(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) stored[i] = fold::round_to_storage(t, v[i]);
-  fold::set_tensor_values(out, stored);
+  fold::set_tensor_values(out, std::vector<double>(v.begin(), v.end()));
   return out;
 }
 
@@ -82,11 +82,15 @@ const std::string& metadata(const fold::TensorFile& file, const std::filesystem:
   return it->second;
 }
 
+// A decimal integer below 2^64 (a seed may be any of them).
 uint64_t unsigned_metadata(const fold::TensorFile& file, const std::filesystem::path& path, const std::string& key) {
   const std::string& text = metadata(file, path, key);
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 19)
-    throw CaseFileError(named(path) + ": __metadata__ '" + key + "' is \"" + text + "\", not a non-negative integer");
-  return std::stoull(text);
+  uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size())
+    throw CaseFileError(named(path) + ": __metadata__ '" + key + "' is \"" + text +
+                        "\", not a decimal integer in [0, 2^64)");
+  return value;
 }
 
 std::string case_file_name(int64_t index, const char* suffix) {
@@ -191,9 +195,10 @@ CaseInputs read_inputs(const std::filesystem::path& path) {
   if (!(p.eps >= 0) || std::isinf(p.eps)) throw CaseFileError(named(path) + ": eps must be finite and >= 0");
   const uint64_t rows = unsigned_metadata(file, path, "normcheck.rows");
   const uint64_t cols = unsigned_metadata(file, path, "normcheck.cols");
+  // (2^31 each: beyond any file's tensors, and rows x cols stays far from int64's end)
   if (rows < 1 || cols < 1 || rows > (uint64_t{1} << 31) || cols > (uint64_t{1} << 31))
     throw CaseFileError(named(path) + ": the shape " + std::to_string(rows) + " x " + std::to_string(cols) +
-                        " is not one of at least one row and one column");
+                        " is not one of 1 to 2^31 rows and columns");
   p.rows = static_cast<int64_t>(rows);
   p.cols = static_cast<int64_t>(cols);
   std::vector<std::string> names;

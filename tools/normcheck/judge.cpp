@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -115,7 +116,11 @@ CaseVerdict judge_case(const fs::path& dir, const fs::path& inputs_path) {
     return v;
   }
   v.label = fuzz::label_of(v.evaluation, false);
-  if (!v.label.empty()) {
+  // a case's finding file is this run's finding: one left by an earlier run goes when the case passes
+  if (v.label.empty()) {
+    std::error_code ignored;  // absent is the usual case
+    fs::remove(dir / finding_file_name(in.index), ignored);
+  } else {
     v.finding_file = dir / finding_file_name(in.index);
     const std::vector<std::string> notes = {
         "normcheck judge: " + v.label + " on " + inputs_path.filename().string() + " (seed " +
@@ -179,6 +184,11 @@ int run_judge(const JudgeArgs& args) {
     std::cout << json_safe(doc).dump(2) << "\n";  // paths are bytes: json_text.h
     return exit_code;
   }
+  std::set<uint64_t> seeds;
+  for (const CaseVerdict& v : verdicts) seeds.insert(v.seed);
+  std::printf("%zu cases in %s, drawn with seed", verdicts.size(), dir.string().c_str());
+  for (const uint64_t seed : seeds) std::printf(" %llu", static_cast<unsigned long long>(seed));
+  std::printf(" (normcheck gen)\n\n");
   for (const CaseVerdict& v : verdicts) {
     const Evaluation& e = v.evaluation;
     std::printf("%s  %-4s  max_err/bound %-10.4g y vs exact math %.3g ULP (the policy's own: %.3g)  %s\n",

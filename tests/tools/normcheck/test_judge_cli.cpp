@@ -126,6 +126,12 @@ TEST(JudgeCli, AKernelThatRoundsOnceTooFewIsAFindingWithAProblemFile) {
   EXPECT_NE(text.out.find("FAIL"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("y[row "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("allowed error"), std::string::npos) << text.out;
+
+  // the correct kernel's outputs over the same files: every case passes, no finding file is left
+  harness(dir, "rmsnorm.llama", "BF16");
+  EXPECT_EQ(judge(dir, "").exit_code, 0);
+  for (const fs::directory_entry& e : fs::directory_iterator(dir))
+    EXPECT_EQ(e.path().string().find(".finding.txt"), std::string::npos) << e.path();
 }
 
 TEST(JudgeCli, AnEditedOutputIsCaughtAndNamed) {
@@ -206,6 +212,15 @@ TEST(JudgeCli, GenDrawsFromItsSeedAndRefusesWhatItCannotWrite) {
   ASSERT_EQ(env.exit_code, 0) << env.err;
   EXPECT_NE(env.out.find("seed 8"), std::string::npos) << env.out;
   EXPECT_NE(read_whole_file(a / "case-002.inputs.safetensors"), read_whole_file(c / "case-002.inputs.safetensors"));
+
+  // the largest seed travels through the metadata to the judge
+  const fs::path top = scratch_dir() / "seed_top";
+  ASSERT_EQ(run_normcheck("gen --spec '" + std::string(kLlama) + "' --cases 2 --seed 18446744073709551615 --out " +
+                          top.string()).exit_code, 0);
+  harness(top, "rmsnorm.llama", "BF16");
+  const CliRun judged = judge(top);
+  ASSERT_EQ(judged.exit_code, 0) << judged.err;
+  EXPECT_EQ(nlohmann::json::parse(judged.out).at("cases").at(0).at("seed").get<uint64_t>(), 18446744073709551615ull);
 
   // a directory with cases already: outputs of other problems must not be judged
   EXPECT_EQ(run_normcheck("gen --spec '" + std::string(kLlama) + "' --out " + a.string()).exit_code, 2);
