@@ -28,7 +28,10 @@ constexpr uint64_t kDefaultSeed = 20261127;
 
 struct GenArgs {
   std::string spec, out, seed, domain;
-  int64_t cases = 16;
+  // One problem of each of the generator's sizes 0..100 (case c is drawn at
+  // size c mod 101, fuzz/case_gen.h), so d reaches the thousands: 16 cases
+  // would stop at d <= 6.
+  int64_t cases = 101;
 };
 
 // The domain a harness of the spec is held to: a version-2 plugin's
@@ -112,7 +115,7 @@ void add_gen_command(CLI::App& app, Action& action) {
       ->required();
   sub->add_option("--out", args->out, "Directory for the case files (made if need be; must hold no case files)")
       ->required();
-  sub->add_option("--cases", args->cases, "Problems to write (default 16)");
+  sub->add_option("--cases", args->cases, "Problems to write (default 101: one of each generator size, d up to the thousands)");
   sub->add_option("--seed", args->seed, "Seed (default: NORMCHECK_SEED, else 20261127)");
   sub->add_option("--domain", args->domain,
                   "The inputs the harness supports, e.g. \"finite eps>=1e-06\" (docs/plugins.md; default: a plugin's)");
