@@ -30,7 +30,7 @@ struct GenArgs {
   std::string spec, out, seed, domain;
   // One problem of each of the generator's sizes 0..100 (case c is drawn at
   // size c mod 101, fuzz/case_gen.h), so d reaches the thousands: 16 cases
-  // would stop at d <= 6.
+  // would stop at d <= 5 (d is capped at 2^(size/6), properties/problem_gen.cpp).
   int64_t cases = 101;
 };
 
