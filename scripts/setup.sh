@@ -17,6 +17,8 @@ packages=(
   gnuplot-nox chromium fonts-dejavu-core zlib1g-dev
   # normcheck fuzz's libFuzzer entry point (clang -fsanitize=fuzzer)
   clang libclang-rt-14-dev
+  # the Python harness of normcheck judge's tests (tests/tools/normcheck/judge_harness.py)
+  python3-numpy
 )
 
 missing=()

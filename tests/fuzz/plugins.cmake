@@ -131,3 +131,11 @@ identify_test(identify_v2_llama_rounds_once libv2_broken_llama_rounds_once.so 24
 identify_test(identify_table_16bit "" 64
   "layernorm_fwd.hwy_bf16=1=one rounding" "layernorm_fwd.hwy_f16=1=one rounding"
   "rmsnorm_fwd.hwy_bf16=1=one rounding" "rmsnorm_fwd.hwy_f16=1=one rounding")
+
+# `normcheck judge`'s finding on a harness's files replays with `check` on the
+# plugin whose C kernel the harness ran (tests/tools/normcheck/judge_harness.cpp).
+add_test(NAME judge_finding_replays
+  COMMAND ${CMAKE_COMMAND} -DNORMCHECK=$<TARGET_FILE:normcheck> -DHARNESS=$<TARGET_FILE:judge_harness_broken>
+    -DBROKEN=${plugin_dir}/libv2_broken_llama_rounds_once.so -DGOOD=${plugin_dir}/libv2_norms.so
+    -DWORK=${CMAKE_CURRENT_BINARY_DIR}/judge_replay -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_judge_replay.cmake)
+set_tests_properties(judge_finding_replays PROPERTIES LABELS unit TIMEOUT 300 FIXTURES_REQUIRED fuzz_plugins)

@@ -31,5 +31,7 @@ void add_fold_command(CLI::App& app, Action& action);    // fold.cpp
 void add_report_command(CLI::App& app, Action& action);  // report.cpp
 void add_fuzz_command(CLI::App& app, Action& action);    // fuzz.cpp
 void add_identify_command(CLI::App& app, Action& action);  // identify.cpp
+void add_gen_command(CLI::App& app, Action& action);       // gen.cpp
+void add_judge_command(CLI::App& app, Action& action);     // judge.cpp
 
 }  // namespace normcheck::cli

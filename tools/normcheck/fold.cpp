@@ -18,7 +18,6 @@
 #include "command.h"
 #include "fold/fold_file.h"
 #include "json_number.h"
-#include "normcheck/io.h"
 #include "seed.h"
 
 namespace normcheck::cli {
@@ -56,7 +55,7 @@ int run_fold(const FoldArgs& args) {
     throw UsageError(e.what());
   }
   const bool ok = report.ok();
-  if (ok) write_file_atomically(args.out, fold::serialize_safetensors(file));
+  if (ok) fold::write_safetensors(args.out, file);
 
   if (args.json) {
     nlohmann::json consumers = nlohmann::json::array(), writers = nlohmann::json::array();

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   add_check_command(app, action);
   add_fuzz_command(app, action);
   add_identify_command(app, action);
+  add_gen_command(app, action);
+  add_judge_command(app, action);
   add_bench_command(app, action);
   add_claims_command(app, action);
   add_fold_command(app, action);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "normcheck/io.h"
 #include "round.h"
 
 namespace normcheck::fold {
@@ -193,6 +194,10 @@ std::string serialize_safetensors(const TensorFile& file) {
   out += text;
   for (const Tensor& t : file.tensors) out += t.bytes;
   return out;
+}
+
+void write_safetensors(const std::filesystem::path& path, const TensorFile& file) {
+  write_file_atomically(path, serialize_safetensors(file));
 }
 
 std::vector<double> tensor_values(const Tensor& t) {

@@ -47,6 +47,8 @@ TensorFile read_safetensors(const std::filesystem::path& path);
 // The file's bytes: tensors in order, contiguous, header padded with spaces to
 // a multiple of 8 bytes.
 std::string serialize_safetensors(const TensorFile& file);
+// Writes serialize_safetensors(file) to `path` whole or not at all (io.h).
+void write_safetensors(const std::filesystem::path& path, const TensorFile& file);
 
 // "F32" -> f32, "BF16" -> bf16, "F16" -> f16; false for any other dtype.
 bool float_dtype(std::string_view dtype, DType& out);

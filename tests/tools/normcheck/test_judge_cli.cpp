@@ -1,0 +1,314 @@
+// `normcheck gen` and `normcheck judge` end to end, with a harness program
+// (judge_harness.cpp) that runs the example plugin's kernels on the files:
+// the round trip passes for each example spec; the negative controls are a
+// kernel with a wrong rounding (exit 1, y named, a problem file check reads),
+// an output file edited to be wrong (exit 1, the edited output named), and
+// outputs missing, truncated, of the wrong dtype or shape or without a tensor
+// (exit 2, the file and the tensor named).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "fold/safetensors.h"
+#include "normcheck/op_spec.h"
+#include "normcheck/row_file.h"
+#include "normcheck_cli.h"
+
+namespace nf = normcheck::fold;
+namespace fs = std::filesystem;
+using normcheck::test_support::CliRun;
+using normcheck::test_support::read_whole_file;
+using normcheck::test_support::run_normcheck;
+using normcheck::test_support::run_shell;
+using normcheck::test_support::scratch_dir;
+
+namespace {
+
+constexpr const char* kLlama = "rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16";  // v2_common.h, V2_SPEC_LLAMA
+
+// A fresh directory of `cases` problems of `spec`, seed 7.
+fs::path generate(const std::string& name, const std::string& spec, int cases = 12) {
+  const fs::path dir = scratch_dir() / name;
+  fs::remove_all(dir);
+  const CliRun run = run_normcheck("gen --spec '" + spec + "' --cases " + std::to_string(cases) + " --seed 7 --out " +
+                                   dir.string());
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("seed 7"), std::string::npos) << run.out;
+  return dir;
+}
+
+void harness(const fs::path& dir, const std::string& kernel, const std::string& y_dtype,
+             const char* binary = JUDGE_HARNESS) {
+  const CliRun run = run_shell(std::string(binary) + " " + dir.string() + " " + kernel + " " + y_dtype);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+}
+
+CliRun judge(const fs::path& dir, const std::string& extra = "--json") {
+  return run_normcheck("judge " + dir.string() + " " + extra);
+}
+
+// A dir whose Llama outputs the correct kernel wrote.
+fs::path judged_llama(const std::string& name) {
+  const fs::path dir = generate(name, kLlama, 4);
+  harness(dir, "rmsnorm.llama", "BF16");
+  return dir;
+}
+
+fs::path outputs_of(const fs::path& dir, int c) {
+  char name[64];
+  std::snprintf(name, sizeof name, "case-%03d.outputs.safetensors", c);
+  return dir / name;
+}
+
+// Exit 2, and stderr names the file and every word of `mentions`.
+void expect_bad_input(const fs::path& dir, const fs::path& file, const std::vector<std::string>& mentions) {
+  const CliRun run = judge(dir, "");
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+  EXPECT_NE(run.err.find(file.string()), std::string::npos) << run.err;
+  for (const std::string& m : mentions) EXPECT_NE(run.err.find(m), std::string::npos) << m << "\n" << run.err;
+  EXPECT_EQ(run.out, "");  // bad input: nothing on stdout (docs/cli.md)
+  EXPECT_NE(run.err.find("cases could not be judged"), std::string::npos) << run.err;
+}
+
+}  // namespace
+
+TEST(JudgeCli, TheExampleKernelsPassThroughFiles) {
+  // each example spec (v2_common.h) with its kernel and y's format
+  const struct {
+    const char* spec;
+    const char* kernel;
+    const char* y_dtype;
+  } cases[] = {{kLlama, "rmsnorm.llama", "BF16"},
+               {"rmsnorm fwd dtype=bf16 gamma=bf16 weight=1+gamma", "rmsnorm.gemma", "BF16"},
+               {"rmsnorm fwd dtype=bf16 gamma=bf16 add round=sum:bf16,xhat:bf16", "fused_add_rmsnorm.stored_sum", "BF16"},
+               {"layernorm fwd add round=sum:f32", "skip_layernorm", "F32"},
+               {"layernorm fwd dtype=bf16 y=f32", "layernorm.mixed", "F32"}};
+  int i = 0;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.kernel);
+    const fs::path dir = generate("pass" + std::to_string(i++), c.spec);
+    harness(dir, c.kernel, c.y_dtype);
+    const CliRun run = judge(dir);
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    const auto doc = nlohmann::json::parse(run.out);
+    EXPECT_EQ(doc.at("passed"), 12);
+    for (const auto& k : doc.at("cases")) {
+      EXPECT_EQ(k.at("verdict"), "pass") << k.dump();
+      EXPECT_EQ(k.at("spec"), normcheck::to_text(*normcheck::parse_spec(c.spec).spec));
+      EXPECT_EQ(k.at("seed"), 7);
+    }
+  }
+}
+
+TEST(JudgeCli, AKernelThatRoundsOnceTooFewIsAFindingWithAProblemFile) {
+  const fs::path dir = generate("broken", kLlama, 24);
+  harness(dir, "broken.llama_rounds_once", "BF16", JUDGE_HARNESS_BROKEN);
+  const CliRun run = judge(dir);
+  ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
+  const auto doc = nlohmann::json::parse(run.out);
+  ASSERT_GT(doc.at("findings").get<int>(), 0);
+  for (const auto& k : doc.at("cases")) {
+    if (k.at("verdict") != "fail") continue;
+    EXPECT_EQ(k.at("worst").at("output"), "y");
+    EXPECT_GT(k.at("max_error_over_bound").get<double>(), 1.0);
+    // the problem file is one `normcheck check` reads: the spec, the harness's inputs
+    const auto file = normcheck::read_problem_file(k.at("problem_file").get<std::string>());
+    ASSERT_TRUE(file.spec);
+    EXPECT_EQ(normcheck::to_text(*file.spec), kLlama);
+    EXPECT_EQ(file.op, normcheck::Op::rmsnorm_fwd);
+  }
+  const CliRun text = judge(dir, "");
+  EXPECT_EQ(text.exit_code, 1);
+  EXPECT_NE(text.out.find("FAIL"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("y[row "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("allowed error"), std::string::npos) << text.out;
+
+  // the correct kernel's outputs over the same files: every case passes, no finding file is left
+  harness(dir, "rmsnorm.llama", "BF16");
+  EXPECT_EQ(judge(dir, "").exit_code, 0);
+  for (const fs::directory_entry& e : fs::directory_iterator(dir))
+    EXPECT_EQ(e.path().string().find(".finding.txt"), std::string::npos) << e.path();
+}
+
+TEST(JudgeCli, AnEditedOutputIsCaughtAndNamed) {
+  const fs::path dir = judged_llama("edited");
+  nf::TensorFile out = nf::read_safetensors(outputs_of(dir, 2));
+  nf::Tensor* rrms = out.find("rrms");
+  ASSERT_NE(rrms, nullptr);
+  std::vector<double> v = nf::tensor_values(*rrms);
+  v[0] *= 2;  // twice the statistic: far outside float32's rounding of it
+  nf::set_tensor_values(*rrms, v);
+  nf::write_safetensors(outputs_of(dir, 2), out);
+  const CliRun run = judge(dir);
+  ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
+  const auto doc = nlohmann::json::parse(run.out);
+  EXPECT_EQ(doc.at("findings"), 1);
+  EXPECT_EQ(doc.at("cases").at(2).at("verdict"), "fail");
+  EXPECT_EQ(doc.at("cases").at(2).at("worst").at("output"), "rrms");
+  EXPECT_EQ(doc.at("cases").at(2).at("worst").at("row"), 0);
+}
+
+TEST(JudgeCli, MissingOrTruncatedOutputsAreBadInputNamingTheFileAndTheTensor) {
+  const fs::path dir = judged_llama("missing");
+  fs::remove(outputs_of(dir, 1));
+  expect_bad_input(dir, outputs_of(dir, 1), {"no such file", "y (BF16", "rrms (F32"});
+
+  const fs::path cut = judged_llama("truncated");
+  const std::string bytes = read_whole_file(outputs_of(cut, 0));
+  std::ofstream(outputs_of(cut, 0), std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() - 2);
+  expect_bad_input(cut, outputs_of(cut, 0), {"truncated", "'rrms'"});
+}
+
+TEST(JudgeCli, AWrongDtypeShapeOrTensorSetIsBadInput) {
+  const auto edit = [](const std::string& name, auto change) {
+    const fs::path dir = judged_llama(name);
+    nf::TensorFile out = nf::read_safetensors(outputs_of(dir, 3));
+    change(out);
+    nf::write_safetensors(outputs_of(dir, 3), out);
+    return dir;
+  };
+  const fs::path dtype = edit("dtype", [](nf::TensorFile& f) {
+    nf::Tensor& y = *f.find("y");
+    const std::vector<double> v = nf::tensor_values(y);
+    y.dtype = "F32";
+    nf::set_tensor_values(y, v);
+  });
+  expect_bad_input(dtype, outputs_of(dtype, 3), {"'y' is F32, the spec says BF16"});
+
+  const fs::path shape = edit("shape", [](nf::TensorFile& f) {
+    nf::Tensor& y = *f.find("y");
+    y.shape = {y.shape[0] * y.shape[1]};
+  });
+  expect_bad_input(shape, outputs_of(shape, 3), {"'y' has shape", "expected ["});
+
+  const fs::path dropped = edit("dropped", [](nf::TensorFile& f) { f.tensors.pop_back(); });
+  expect_bad_input(dropped, outputs_of(dropped, 3), {"no tensor 'rrms'"});
+
+  // a tensor the spec does not have (LayerNorm's name of the statistic) beside the right ones
+  const fs::path extra = edit("extra", [](nf::TensorFile& f) {
+    nf::Tensor rstd = *f.find("rrms");
+    rstd.name = "rstd";
+    f.tensors.push_back(rstd);
+  });
+  expect_bad_input(extra, outputs_of(extra, 3), {"'rstd' is not one of the spec's"});
+}
+
+TEST(JudgeCli, GenDrawsFromItsSeedAndRefusesWhatItCannotWrite) {
+  const fs::path a = generate("seed_a", kLlama, 3), b = generate("seed_b", kLlama, 3);
+  EXPECT_EQ(read_whole_file(a / "case-002.inputs.safetensors"), read_whole_file(b / "case-002.inputs.safetensors"));
+  const nf::TensorFile in = nf::read_safetensors(a / "case-002.inputs.safetensors");
+  EXPECT_EQ(in.metadata.at("normcheck.seed"), "7");
+  EXPECT_EQ(in.metadata.at("normcheck.spec"), kLlama);
+  EXPECT_EQ(in.find("x")->dtype, "BF16");
+  EXPECT_EQ(in.find("gamma")->dtype, "BF16");
+  // NORMCHECK_SEED when --seed is not given; another seed, other problems
+  const fs::path c = scratch_dir() / "seed_env";
+  const CliRun env = run_shell("NORMCHECK_SEED=8 " + std::string(NORMCHECK_BINARY) + " gen --spec '" + kLlama +
+                               "' --cases 3 --out " + c.string());
+  ASSERT_EQ(env.exit_code, 0) << env.err;
+  EXPECT_NE(env.out.find("seed 8"), std::string::npos) << env.out;
+  EXPECT_NE(read_whole_file(a / "case-002.inputs.safetensors"), read_whole_file(c / "case-002.inputs.safetensors"));
+
+  // the largest seed travels through the metadata to the judge
+  const fs::path top = scratch_dir() / "seed_top";
+  ASSERT_EQ(run_normcheck("gen --spec '" + std::string(kLlama) + "' --cases 2 --seed 18446744073709551615 --out " +
+                          top.string()).exit_code, 0);
+  harness(top, "rmsnorm.llama", "BF16");
+  const CliRun judged = judge(top);
+  ASSERT_EQ(judged.exit_code, 0) << judged.err;
+  EXPECT_EQ(nlohmann::json::parse(judged.out).at("cases").at(0).at("seed").get<uint64_t>(), 18446744073709551615ull);
+
+  // a directory with cases already: outputs of other problems must not be judged
+  EXPECT_EQ(run_normcheck("gen --spec '" + std::string(kLlama) + "' --out " + a.string()).exit_code, 2);
+  const CliRun bwd = run_normcheck("gen --spec 'rmsnorm bwd' --out " + (scratch_dir() / "bwd").string());
+  EXPECT_EQ(bwd.exit_code, 2);
+  EXPECT_NE(bwd.err.find("forward"), std::string::npos) << bwd.err;
+  EXPECT_EQ(run_normcheck("gen --spec 'rmsnorm fwd dtype=f8' --out " + (scratch_dir() / "f8").string()).exit_code, 2);
+  fs::create_directories(scratch_dir() / "empty");
+  EXPECT_EQ(judge(scratch_dir() / "empty", "").exit_code, 2);
+  EXPECT_EQ(judge(scratch_dir() / "no_such_dir", "").exit_code, 2);
+}
+
+// The harness in Python (judge_harness.py: numpy alone, Gemma's RMSNorm):
+// its outputs pass, and the same harness with a bf16 conversion that
+// truncates is caught. Skipped where Debian's python3 has no numpy
+// (scripts/setup.sh installs python3-numpy).
+TEST(JudgeCli, APythonHarnessPassesAndItsTruncationIsCaught) {
+  if (run_shell("/usr/bin/python3 -c 'import numpy'").exit_code != 0)
+    GTEST_SKIP() << "/usr/bin/python3 has no numpy: install python3-numpy (scripts/setup.sh) to run this test";
+  const std::string spec = "rmsnorm fwd dtype=bf16 gamma=bf16 weight=1+gamma";
+  const std::string script = std::string(NORMCHECK_SOURCE_DIR) + "/tests/tools/normcheck/judge_harness.py";
+  const fs::path good = generate("python", spec, 24);
+  const CliRun ran = run_shell("/usr/bin/python3 " + script + " " + good.string());
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  const CliRun pass = judge(good);
+  EXPECT_EQ(pass.exit_code, 0) << pass.out << pass.err;
+
+  const fs::path bad = generate("python_truncate", spec, 24);
+  ASSERT_EQ(run_shell("/usr/bin/python3 " + script + " " + bad.string() + " --truncate").exit_code, 0);
+  const CliRun fail = judge(bad);
+  ASSERT_EQ(fail.exit_code, 1) << fail.out << fail.err;
+  for (const auto& k : nlohmann::json::parse(fail.out).at("cases")) {
+    if (k.at("verdict") != "fail") continue;
+    EXPECT_EQ(k.at("worst").at("output"), "y") << k.dump();
+  }
+}
+
+// A malformed inputs file is bad input naming it and what is wrong: a spec
+// that is not one, an eps that is not a number, a missing key, an x of the
+// wrong dtype.
+TEST(JudgeCli, AMalformedInputsFileIsBadInputNamingWhatIsWrong) {
+  const struct {
+    const char* name;
+    void (*change)(nf::TensorFile&);
+    const char* mention;
+  } edits[] = {
+      {"spec", [](nf::TensorFile& f) { f.metadata["normcheck.spec"] = "rmsnorm sideways"; }, "'normcheck.spec' is not a spec"},
+      {"eps", [](nf::TensorFile& f) { f.metadata["normcheck.eps"] = "small"; }, "'normcheck.eps'"},
+      {"key", [](nf::TensorFile& f) { f.metadata.erase("normcheck.rows"); }, "no __metadata__ entry 'normcheck.rows'"},
+      {"x", [](nf::TensorFile& f) {
+         nf::Tensor& x = *f.find("x");
+         const std::vector<double> v = nf::tensor_values(x);
+         x.dtype = "F16";
+         nf::set_tensor_values(x, v);
+       }, "'x' is F16, the spec says BF16"},
+  };
+  for (const auto& e : edits) {
+    SCOPED_TRACE(e.name);
+    const fs::path dir = judged_llama(std::string("inputs_") + e.name);
+    const fs::path inputs = dir / "case-001.inputs.safetensors";
+    nf::TensorFile in = nf::read_safetensors(inputs);
+    e.change(in);
+    nf::write_safetensors(inputs, in);
+    expect_bad_input(dir, inputs, {e.mention});
+  }
+}
+
+// Whatever bytes an outputs file holds, judge gives a verdict or exit 2 with
+// a message, never a crash: each byte of a good file's header and first data
+// set to 0x00, 0xff and '"' in turn.
+TEST(JudgeCli, CorruptOutputsNeverCrashTheJudge) {
+  const fs::path dir = judged_llama("corrupt");
+  const fs::path file = outputs_of(dir, 2);
+  const std::string good = read_whole_file(file);
+  const std::size_t end = std::min<std::size_t>(good.size(), 200);
+  int bad_input = 0;
+  for (std::size_t at = 0; at < end; at += 3)
+    for (const char byte : {'\0', '\xff', '"'}) {
+      std::string bytes = good;
+      bytes[at] = byte;
+      std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+      const CliRun run = judge(dir, "");
+      ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1 || run.exit_code == 2)
+          << "byte " << at << " = " << int(byte) << ": exit " << run.exit_code << "\n" << run.err;
+      if (run.exit_code == 2) {
+        ++bad_input;
+        EXPECT_NE(run.err.find(file.string()), std::string::npos) << run.err;
+      }
+    }
+  EXPECT_GT(bad_input, 0);  // most header edits break the file
+}

@@ -1,0 +1,237 @@
+#include "case_files.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+#include "fold/round.h"
+#include "normcheck/row_file.h"
+
+namespace normcheck::cli {
+namespace {
+
+// A file as messages name it: its path as given, as the safetensors reader's messages do.
+std::string named(const std::filesystem::path& path) { return path.string(); }
+
+// The shape of tensor t in a problem of rows x cols.
+std::vector<int64_t> shape_of(TensorName t, int64_t rows, int64_t cols) {
+  switch (t) {
+    case TensorName::gamma:
+    case TensorName::beta: return {cols};
+    case TensorName::mean:
+    case TensorName::stat: return {rows};
+    default: return {rows, cols};
+  }
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// A tensor of format t holding v, whose values are t's storage values
+// (stored_problem's): set_tensor_values writes their bits exactly.
+fold::Tensor make_tensor(const std::string& name, DType t, std::vector<int64_t> shape, const std::vector<float>& v) {
+  fold::Tensor out{name, std::string(fold::dtype_name(t)), std::move(shape), {}};
+  fold::set_tensor_values(out, std::vector<double>(v.begin(), v.end()));
+  return out;
+}
+
+// The tensor `name` of `file`, checked against the spec's dtype and shape.
+const fold::Tensor& checked(const fold::TensorFile& file, const std::filesystem::path& path, const std::string& name,
+                            DType dtype, const std::vector<int64_t>& shape) {
+  const fold::Tensor* t = file.find(name);
+  if (!t) throw CaseFileError(named(path) + ": no tensor '" + name + "'");
+  if (t->dtype != fold::dtype_name(dtype))
+    throw CaseFileError(named(path) + ": tensor '" + name + "' is " + t->dtype + ", the spec says " +
+                        std::string(fold::dtype_name(dtype)));
+  if (t->shape != shape)
+    throw CaseFileError(named(path) + ": tensor '" + name + "' has shape " + shape_text(t->shape) + ", expected " +
+                        shape_text(shape));
+  return *t;
+}
+
+// Every tensor of `file` is one of `expected`.
+void no_other_tensors(const fold::TensorFile& file, const std::filesystem::path& path,
+                      const std::vector<std::string>& expected) {
+  for (const fold::Tensor& t : file.tensors) {
+    bool known = false;
+    for (const std::string& name : expected) known = known || t.name == name;
+    if (!known) {
+      std::string list;
+      for (const std::string& name : expected) list += (list.empty() ? "" : ", ") + name;
+      throw CaseFileError(named(path) + ": tensor '" + t.name + "' is not one of the spec's (" + list + ")");
+    }
+  }
+}
+
+fold::TensorFile read_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw CaseFileError(named(path) + ": no such file");
+  try {
+    return fold::read_safetensors(path);
+  } catch (const fold::SafetensorsError& e) {
+    throw CaseFileError(e.what());
+  }
+}
+
+const std::string& metadata(const fold::TensorFile& file, const std::filesystem::path& path, const std::string& key) {
+  const auto it = file.metadata.find(key);
+  if (it == file.metadata.end()) throw CaseFileError(named(path) + ": no __metadata__ entry '" + key + "'");
+  return it->second;
+}
+
+// A decimal integer below 2^64 (a seed may be any of them).
+uint64_t unsigned_metadata(const fold::TensorFile& file, const std::filesystem::path& path, const std::string& key) {
+  const std::string& text = metadata(file, path, key);
+  uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size())
+    throw CaseFileError(named(path) + ": __metadata__ '" + key + "' is \"" + text +
+                        "\", not a decimal integer in [0, 2^64)");
+  return value;
+}
+
+std::string case_file_name(int64_t index, const char* suffix) {
+  char name[64];
+  std::snprintf(name, sizeof name, "case-%03lld.%s", static_cast<long long>(index), suffix);
+  return name;
+}
+
+std::vector<float> as_floats(const fold::Tensor& t) {
+  const std::vector<double> v = fold::tensor_values(t);
+  return std::vector<float>(v.begin(), v.end());  // storage values of F32, BF16 or F16: exact in float
+}
+
+}  // namespace
+
+std::string inputs_file_name(int64_t index) { return case_file_name(index, "inputs.safetensors"); }
+std::string outputs_file_name(int64_t index) { return case_file_name(index, "outputs.safetensors"); }
+std::string finding_file_name(int64_t index) { return case_file_name(index, "finding.txt"); }
+
+std::string tensor_file_name(TensorName t, NormKind norm) { return std::string(to_string(t, norm)); }
+
+std::vector<TensorName> input_tensors(const OpSpec& spec) {
+  std::vector<TensorName> out;
+  for (TensorName t : {TensorName::x, TensorName::residual, TensorName::gamma, TensorName::beta})
+    if (spec.has(t)) out.push_back(t);
+  return out;
+}
+
+std::vector<TensorName> output_tensors(const OpSpec& spec) {
+  std::vector<TensorName> out;
+  for (TensorName t : {TensorName::y, TensorName::residual_out, TensorName::mean, TensorName::stat})
+    if (spec.has(t)) out.push_back(t);
+  return out;
+}
+
+Problem stored_problem(const OpSpec& spec, const Problem& p) {
+  const auto stored = [&spec](TensorName t, const std::vector<float>& v) {
+    std::vector<float> out(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i)
+      out[i] = static_cast<float>(fold::round_to_storage(spec.dtype_of(t), v[i]));
+    return out;
+  };
+  Problem out = p;
+  const auto cols = static_cast<std::size_t>(p.cols);
+  out.dy.clear();
+  out.x = stored(TensorName::x, p.x);
+  out.residual = spec.has(TensorName::residual) ? stored(TensorName::residual, p.residual) : std::vector<float>();
+  out.gamma = !spec.has(TensorName::gamma) ? std::vector<float>()
+              : !p.gamma.empty()           ? stored(TensorName::gamma, p.gamma)
+                                           : std::vector<float>(cols, spec.weight == Weight::one_plus_gamma ? 0.0f : 1.0f);
+  out.beta = !spec.has(TensorName::beta) ? std::vector<float>()
+             : !p.beta.empty()           ? stored(TensorName::beta, p.beta)
+                                         : std::vector<float>(cols, 0.0f);
+  return out;
+}
+
+fold::TensorFile inputs_file(const CaseInputs& c) {
+  const OpSpec& spec = c.spec;
+  if (spec.direction != Direction::fwd || spec.linear)
+    throw std::invalid_argument("inputs_file: " + to_text(spec) + " is not a forward norm");
+  const Problem p = stored_problem(spec, c.problem);
+  fold::TensorFile file;
+  for (TensorName t : input_tensors(spec)) {
+    const std::vector<float>& values = t == TensorName::x          ? p.x
+                                       : t == TensorName::residual ? p.residual
+                                       : t == TensorName::gamma    ? p.gamma
+                                                                   : p.beta;
+    file.tensors.push_back(make_tensor(tensor_file_name(t, spec.norm), spec.dtype_of(t), shape_of(t, p.rows, p.cols),
+                                       values));
+  }
+  file.metadata = {{"normcheck.protocol", kCaseProtocol},
+                   {"normcheck.spec", to_text(spec)},
+                   {"normcheck.seed", std::to_string(c.seed)},
+                   {"normcheck.case", std::to_string(c.index)},
+                   {"normcheck.eps", format_float_exact(p.eps)},
+                   {"normcheck.rows", std::to_string(p.rows)},
+                   {"normcheck.cols", std::to_string(p.cols)},
+                   {"normcheck.domain", c.domain}};
+  return file;
+}
+
+CaseInputs read_inputs(const std::filesystem::path& path) {
+  const fold::TensorFile file = read_file(path);
+  CaseInputs c;
+  if (const std::string& v = metadata(file, path, "normcheck.protocol"); v != kCaseProtocol)
+    throw CaseFileError(named(path) + ": protocol version \"" + v + "\", this normcheck reads version " +
+                        kCaseProtocol);
+  const SpecParse parsed = parse_spec(metadata(file, path, "normcheck.spec"));
+  if (!parsed.spec) throw CaseFileError(named(path) + ": __metadata__ 'normcheck.spec' is not a spec: " + parsed.error);
+  c.spec = *parsed.spec;
+  if (c.spec.direction != Direction::fwd || c.spec.linear)
+    throw CaseFileError(named(path) + ": the spec " + to_text(c.spec) + " is not a forward norm");
+  c.seed = unsigned_metadata(file, path, "normcheck.seed");
+  c.index = static_cast<int64_t>(unsigned_metadata(file, path, "normcheck.case"));
+  c.domain = metadata(file, path, "normcheck.domain");
+  Problem& p = c.problem;
+  try {
+    p.eps = parse_float_token(metadata(file, path, "normcheck.eps"));
+  } catch (const std::invalid_argument& e) {
+    throw CaseFileError(named(path) + ": __metadata__ 'normcheck.eps': " + e.what());
+  }
+  if (!(p.eps >= 0) || std::isinf(p.eps)) throw CaseFileError(named(path) + ": eps must be finite and >= 0");
+  const uint64_t rows = unsigned_metadata(file, path, "normcheck.rows");
+  const uint64_t cols = unsigned_metadata(file, path, "normcheck.cols");
+  // (2^31 each: beyond any file's tensors, and rows x cols stays far from int64's end)
+  if (rows < 1 || cols < 1 || rows > (uint64_t{1} << 31) || cols > (uint64_t{1} << 31))
+    throw CaseFileError(named(path) + ": the shape " + std::to_string(rows) + " x " + std::to_string(cols) +
+                        " is not one of 1 to 2^31 rows and columns");
+  p.rows = static_cast<int64_t>(rows);
+  p.cols = static_cast<int64_t>(cols);
+  std::vector<std::string> names;
+  for (TensorName t : input_tensors(c.spec)) {
+    const std::string name = tensor_file_name(t, c.spec.norm);
+    names.push_back(name);
+    const std::vector<float> v = as_floats(checked(file, path, name, c.spec.dtype_of(t), shape_of(t, p.rows, p.cols)));
+    if (t == TensorName::x) p.x = v;
+    if (t == TensorName::residual) p.residual = v;
+    if (t == TensorName::gamma) p.gamma = v;
+    if (t == TensorName::beta) p.beta = v;
+  }
+  no_other_tensors(file, path, names);
+  return c;
+}
+
+fold::TensorFile read_outputs(const std::filesystem::path& path, const CaseInputs& c) {
+  std::vector<std::string> names;
+  std::string wanted;  // what the harness writes, for the message of a missing file
+  for (TensorName t : output_tensors(c.spec)) {
+    names.push_back(tensor_file_name(t, c.spec.norm));
+    wanted += (wanted.empty() ? "" : ", ") + names.back() + " (" + std::string(fold::dtype_name(c.spec.dtype_of(t))) +
+              " " + shape_text(shape_of(t, c.problem.rows, c.problem.cols)) + ")";
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw CaseFileError(named(path) + ": no such file; the harness writes the tensors " + wanted + " there");
+  fold::TensorFile file = read_file(path);
+  for (TensorName t : output_tensors(c.spec))
+    checked(file, path, tensor_file_name(t, c.spec.norm), c.spec.dtype_of(t),
+            shape_of(t, c.problem.rows, c.problem.cols));
+  no_other_tensors(file, path, names);
+  return file;
+}
+
+}  // namespace normcheck::cli

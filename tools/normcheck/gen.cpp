@@ -1,0 +1,125 @@
+// `normcheck gen --spec S --out DIR [--cases N] [--seed S] [--domain TEXT]`:
+// the problems of a forward op spec as files (case_files.h, docs/judge.md)
+// for a harness in any language or on any device to run; `normcheck judge
+// DIR` then gives the verdicts on the outputs it writes beside them.
+//
+// The problems are those fuzz and identify draw for a version-2 kernel of
+// the spec (fuzz/case_gen.h, case c of the seed) inside the declared domain
+// (default: a plugin's, docs/plugins.md), on contiguous rows.
+// Exit 0: written; 2: bad usage (a spec that is not one, a backward spec,
+// a directory that already holds cases).
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "case_files.h"
+#include "case_gen.h"
+#include "command.h"
+#include "normcheck/op_spec.h"
+#include "recorded_kernel.h"
+#include "seed.h"
+
+namespace normcheck::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint64_t kDefaultSeed = 20261127;
+
+struct GenArgs {
+  std::string spec, out, seed, domain;
+  // One problem of each of the generator's sizes 0..100 (case c is drawn at
+  // size c mod 101, fuzz/case_gen.h), so d reaches the thousands: 16 cases
+  // would stop at d <= 5 (d is capped at 2^(size/6), properties/problem_gen.cpp).
+  int64_t cases = 101;
+};
+
+// The domain a harness of the spec is held to: a version-2 plugin's
+// (layernorm_fwd.twopass's range) with the terms of `text` replacing its own.
+InputRange domain_of(const std::string& text) {
+  const Kernel* twopass = find_kernel("layernorm_fwd.twopass");
+  if (!twopass) throw std::logic_error("the table has no layernorm_fwd.twopass, whose range harnesses get");
+  try {
+    return parse_domain(text, twopass->range);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("--domain: " + std::string(e.what()));
+  }
+}
+
+// A directory with no case files in it (made if need be): outputs left from
+// other problems must never be judged against new inputs.
+void prepare_out_dir(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw UsageError("--out " + dir.string() + " is not a directory");
+  fs::create_directories(dir, ec);
+  if (ec) throw UsageError("--out " + dir.string() + ": " + ec.message());
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind("case-", 0) == 0)
+      throw UsageError("--out " + dir.string() + " already holds case files (" + e.path().filename().string() +
+                       "): use an empty directory");
+  if (ec) throw UsageError("--out " + dir.string() + ": " + ec.message());
+}
+
+// Case c of the seed as the file holds it. The generator keeps x inside the
+// domain before x is rounded to its format; a rounding that carries |x| past
+// the limit would make the case one the judge declines, so such a draw is
+// replaced by the next stream's (fuzz::case_problem's kernel index 1, 2, ...):
+// the same seed still gives the same files.
+Problem draw(const rc::Gen<Problem>& problems, const Kernel& row, uint64_t seed, int64_t c) {
+  const OpSpec& spec = *row.spec;
+  for (std::size_t stream = 0; stream < 1000; ++stream) {
+    const Problem p = stored_problem(spec, fuzz::case_problem(problems, seed, stream, c));
+    if (declines(row, request_for(row, p)).empty()) return p;
+  }
+  throw UsageError("case " + std::to_string(c) + ": 1000 draws in a row fall outside the domain once rounded to " +
+                   std::string(to_string(spec.dtype_of(TensorName::x))) + "; widen --domain");
+}
+
+int run_gen(const GenArgs& args) {
+  const SpecParse parsed = parse_spec(args.spec);
+  if (!parsed.spec) throw UsageError("--spec: " + parsed.error);
+  const OpSpec spec = *parsed.spec;
+  if (spec.direction != Direction::fwd)
+    throw UsageError("--spec " + to_text(spec) +
+                     ": gen writes forward problems; a backward spec's dy and saved statistics are not in the file "
+                     "protocol (docs/judge.md)");
+  if (spec.linear) throw UsageError("--spec " + to_text(spec) + ": a norm followed by a Linear is not in the file protocol");
+  if (args.cases < 1) throw UsageError("--cases must be at least 1");
+  const uint64_t seed = seed_from(args.seed, kDefaultSeed);
+  const InputRange domain = domain_of(args.domain);
+  const fs::path dir = args.out;
+  prepare_out_dir(dir);
+
+  const Kernel row = harness_row(spec, domain);
+  const rc::Gen<Problem> problems = props::gen_problem(fuzz::generator_options(row));
+  for (int64_t c = 0; c < args.cases; ++c) {
+    const CaseInputs in{spec, draw(problems, row, seed, c), seed, c, domain_text(domain)};
+    fold::write_safetensors(dir / inputs_file_name(c), inputs_file(in));
+  }
+  std::printf("seed %llu: %lld problems of %s in %s (domain: %s)\n", static_cast<unsigned long long>(seed),
+              static_cast<long long>(args.cases), to_text(spec).c_str(), dir.string().c_str(),
+              domain_text(domain).empty() ? "any" : domain_text(domain).c_str());
+  std::printf("each case-NNN.inputs.safetensors wants a case-NNN.outputs.safetensors beside it with:");
+  for (TensorName t : output_tensors(spec))
+    std::printf(" %s (%s)", tensor_file_name(t, spec.norm).c_str(), std::string(to_string(spec.dtype_of(t))).c_str());
+  std::printf("\nthen: normcheck judge %s\n", dir.string().c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_gen_command(CLI::App& app, Action& action) {
+  auto* sub = app.add_subcommand("gen", "Write a forward op spec's problems as safetensors files for a harness to run");
+  auto args = std::make_shared<GenArgs>();
+  sub->add_option("--spec", args->spec, "The op spec, e.g. \"rmsnorm fwd dtype=bf16 gamma=bf16\" (docs/ops.md)")
+      ->required();
+  sub->add_option("--out", args->out, "Directory for the case files (made if need be; must hold no case files)")
+      ->required();
+  sub->add_option("--cases", args->cases, "Problems to write (default 101: one of each generator size, d up to the thousands)");
+  sub->add_option("--seed", args->seed, "Seed (default: NORMCHECK_SEED, else 20261127)");
+  sub->add_option("--domain", args->domain,
+                  "The inputs the harness supports, e.g. \"finite eps>=1e-06\" (docs/plugins.md; default: a plugin's)");
+  sub->callback([&action, args] { action = [args] { return run_gen(*args); }; });
+}
+
+}  // namespace normcheck::cli

@@ -1,0 +1,218 @@
+// `normcheck judge DIR [--json]`: the verdict on each case of DIR (written
+// by `normcheck gen`, case_files.h) from the outputs a harness wrote beside
+// its inputs. Each case's outputs are the computation of a kernel row
+// (recorded_kernel.h) that evaluate() runs and judges as it judges every
+// kernel: each output against the admissible range of the spec's rounding
+// policy, y against exact math beside it.
+// A finding prints the output, row, column, values and allowance, and saves
+// the problem as case-NNN.finding.txt, a problem file `normcheck check`
+// replays on a kernel of the spec (--plugin).
+// Exit 0: every case passes; 1: a finding; 2: bad input (no cases, a missing,
+// truncated or malformed file, a tensor missing or of the wrong dtype or
+// shape: each message names the file and the tensor, on stderr; nothing on
+// stdout, as everywhere).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "case_files.h"
+#include "command.h"
+#include "isolation.h"
+#include "json_number.h"
+#include "json_text.h"
+#include "normcheck/evaluate.h"
+#include "normcheck/io.h"
+#include "normcheck/row_file.h"
+#include "recorded_kernel.h"
+
+namespace normcheck::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct JudgeArgs {
+  std::string dir;
+  bool json = false;
+};
+
+struct CaseVerdict {
+  fs::path inputs;
+  int64_t index = -1;
+  std::string spec;
+  uint64_t seed = 0;
+  std::string bad_input;  // non-empty: the case could not be judged, and why
+  std::string label;      // the finding (isolation.h's labels), empty when it passed
+  Evaluation evaluation;
+  fs::path finding_file;
+};
+
+// The inputs files of dir, in name order.
+std::vector<fs::path> input_files(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw UsageError(dir.string() + ": not a directory");
+  std::vector<fs::path> out;
+  const std::string suffix = ".inputs.safetensors";
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("case-", 0) == 0 && name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      out.push_back(e.path());
+  }
+  if (ec) throw UsageError(dir.string() + ": " + ec.message());
+  std::sort(out.begin(), out.end());
+  if (out.empty()) throw UsageError(dir.string() + ": no case-NNN.inputs.safetensors (normcheck gen writes them)");
+  return out;
+}
+
+// The worst element in words: output, row, column, value, exact (the middle
+// of the admissible range), allowance.
+std::string worst_text(const Worst& w) {
+  char line[256];
+  std::snprintf(line, sizeof line, "%s[row %lld, col %lld] = %a, exact %a, allowed error %.3g", w.output.c_str(),
+                static_cast<long long>(w.row), static_cast<long long>(w.col), static_cast<double>(w.computed),
+                w.exact, w.allowed);
+  return line;
+}
+
+CaseVerdict judge_case(const fs::path& dir, const fs::path& inputs_path) {
+  CaseVerdict v;
+  v.inputs = inputs_path;
+  CaseInputs in;
+  fold::TensorFile outputs;
+  try {
+    in = read_inputs(inputs_path);
+    v.index = in.index, v.spec = to_text(in.spec), v.seed = in.seed;
+    if (inputs_path.filename() != inputs_file_name(in.index))
+      throw CaseFileError(inputs_path.string() + ": its metadata says case " + std::to_string(in.index) +
+                          ", whose file is " + inputs_file_name(in.index));
+    outputs = read_outputs(dir / outputs_file_name(in.index), in);
+  } catch (const CaseFileError& e) {
+    v.bad_input = e.what();
+    return v;
+  }
+  InputRange domain;
+  try {
+    domain = parse_domain(in.domain);
+  } catch (const std::invalid_argument& e) {
+    v.bad_input = inputs_path.string() + ": __metadata__ 'normcheck.domain': " + e.what();
+    return v;
+  }
+  const RecordedKernel kernel(in.spec, domain, outputs);
+  try {
+    v.evaluation = evaluate(kernel.row(), in.problem);
+  } catch (const std::invalid_argument& e) {
+    v.bad_input = inputs_path.string() + ": " + e.what();
+    return v;
+  }
+  if (!v.evaluation.declined.empty()) {
+    v.bad_input = inputs_path.string() + ": the inputs are outside the domain they declare: " +
+                  v.evaluation.declined;
+    return v;
+  }
+  v.label = fuzz::label_of(v.evaluation, false);
+  // a case's finding file is this run's finding: one left by an earlier run goes when the case passes
+  if (v.label.empty()) {
+    std::error_code ignored;  // absent is the usual case
+    fs::remove(dir / finding_file_name(in.index), ignored);
+  } else {
+    v.finding_file = dir / finding_file_name(in.index);
+    const std::vector<std::string> notes = {
+        "normcheck judge: " + v.label + " on " + inputs_path.filename().string() + " (seed " +
+            std::to_string(in.seed) + ", case " + std::to_string(in.index) + ")",
+        "worst: " + worst_text(v.evaluation.worst),
+        "replay on a kernel of the spec: normcheck check --input " + v.finding_file.filename().string() +
+            " --plugin LIBRARY"};
+    write_file_atomically(v.finding_file,
+                          problem_file_text(op_of(in.spec), in.spec.dtype_of(TensorName::x), in.problem, notes,
+                                            kHarnessKernelName, &in.spec));
+  }
+  return v;
+}
+
+std::string case_name(const CaseVerdict& v) {
+  const std::string name = v.inputs.filename().string();
+  return name.substr(0, name.find('.'));
+}
+
+int run_judge(const JudgeArgs& args) {
+  const fs::path dir = args.dir;
+  std::vector<CaseVerdict> verdicts;
+  for (const fs::path& inputs : input_files(dir)) verdicts.push_back(judge_case(dir, inputs));
+  int64_t passed = 0, findings = 0, bad = 0;
+  for (const CaseVerdict& v : verdicts) (v.bad_input.empty() ? (v.label.empty() ? passed : findings) : bad) += 1;
+  // bad input: every reason on stderr, nothing on stdout (docs/cli.md)
+  if (bad) {
+    for (const CaseVerdict& v : verdicts)
+      if (!v.bad_input.empty()) std::cerr << "normcheck: " << v.bad_input << "\n";
+    std::cerr << "normcheck: " << bad << " of " << verdicts.size() << " cases could not be judged (the others: "
+              << passed << " pass, " << findings << " with a finding)\n";
+    return kExitUsage;
+  }
+  const int exit_code = findings ? kExitFinding : kExitOk;
+
+  if (args.json) {
+    nlohmann::json cases = nlohmann::json::array();
+    for (const CaseVerdict& v : verdicts) {
+      nlohmann::json c = {{"case", case_name(v)}, {"inputs", v.inputs.string()}};
+      const Evaluation& e = v.evaluation;
+      c["verdict"] = v.label.empty() ? "pass" : "fail";
+      c["spec"] = v.spec;
+      c["seed"] = v.seed;
+      c["max_error_over_bound"] = json_number(e.max_error_over_bound);
+      c["exact_math_ulp"] = json_number(e.exact_math_ulp);
+      c["policy_exact_math_ulp"] = json_number(e.policy_exact_math_ulp);
+      if (!v.label.empty()) {
+        c["label"] = v.label;
+        c["worst"] = {{"output", e.worst.output},
+                      {"row", e.worst.row},
+                      {"col", e.worst.col},
+                      {"computed", json_number(e.worst.computed)},
+                      {"exact", json_number(e.worst.exact)},
+                      {"allowed", json_number(e.worst.allowed)}};
+        c["consistent_policies"] = e.consistent_policies;
+        c["problem_file"] = v.finding_file.string();
+      }
+      cases.push_back(std::move(c));
+    }
+    const nlohmann::json doc = {{"dir", dir.string()}, {"cases", cases}, {"passed", passed}, {"findings", findings}};
+    std::cout << json_safe(doc).dump(2) << "\n";  // paths are bytes: json_text.h
+    return exit_code;
+  }
+  std::set<uint64_t> seeds;
+  for (const CaseVerdict& v : verdicts) seeds.insert(v.seed);
+  std::printf("%zu cases in %s, drawn with seed", verdicts.size(), dir.string().c_str());
+  for (const uint64_t seed : seeds) std::printf(" %llu", static_cast<unsigned long long>(seed));
+  std::printf(" (normcheck gen)\n\n");
+  for (const CaseVerdict& v : verdicts) {
+    const Evaluation& e = v.evaluation;
+    std::printf("%s  %-4s  max_err/bound %-10.4g y vs exact math %.3g ULP (the policy's own: %.3g)  %s\n",
+                case_name(v).c_str(), v.label.empty() ? "pass" : "FAIL", e.max_error_over_bound, e.exact_math_ulp,
+                e.policy_exact_math_ulp, v.spec.c_str());
+    if (v.label.empty()) continue;
+    std::printf("    %s: %s\n", v.label.c_str(), worst_text(e.worst).c_str());
+    for (const std::string& p : e.consistent_policies) std::printf("    consistent with the policy: %s\n", p.c_str());
+    std::printf("    problem file: %s\n", v.finding_file.string().c_str());
+  }
+  std::printf("\n%zu cases: %lld pass, %lld with a finding\n", verdicts.size(), static_cast<long long>(passed),
+              static_cast<long long>(findings));
+  return exit_code;
+}
+
+}  // namespace
+
+void add_judge_command(CLI::App& app, Action& action) {
+  auto* sub = app.add_subcommand("judge", "The verdicts on the outputs a harness wrote for the cases of `normcheck gen`");
+  auto args = std::make_shared<JudgeArgs>();
+  sub->add_option("dir", args->dir, "The directory gen wrote, with the harness's case-NNN.outputs.safetensors")
+      ->required();
+  sub->add_flag("--json", args->json, "Print one JSON document");
+  sub->callback([&action, args] { action = [args] { return run_judge(*args); }; });
+}
+
+}  // namespace normcheck::cli
