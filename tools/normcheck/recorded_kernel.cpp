@@ -3,7 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "plugin_bounds.h"
+#include "normcheck/bounds.h"
 
 namespace normcheck::cli {
 namespace {
@@ -48,7 +48,7 @@ Kernel harness_row(const OpSpec& spec, const InputRange& domain) {
                 .dtype = dtype,
                 .algorithm = "outputs a harness wrote to files (normcheck judge)",
                 .fn = SpecKernelFn(replay),
-                .bound = fuzz::plugin_bound(op, dtype),
+                .bound = plugin_bound(op, dtype),
                 .range = domain,
                 .family = Family::external,
                 .spec = &spec};
