@@ -64,27 +64,12 @@ HWY_INLINE T* RowOf(const nc_tensor& t, int64_t r) {
   return t.data ? static_cast<T*>(t.data) + r * t.row_stride : nullptr;
 }
 
-// The quiet NaN of storage T.
-template <typename T>
-HWY_INLINE T QuietNaN() {
-  if constexpr (std::is_same_v<T, float>) {
-    return std::numeric_limits<float>::quiet_NaN();
-  } else {
-    const uint16_t bits = std::is_same_v<T, hwy::bfloat16_t> ? 0x7FC0 : 0x7E00;
-    T nan;
-    std::memcpy(&nan, &bits, sizeof nan);
-    return nan;
-  }
-}
-
 // Every row of call `c` on storage T: pass 0 into residual_out, then
 // norm_row.template operator()<kSplit>(sum, y, mean_slot, stat_slot, stream)
-// with the row's residual_out as the norm's input. With `nan_rows` (a
-// non-finite weight or beta: every row has a non-finite input) the norm is
-// not run: y, mean and rstd are NaN, the row-NaN convention of a spec's
-// forward (docs/semantics.md), residual_out the sum all the same.
+// with the row's residual_out as the norm's input. A non-finite weight or
+// beta touches only its own column of y, as the plain rows' (docs/semantics.md).
 template <typename T, class NormRow>
-void FusedAddRows(const nc_call& c, bool nan_rows, const NormRow& norm_row) {
+void FusedAddRows(const nc_call& c, const NormRow& norm_row) {
   const int64_t rows = c.rows, cols = c.cols;
   const int64_t chunks = ceil_div(cols, kChunk);
   const bool stream = streams_output(rows, cols, sizeof(T));
@@ -99,10 +84,7 @@ void FusedAddRows(const nc_call& c, bool nan_rows, const NormRow& norm_row) {
     T* y = RowOf<T>(c.y, r);
     float* mean = RowOf<float>(c.mean, r);
     float* rstd = RowOf<float>(c.rstd, r);
-    if (!nan_rows) return norm_row.template operator()<kSplit>(sum, y, mean, rstd, stream);
-    std::fill(y, y + cols, QuietNaN<T>());
-    for (float* stat : {mean, rstd})
-      if (stat) *stat = std::numeric_limits<float>::quiet_NaN();
+    norm_row.template operator()<kSplit>(sum, y, mean, rstd, stream);
   });
 }
 

@@ -17,13 +17,13 @@ HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
 void FusedAddRmsNormFwdHwy(const nc_call* c, const float* weight) {
-  // A non-finite weight makes every row's y NaN (FusedAddRows); else RmsRow's
-  // 16-bit pass runs on a finite row, and no NaN from an input reaches y.
-  const bool all_finite = AllFinite(weight, static_cast<size_t>(c->cols));
-  const auto finite = [&] { return all_finite; };
+  // RmsRow's values as rmsnorm_fwd.hwy's rows choose them (RmsNormFwdRows):
+  // the stored sum is finite inside the domain, so a NaN reaches y only
+  // through the weight
+  const auto finite = [&] { return AllFinite(weight, static_cast<size_t>(c->cols)); };
   WithStorage(c->x.dtype, [&]<typename T>() {
     WithValues<T>(finite, [&]<Values kValues>() {
-      FusedAddRows<T>(*c, !all_finite, [&]<bool kSplit>(const T* s, T* y, float*, float* rrms, bool stream) {
+      FusedAddRows<T>(*c, [&]<bool kSplit>(const T* s, T* y, float*, float* rrms, bool stream) {
         RmsRow<kSplit, kValues, T>(s, weight, y, rrms, c->cols, c->eps, stream, nullptr);
       });
     });

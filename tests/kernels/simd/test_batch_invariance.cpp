@@ -89,14 +89,9 @@ struct Shape {
 constexpr Shape kShapes[] = {{37, 301}, {3, simd::kSplitMinCols + 5}, {2, simd::kSplitMinCols + 1500}};
 
 // The kernel's problem: random_problem's rows (x = 5 + N(0,1), gamma and
-// beta), and a residual ~ N(0,1) when the kernel's spec adds one.
+// beta, and a residual ~ N(0,1) when the kernel's spec adds one).
 Problem problem_for(const Kernel& k, Shape s, std::mt19937_64& rng) {
-  Problem p = test::random_problem(k, s.rows, s.cols, 5, true, 1, rng);
-  if (spec_of(k).add) {
-    std::normal_distribution<float> normal;
-    for (std::size_t i = 0; i < p.x.size(); ++i) p.residual.push_back(normal(rng));
-  }
-  return p;
+  return test::random_problem(k, s.rows, s.cols, 5, true, 1, rng);
 }
 
 class BatchInvarianceOnEveryTarget : public test::PerTarget {};
