@@ -204,7 +204,10 @@ struct EvaluateOptions {
   void* context = nullptr;
   // The problem's reference from exact_reference(kernel, problem), or null:
   // evaluate() computes it. evaluate() throws std::invalid_argument when its
-  // op, dtype or shape is not the kernel's and the problem's.
+  // op, dtype or shape is not the kernel's and the problem's. A backward op and
+  // a norm followed by a Linear use it; a forward norm, judged by its spec's
+  // reference (spec_reference.h, whose fast phase costs what the float
+  // reference costs), only checks that it fits.
   const ExactReference* reference = nullptr;
   // Fill Evaluation::main_elements: each element's value, exact value and
   // allowance, for suites that derive their own tolerances from the bound.
