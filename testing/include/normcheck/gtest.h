@@ -17,7 +17,8 @@
 // It runs through evaluate() (normcheck/evaluate.h), in this process, held to
 // the bound `normcheck check --plugin` and `normcheck fuzz --plugin` hold a
 // plugin's kernel to: plugin_bound(op, dtype) (normcheck/bounds.h: what a
-// careful two-pass float32 kernel meets, with the rounding of 16-bit outputs),
+// careful two-pass float32 kernel meets; a forward output's rounding to its
+// format is its spec's admissible range's, a 16-bit backward's is added),
 // over the input range layernorm_fwd.twopass declares (a version-2 entry's
 // domain replaces the terms it states). It is called a second time and must
 // give the same bits.
