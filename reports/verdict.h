@@ -73,7 +73,7 @@ Grade grade_of(const KernelVerdict& v);
 
 // The bound a kernel is held to, in words: "the default bound (what a careful
 // float32 two-pass kernel meets, ...)" for a kernel held to default_bound(),
-// its 16-bit form for a plugin's bf16/f16 kernel, else its algorithm's own.
+// its 16-bit form for a plugin's bf16/f16 backward, else its algorithm's own.
 std::string bound_text(const Kernel& k);
 
 // The verdict of every kernel of data.accuracy, in the same order.
