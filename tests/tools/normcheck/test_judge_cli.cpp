@@ -252,7 +252,8 @@ TEST(JudgeCli, APythonHarnessPassesAndItsTruncationIsCaught) {
   ASSERT_EQ(run_shell("/usr/bin/python3 " + script + " " + bad.string() + " --truncate").exit_code, 0);
   const CliRun fail = judge(bad);
   ASSERT_EQ(fail.exit_code, 1) << fail.out << fail.err;
-  for (const auto& k : nlohmann::json::parse(fail.out).at("cases")) {
+  const nlohmann::json verdicts = nlohmann::json::parse(fail.out);  // alive for the loop: at() refers into it
+  for (const auto& k : verdicts.at("cases")) {
     if (k.at("verdict") != "fail") continue;
     EXPECT_EQ(k.at("worst").at("output"), "y") << k.dump();
   }
