@@ -3,13 +3,11 @@
 // and the sum residual_out), weight gamma or fl32(1 + gamma)
 // (TransformerEngine's zero_centered_gamma), float32, bf16 or f16 storage,
 // rows at any stride (version-2 calls). The norm reads the stored sum
-// (round=sum:T, fused_add_norm_fwd_hwy-inl.h) with layernorm_fwd.accurate's
-// row (layernorm_fwd_accurate-inl.h: centred two-pass in float64, y rounded
-// once), not layernorm_fwd.hwy's float32 row: the bound of that row is above
-// the default bound in some terms for some d (at small d its lane sums'
-// constant depth exceeds d), and a spec's admissible range is built from the
-// default bound (spec_policy.h); the float64 row's is below it in every term
-// (FusedAddRows.NormBoundsWithinTheDefaultBound).
+// (round=sum:T, fused_add_norm_fwd_hwy-inl.h) with layernorm_fwd.hwy's row
+// (layernorm_fwd_hwy-inl.h: float32 centred sums about a float64 prefix mean,
+// the float64 row where no float32 centre is near enough), y rounded once to
+// T. The admissible range of the spec is built from the row's own bound
+// (spec_policy.h), layernorm_fwd.hwy's on the stored sum.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "simd/fused_add_layernorm_fwd_hwy.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -17,17 +15,25 @@
 #include "hwy/highway.h"
 #include "simd/fused_add_norm_fwd_hwy-inl.h"
 #include "simd/hwy_bounds.h"
-#include "simd/layernorm_fwd_accurate-inl.h"
+#include "simd/layernorm_fwd_hwy-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace normcheck::simd::HWY_NAMESPACE {
 
 void FusedAddLayerNormFwdHwy(const nc_call* c, const float* weight) {
   const auto* beta = static_cast<const float*>(c->beta.data);
-  const double exact_below = accurate_exact_below(c->cols, AccurateLanes());
+  // FastRow's values as layernorm_fwd.hwy's rows choose them: a fast row's
+  // input is finite (its sums were), so a NaN reaches y only through the
+  // weight or beta
+  const auto finite = [&] {
+    const auto n = static_cast<size_t>(c->cols);
+    return AllFinite(weight, n) && AllFinite(beta, n);
+  };
   WithStorage(c->x.dtype, [&]<typename T>() {
-    FusedAddRows<T>(*c, [&]<bool kSplit>(const T* s, T* y, float* mean, float* rstd, bool stream) {
-      AccurateRow<kSplit>(exact_below, s, weight, beta, y, mean, rstd, c->cols, c->eps, stream, RowsAhead<T>{});
+    WithValues<T>(finite, [&]<Values kValues>() {
+      FusedAddRows<T>(*c, [&]<bool kSplit>(const T* s, T* y, float* mean, float* rstd, bool stream) {
+        FastRow<kSplit, kValues>(s, weight, beta, y, mean, rstd, c->cols, c->eps, stream, RowsAhead<T>{});
+      });
     });
   });
 }
@@ -49,15 +55,16 @@ void fused_add_layernorm_fwd_hwy(const nc_call* c) {
   HWY_DYNAMIC_DISPATCH(FusedAddLayerNormFwdHwy)(c, weight_of(*c, kWeight, buffer));
 }
 
-// layernorm_fwd.accurate's bound on the stored sum (fused_add_bound), 16-bit
-// storage too: the rows compute y in float64 and round it once to T, which is
-// the range's own rounding.
+// layernorm_fwd.hwy's bound on the stored sum (fused_add_bound), 16-bit
+// storage too: the rows compute y in float32 from inputs float32 holds
+// exactly and round it once to T, which is the range's own rounding (as
+// layernorm_fwd.hwy_bf16's bound says).
 template <Weight kWeight, DType kStorage>
-constexpr BoundFn kLnBound = &fused_add_bound<&accurate_layernorm_fwd_bound, kWeight>;
+constexpr BoundFn kLnBound = &fused_add_bound<&hwy_layernorm_fwd_bound, kWeight>;
 
 constexpr std::string_view kAlgorithm =
-    "Highway SIMD: s = x + residual in float32 stored in T, the norm reads the stored s; layernorm_fwd.accurate's "
-    "row on it (centred two-pass in float64, y rounded once); threaded over rows or chunks";
+    "Highway SIMD: s = x + residual in float32 stored in T, the norm reads the stored s; layernorm_fwd.hwy's "
+    "row on it (float32 sums centred on a float64 prefix mean, y rounded once); threaded over rows or chunks";
 constexpr std::string_view kAlgorithm1pg =
     "as layernorm_fwd.hwy_add, weight fl32(1 + gamma) (zero-centred gamma)";
 }  // namespace simd

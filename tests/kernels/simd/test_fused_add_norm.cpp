@@ -118,43 +118,5 @@ TEST(FusedAddLongRows, OutputsWithinThePolicysRangeAtD65536) {
   }
 }
 
-// The norm rows the fused rows run are at least as accurate, in every term
-// of y's allowance, the mean and the statistic, as the default bound
-// (kernels/bounds.cpp), from which the admissible range of a spec is built
-// (spec_policy.h): so a fused row that meets its own bound lies in that range
-// too. Over d = 1 .. 2^16, kappa from 1 to 1e6 (|mean|/sigma), eps's share
-// of sigma^2 + eps from 0 to 1.
-TEST(FusedAddRows, NormBoundsWithinTheDefaultBound) {
-  const struct {
-    const char* name;
-    BoundFn bound;
-    Op op;
-  } norms[] = {{"hwy_rmsnorm_fwd_bound", &simd::hwy_rmsnorm_fwd_bound, Op::rmsnorm_fwd},
-               {"hwy_rmsnorm_fwd16_float_pass_bound", &simd::hwy_rmsnorm_fwd16_float_pass_bound, Op::rmsnorm_fwd},
-               {"accurate_layernorm_fwd_bound", &simd::accurate_layernorm_fwd_bound, Op::layernorm_fwd}};
-  for (const auto& norm : norms) {
-    for (int64_t d = 1; d <= 65536; d *= 4) {
-      for (const double kappa : {1.0, 10.0, 1e3, 1e6}) {
-        for (const double eps_share : {0.0, 0.5, 1.0}) {
-          RowCondition c;
-          c.d = d, c.kappa = kappa, c.max_kappa = kappa * std::sqrt(static_cast<double>(d)),
-          c.eps_share = eps_share, c.r = 1;
-          const Bound ours = norm.bound(c), limit = default_bound(norm.op)(c);
-          const auto where = [&] { return std::string(norm.name) + " d " + std::to_string(d) + " kappa " +
-                                          std::to_string(kappa) + " eps share " + std::to_string(eps_share); };
-          // y's allowance |w| (xhat_abs + xhat_rel |xhat|) + affine_rel (|w xhat| + |beta|)
-          // (kernel.h), term by term: |w|, |w xhat| and (LayerNorm) |beta|
-          EXPECT_LE(ours.xhat_abs, limit.xhat_abs) << where();
-          EXPECT_LE(ours.xhat_rel + ours.affine_rel, limit.xhat_rel + limit.affine_rel) << where();
-          if (norm.op == Op::layernorm_fwd) EXPECT_LE(ours.affine_rel, limit.affine_rel) << where();
-          EXPECT_LE(ours.mean_rel, limit.mean_rel) << where();
-          EXPECT_LE(ours.stat_rel, limit.stat_rel) << where();
-          EXPECT_LE(ours.underflow_abs, limit.underflow_abs) << where();
-        }
-      }
-    }
-  }
-}
-
 }  // namespace
 }  // namespace normcheck
