@@ -414,6 +414,9 @@ void NormRow::backward(std::span<const float> dy, std::span<const float> gamma) 
   mpfr_set_prec(raw(work2_), start_bits_);
   mpfr_set_zero(raw(work_), 1);
   mpfr_set_zero(raw(work2_), 1);
+  // b_ holds each |g_i D_i|, rounded to start_bits like the sums (its
+  // precision is whatever the exact scratch last needed)
+  mpfr_set_prec(raw(b_), start_bits_);
   for (int64_t i = 0; i < d; ++i) {
     const Real& g = a_from_double(g_at(i));
     require_exact(mpfr_add(raw(sum_g), raw(sum_g), raw(g), MPFR_RNDN));

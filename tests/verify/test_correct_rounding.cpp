@@ -192,5 +192,57 @@ TEST(ReferenceCorrectRoundingNegative, OracleRejectsWrongRoundings) {
   EXPECT_FALSE(rounds_to(SqrtForm{0, 1, exact(-0x1p-160)}, 0.0f));  // sign of zero
 }
 
+// The scales of the backward's dx bound, mean|g| and mean|g xhat| (g = gamma
+// dy), are means of the exact values to within the working precision: here
+// against double arithmetic on the exact xhat, relative 2^-40 (d <= 64
+// terms, each within 2^-52, and xhat within 2^-53), on every row of
+// problems of one to three rows. The first problem is one where |g D| needs
+// more bits than the exact scratch held after the constant row before it
+// (the scale came out as 1/1.1875 of itself): x = [c, c, c; 0, 1, 0],
+// dy = [0, 0, 0; 0, 0, 1.1875], eps = 0.
+TEST(BackwardReference, TheDxBoundsScalesAreMeansOfTheExactValues) {
+  std::mt19937_64 rng(test::test_seed());
+  std::uniform_real_distribution<float> value(-4.0f, 4.0f);
+  struct Case {
+    int64_t rows, d;
+    std::vector<float> x, dy;
+    float eps = 1e-5f;
+  };
+  const float c = -0x1.d4p-62f;
+  std::vector<Case> cases = {{2, 3, {c, c, c, 0.0f, 1.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.1875f}, 0.0f}};
+  for (int t = 0; t < 20; ++t) {
+    Case k{1 + static_cast<int64_t>(rng() % 3), 2 + static_cast<int64_t>(rng() % 63), {}, {}};
+    for (int64_t j = 0; j < k.rows * k.d; ++j) k.x.push_back(value(rng)), k.dy.push_back(value(rng));
+    cases.push_back(k);
+  }
+  for (std::size_t t = 0; t < cases.size(); ++t) {
+    const Case& k = cases[t];
+    std::vector<float> gamma(static_cast<std::size_t>(k.d));
+    for (float& g : gamma) g = t == 0 ? 1.0f : value(rng);
+    const LayerNormBwdReference ln = reference_layernorm_bwd(k.dy, k.x, gamma, k.rows, k.d, k.eps);
+    const RmsNormBwdReference rms = reference_rmsnorm_bwd(k.dy, k.x, gamma, k.rows, k.d, k.eps);
+    const auto expect_scales = [&](const char* norm, const std::vector<double>& xhat,
+                                   const std::vector<double>& mean_abs_g, const std::vector<double>& mean_abs_g_xhat) {
+      for (int64_t r = 0; r < k.rows; ++r) {
+        if (!std::isfinite(xhat[static_cast<std::size_t>(r * k.d)])) continue;  // a constant row at eps = 0
+        double g_sum = 0, g_xhat_sum = 0;
+        for (int64_t j = 0; j < k.d; ++j) {
+          const auto i = static_cast<std::size_t>(r * k.d + j);
+          const double g = double{gamma[static_cast<std::size_t>(j)]} * double{k.dy[i]};
+          g_sum += std::fabs(g);
+          g_xhat_sum += std::fabs(g * xhat[i]);
+        }
+        const auto row = static_cast<std::size_t>(r);
+        const double d = static_cast<double>(k.d);
+        EXPECT_NEAR(mean_abs_g[row], g_sum / d, 0x1p-40 * g_sum) << norm << " problem " << t << " row " << r;
+        EXPECT_NEAR(mean_abs_g_xhat[row], g_xhat_sum / d, 0x1p-40 * g_xhat_sum)
+            << norm << " problem " << t << " row " << r;
+      }
+    };
+    expect_scales("layernorm", ln.xhat.exact, ln.mean_abs_g, ln.mean_abs_g_xhat);
+    expect_scales("rmsnorm", rms.xhat.exact, rms.mean_abs_g, rms.mean_abs_g_xhat);
+  }
+}
+
 }  // namespace
 }  // namespace normcheck
