@@ -30,10 +30,12 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 props::GenOptions generator_options(const Kernel& k) {
   props::GenOptions o = props::kernel_options(k);
-  // A forward kernel gets rows its spec's reference takes (up to
-  // kSpecReferenceMaxCols): evaluate() judges a forward spec against it.
-  const bool forward = spec_of(k).direction == Direction::fwd;
-  o.long_d = forward ? std::min(kLongRowCols, kSpecReferenceMaxCols) : kLongRowCols;
+  // A forward kernel, and a backward from=y (which reads the forward's y),
+  // gets rows its spec's reference takes (up to kSpecReferenceMaxCols):
+  // evaluate() computes the forward of the spec with it.
+  const OpSpec spec = spec_of(k);
+  const bool forward_reference = spec.direction == Direction::fwd || spec.from_y;
+  o.long_d = forward_reference ? std::min(kLongRowCols, kSpecReferenceMaxCols) : kLongRowCols;
   o.long_one_in = kLongRowOneIn;
   return o;
 }

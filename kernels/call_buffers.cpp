@@ -23,7 +23,7 @@ std::vector<CallBuffer> call_buffers(const Kernel& k, const KernelArgs& a) {
   const auto add = [&](std::string_view name, const void* p, std::size_t bytes, bool output, bool taken) {
     if (taken && p) buffers.push_back({name, bytes, output, const_cast<void*>(p)});
   };
-  add("x", a.x, matrix * size(TensorName::x), false, true);
+  add("x", a.x, matrix * size(TensorName::x), false, s.has(TensorName::x));
   add("dy", a.dy, matrix * size(TensorName::dy), false, !fwd);
   add("residual", a.residual, matrix * size(TensorName::residual), false, s.has(TensorName::residual));
   add("out", a.out,
@@ -35,6 +35,7 @@ std::vector<CallBuffer> call_buffers(const Kernel& k, const KernelArgs& a) {
   add("dbeta", a.dbeta, cols * sizeof(float), true, s.has(TensorName::dbeta));
   add("saved_mean", a.saved_mean, rows * size(TensorName::mean), false, !fwd && s.has(TensorName::mean));
   add("saved_stat", a.saved_stat, rows * size(TensorName::stat), false, !fwd && s.has(TensorName::stat));
+  add("saved_y", a.saved_y, matrix * size(TensorName::y), false, !fwd && s.has(TensorName::y));
   add("mean", a.mean, rows * size(TensorName::mean), true, fwd && s.has(TensorName::mean));
   add("stat", a.stat, rows * size(TensorName::stat), true, fwd && s.has(TensorName::stat));
   add("weight", a.weight, features * cols * sizeof(float), false, s.linear);
@@ -55,6 +56,7 @@ bool bind_call_buffer(KernelArgs& a, std::string_view name, void* data) {
   else if (name == "dbeta") a.dbeta = f;
   else if (name == "saved_mean") a.saved_mean = data;
   else if (name == "saved_stat") a.saved_stat = data;
+  else if (name == "saved_y") a.saved_y = data;
   else if (name == "mean") a.mean = data;
   else if (name == "stat") a.stat = data;
   else if (name == "weight") a.weight = f;

@@ -82,7 +82,7 @@ void call_v2(const Kernel& k, const KernelArgs& a) {
   tensor(c.gamma, TensorName::gamma, a.gamma, 1, a.cols, a.cols);
   tensor(c.beta, TensorName::beta, a.beta, 1, a.cols, a.cols);
   tensor(c.dy, TensorName::dy, a.dy, a.rows, a.cols, stride);
-  tensor(c.y, TensorName::y, fwd ? a.out : nullptr, a.rows, a.cols, stride);
+  tensor(c.y, TensorName::y, fwd ? a.out : a.saved_y, a.rows, a.cols, stride);
   tensor(c.residual_out, TensorName::residual_out, a.residual_out, a.rows, a.cols, stride);
   tensor(c.mean, TensorName::mean, fwd ? a.mean : a.saved_mean, a.rows, 1, 1);
   tensor(c.rstd, TensorName::stat, fwd ? a.stat : a.saved_stat, a.rows, 1, 1);

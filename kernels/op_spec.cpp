@@ -70,18 +70,21 @@ std::optional<RoundingPoint> point_named(std::string_view name) {
 
 bool OpSpec::has(TensorName t) const {
   const bool fwd = direction == Direction::fwd;
+  const bool from_y = !fwd && this->from_y;
   switch (t) {
-    case TensorName::x: return true;
+    case TensorName::x: return !from_y;
     case TensorName::residual:
     case TensorName::residual_out: return add;
     case TensorName::gamma: return weight != Weight::none;
-    case TensorName::beta: return fwd && bias;  // the backward gives dbeta without reading beta
+    // the backward gives dbeta without reading beta, unless it recovers xhat from y
+    case TensorName::beta: return (fwd || from_y) && bias;
     case TensorName::dy:
     case TensorName::dx: return !fwd;
-    case TensorName::y: return fwd && !linear;
+    case TensorName::y: return (fwd && !linear) || from_y;
     // The forward writes the statistics and the backward reads them: mean
-    // (LayerNorm) and rstd / rrms. A norm followed by a Linear writes none.
-    case TensorName::mean: return norm == NormKind::layernorm && !linear && stats;
+    // (LayerNorm) and rstd / rrms. A norm followed by a Linear writes none;
+    // a backward from y reads rstd alone.
+    case TensorName::mean: return norm == NormKind::layernorm && !linear && stats && !from_y;
     case TensorName::stat: return !linear && stats;
     case TensorName::dgamma: return !fwd && weight != Weight::none;
     case TensorName::dbeta: return !fwd && bias;
@@ -106,6 +109,8 @@ std::string spec_error(const OpSpec& s) {
   if (s.linear && !fwd) return "'linear': a norm followed by a Linear is a forward op";
   if (s.linear && !s.stats) return "'stats=none' with 'linear': a norm followed by a Linear has no statistics";
   if (s.linear && s.add) return "'linear' with 'add': a norm followed by a Linear reads x alone";
+  if (s.from_y && fwd) return "'from=y': a backward's word (the forward computes y from x)";
+  if (s.from_y && !s.stats) return "'from=y' with 'stats=none': xhat = (y - beta) / w needs the saved rstd / rrms";
   if (s.add && !fwd)
     return "'add' on a backward: the gradient of a fused residual add is dx itself, not a norm op of its own";
   for (RoundingPoint p : kPoints) {
@@ -154,6 +159,9 @@ SpecParse parse_spec(std::string_view text) {
     } else if (key == "stats") {
       if (value != "none" || !has_value) return {std::nullopt, quoted(word) + ": the statistics are 'stats=none' or left out"};
       s.stats = false;
+    } else if (key == "from") {
+      if (value != "y" || !has_value) return {std::nullopt, quoted(word) + ": a backward reads x (left out) or 'from=y'"};
+      s.from_y = true;
     } else if (key == "bias") {
       if (!has_value) s.bias = true;
       else if (value == "none") s.bias = false;
@@ -228,6 +236,7 @@ std::string to_text(const OpSpec& s) {
       points += (points.empty() ? "" : ",") + std::string(to_string(p)) + ":" + std::string(to_string(*t));
   if (!points.empty()) text += " round=" + points;
   if (!s.stats && !s.linear) text += " stats=none";
+  if (s.from_y) text += " from=y";
   if (s.linear) text += " linear";
   return text;
 }

@@ -43,6 +43,7 @@ struct GenOptions {
   bool force_nonfinite = false;     // every problem has a NaN/inf in some row of x
   std::optional<float> eps;         // fixed eps; default: one of {0, 1e-12, 1e-6, 1e-5, 1e-2}
   bool affine = true;               // may generate gamma (and beta for LayerNorm forward)
+  bool beta = false;                // beta for a backward too (a spec from=y reads it)
   bool unit_gamma = false;          // gamma empty (== 1) and no beta
   bool nonconstant = false;         // every row has two distinct values (sigma > 0)
   int max_rows = 4;

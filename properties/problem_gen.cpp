@@ -194,7 +194,7 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
   }
   if (!opts.unit_gamma && opts.affine && rng() % 4 != 0) {
     p.gamma = draw_affine(rng, p.cols, 1.0f);
-    const bool has_beta = opts.op == Op::layernorm_fwd || opts.op == Op::layernorm_linear_fwd;
+    const bool has_beta = opts.op == Op::layernorm_fwd || opts.op == Op::layernorm_linear_fwd || opts.beta;
     if (has_beta && rng() % 3 != 0) p.beta = draw_affine(rng, p.cols, 0.0f);
   }
   if (is_norm_linear(opts.op)) {
@@ -216,6 +216,8 @@ GenOptions kernel_options(const Kernel& kernel) {
   opts.nonfinite = kernel.range.handles_nonfinite;
   opts.residual = spec_of(kernel).add;
   opts.row_stride = kernel.takes_row_stride;
+  const OpSpec spec = spec_of(kernel);
+  opts.beta = spec.direction == Direction::bwd && spec.has(TensorName::beta);
   return opts;
 }
 

@@ -54,6 +54,7 @@
 #include "evaluate/op.h"
 #include "normcheck/bounds.h"
 #include "normcheck/op_spec.h"
+#include "normcheck/spec_reference.h"
 
 namespace normcheck {
 namespace {
@@ -157,8 +158,12 @@ Evaluation evaluate(const Kernel& kernel, const Problem& problem, const Evaluate
   if (ev.declined.empty() && spec.direction == Direction::bwd) {
     OpSpec with_stats = spec;
     with_stats.stats = true;
+    with_stats.from_y = false;
     if (!table_op(with_stats))
       ev.declined = "a backward spec other than its op's (" + to_text(spec) + "): not judged yet (docs/ops.md)";
+    else if (spec.from_y && p.cols > kSpecReferenceMaxCols)
+      ev.declined = "d = " + std::to_string(p.cols) + ": the y a backward from=y reads comes from the exact forward, "
+                    "which takes rows of at most " + std::to_string(kSpecReferenceMaxCols) + " elements";
   }
   if (ev.declined.empty() && spec.add && p.residual.empty())
     ev.declined = "its spec adds a residual (" + to_text(spec) + "): the problem has none";

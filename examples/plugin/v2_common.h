@@ -35,6 +35,9 @@
 #define V2_SPEC_STORED_SKIP_LAYERNORM "layernorm fwd dtype=bf16 add round=sum:bf16"
 #define V2_SPEC_MIXED "layernorm fwd dtype=bf16 y=f32"
 #define V2_SPEC_STRIDED "rmsnorm fwd"
+/* Apex's memory_efficient backward: it reads the forward's output y, not x */
+#define V2_SPEC_APEX_LAYERNORM_BWD "layernorm bwd dtype=bf16 from=y"
+#define V2_SPEC_APEX_RMSNORM_BWD "rmsnorm bwd from=y"
 
 /* ---- 16-bit formats: bit patterns in a uint16_t ---- */
 
@@ -212,6 +215,54 @@ static inline void v2_run_forward(const nc_call* c, const v2_forward* f) {
     }
     if (c->mean.data && f->layernorm) v2_put(&c->mean, i, 0, mu);
     if (c->rstd.data) v2_put(&c->rstd, i, 0, r);
+  }
+}
+
+/* ---- The backward from y (Apex's memory_efficient) ----
+ *
+ * The forward saved its output y and rstd (rrms), not x; the backward of one
+ * row recovers xhat_j = (y_j - beta_j) / gamma_j (Apex divides by gamma_j
+ * held at least eps away from zero, clamp_by_magnitude, which changes xhat_j
+ * wherever |gamma_j| < eps: the broken twin V2_FROM_Y_CLAMPS_WEIGHT), and
+ * with g_j = gamma_j dy_j:
+ *   mean_g      = sum_j g_j / d                   (LayerNorm only)
+ *   mean_g_xhat = sum_j dy_j (y_j - beta_j) / d    (= mean_j g_j xhat_j)
+ *   dx_j        = rstd (g_j - mean_g - xhat_j mean_g_xhat)
+ *   dgamma_j   += dy_j xhat_j,  dbeta_j += dy_j    (over the rows)
+ * every operation in float, sums left to right. (Apex forms
+ * (d g_j - sum_g - xhat_j sum_g_xhat) (rstd / d): one rounding more on the g
+ * term, the scale's, than the plugins' default backward bound admits.) */
+
+typedef float (*v2_xhat_fn)(const nc_call* c, int64_t i, int64_t j);
+
+static inline float v2_beta(const nc_call* c, int64_t j) { return c->beta.data ? v2_get(&c->beta, 0, j) : 0.0f; }
+
+static inline float v2_xhat_from_y(const nc_call* c, int64_t i, int64_t j) {
+  return (v2_get(&c->y, i, j) - v2_beta(c, j)) / v2_gamma(c, j);
+}
+
+static inline void v2_run_backward_from_y(const nc_call* c, int layernorm, v2_xhat_fn xhat) {
+  const float d = (float)c->cols;
+  for (int64_t j = 0; j < c->cols; ++j) {
+    if (c->dgamma.data) v2_put(&c->dgamma, 0, j, 0.0f);
+    if (c->dbeta.data) v2_put(&c->dbeta, 0, j, 0.0f);
+  }
+  for (int64_t i = 0; i < c->rows; ++i) {
+    float sum_g = 0.0f, sum_g_xhat = 0.0f;
+    for (int64_t j = 0; j < c->cols; ++j) {
+      const float dy = v2_get(&c->dy, i, j);
+      sum_g += dy * v2_gamma(c, j);
+      sum_g_xhat += dy * (v2_get(&c->y, i, j) - v2_beta(c, j));
+    }
+    const float mean_g = layernorm ? sum_g / d : 0.0f, mean_g_xhat = sum_g_xhat / d;
+    const float rstd = v2_get(&c->rstd, i, 0);
+    for (int64_t j = 0; j < c->cols; ++j) {
+      const float dy = v2_get(&c->dy, i, j), xh = xhat(c, i, j);
+      const float dx = rstd * (dy * v2_gamma(c, j) - mean_g - xh * mean_g_xhat);
+      v2_put(&c->dx, i, j, dx);
+      if (c->dgamma.data) v2_put(&c->dgamma, 0, j, v2_get(&c->dgamma, 0, j) + dy * xh);
+      if (c->dbeta.data) v2_put(&c->dbeta, 0, j, v2_get(&c->dbeta, 0, j) + dy);
+    }
   }
 }
 

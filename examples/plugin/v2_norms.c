@@ -19,9 +19,15 @@
  *                                 gamma, beta and y
  *   rmsnorm.strided               a float32 RMSNorm (every kernel here honours
  *                                 row_stride; this one is the plain case)
+ *   layernorm_bwd.apex_memory_efficient
+ *                                 Apex's LayerNorm backward with memory_efficient:
+ *                                 bf16 y, dy and dx; xhat recovered from y as
+ *                                 (y - beta) / gamma (v2_common.h)
+ *   rmsnorm_bwd.apex_memory_efficient
+ *                                 the same for RMSNorm, float32: xhat = y / gamma
  *
- * with r = 1 / sqrtf(mean((s - mu)^2) + eps) (mu = 0 for RMSNorm) and the row
- * loop of v2_common.h. broken/v2_broken.c has a twin of each with one defect. */
+ * the forwards with r = 1 / sqrtf(mean((s - mu)^2) + eps) (mu = 0 for RMSNorm) and
+ * the row loop of v2_common.h. broken/v2_broken.c has a twin of each with one defect. */
 #include "v2_common.h"
 
 /* The weight 1 + gamma in float: y = (s r) (1 + gamma); weight 1 without gamma. */
@@ -46,6 +52,8 @@ static void rmsnorm_gemma(const nc_call* c) { v2_run_forward(c, &kGemma); }
 static void skip_layernorm(const nc_call* c) { v2_run_forward(c, &kLayerNorm); }
 static void layernorm_mixed(const nc_call* c) { v2_run_forward(c, &kMixed); }
 static void rmsnorm_strided(const nc_call* c) { v2_run_forward(c, &kRmsNorm); }
+static void layernorm_bwd_apex(const nc_call* c) { v2_run_backward_from_y(c, 1, v2_xhat_from_y); }
+static void rmsnorm_bwd_apex(const nc_call* c) { v2_run_backward_from_y(c, 0, v2_xhat_from_y); }
 
 static const nc_kernel_v2 kKernels[] = {
     {"fused_add_rmsnorm.stored_sum", V2_SPEC_STORED_SUM, NULL, fused_add_rmsnorm_stored_sum},
@@ -55,6 +63,8 @@ static const nc_kernel_v2 kKernels[] = {
     {"skip_layernorm", V2_SPEC_SKIP_LAYERNORM, NULL, skip_layernorm},
     {"layernorm.mixed", V2_SPEC_MIXED, NULL, layernorm_mixed},
     {"rmsnorm.strided", V2_SPEC_STRIDED, NULL, rmsnorm_strided},
+    {"layernorm_bwd.apex_memory_efficient", V2_SPEC_APEX_LAYERNORM_BWD, NULL, layernorm_bwd_apex},
+    {"rmsnorm_bwd.apex_memory_efficient", V2_SPEC_APEX_RMSNORM_BWD, NULL, rmsnorm_bwd_apex},
 };
 
 V2_EXPORT_KERNELS(kKernels)

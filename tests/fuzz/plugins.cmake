@@ -95,6 +95,10 @@ fuzz_test(fuzz_v2_broken_tail_lanes_in_variance libv2_broken_tail_lanes_in_varia
 fuzz_test(fuzz_v2_broken_batch_variant_variance libv2_broken_batch_variant_variance.so batch_variant)
 fuzz_test(fuzz_v2_broken_rounds_xhat libv2_broken_rounds_xhat.so policy_mismatch)
 fuzz_test(fuzz_v2_broken_residual_stride_ignored libv2_broken_residual_stride_ignored.so out_of_bounds)
+# A backward from y (Apex's memory_efficient): beta not subtracted, and
+# Apex's own clamp of gamma to at least eps in magnitude.
+fuzz_test(fuzz_v2_broken_from_y_ignores_beta libv2_broken_from_y_ignores_beta.so accuracy)
+fuzz_test(fuzz_v2_broken_from_y_clamps_weight libv2_broken_from_y_clamps_weight.so accuracy)
 set(fused_kernels "")
 foreach(norm rmsnorm layernorm)
   foreach(variant add add_1pg)

@@ -55,6 +55,7 @@ std::string spec_word(std::string_view buffer, const OpSpec& s) {
   if (buffer == "out") return s.linear ? "z" : s.direction == Direction::fwd ? "y" : "dx";
   if (buffer == "saved_mean") return "mean";
   if (buffer == "saved_stat" || buffer == "stat") return std::string(to_string(TensorName::stat, s.norm));
+  if (buffer == "saved_y") return "y";
   if (buffer == "weight") return "w";
   if (buffer == "bias") return "b";
   return std::string(buffer);
@@ -65,17 +66,28 @@ TEST(OpSpec, ATableOpsSpecHasExactlyTheArraysItsFunctionTakes) {
   KernelArgs all;  // every pointer set: call_buffers() then lists every array the op takes
   all.rows = 2, all.cols = 3, all.out_features = 4;
   all.x = storage, all.dy = storage, all.out = storage;
-  all.gamma = all.beta = all.saved_mean = all.saved_stat = all.weight = all.bias = reinterpret_cast<const float*>(storage);
+  all.gamma = all.beta = all.saved_mean = all.saved_stat = all.saved_y = all.weight = all.bias =
+      reinterpret_cast<const float*>(storage);
   all.mean = all.stat = all.dgamma = all.dbeta = reinterpret_cast<float*>(storage);
   constexpr TensorName kAll[] = {TensorName::x,  TensorName::residual, TensorName::gamma, TensorName::beta,
                                  TensorName::dy, TensorName::y, TensorName::residual_out, TensorName::mean,
                                  TensorName::stat, TensorName::dx, TensorName::dgamma, TensorName::dbeta,
                                  TensorName::w,  TensorName::b, TensorName::z};
+  // every table op, and each backward's from=y variant (y and beta in place of x and the saved mean)
+  std::vector<std::pair<Op, OpSpec>> specs;
   for (Op op : kOps) {
     for (DType t : kDTypes) {
       if (is_norm_linear(op) && t != DType::f32) continue;
-      const OpSpec s = spec_of(op, t);
-      const Kernel k{.name = "k", .op = op, .origin = Origin::ours, .dtype = t};
+      specs.emplace_back(op, spec_of(op, t));
+      if (specs.back().second.direction == Direction::fwd) continue;
+      specs.emplace_back(op, spec_of(op, t));
+      specs.back().second.from_y = true;
+    }
+  }
+  for (const auto& [op, s] : specs) {
+    const DType t = s.dtype_of(TensorName::x);
+    {
+      const Kernel k{.name = "k", .op = op, .origin = Origin::ours, .dtype = t, .spec = &s};
       std::set<std::string> from_calls, from_spec;
       for (const CallBuffer& b : call_buffers(k, all)) {
         from_calls.insert(spec_word(b.name, s));
@@ -91,13 +103,34 @@ TEST(OpSpec, ATableOpsSpecHasExactlyTheArraysItsFunctionTakes) {
                                     [&](TensorName n) { return to_string(n, s.norm) == word; });
         ASSERT_NE(n, std::end(kAll)) << b.name;
         EXPECT_EQ(b.bytes, elements * (s.dtype_of(*n) == DType::f32 ? 4u : 2u))
-            << to_string(op) << " " << to_string(t) << " " << b.name;
+            << to_text(s) << " " << b.name;
       }
       for (TensorName n : kAll)
         if (s.has(n)) from_spec.insert(std::string(to_string(n, s.norm)));
-      EXPECT_EQ(from_calls, from_spec) << to_string(op) << " " << to_string(t);
+      EXPECT_EQ(from_calls, from_spec) << to_text(s);
     }
   }
+}
+
+// A backward from=y reads y (in the activations' format) and beta, and of
+// the statistics rstd / rrms alone.
+TEST(OpSpec, ABackwardFromYReadsYAndBetaInPlaceOfXAndTheMean) {
+  const OpSpec apex = parsed("layernorm bwd dtype=bf16 from=y");
+  EXPECT_TRUE(apex.from_y);
+  EXPECT_FALSE(apex.has(TensorName::x));
+  EXPECT_FALSE(apex.has(TensorName::mean));
+  for (TensorName t : {TensorName::y, TensorName::beta, TensorName::dy, TensorName::gamma, TensorName::stat,
+                       TensorName::dx, TensorName::dgamma, TensorName::dbeta})
+    EXPECT_TRUE(apex.has(t)) << to_string(t, apex.norm);
+  EXPECT_EQ(apex.dtype_of(TensorName::y), DType::bf16);
+  EXPECT_EQ(to_text(apex), "layernorm bwd dtype=bf16 from=y");
+  const OpSpec rms = parsed("rmsnorm bwd from=y");
+  EXPECT_TRUE(rms.has(TensorName::y));
+  EXPECT_FALSE(rms.has(TensorName::beta));  // RMSNorm without `bias`: y / gamma
+  OpSpec table = spec_of(Op::layernorm_bwd, DType::bf16);
+  EXPECT_TRUE(table.has(TensorName::x));
+  EXPECT_FALSE(table.has(TensorName::y));
+  EXPECT_FALSE(table.has(TensorName::beta));
 }
 
 TEST(OpSpec, EachWordSetsWhatItSays) {
@@ -171,6 +204,11 @@ TEST(OpSpec, ATextThatIsNotASpecIsRefusedWithTheWordAtFault) {
   EXPECT_NE(error_of("layernorm fwd residual=bf16").find("no residual"), std::string::npos);
   EXPECT_NE(error_of("layernorm bwd beta=bf16").find("no beta"), std::string::npos);
   EXPECT_NE(error_of("layernorm fwd sideways").find("'sideways' is not a word"), std::string::npos);
+  EXPECT_NE(error_of("layernorm fwd from=y").find("a backward's word"), std::string::npos);
+  EXPECT_NE(error_of("layernorm bwd from=x").find("'from=y'"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm bwd from=y stats=none").find("needs the saved"), std::string::npos);
+  EXPECT_NE(error_of("layernorm bwd from=y x=bf16").find("no x"), std::string::npos);
+  EXPECT_NE(error_of("layernorm bwd from=y mean=bf16").find("no mean"), std::string::npos);
 }
 
 // Every example of docs/ops.md's text form is a spec, written canonically.

@@ -272,7 +272,10 @@ int run_check(CheckOptions options) {
                   static_cast<long long>(s.rows), s.max_ulp, s.max_ratio,
                   s.rows == 0 ? "declined" : (s.pass ? "pass" : "FAIL"),
                   std::string(report::to_string(report::grade(s.facts))).c_str());
-      if (s.kernel->spec && s.rows > 0)
+      if (s.kernel->spec && s.rows > 0 && s.kernel->spec->direction == Direction::bwd)
+        std::printf("    spec %s: held to its op's backward bound%s\n", to_text(*s.kernel->spec).c_str(),
+                    s.kernel->spec->from_y ? ", plus what reading y rounded to its format costs dx and dgamma" : "");
+      else if (s.kernel->spec && s.rows > 0)
         std::printf("    spec %s: held to its rounding policy; y against exact math %.3g ULP (the policy's own "
                     "result: %.3g)\n",
                     to_text(*s.kernel->spec).c_str(), s.exact_math_ulp, s.policy_exact_math_ulp);

@@ -1,13 +1,118 @@
 // The checks LayerNorm and RMSNorm backward share: dx row by row, dgamma and
 // dbeta column by column (over every row).
+#include <cmath>
 #include <limits>
 
 #include "allowance.h"
+#include "normcheck/float_format.h"
+#include "normcheck/op_spec.h"
+#include "normcheck/spec_reference.h"
 #include "op.h"
 #include "row_rules.h"
 #include "scale.h"
 
 namespace normcheck::evaluation {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// |y^_i - y_i| from below the real one by at most 2^-52 |y_i|: y^ is a float,
+// the double `exact` within 2^-53 |y_i| of the real y_i, and their
+// difference's rounding within 2^-53 of it.
+double y_error(const SavedY& y, std::size_t i) {
+  return std::fabs(static_cast<double>(y.stored.widened[i]) - y.exact[i]) + 0x1p-52 * std::fabs(y.exact[i]);
+}
+
+// What reading y^ in place of y adds to dx's allowance on one row, each
+// element's addition from the row's M = mean_j |dy_j| |y^_j - y_j|.
+// xhat'_j = (y^_j - beta_j) / w_j = xhat_j + delta_j, delta_j = (y^_j - y_j) / w_j,
+// and g_j = w_j dy_j, so g_j delta_j = dy_j (y^_j - y_j). The gradient of the
+// op at xhat' against that at xhat (LayerNorm; RMSNorm has no mean(g) term,
+// which delta does not touch):
+//   r (g_i - mean g - xhat'_i mean(g xhat')) - r (g_i - mean g - xhat_i mean(g xhat))
+//     = -r (delta_i mean(g xhat') + xhat_i mean(g delta)),
+// |mean(g xhat')| <= mean|g xhat| + M and |mean(g delta)| <= M:
+//   |dx'_i - dx_i| <= r (|y^_i - y_i| / |w_i| (mean|g xhat| + M) + |xhat_i| M).
+// That is dx' computed exactly from y^. The kernel computes it as it would
+// from any input: its bound holds at xhat', where the quantities it scales
+// with exceed those at xhat by the terms above, so its own error grows by at
+// most the coefficients of the terms delta grows (dx_proj_abs, dx_proj_rel:
+// mean|g xhat| and |xhat_i| mean|g xhat|) times the addition; the rounding of
+// dx to its format, relative to |dx'| <= |dx| + addition, by u of that
+// format times it. So the addition is multiplied by
+//   (1 + u_dx) (1 + dx_proj_abs + dx_proj_rel) (1 + 2^-20),
+// the last factor for the double arithmetic here (sums of d <= 2^31
+// nonnegative terms: relative d 2^-53 <= 2^-22) and the part of the kernel's
+// float32 rounding of xhat' (a subtraction and a division, relative 2u =
+// 2^-23) that falls on delta rather than on xhat.
+// A zero weight leaves xhat_i unknown to the kernel: no promise (+inf).
+struct FromYRow {
+  double r = 0, mean_abs_g_xhat = 0, m = 0, factor = 1;
+  double dx_addition(const SavedY& y, std::size_t i, std::size_t col, double xhat) const {
+    const double w = std::fabs(y.weight[col]);
+    if (w == 0) return kInf;
+    const double a = r * (y_error(y, i) / w * (mean_abs_g_xhat + m) + std::fabs(xhat) * m) * factor;
+    return std::isfinite(a) ? a : kInf;
+  }
+};
+
+FromYRow from_y_row(const SavedY& y, const std::vector<float>& dy, int64_t row, int64_t cols, double r,
+                    double mean_abs_g_xhat, const Bound& b, DType dx_format) {
+  double sum = 0;
+  for (int64_t j = 0; j < cols; ++j) {
+    const auto i = static_cast<std::size_t>(row * cols + j);
+    sum += std::fabs(static_cast<double>(dy[i])) * y_error(y, i);
+  }
+  return {r, mean_abs_g_xhat, sum / static_cast<double>(cols),
+          (1 + unit_roundoff(dx_format)) * (1 + b.dx_proj_abs + b.dx_proj_rel) * (1 + 0x1p-20)};
+}
+
+// What reading y^ adds to dgamma_j = sum_rows dy xhat: sum_rows |dy| |delta|
+// = sum_rows |dy| |y^ - y| / |w_j|, times (1 + u) (1 + dgamma_rel) (1 + 2^-20)
+// as above: the kernel's sum errs by dgamma_rel of sum|dy xhat'|, rounded to
+// float32.
+double dgamma_addition(const SavedY& y, const std::vector<float>& dy, int64_t rows, int64_t cols,
+                       std::size_t col, const Bound& b) {
+  const double w = std::fabs(y.weight[col]);
+  if (w == 0) return kInf;
+  double sum = 0;
+  for (int64_t row = 0; row < rows; ++row) {
+    const auto i = static_cast<std::size_t>(row * cols) + col;
+    sum += std::fabs(static_cast<double>(dy[i])) * y_error(y, i);
+  }
+  const double a = sum / w * (1 + unit_roundoff(DType::f32)) * (1 + b.dgamma_rel) * (1 + 0x1p-20);
+  return std::isfinite(a) ? a : kInf;
+}
+
+}  // namespace
+
+std::optional<SavedY> saved_y(const Kernel& k, const Problem& p, const std::vector<float>& x) {
+  const OpSpec spec = spec_of(k);
+  if (spec.direction != Direction::bwd || !spec.from_y) return std::nullopt;
+  OpSpec forward = spec;
+  forward.direction = Direction::fwd;
+  forward.from_y = false;
+  const SpecForwardReference f = spec_reference_fwd(
+      forward, {.rows = p.rows, .cols = p.cols, .x = x, .gamma = p.gamma, .beta = p.beta, .eps = p.eps},
+      SpecResult::exact_math);
+  SavedY y;
+  y.dtype = spec.dtype_of(TensorName::y);
+  y.stored = store(y.dtype, std::vector<float>(f.y.rounded.begin(), f.y.rounded.end()));
+  y.exact = f.y.exact;
+  y.weight.assign(static_cast<std::size_t>(p.cols), 1.0);
+  for (std::size_t j = 0; j < p.gamma.size(); ++j) y.weight[j] = p.gamma[j];
+  return y;
+}
+
+SavedYArray::SavedYArray(const SavedY& y, ArrayLayout layout) {
+  if (y.dtype == DType::f32) f32_.emplace(y.stored.widened, layout);
+  else half_.emplace(y.stored.bits, layout);
+}
+const void* SavedYArray::data() const { return f32_ ? static_cast<const void*>(f32_->data()) : half_->data(); }
+bool SavedYArray::guards_intact() const { return f32_ ? f32_->guards_intact() : half_->guards_intact(); }
+bool SavedYArray::holds(const SavedY& y) const {
+  return f32_ ? f32_->holds(y.stored.widened) : half_->holds(y.stored.bits);
+}
 
 std::string start_backward(const OpRun& run, BackwardStart& start) {
   start.x = store(run.kernel.dtype, run.problem.x);
@@ -22,7 +127,8 @@ std::string start_backward(const OpRun& run, BackwardStart& start) {
 
 void tally_backward(Tally& tally, Op op, const BackwardExact& ref, const Problem& p,
                     const std::vector<float>& dy, BoundFn bound, DType dtype, const Readback& dx,
-                    const Readback& dgamma, const Readback* dbeta, MainElement* kept) {
+                    const Readback& dgamma, const Readback* dbeta, MainElement* kept,
+                    const SavedY* from_y) {
   for (int64_t row = 0; row < p.rows; ++row) {
     const auto r = static_cast<std::size_t>(row);
     const RowStats& s = ref.stats[r];
@@ -30,6 +136,9 @@ void tally_backward(Tally& tally, Op op, const BackwardExact& ref, const Problem
     const bool inputs_finite = row_inputs_finite(s, dy, row, p.cols);
     const Bound b = bound(row_condition(s));
     const double scale = dx_scale(s, ref.mean_abs_g[r], ref.mean_abs_g_xhat[r]);
+    const FromYRow y_row =
+        from_y && inputs_finite ? from_y_row(*from_y, dy, row, p.cols, s.r, ref.mean_abs_g_xhat[r], b, dtype)
+                                : FromYRow{};
     for (int64_t col = 0; col < p.cols; ++col) {
       const auto i = static_cast<std::size_t>(row * p.cols + col);
       if (!inputs_finite) {
@@ -40,7 +149,9 @@ void tally_backward(Tally& tally, Op op, const BackwardExact& ref, const Problem
         continue;
       }
       const double g = at_or(p.gamma, static_cast<std::size_t>(col), 1) * dy[i];
-      const double allowed = dx_allowance(b, s.r, g, ref.xhat[i], ref.mean_abs_g[r], ref.mean_abs_g_xhat[r]);
+      const double allowed =
+          dx_allowance(b, s.r, g, ref.xhat[i], ref.mean_abs_g[r], ref.mean_abs_g_xhat[r]) +
+          (from_y ? y_row.dx_addition(*from_y, i, static_cast<std::size_t>(col), ref.xhat[i]) : 0);
       tally.element("dx", row, col, dx.values[i], ref.dx[i], allowed, dtype, scale);
       if (kept) kept[i].allowed = allowed;
     }
@@ -55,13 +166,21 @@ void tally_backward(Tally& tally, Op op, const BackwardExact& ref, const Problem
   // dgamma_j is NaN or an infinity the kernel's rounding of xhat_j decides:
   // any non-finite value is admitted there, a finite one is not.
   const std::vector<bool> unsigned_inf = columns_with_unsigned_infinity(bc, ref.stats, ref.xhat, dy, p.cols);
+  // A backward from=y: no promise on a column whose weight is 0 (the kernel
+  // cannot recover xhat_j there); on one with an infinite dy, the sign of
+  // xhat'_j the kernel recovers is not bounded, so any non-finite dgamma_j
+  // is admitted, as above.
   for (std::size_t col = 0; col < static_cast<std::size_t>(p.cols); ++col) {
     const auto c = static_cast<int64_t>(col);
-    if (dgamma_checked && unsigned_inf[col]) {
+    const double from_y_addition = from_y ? dgamma_addition(*from_y, dy, p.rows, p.cols, col, bc) : 0;
+    const bool unknown_weight = from_y && from_y->weight[col] == 0;
+    if (dgamma_checked && !unknown_weight && (unsigned_inf[col] || from_y_addition == kInf)) {
       tally.nonfinite_element("dgamma", -1, c, dgamma.values[col], ref.dgamma[col]);
     } else {
-      const double allowed = dgamma_checked ? dgamma_allowance(bc, ref.sum_abs_dy_xhat[col], ref.sum_abs_dy[col])
-                                            : std::numeric_limits<double>::infinity();
+      const double allowed =
+          dgamma_checked && !unknown_weight
+              ? dgamma_allowance(bc, ref.sum_abs_dy_xhat[col], ref.sum_abs_dy[col]) + from_y_addition
+              : kInf;
       tally.element("dgamma", -1, c, dgamma.values[col], ref.dgamma[col], allowed, DType::f32,
                     dgamma_scale(cc.kappa, ref.sum_abs_dy_xhat[col], ref.sum_abs_dy[col]));
     }

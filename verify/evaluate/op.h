@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,37 @@ struct BackwardStart {
 // the reason the kernel declines the problem, or empty.
 std::string start_backward(const OpRun& run, BackwardStart& start);
 
+// A backward from=y (op_spec.h, Apex's memory_efficient) reads the
+// forward's y in place of x: the exact forward of the problem (its spec's
+// forward, exact math) correctly rounded to y's format. The kernel recovers
+// xhat' = (y^ - beta) / w, off the exact xhat by (y^ - y) / w, which the
+// checks add to dx's and dgamma's allowances (tally_backward); forming
+// xhat' costs the kernel a subtraction and a division where the x form
+// costs a subtraction and a multiplication, which its bound covers.
+struct SavedY {
+  StoredInput stored;          // y^ as the kernel reads it (bits for 16-bit) and widened
+  DType dtype = DType::f32;    // y's format
+  std::vector<double> exact;   // the exact y to double (within relative 2^-53)
+  std::vector<double> weight;  // per column: w_j (gamma_j, or 1 without gamma)
+};
+
+// The y of a from=y kernel, or nullopt for any other kernel. `x` is x as the
+// kernel would store it (widened).
+std::optional<SavedY> saved_y(const Kernel& k, const Problem& p, const std::vector<float>& x);
+
+// y^ in a guarded array of its format, for the call.
+class SavedYArray {
+ public:
+  SavedYArray(const SavedY& y, ArrayLayout layout);
+  const void* data() const;
+  bool guards_intact() const;
+  bool holds(const SavedY& y) const;
+
+ private:
+  std::optional<FloatArray> f32_;
+  std::optional<HalfArray> half_;
+};
+
 // What a backward reference holds for the checks below (LayerNormBwdReference
 // and RmsNormBwdReference alike; dbeta_exact null for RMSNorm).
 struct BackwardExact {
@@ -97,6 +129,7 @@ struct BackwardExact {
 // `kept`: the main elements whose allowance to record, or null.
 void tally_backward(Tally& tally, Op op, const BackwardExact& ref, const Problem& p,
                     const std::vector<float>& dy, BoundFn bound, DType dtype, const Readback& dx,
-                    const Readback& dgamma, const Readback* dbeta, MainElement* kept);
+                    const Readback& dgamma, const Readback* dbeta, MainElement* kept,
+                    const SavedY* from_y);
 
 }  // namespace normcheck::evaluation

@@ -30,7 +30,14 @@
  *                                  which the spec does not have)
  *   V2_RESIDUAL_STRIDE_IGNORED     the residual read and the sum written as if
  *                                  their rows were contiguous, not row_stride
- *                                  apart (x and y at their stride) */
+ *                                  apart (x and y at their stride)
+ * and a backward that reads y (Apex's memory_efficient):
+ *   V2_FROM_Y_IGNORES_BETA         xhat recovered as y / gamma, beta not
+ *                                  subtracted (a LayerNorm without bias's
+ *                                  recovery on one with bias)
+ *   V2_FROM_Y_CLAMPS_WEIGHT        Apex's division by gamma held at least eps
+ *                                  away from zero (clamp_by_magnitude): xhat
+ *                                  is wrong wherever |gamma| < eps */
 #include "../v2_common.h"
 
 #if V2_STORED_SUM_READS_FLOAT_SUM
@@ -136,6 +143,24 @@ static void skip_layernorm_contiguous_residual(const nc_call* c) {
 #define NAME "broken.residual_stride_ignored"
 #define SPEC V2_SPEC_SKIP_LAYERNORM
 
+#elif V2_FROM_Y_IGNORES_BETA
+static float xhat_without_beta(const nc_call* c, int64_t i, int64_t j) {
+  return v2_get(&c->y, i, j) / v2_gamma(c, j); /* defect: (y - beta) / gamma */
+}
+static void layernorm_bwd_ignoring_beta(const nc_call* c) { v2_run_backward_from_y(c, 1, xhat_without_beta); }
+#define NAME "broken.from_y_ignores_beta"
+#define SPEC V2_SPEC_APEX_LAYERNORM_BWD
+
+#elif V2_FROM_Y_CLAMPS_WEIGHT
+static float xhat_clamped_weight(const nc_call* c, int64_t i, int64_t j) {
+  const float w = v2_gamma(c, j);
+  const float clamped = w >= 0.0f ? fmaxf(w, c->eps) : fminf(w, -c->eps); /* defect: gamma itself */
+  return (v2_get(&c->y, i, j) - v2_beta(c, j)) / clamped;
+}
+static void layernorm_bwd_clamped_weight(const nc_call* c) { v2_run_backward_from_y(c, 1, xhat_clamped_weight); }
+#define NAME "broken.from_y_clamps_weight"
+#define SPEC V2_SPEC_APEX_LAYERNORM_BWD
+
 #else
 #error "define one V2_<DEFECT> (CMakeLists.txt)"
 #endif
@@ -144,6 +169,10 @@ static void skip_layernorm_contiguous_residual(const nc_call* c) {
 #define broken_kernel rmsnorm_contiguous
 #elif V2_RESIDUAL_STRIDE_IGNORED
 #define broken_kernel skip_layernorm_contiguous_residual
+#elif V2_FROM_Y_IGNORES_BETA
+#define broken_kernel layernorm_bwd_ignoring_beta
+#elif V2_FROM_Y_CLAMPS_WEIGHT
+#define broken_kernel layernorm_bwd_clamped_weight
 #else
 static void broken_kernel(const nc_call* c) { v2_run_forward(c, &kBroken); }
 #endif

@@ -26,8 +26,9 @@ struct CallBuffer {
 // residual (rows x cols at the call's row stride: the last row ends at its
 // last element), out (y or dx, likewise; z, rows x out_features, of a norm
 // followed by a Linear), residual_out, gamma, beta, dgamma, dbeta (cols),
-// saved_mean, saved_stat, mean, stat (rows), weight (out_features x cols),
-// bias (out_features).
+// saved_mean, saved_stat (rows), saved_y (a backward from=y: rows x cols at
+// the row stride), mean, stat (rows), weight (out_features x cols), bias
+// (out_features).
 std::vector<CallBuffer> call_buffers(const Kernel& kernel, const KernelArgs& args);
 
 // Points the member of `args` named `name` at `data`. False when no member

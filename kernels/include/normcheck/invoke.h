@@ -26,14 +26,15 @@ struct KernelArgs {
   const void* beta = nullptr;           // per column; null: 0
   const void* saved_mean = nullptr;     // LayerNorm backward: the forward's mean per row
   const void* saved_stat = nullptr;     // backward: the forward's rstd (LayerNorm) or rrms (RMSNorm) per row
+  const void* saved_y = nullptr;        // a backward from=y: the forward's y, rows x cols (in place of x)
   void* out = nullptr;                  // y (forward) or dx (backward)
   void* residual_out = nullptr;         // a spec with `add`: x + residual
   void* mean = nullptr;                 // LayerNorm forward: mean per row
   void* stat = nullptr;                 // forward: rstd (LayerNorm) or rrms (RMSNorm) per row
   float* dgamma = nullptr;              // backward: per column (float32)
   float* dbeta = nullptr;               // LayerNorm backward: per column (float32)
-  // Elements from one row's start to the next in x, dy, residual, out and
-  // residual_out; 0: cols (contiguous). Only a version-2 kernel takes rows
+  // Elements from one row's start to the next in x, dy, residual, saved_y,
+  // out and residual_out; 0: cols (contiguous). Only a version-2 kernel takes rows
   // that are not contiguous (invoke() refuses others).
   int64_t row_stride = 0;
   // A norm followed by a Linear (is_norm_linear(op), float32 only): out is z,

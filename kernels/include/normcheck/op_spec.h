@@ -27,7 +27,9 @@
 // round=sum:f32). The same spec without its rounding points is the op in
 // exact arithmetic, with only the outputs rounded: what the kernel's users
 // are owed. The backward takes dy and the saved statistics and gives dx, dgamma
-// and dbeta. A norm followed by a Linear (`linear`) gives z = W y + b.
+// and dbeta; `from=y` reads the forward's output y (and beta) in place of x
+// (Apex's memory_efficient), xhat being (y - beta) / w. A norm followed by a
+// Linear (`linear`) gives z = W y + b.
 #pragma once
 
 #include <array>
@@ -75,6 +77,10 @@ struct OpSpec {
   // reads them; `stats=none`: neither (a backward then recomputes them from x
   // and eps, as ggml's rms_norm_back does).
   bool stats = true;
+  // A backward that reads y, the forward's output in y's format, and beta
+  // instead of x and the saved mean (text: from=y): it recovers
+  // xhat = (y - beta) / w, and only the saved rstd / rrms of the statistics.
+  bool from_y = false;
   // The format of each tensor (meaningful where has() is true).
   std::array<DType, kTensorNameCount> dtype{};
   // The format a rounding point rounds to; empty: the value is not rounded there.
@@ -97,7 +103,7 @@ OpSpec default_spec(NormKind norm, Direction direction);
 // `dtype=D` (x, residual, y, residual_out, dy, dx), `<tensor>=D` for one
 // tensor, `add`, `weight=none|gamma|1+gamma`, `bias`
 // (`bias=none` for a LayerNorm without beta), `round=<point>:D[,<point>:D]`,
-// `stats=none`, `linear`. D is f32, bf16 or f16.
+// `stats=none`, `from=y`, `linear`. D is f32, bf16 or f16.
 struct SpecParse {
   std::optional<OpSpec> spec;
   std::string error;  // why the text is not a spec, naming the word at fault (empty on success)

@@ -134,7 +134,9 @@ typedef struct {
 
 /* The tensors of one call, by name. Inputs are read only (a write is a
    finding); outputs are written in full. In a backward, mean and rstd are
-   the forward's saved statistics (inputs). rstd holds rrms for RMSNorm. */
+   the forward's saved statistics (inputs). rstd holds rrms for RMSNorm. A
+   backward whose spec says from=y gets the forward's output in y and beta
+   (inputs), and no x and no mean. */
 typedef struct {
   uint32_t size;  /* sizeof(nc_call) of the header normcheck was built with: fields are only appended */
   int64_t rows, cols;
