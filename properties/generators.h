@@ -62,7 +62,8 @@ struct GenOptions {
 
 // The options of a kernel of the table: its op and declared domain (|x|,
 // eps and d stay inside it), non-finite inputs only when it says it handles
-// them, a residual when its spec adds one, row strides when it takes them.
+// them, a residual when its spec adds one, row strides when it takes them,
+// beta for a backward that reads it (from=y).
 GenOptions kernel_options(const Kernel& kernel);
 
 // Problems for opts.op. RapidCheck's size (0..100) caps d at about 2^(size/6),
