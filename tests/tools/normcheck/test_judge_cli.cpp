@@ -14,9 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include "fold/safetensors.h"
+#include "json_schema_subset.h"
 #include "normcheck/op_spec.h"
 #include "normcheck/row_file.h"
 #include "normcheck_cli.h"
+#include "xml_parse.h"
 
 namespace nf = normcheck::fold;
 namespace fs = std::filesystem;
@@ -393,8 +395,14 @@ TEST(JudgeTorch, LayerNormAndLlamaRmsNormPass) {
 // OUT that is a file is exit 2 and the report's files are not written.
 namespace {
 
+// results.json, checked against its schema, and junit.xml parsed.
 nlohmann::json results_of(const fs::path& out) {
-  return nlohmann::json::parse(read_whole_file(out / "results.json"));
+  const nlohmann::json doc = nlohmann::json::parse(read_whole_file(out / "results.json"));
+  const auto errors = normcheck::test_support::validate(
+      doc, nlohmann::json::parse(read_whole_file(NORMCHECK_RESULTS_SCHEMA)));
+  EXPECT_TRUE(errors.empty()) << errors.size() << " violations, first: " << (errors.empty() ? "" : errors[0]);
+  EXPECT_EQ(normcheck::test_support::parse_xml(read_whole_file(out / "junit.xml")).name, "testsuites");
+  return doc;
 }
 
 }  // namespace
