@@ -464,6 +464,28 @@ TEST(JudgeReport, TheHarnessIsAKernelRowWithItsFindingsAndTheirProblemFiles) {
   EXPECT_EQ(read_whole_file(out / "junit.xml").find("<failure"), std::string::npos);
 }
 
+// A folder whose cases declare two specs: a kernel row per spec, each named with it.
+TEST(JudgeReport, CasesOfTwoSpecsAreTwoKernelRows) {
+  const std::string gemma = "rmsnorm fwd dtype=bf16 gamma=bf16 weight=1+gamma";
+  const fs::path dir = judged_llama("report_two_specs");  // cases 0 to 3
+  const fs::path other = generate("report_two_specs_gemma", gemma, 6);
+  harness(other, "rmsnorm.gemma", "BF16");
+  for (const char* file : {"case-005.inputs.safetensors", "case-005.outputs.safetensors"})
+    fs::copy_file(other / file, dir / file);
+  const fs::path out = scratch_dir() / "report_two_specs_out";
+  fs::remove_all(out);
+  const CliRun run = judge(dir, "--report " + out.string());
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const nlohmann::json kernels = results_of(out).at("kernels");
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels.at(0).at("name"), std::string("harness (") + kLlama + ")");
+  EXPECT_EQ(kernels.at(0).at("rows"), 4);
+  EXPECT_EQ(kernels.at(1).at("name"), "harness (" + gemma + ")");
+  EXPECT_EQ(kernels.at(1).at("policy").at("spec"), gemma);
+  EXPECT_EQ(kernels.at(1).at("rows"), 1);
+  for (const auto& k : kernels) EXPECT_EQ(k.at("grade"), "trusted") << k.dump();
+}
+
 TEST(JudgeReport, AnOutFolderThatIsAFileIsBadUsageAndNothingIsWritten) {
   const fs::path dir = judged_llama("report_bad_out");
   const fs::path file = scratch_dir() / "report_out_is_a_file";
