@@ -40,7 +40,7 @@ struct RowResult {
   // (reimplementation_of): its max error over that kernel's bound on the row
   // (+inf for a NaN/inf mismatch); absent otherwise, and on a declined row.
   std::optional<double> algorithm_ratio;
-  // A problem judged outside the workload (judged.h) that broke its bound:
+  // A problem judged outside the workload (judged_report.h) that broke its bound:
   // the finding's label, its problem file (relative to the report's folder)
   // and the command that replays it. Empty otherwise.
   std::string finding_label, problem_file, replay;
