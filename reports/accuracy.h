@@ -40,7 +40,19 @@ struct RowResult {
   // (reimplementation_of): its max error over that kernel's bound on the row
   // (+inf for a NaN/inf mismatch); absent otherwise, and on a declined row.
   std::optional<double> algorithm_ratio;
+  // A problem judged outside the workload (judged_report.h) that broke its bound:
+  // the finding's label, its problem file (relative to the report's folder)
+  // and the command that replays it. Empty otherwise.
+  std::string finding_label, problem_file, replay;
 };
+
+// The exact statistics of row `row` of p's x, which the plots' x axis is:
+// |mean|/sigma (+inf for a constant row), max|x|, and rstd (rrms when `rms`).
+// NaN for a row with a NaN or infinity in x.
+struct RowFacts {
+  double mean_over_sigma = 0, max_abs_x = 0, r = 0;
+};
+RowFacts row_facts(const Problem& p, int64_t row, bool rms);
 
 struct KernelAccuracy {
   const Kernel* kernel = nullptr;

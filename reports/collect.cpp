@@ -15,15 +15,6 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char s[32];
-  std::strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return s;
-}
-
 // run_bench reports progress through a plain function pointer.
 Progress* g_progress = nullptr;
 int g_bench_shapes = 0, g_bench_done = 0;
@@ -43,6 +34,15 @@ bench::BenchOptions report_bench_options(bool quick) {
     o.repeats = 5;
   }
   return o;
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char s[32];
+  std::strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return s;
 }
 
 ReportData collect(const RunOptions& options) {

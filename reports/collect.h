@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "report_data.h"
@@ -23,6 +24,9 @@ struct RunOptions {
 };
 
 ReportData collect(const RunOptions& options);
+
+// The time now in ISO 8601, UTC ("2026-11-27T09:30:00Z"): ReportData::started_utc.
+std::string utc_now();
 
 // The bench options of a report run: `normcheck bench --quick`'s shapes and
 // sample counts for --quick, the standard shapes with fewer samples otherwise.

@@ -72,10 +72,11 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
   std::ostringstream s;
   s << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>normcheck report</title>"
     << "<style>" << kStyle << "</style></head><body>\n"
-    << "<h1>normcheck report</h1>\n<p>" << (data.quick ? "Quick" : "Default") << " workload, seed " << data.seed
-    << " (<code>--seed</code> or <code>NORMCHECK_SEED</code> reproduces it), SIMD target " << e(data.simd_target)
-    << ", " << figure(data.seconds) << " s, started " << e(data.started_utc) << ". Every kernel of the table ran on "
-    << "rows of the adversarial families (" << e(workload_text(data)) << ").</p>\n";
+    << "<h1>normcheck report</h1>\n<p>" << workload_name(data) << ", seed " << data.seed
+    << (data.judged.empty() ? " (<code>--seed</code> or <code>NORMCHECK_SEED</code> reproduces it)"
+                            : " (the problems' seed)")
+    << ", SIMD target " << e(data.simd_target)
+    << ", " << figure(data.seconds) << " s, started " << e(data.started_utc) << ". " << e(workload_sentence(data)) << "</p>\n";
   if (data.quick && data.bench)
     s << "<p><b>Quick run:</b> the bench used small shapes and short samples, so its speeds are a smoke test, not "
          "figures to quote; run without --quick for the standard shapes.</p>\n";
@@ -135,7 +136,9 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
   section("accuracy", "Error against the row's condition", "");
   section("distribution", "Error distributions", "");
   section("speed", "Throughput against the streaming limit",
-          data.bench ? "" : "The bench was left out of this run (--no-bench).");
+          data.bench            ? ""
+          : data.judged.empty() ? "The bench was left out of this run (--no-bench)."
+                                : "Judged kernels are judged from their outputs: their speed is not measured.");
 
   if (data.fuzz) {
     s << "<h2 id=\"fuzz\">Fuzzing</h2>\n<p>" << e(fuzz_summary(data))
@@ -156,14 +159,16 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
     }
   }
 
-  s << "<h2 id=\"claims\">Claims: the math practitioners rely on, checked by computation</h2>\n"
-    << "<table><tr><th>id</th><th>verdict</th><th>figure</th><th>title</th><th>source</th></tr>\n";
-  for (const ClaimRun& c : data.claims)
-    s << "<tr><td>" << e(c.claim->id) << "</td><td>" << to_string(c.result.verdict) << "</td><td>"
-      << e(c.result.figure) << "</td><td>" << e(c.claim->title) << "</td><td>" << e(c.claim->source)
-      << "</td></tr>\n";
-  s << "</table>\n";
-  section("claims", "Claims' series", "");
+  if (data.judged.empty()) {  // judged kernels' reports have no claims
+    s << "<h2 id=\"claims\">Claims: the math practitioners rely on, checked by computation</h2>\n"
+      << "<table><tr><th>id</th><th>verdict</th><th>figure</th><th>title</th><th>source</th></tr>\n";
+    for (const ClaimRun& c : data.claims)
+      s << "<tr><td>" << e(c.claim->id) << "</td><td>" << to_string(c.result.verdict) << "</td><td>"
+        << e(c.result.figure) << "</td><td>" << e(c.claim->title) << "</td><td>" << e(c.claim->source)
+        << "</td></tr>\n";
+    s << "</table>\n";
+    section("claims", "Claims' series", "");
+  }
 
   if (baseline_check) {
     s << "<h2 id=\"baseline\">Accuracy baseline</h2>\n";

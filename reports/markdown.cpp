@@ -18,9 +18,10 @@ std::string markdown_report(const ReportData& data, const std::vector<KernelVerd
                             const std::optional<BaselineCheck>& baseline_check) {
   std::ostringstream s;
   s << "# normcheck report\n\n"
-    << (data.quick ? "Quick" : "Default") << " workload, seed " << data.seed << " (`--seed` or NORMCHECK_SEED), "
-    << "SIMD target " << data.simd_target << ", " << figure(data.seconds) << " s, started " << data.started_utc
-    << ".\n\n"
+    << workload_name(data) << ", seed " << data.seed
+    << (data.judged.empty() ? " (`--seed` or NORMCHECK_SEED), " : " (the problems' seed), ") << "SIMD target "
+    << data.simd_target << ", " << figure(data.seconds) << " s, started " << data.started_utc
+    << (data.judged.empty() ? "." : ". ") << (data.judged.empty() ? std::string() : workload_sentence(data)) << "\n\n"
     << (data.quick && data.bench ? "Quick run: the bench's speeds are a smoke test (small shapes, short samples), "
                                    "not figures to quote.\n\n"
                                  : "")
@@ -83,10 +84,12 @@ std::string markdown_report(const ReportData& data, const std::vector<KernelVerd
           << cell(f->severity ? fuzz::severity_text(*f->severity) : "") << " | `" << cell(replay_command(*f))
           << "` |\n";
   }
-  s << "\n## Claims\n\n| id | verdict | figure | source |\n|---|---|---|---|\n";
-  for (const ClaimRun& c : data.claims)
-    s << "| " << c.claim->id << " | " << to_string(c.result.verdict) << " | " << cell(c.result.figure) << " | "
-      << cell(std::string(c.claim->source)) << " |\n";
+  if (data.judged.empty()) {  // judged kernels' reports have no claims
+    s << "\n## Claims\n\n| id | verdict | figure | source |\n|---|---|---|---|\n";
+    for (const ClaimRun& c : data.claims)
+      s << "| " << c.claim->id << " | " << to_string(c.result.verdict) << " | " << cell(c.result.figure) << " | "
+        << cell(std::string(c.claim->source)) << " |\n";
+  }
   if (baseline_check) {
     s << "\n## Accuracy baseline\n\n";
     if (baseline_check->regressions.empty()) s << "No kernel got worse than the baseline.\n";

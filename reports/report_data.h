@@ -40,6 +40,10 @@ struct ReportData {
   std::vector<ClaimRun> claims;
   std::optional<bench::BenchReport> bench;  // absent with --no-bench
   double accuracy_seconds = 0, fuzz_seconds = 0, claims_seconds = 0, bench_seconds = 0;
+  // Non-empty: the kernels were judged on problems of their own
+  // (judged_report.h), which this says in words; `quick` and the workload's
+  // families then do not apply, and each row is one problem.
+  std::string judged;
 };
 
 }  // namespace normcheck::report

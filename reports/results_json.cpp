@@ -34,6 +34,11 @@ json row_json(const RowResult& r) {
     j["nonfinite_mismatch"] = e.nonfinite_mismatch;
     j["memory_fault"] = e.out_of_bounds_write || e.wrote_input || e.unwritten_output;
   }
+  if (!r.problem_file.empty()) {  // a judged problem's finding (judged_report.h)
+    j["label"] = r.finding_label;
+    j["problem_file"] = r.problem_file;
+    j["replay"] = r.replay;
+  }
   return j;
 }
 
@@ -148,6 +153,7 @@ json results_json(const ReportData& data, const std::vector<KernelVerdict>& verd
           {"started_utc", data.started_utc},
           {"seconds", data.seconds},
           {"simd_target", data.simd_target},
+          {"judged", data.judged.empty() ? json(nullptr) : json(data.judged)},
           {"workload", {{"lengths", lengths}, {"rows_per_family", data.accuracy_options.rows_per_family},
                         {"eps", {1e-5, 0.0}}}},
           {"timings", {{"accuracy_seconds", data.accuracy_seconds}, {"fuzz_seconds", data.fuzz_seconds},

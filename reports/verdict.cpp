@@ -143,7 +143,7 @@ std::string out_of_cache_criterion(std::size_t cache_bytes) {
 // medians over every shape, said to be in-cache figures.
 void speed(const ReportData& data, KernelVerdict& v) {
   if (!data.bench) {
-    v.speed = "not measured (--no-bench)";
+    v.speed = data.judged.empty() ? "not measured (--no-bench)" : "not measured: judged from its outputs";
     return;
   }
   std::vector<const bench::BenchResult*> mine, out_of_cache;
@@ -221,6 +221,19 @@ void fuzz_notes(const ReportData& data, KernelVerdict& v) {
     note += ": " + f->detail + ".";
     if (f->severity) note += " Severity " + fuzz::severity_text(*f->severity) + ".";
     if (!f->file.empty()) note += " Replay: " + replay_command(*f);
+    v.notes.push_back(note);
+  }
+}
+
+// A judged kernel's findings (judged_report.h): each problem that broke the
+// bound, its worst element, the policies its outputs are consistent with,
+// and its problem file with the command that replays it.
+void judged_findings(const KernelAccuracy& ka, KernelVerdict& v) {
+  for (const RowResult& r : ka.rows) {
+    if (r.problem_file.empty()) continue;
+    std::string note = "Finding on " + r.family + ": " + r.finding_label + ", " + worst_text(r.evaluation.worst) + ".";
+    for (const std::string& p : r.evaluation.consistent_policies) note += " Consistent with the policy " + p + ".";
+    note += " Problem file: " + r.problem_file + (r.replay.empty() ? "." : "; replay: " + r.replay);
     v.notes.push_back(note);
   }
 }
@@ -379,9 +392,27 @@ std::string replay_command(const fuzz::Finding& f) {
 }
 
 std::string workload_text(const ReportData& data) {
+  if (!data.judged.empty()) return data.judged;
   return std::to_string(props::kRowFamilyCount) + " families, " + lengths_text(data.accuracy_options) + ", " +
          std::to_string(data.accuracy_options.rows_per_family) +
          " rows per family and length, eps 1e-5 and 0, with and without affine parameters";
+}
+
+std::string workload_name(const ReportData& data) {
+  return !data.judged.empty() ? "Judged problems" : data.quick ? "Quick workload" : "Default workload";
+}
+
+std::string workload_sentence(const ReportData& data) {
+  if (!data.judged.empty()) return "The kernels were judged on problems of their own: " + data.judged + ".";
+  return "Every kernel of the table ran on rows of the adversarial families (" + workload_text(data) + ").";
+}
+
+std::string worst_text(const Worst& w) {
+  char line[256];
+  std::snprintf(line, sizeof line, "%s[row %lld, col %lld] = %a, exact %a, allowed error %.3g", w.output.c_str(),
+                static_cast<long long>(w.row), static_cast<long long>(w.col), static_cast<double>(w.computed),
+                w.exact, w.allowed);
+  return line;
 }
 
 std::string ratio_text(const std::optional<double>& ratio, const char* missing) {
@@ -453,8 +484,10 @@ std::vector<KernelVerdict> verdicts(const ReportData& data) {
         if (e.out_of_bounds_write || e.wrote_input || e.unwritten_output) ++v.rows_memory;
       }
     }
-    const std::string scope = std::to_string(v.rows_run) + " rows run (" + std::to_string(families_run.size()) +
-                              " families, " + lengths_text(data.accuracy_options) + ")";
+    const std::string scope =
+        data.judged.empty() ? std::to_string(v.rows_run) + " rows run (" + std::to_string(families_run.size()) +
+                                  " families, " + lengths_text(data.accuracy_options) + ")"
+                            : std::to_string(v.rows_run) + " problems judged (" + lengths_text(data.accuracy_options) + ")";
     v.bound = bound_text(*ka.kernel);
     if (const OpSpec spec = spec_of(*ka.kernel); spec.direction == Direction::fwd && !spec.linear) {
       v.policy = to_text(spec);
@@ -467,6 +500,7 @@ std::vector<KernelVerdict> verdicts(const ReportData& data) {
     if (v.rows_declined && v.rows_run)
       v.advice += "; declines " + std::to_string(v.rows_declined) + " rows (see its notes)";
     fuzz_notes(data, v);
+    judged_findings(ka, v);
     failure_hints(ka, v);
     // A kernel's declared domain (kernel.h, InputRange) says what it supports:
     // the rows outside it are its limits, listed here, never findings.

@@ -85,8 +85,20 @@ std::vector<KernelVerdict> verdicts(const ReportData& data);
 // REFUTED claim.
 bool run_failed(const std::vector<KernelVerdict>& v);
 
-// "8 families, d = 5, 64, 768, 2 rows each, eps 1e-5 and 0": the workload in words.
+// "8 families, d = 5, 64, 768, 2 rows each, eps 1e-5 and 0": the workload in
+// words (for judged kernels, ReportData::judged).
 std::string workload_text(const ReportData& data);
+// "Quick workload", "Default workload", or "Judged problems" (ReportData::judged).
+std::string workload_name(const ReportData& data);
+// What the kernels ran on, in a sentence: "Every kernel of the table ran on
+// rows of the adversarial families (...)." or, judged, "The kernels were
+// judged on problems of their own: ...".
+std::string workload_sentence(const ReportData& data);
+
+// A verdict's worst element in words: output, row, column, value and exact
+// value (the middle of the admissible range) as hex floats, the allowance:
+// "y[row 0, col 1] = -0x1.4ep-15, exact -0x1.4eca267116703p-15, allowed error 1.19e-07".
+std::string worst_text(const Worst& w);
 
 // "1.23e-04", "0", "inf": the figures in prose and tables.
 std::string figure(double v);

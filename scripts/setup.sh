@@ -19,6 +19,7 @@ packages=(
   clang libclang-rt-14-dev
   # the Python harness of normcheck judge's tests (tests/tools/normcheck/judge_harness.py)
   python3-numpy
+  python3-torch  # the PyTorch harness of the same tests (judge_harness_torch.py)
 )
 
 missing=()

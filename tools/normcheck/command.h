@@ -2,6 +2,7 @@
 // to the CLI11 app; main.cpp holds the one ordered list of them.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <stdexcept>
 
@@ -22,6 +23,10 @@ struct UsageError : std::runtime_error {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFinding = 1;
 inline constexpr int kExitUsage = 2;
+
+// report::prepare_report_folder(out) (reports/writers.h), a folder that cannot
+// be made (a file in the way) a UsageError: `report --out` and `judge --report`.
+std::filesystem::path report_folder_or_usage(const std::filesystem::path& out);  // report.cpp
 
 void add_list_command(CLI::App& app, Action& action);    // list.cpp
 void add_check_command(CLI::App& app, Action& action);   // check.cpp

@@ -7,15 +7,23 @@
 // A finding prints the output, row, column, values and allowance, and saves
 // the problem as case-NNN.finding.txt, a problem file `normcheck check`
 // replays on a kernel of the spec (--plugin).
+// With --report OUT, the harness is also written as a kernel row of the
+// report `normcheck report` writes (reports/judged_report.h): report.html,
+// report.md, results.json, junit.xml, and findings/ with each finding's
+// problem file.
 // Exit 0: every case passes; 1: a finding; 2: bad input (no cases, a missing,
 // truncated or malformed file, a tensor missing or of the wrong dtype or
 // shape: each message names the file and the tensor, on stderr; nothing on
-// stdout, as everywhere).
+// stdout, as everywhere; no report is written), or an OUT that cannot be a
+// folder.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -26,10 +34,14 @@
 #include "isolation.h"
 #include "json_number.h"
 #include "json_text.h"
+#include "judged_report.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/io.h"
 #include "normcheck/row_file.h"
 #include "recorded_kernel.h"
+#include "shell_quote.h"
+#include "verdict.h"
+#include "writers.h"
 
 namespace normcheck::cli {
 namespace {
@@ -39,6 +51,7 @@ namespace fs = std::filesystem;
 struct JudgeArgs {
   std::string dir;
   bool json = false;
+  std::string report;  // --report OUT; empty: none
 };
 
 struct CaseVerdict {
@@ -46,6 +59,9 @@ struct CaseVerdict {
   int64_t index = -1;
   std::string spec;
   uint64_t seed = 0;
+  OpSpec op_spec;
+  std::string domain;  // the domain text of its metadata
+  Problem problem;
   std::string bad_input;  // non-empty: the case could not be judged, and why
   std::string label;      // the finding (isolation.h's labels), empty when it passed
   Evaluation evaluation;
@@ -70,15 +86,7 @@ std::vector<fs::path> input_files(const fs::path& dir) {
   return out;
 }
 
-// The worst element in words: output, row, column, value, exact (the middle
-// of the admissible range), allowance.
-std::string worst_text(const Worst& w) {
-  char line[256];
-  std::snprintf(line, sizeof line, "%s[row %lld, col %lld] = %a, exact %a, allowed error %.3g", w.output.c_str(),
-                static_cast<long long>(w.row), static_cast<long long>(w.col), static_cast<double>(w.computed),
-                w.exact, w.allowed);
-  return line;
-}
+using report::worst_text;
 
 CaseVerdict judge_case(const fs::path& dir, const fs::path& inputs_path) {
   CaseVerdict v;
@@ -88,6 +96,7 @@ CaseVerdict judge_case(const fs::path& dir, const fs::path& inputs_path) {
   try {
     in = read_inputs(inputs_path);
     v.index = in.index, v.spec = to_text(in.spec), v.seed = in.seed;
+    v.op_spec = in.spec, v.domain = in.domain, v.problem = in.problem;
     if (inputs_path.filename() != inputs_file_name(in.index))
       throw CaseFileError(inputs_path.string() + ": its metadata says case " + std::to_string(in.index) +
                           ", whose file is " + inputs_file_name(in.index));
@@ -140,8 +149,62 @@ std::string case_name(const CaseVerdict& v) {
   return name.substr(0, name.find('.'));
 }
 
+// The report of the harness (reports/judged_report.h): one kernel row per
+// spec and domain the cases declare (one, for a folder gen wrote), each case a
+// problem of its row, each finding's problem file copied into the report's
+// findings/. Returns report.html's path.
+fs::path write_judged_report(const fs::path& out, const fs::path& findings, const fs::path& dir,
+                             const std::vector<CaseVerdict>& verdicts, double seconds) {
+  std::deque<OpSpec> specs;           // the rows' specs, which the rows point to
+  std::deque<Kernel> rows;
+  std::deque<std::string> names;      // the rows' names, which Kernel::name views
+  std::map<std::string, std::size_t> row_of;  // spec text + domain -> kernel
+  std::vector<report::JudgedKernel> kernels;
+  std::set<std::string> keys;
+  for (const CaseVerdict& v : verdicts) keys.insert(v.spec + "\n" + v.domain);
+  for (const CaseVerdict& v : verdicts) {
+    const std::string key = v.spec + "\n" + v.domain;
+    auto it = row_of.find(key);
+    if (it == row_of.end()) {
+      specs.push_back(v.op_spec);
+      rows.push_back(harness_row(specs.back(), parse_domain(v.domain)));
+      names.push_back(keys.size() == 1 ? std::string(kHarnessKernelName)
+                                       : std::string(kHarnessKernelName) + " (" + v.spec + ")");
+      rows.back().name = names.back();
+      it = row_of.emplace(key, kernels.size()).first;
+      kernels.push_back({&rows.back(), {}});
+    }
+    report::JudgedProblem p;
+    p.name = case_name(v), p.problem = v.problem, p.evaluation = v.evaluation;
+    if (!v.label.empty()) {
+      fs::create_directories(findings);
+      const fs::path saved = findings / v.finding_file.filename();
+      fs::copy_file(v.finding_file, saved, fs::copy_options::overwrite_existing);
+      p.label = v.label;
+      p.problem_file = "findings/" + saved.filename().string();
+      p.replay = "normcheck check --input " + shell_quote(p.problem_file) + " --plugin LIBRARY";
+    }
+    kernels[it->second].problems.push_back(std::move(p));
+  }
+  std::set<uint64_t> seeds;
+  for (const CaseVerdict& v : verdicts) seeds.insert(v.seed);
+  std::string source = std::to_string(verdicts.size()) + " cases of " + dir.string() +
+                       ", written by normcheck gen and judged from a harness's outputs by normcheck judge";
+  if (seeds.size() > 1) {
+    source += "; drawn with the seeds";
+    for (const uint64_t seed : seeds) source += " " + std::to_string(seed);
+  }
+  report::ReportData data = report::judged_report_data(std::move(kernels), *seeds.begin(), source);
+  data.seconds = seconds;
+  report::write_report(out, data, report::verdicts(data), std::nullopt, findings);
+  return fs::absolute(out / "report.html").lexically_normal();
+}
+
 int run_judge(const JudgeArgs& args) {
+  const auto start = std::chrono::steady_clock::now();
   const fs::path dir = args.dir;
+  // an OUT that cannot be a folder is bad usage, found before any case is judged
+  const fs::path findings_dir = args.report.empty() ? fs::path() : report_folder_or_usage(args.report);
   std::vector<CaseVerdict> verdicts;
   for (const fs::path& inputs : input_files(dir)) verdicts.push_back(judge_case(dir, inputs));
   int64_t passed = 0, findings = 0, bad = 0;
@@ -155,6 +218,11 @@ int run_judge(const JudgeArgs& args) {
     return kExitUsage;
   }
   const int exit_code = findings ? kExitFinding : kExitOk;
+  const fs::path report_page =
+      args.report.empty()
+          ? fs::path()
+          : write_judged_report(args.report, findings_dir, dir, verdicts,
+                                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 
   if (args.json) {
     nlohmann::json cases = nlohmann::json::array();
@@ -180,7 +248,8 @@ int run_judge(const JudgeArgs& args) {
       }
       cases.push_back(std::move(c));
     }
-    const nlohmann::json doc = {{"dir", dir.string()}, {"cases", cases}, {"passed", passed}, {"findings", findings}};
+    nlohmann::json doc = {{"dir", dir.string()}, {"cases", cases}, {"passed", passed}, {"findings", findings}};
+    if (!report_page.empty()) doc["report"] = report_page.string();
     std::cout << json_safe(doc).dump(2) << "\n";  // paths are bytes: json_text.h
     return exit_code;
   }
@@ -201,6 +270,7 @@ int run_judge(const JudgeArgs& args) {
   }
   std::printf("\n%zu cases: %lld pass, %lld with a finding\n", verdicts.size(), static_cast<long long>(passed),
               static_cast<long long>(findings));
+  if (!report_page.empty()) std::printf("report: %s\n", report_page.string().c_str());
   return exit_code;
 }
 
@@ -212,6 +282,9 @@ void add_judge_command(CLI::App& app, Action& action) {
   sub->add_option("dir", args->dir, "The directory gen wrote, with the harness's case-NNN.outputs.safetensors")
       ->required();
   sub->add_flag("--json", args->json, "Print one JSON document");
+  sub->add_option("--report", args->report,
+                  "Also write the report of the harness, as `normcheck report` writes it, to this folder "
+                  "(report.html, report.md, results.json, junit.xml, findings/)");
   sub->callback([&action, args] { action = [args] { return run_judge(*args); }; });
 }
 

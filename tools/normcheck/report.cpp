@@ -11,8 +11,6 @@
 // a control was not caught, or a claim could not be decided (third parties'
 // grades and REFUTED claims are findings, reported in full, not failures of
 // the run); 2 bad usage or input.
-#include <unistd.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <iostream>
@@ -26,7 +24,6 @@
 #include "command.h"
 #include "normcheck/io.h"
 #include "plots.h"
-#include "results_json.h"
 #include "seed.h"
 #include "writers.h"
 
@@ -77,21 +74,14 @@ int run_report(const ReportArgs& args) {
       throw UsageError(args.check_baseline + " was made with seed " + std::to_string(baseline->seed) +
                        ", this run uses " + std::to_string(options.seed) + " (--seed or NORMCHECK_SEED)");
   }
-  const fs::path out(args.out);
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec || !fs::is_directory(out)) throw UsageError("cannot create the output folder " + out.string() + ": " + ec.message());
-
-  // The campaign saves its findings into a folder of this run's own, which
-  // replaces findings/ only once every other file is written.
-  const fs::path findings = out / "findings";
-  const fs::path findings_partial = out / ("findings.partial-" + std::to_string(::getpid()));
   if (args.fuzz_cases && *args.fuzz_cases < 0) throw UsageError("--fuzz-cases must be >= 0");
   if (args.no_fuzz && args.fuzz_cases) throw UsageError("--no-fuzz and --fuzz-cases are exclusive");
+  const fs::path out(args.out);
+  // The campaign saves its findings into a folder of this run's own, which
+  // replaces findings/ only once every other file is written.
+  const fs::path findings_partial = report_folder_or_usage(out);
   options.fuzz_cases = args.no_fuzz ? 0 : args.fuzz_cases.value_or(args.quick ? kQuickFuzzCases : kFuzzCases);
   options.fuzz_dir = findings_partial;
-  for (const auto& entry : fs::directory_iterator(out, ec))  // left by an interrupted run
-    if (entry.path().filename().string().rfind("findings.partial-", 0) == 0) fs::remove_all(entry.path(), ec);
 
   std::cerr << "report: seed " << options.seed << " (--seed or NORMCHECK_SEED), " << (args.quick ? "quick" : "default")
             << " workload, writing to " << out.string() << "\n";
@@ -99,17 +89,9 @@ int run_report(const ReportArgs& args) {
   const auto verdicts = report::verdicts(data);
   std::optional<report::BaselineCheck> check;
   if (baseline) check = report::check_baseline(data, *baseline);
-  const auto plots = report::make_plots(data);
-
-  // Each file is replaced whole (write_file_atomically); the page that links
-  // the others is written last, and nothing is written before the run is done,
-  // so an interrupted run leaves the previous report as it was.
-  write_file_atomically(out / "results.json", report::results_json(data, verdicts, check).dump(1) + "\n");
-  write_file_atomically(out / "report.md", report::markdown_report(data, verdicts, check));
-  write_file_atomically(out / "junit.xml", report::junit_report(data, verdicts, check));
-  write_file_atomically(out / "report.html", report::html_report(data, verdicts, plots, check));
-  fs::remove_all(findings, ec);
-  if (fs::exists(findings_partial)) fs::rename(findings_partial, findings);
+  // Nothing is written before the run is done, so an interrupted run leaves
+  // the previous report as it was.
+  const auto plots = report::write_report(out, data, verdicts, check, findings_partial);
   if (!args.update_baseline.empty()) {
     write_file_atomically(args.update_baseline, report::format_baseline(report::baseline_of(data)));
     std::cout << "baseline written to " << args.update_baseline << "\n";
@@ -131,6 +113,14 @@ int run_report(const ReportArgs& args) {
 }
 
 }  // namespace
+
+fs::path report_folder_or_usage(const fs::path& out) {
+  try {
+    return report::prepare_report_folder(out);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
+  }
+}
 
 void add_report_command(CLI::App& app, Action& action) {
   auto args = std::make_shared<ReportArgs>();

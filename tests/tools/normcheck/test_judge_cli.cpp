@@ -14,9 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include "fold/safetensors.h"
+#include "json_schema_subset.h"
 #include "normcheck/op_spec.h"
 #include "normcheck/row_file.h"
 #include "normcheck_cli.h"
+#include "xml_parse.h"
 
 namespace nf = normcheck::fold;
 namespace fs = std::filesystem;
@@ -312,4 +314,197 @@ TEST(JudgeCli, CorruptOutputsNeverCrashTheJudge) {
       }
     }
   EXPECT_GT(bad_input, 0);  // most header edits break the file
+}
+
+// The harness in PyTorch (judge_harness_torch.py): F.layer_norm in float32
+// and bf16 and Hugging Face's LlamaRMSNorm pass; their broken twins (eps left
+// out; Llama's y rounded once) are caught with y named; a truncated outputs
+// file of the harness is exit 2 naming the file and the tensor. Built in when
+// /usr/bin/python3 imports torch at configure time (CMakeLists.txt).
+#ifdef JUDGE_TORCH_HARNESS
+namespace {
+
+fs::path torch_harness(const std::string& name, const std::string& spec, const std::string& kernel) {
+  const fs::path dir = generate(name, spec, 24);
+  const CliRun ran = run_shell(std::string("/usr/bin/python3 ") + JUDGE_TORCH_HARNESS + " " + dir.string() + " " + kernel);
+  EXPECT_EQ(ran.exit_code, 0) << ran.err;
+  return dir;
+}
+
+constexpr const char* kTorchLayerNorm = "layernorm fwd stats=none";
+constexpr const char* kTorchLlama = "rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16 stats=none";
+
+}  // namespace
+
+TEST(JudgeTorch, LayerNormAndLlamaRmsNormPass) {
+  const struct {
+    const char* spec;
+    const char* kernel;
+  } kernels[] = {{kTorchLayerNorm, "layernorm_f32"},
+                 {"layernorm fwd dtype=bf16 gamma=bf16 beta=bf16 stats=none", "layernorm_bf16"},
+                 {kTorchLlama, "llama"}};
+  for (const auto& k : kernels) {
+    SCOPED_TRACE(k.kernel);
+    const fs::path dir = torch_harness(std::string("torch_") + k.kernel, k.spec, k.kernel);
+    const CliRun run = judge(dir);
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    EXPECT_EQ(nlohmann::json::parse(run.out).at("passed"), 24);
+  }
+}
+
+TEST(JudgeTorch, BrokenTwinsAreCaught) {
+  const struct {
+    const char* spec;
+    const char* kernel;
+    const char* label;
+  } twins[] = {{kTorchLayerNorm, "layernorm_f32_no_eps", "accuracy"},
+               {kTorchLlama, "llama_rounds_once", "policy_mismatch"}};
+  for (const auto& t : twins) {
+    SCOPED_TRACE(t.kernel);
+    const fs::path dir = torch_harness(std::string("torch_") + t.kernel, t.spec, t.kernel);
+    const CliRun run = judge(dir);
+    ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
+    const nlohmann::json doc = nlohmann::json::parse(run.out);
+    ASSERT_GT(doc.at("findings").get<int>(), 0);
+    bool labelled = false;
+    for (const auto& k : doc.at("cases")) {
+      if (k.at("verdict") != "fail") continue;
+      EXPECT_EQ(k.at("worst").at("output"), "y") << k.dump();
+      labelled = labelled || k.at("label") == t.label;
+    }
+    EXPECT_TRUE(labelled) << "no finding labelled " << t.label << "\n" << run.out;
+  }
+}
+
+TEST(JudgeTorch, ATruncatedOutputsFileIsBadInputNamingTheFileAndTheTensor) {
+  const fs::path dir = torch_harness("torch_truncated", kTorchLlama, "llama");
+  const std::string bytes = read_whole_file(outputs_of(dir, 3));
+  std::ofstream(outputs_of(dir, 3), std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() - 1);
+  expect_bad_input(dir, outputs_of(dir, 3), {"truncated", "'y'"});
+}
+#else
+TEST(JudgeTorch, LayerNormAndLlamaRmsNormPass) {
+  GTEST_SKIP() << "/usr/bin/python3 could not import torch at configure time: install python3-torch "
+                  "(scripts/setup.sh) and configure again";
+}
+#endif
+
+// `judge --report OUT`: the harness is a kernel row of the report `normcheck
+// report` writes (its grade, its policy, its findings with their problem
+// files in OUT/findings/); a passing harness is trusted with no finding; an
+// OUT that is a file is exit 2 and the report's files are not written.
+namespace {
+
+// results.json, checked against its schema, and junit.xml parsed.
+nlohmann::json results_of(const fs::path& out) {
+  const nlohmann::json doc = nlohmann::json::parse(read_whole_file(out / "results.json"));
+  const auto errors = normcheck::test_support::validate(
+      doc, nlohmann::json::parse(read_whole_file(NORMCHECK_RESULTS_SCHEMA)));
+  EXPECT_TRUE(errors.empty()) << errors.size() << " violations, first: " << (errors.empty() ? "" : errors[0]);
+  EXPECT_EQ(normcheck::test_support::parse_xml(read_whole_file(out / "junit.xml")).name, "testsuites");
+  return doc;
+}
+
+}  // namespace
+
+TEST(JudgeReport, TheHarnessIsAKernelRowWithItsFindingsAndTheirProblemFiles) {
+  const fs::path dir = generate("report_broken", kLlama, 24);
+  harness(dir, "broken.llama_rounds_once", "BF16", JUDGE_HARNESS_BROKEN);
+  const fs::path out = scratch_dir() / "report_broken_out";
+  fs::remove_all(out);
+  const CliRun run = judge(dir, "--json --report " + out.string());
+  ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
+  const nlohmann::json doc = nlohmann::json::parse(run.out);
+  EXPECT_EQ(doc.at("report"), fs::absolute(out / "report.html").lexically_normal().string());
+
+  const nlohmann::json results = results_of(out);
+  EXPECT_EQ(results.at("schema"), "normcheck-report");
+  ASSERT_EQ(results.at("kernels").size(), 1u);
+  const nlohmann::json& k = results.at("kernels").at(0);
+  EXPECT_EQ(k.at("name"), "harness");
+  EXPECT_EQ(k.at("origin"), "plugin");
+  EXPECT_EQ(k.at("grade"), "less accurate");  // a policy mismatch: finite, within 2^16 x the bound
+  EXPECT_EQ(k.at("policy").at("spec"), kLlama);
+  EXPECT_EQ(k.at("rows"), 24);
+  EXPECT_EQ(k.at("rows_failed"), doc.at("findings"));
+  int with_file = 0;
+  for (const auto& row : k.at("row_results")) {
+    if (row.at("pass")) {
+      EXPECT_FALSE(row.contains("problem_file")) << row.dump();
+      continue;
+    }
+    ++with_file;
+    EXPECT_EQ(row.at("label"), "policy_mismatch");
+    const std::string file = row.at("problem_file");
+    EXPECT_EQ(file, "findings/" + row.at("family").get<std::string>() + ".finding.txt");
+    // the copy in the report's folder is the judge's problem file, which `check` reads
+    EXPECT_EQ(read_whole_file(out / file), read_whole_file(dir / fs::path(file).filename()));
+    EXPECT_EQ(normcheck::to_text(*normcheck::read_problem_file((out / file).string()).spec), kLlama);
+    EXPECT_NE(row.at("replay").get<std::string>().find("--input " + file), std::string::npos);
+  }
+  EXPECT_EQ(with_file, doc.at("findings").get<int>());
+  const std::string md = read_whole_file(out / "report.md");
+  EXPECT_NE(md.find("| `harness` | plugin | less accurate |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Problem file: findings/case-"), std::string::npos) << md;
+  EXPECT_EQ(md.find("## Claims"), std::string::npos) << md;
+  const std::string junit = read_whole_file(out / "junit.xml");
+  EXPECT_NE(junit.find("normcheck.kernels.harness"), std::string::npos);
+  EXPECT_NE(junit.find("<failure"), std::string::npos);
+  EXPECT_NE(read_whole_file(out / "report.html").find("Judged problems"), std::string::npos);
+
+  // the correct kernel's outputs, judged into the same folder: trusted, no finding, no findings/ left
+  harness(dir, "rmsnorm.llama", "BF16");
+  const CliRun pass = judge(dir, "--report " + out.string());
+  ASSERT_EQ(pass.exit_code, 0) << pass.out << pass.err;
+  EXPECT_NE(pass.out.find("report: "), std::string::npos) << pass.out;
+  const nlohmann::json trusted = results_of(out).at("kernels").at(0);
+  EXPECT_EQ(trusted.at("grade"), "trusted");
+  EXPECT_EQ(trusted.at("rows_failed"), 0);
+  EXPECT_FALSE(fs::exists(out / "findings"));
+  EXPECT_EQ(read_whole_file(out / "junit.xml").find("<failure"), std::string::npos);
+}
+
+// A folder whose cases declare two specs: a kernel row per spec, each named with it.
+TEST(JudgeReport, CasesOfTwoSpecsAreTwoKernelRows) {
+  const std::string gemma = "rmsnorm fwd dtype=bf16 gamma=bf16 weight=1+gamma";
+  const fs::path dir = judged_llama("report_two_specs");  // cases 0 to 3
+  const fs::path other = generate("report_two_specs_gemma", gemma, 6);
+  harness(other, "rmsnorm.gemma", "BF16");
+  for (const char* file : {"case-005.inputs.safetensors", "case-005.outputs.safetensors"})
+    fs::copy_file(other / file, dir / file);
+  const fs::path out = scratch_dir() / "report_two_specs_out";
+  fs::remove_all(out);
+  const CliRun run = judge(dir, "--report " + out.string());
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  const nlohmann::json kernels = results_of(out).at("kernels");
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels.at(0).at("name"), std::string("harness (") + kLlama + ")");
+  EXPECT_EQ(kernels.at(0).at("rows"), 4);
+  EXPECT_EQ(kernels.at(1).at("name"), "harness (" + gemma + ")");
+  EXPECT_EQ(kernels.at(1).at("policy").at("spec"), gemma);
+  EXPECT_EQ(kernels.at(1).at("rows"), 1);
+  for (const auto& k : kernels) EXPECT_EQ(k.at("grade"), "trusted") << k.dump();
+}
+
+TEST(JudgeReport, AnOutFolderThatIsAFileIsBadUsageAndNothingIsWritten) {
+  const fs::path dir = judged_llama("report_bad_out");
+  const fs::path file = scratch_dir() / "report_out_is_a_file";
+  fs::remove_all(file);
+  std::ofstream(file) << "not a folder";
+  const CliRun run = judge(dir, "--report " + file.string());
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+  EXPECT_NE(run.err.find(file.string()), std::string::npos) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(read_whole_file(file), "not a folder");
+  const CliRun inside = judge(dir, "--report " + (file / "sub").string());
+  EXPECT_EQ(inside.exit_code, 2) << inside.out << inside.err;
+
+  // bad input: exit 2, and no report is written
+  const fs::path out = scratch_dir() / "report_bad_input_out";
+  fs::remove_all(out);
+  fs::remove(outputs_of(dir, 1));
+  const CliRun bad = judge(dir, "--report " + out.string());
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_FALSE(fs::exists(out / "report.html"));
+  EXPECT_FALSE(fs::exists(out / "results.json"));
 }
