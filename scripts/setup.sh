@@ -19,6 +19,10 @@ packages=(
   clang libclang-rt-14-dev
   # the Python harness of normcheck judge's tests (tests/tools/normcheck/judge_harness.py)
   python3-numpy
+  # the Python module normcheck (python/: built for /usr/bin/python3 with its
+  # headers and pybind11) and its pytest suite, which judges torch modules
+  # (tests/python)
+  python3-dev python3-pybind11 pybind11-dev python3-pytest python3-torch
 )
 
 missing=()
