@@ -13,7 +13,11 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "campaign.h"
 #include "case_files.h"
@@ -127,7 +131,10 @@ std::string hex(double v) {
 }
 
 class Harness;
-Harness* g_current = nullptr;  // the harness whose function the row's calls go to
+// The harness whose function the row's calls on this thread go to: per thread,
+// since a function that releases the GIL (torch does) lets another thread run
+// a harness of its own meanwhile; evaluate() calls the kernel on its caller's thread.
+thread_local Harness* g_current = nullptr;
 
 // A Python function as a kernel of a spec. `adapter(inputs, eps)` is the
 // Python side (normcheck/__init__.py): it calls the user's function and
@@ -146,6 +153,9 @@ class Harness {
     isolation_.in_process = true;
     isolation_.run_twice = false;  // the row is never forked; a second run would be the same process's
   }
+
+  Harness(const Harness&) = delete;  // row_ points at spec_
+  Harness& operator=(const Harness&) = delete;
 
   std::string spec_text() const { return to_text(spec_); }
   std::string domain_text() const { return normcheck::domain_text(domain_); }

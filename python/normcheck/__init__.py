@@ -233,7 +233,18 @@ class Case:
         return f"<normcheck.Case {self.index} {self.label or 'pass'}>"
 
 
-class CheckResult:
+class _Verdicts:
+    """A run's verdict: it passed when it has no finding (and is then true)."""
+
+    @property
+    def passed(self):
+        return not self.findings
+
+    def __bool__(self):
+        return self.passed
+
+
+class CheckResult(_Verdicts):
     """check()'s verdicts: seed (None for given problems), cases, findings."""
 
     def __init__(self, spec, seed, cases, harness, fn):
@@ -246,13 +257,6 @@ class CheckResult:
     @property
     def findings(self):
         return [c for c in self.cases if c.label]
-
-    @property
-    def passed(self):
-        return not self.findings
-
-    def __bool__(self):
-        return self.passed
 
     def summary(self):
         seed = f" (seed {self.seed})" if self.seed is not None else ""
@@ -321,18 +325,11 @@ def _shrink(h, case, seconds):
     return Case(case.index, p, o)
 
 
-class FuzzResult:
+class FuzzResult(_Verdicts):
     """fuzz()'s run: seed, cases run, seconds, findings (one per label and input class)."""
 
     def __init__(self, spec, seed, cases, seconds, findings):
         self.spec, self.seed, self.cases, self.seconds, self.findings = spec, seed, cases, seconds, findings
-
-    @property
-    def passed(self):
-        return not self.findings
-
-    def __bool__(self):
-        return self.passed
 
     def __repr__(self):
         return (f"<normcheck.FuzzResult {self.spec}: {self.cases} cases, seed {self.seed}, "
@@ -419,6 +416,8 @@ class Identification:
         return [p.name for p in self.consistent]
 
     def __repr__(self):
+        if self.fault:
+            return f"<normcheck.Identification {self.spec}: fn failed: {self.fault}>"
         return f"<normcheck.Identification {self.spec}: consistent with {[p.policy for p in self.consistent]}>"
 
 
