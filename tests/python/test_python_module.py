@@ -289,3 +289,20 @@ def test_given_problems_and_their_statistics():
     result = normcheck.check(with_stats, "layernorm fwd", tensors="torch",
                              problems=[{"x": x, "gamma": np.ones(3), "beta": np.zeros(3), "eps": 1e-5}])
     assert result.passed and result.seed is None and result.cases[0].problem.rows == 2
+
+
+def test_outputs_as_a_device_kernel_returns_them():
+    """What a GPU function returns: a tensor on its device that needs grad and
+    is not contiguous; normcheck detaches it and copies it to the CPU. (The
+    tests have no GPU: the device is the CPU.)"""
+    device = "cpu"
+
+    def on_device(x, gamma, eps):
+        m = hf.LlamaRMSNorm(x.shape[-1], eps=eps).to(device)
+        m.weight = torch.nn.Parameter(gamma.to(device))
+        y = m(x.to(device))
+        assert y.requires_grad
+        return y.t().contiguous().t()  # a transposed view: not contiguous
+
+    result = judged(on_device, LLAMA)
+    assert result.passed, [(c.index, c.label, c.worst_text()) for c in result.findings]
