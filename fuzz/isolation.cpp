@@ -254,6 +254,14 @@ std::string batch_variance(const Kernel& kernel, const Problem& p, const Evaluat
 
 std::vector<CaseResult> run_isolated(const Kernel& kernel, std::span<const Problem> problems,
                                      const IsolationOptions& options) {
+  if (options.in_process) {
+    std::vector<CaseResult> results(problems.size());
+    for (std::size_t i = 0; i < problems.size(); ++i) {
+      results[i] = run_case(kernel, problems[i], options);
+      if (options.stop_at_first_label && !results[i].label.empty()) break;
+    }
+    return results;
+  }
   if (hosted_plugin_of(kernel)) return run_hosted(kernel, problems, options);
   std::vector<CaseResult> results(problems.size());
   void* m = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -350,10 +358,16 @@ std::vector<CaseResult> run_isolated(const Kernel& kernel, std::span<const Probl
 }
 
 CaseResult run_case(const Kernel& kernel, const Problem& problem, const IsolationOptions& options) {
-  if (kernel.origin == Origin::plugin || hosted_plugin_of(kernel))
+  if (!options.in_process && (kernel.origin == Origin::plugin || hosted_plugin_of(kernel)))
     return run_isolated(kernel, std::span<const Problem>(&problem, 1), options)[0];
   CaseResult r;
-  r.evaluation = evaluate(kernel, problem, options.bound_override);
+  try {
+    r.evaluation = evaluate(kernel, problem, options.bound_override);
+  } catch (const KernelCallFault& fault) {  // the call did not complete: no evaluation
+    r.label = fault.label;
+    r.detail = fault.what();
+    return r;
+  }
   r.finished = true;
   r.label = label_of(r.evaluation, false);
   r.detail = detail_for(r.label, r.evaluation);

@@ -41,6 +41,13 @@ struct IsolationOptions {
   // unfinished, with no label): shrinking wants the first candidate that
   // still fails, and each crash or hang costs a fork or a timeout.
   bool stop_at_first_label = false;
+  // Every case in this process, one by one (run_case's evaluate() path), no
+  // forked child: for a kernel whose code calls back into an interpreter (the
+  // Python module's rows, python/module.cpp), which a forked child of that
+  // interpreter cannot run safely (its other threads do not survive the fork).
+  // A call that throws KernelCallFault (kernel_host.h) gets the fault's label;
+  // nothing guards against a crash or a hang.
+  bool in_process = false;
 };
 
 // One case's result. `label` is empty when the kernel passed; otherwise one of
@@ -48,7 +55,9 @@ struct IsolationOptions {
 // fp_environment, nan, policy_mismatch, accuracy, batch_variant (most severe
 // first: a memory fault hides the rest; a changed floating-point state
 // explains a NaN or an error; a batch-variant row is one whose outputs are
-// within their bounds, checked only then).
+// within their bounds, checked only then). A kernel run in_process may also
+// have its own call fault's label: `exception` for a Python function that
+// raised (python/module.cpp).
 struct CaseResult {
   Evaluation evaluation;   // meaningful when the child finished the case
   bool finished = false;   // the child returned a result for it
@@ -75,7 +84,8 @@ std::vector<CaseResult> run_isolated(const Kernel& kernel, std::span<const Probl
 
 // One case on any kernel of the table: a plugin's in a child (run_isolated),
 // ours in this process with evaluate() (they are trusted not to crash; the
-// canary guards still catch their out-of-bounds writes).
+// canary guards still catch their out-of-bounds writes), any kernel in this
+// process with IsolationOptions::in_process.
 CaseResult run_case(const Kernel& kernel, const Problem& problem, const IsolationOptions& options);
 
 }  // namespace normcheck::fuzz

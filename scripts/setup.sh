@@ -19,7 +19,11 @@ packages=(
   clang libclang-rt-14-dev
   # the Python harness of normcheck judge's tests (tests/tools/normcheck/judge_harness.py)
   python3-numpy
-  python3-torch  # the PyTorch harness of the same tests (judge_harness_torch.py)
+  # the Python module normcheck (python/: built for /usr/bin/python3 with its
+  # headers and pybind11) and its pytest suite, which judges torch modules
+  # (tests/python); torch also runs the PyTorch harness of judge's tests
+  # (judge_harness_torch.py)
+  python3-dev python3-pybind11 pybind11-dev python3-pytest python3-torch
 )
 
 missing=()

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <bit>
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "isolation.h"
+#include "kernel_host.h"
 #include "normcheck/bounds.h"
 #include "normcheck/bounds.h"
 
@@ -146,6 +148,40 @@ TEST(Isolation, BatchSurvivesACrash) {
   EXPECT_EQ(results[1].label, "crash");
   EXPECT_TRUE(results[2].finished);
   EXPECT_EQ(results[2].label, "");
+}
+
+// IsolationOptions::in_process (the Python module's rows): every case runs in
+// this process, a KernelCallFault the call throws is the case's label, and a
+// run that stops at the first label leaves the cases after it unrun.
+TEST(Isolation, InProcessRunsHereAndLabelsACallFault) {
+  static pid_t seen = 0;
+  void (*faults_on_5)(const float*, const float*, const float*, float*, float*, float*, int64_t, int64_t, float) =
+      [](const float* x, const float* g, const float* b, float* y, float* m, float* s, int64_t rows, int64_t cols,
+         float eps) {
+        seen = getpid();
+        if (cols == 5) throw KernelCallFault("exception", "ValueError: five");
+        twopass(x, g, b, y, m, s, rows, cols, eps);
+      };
+  const Kernel k = row("faults_on_5", faults_on_5);
+  IsolationOptions o;
+  o.in_process = true;
+  const std::vector<Problem> ps = {problem(1, 4), problem(1, 5), problem(2, 6)};
+  const auto results = run_isolated(k, ps, o);
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(seen, getpid());
+  EXPECT_TRUE(results[0].finished);
+  EXPECT_EQ(results[0].label, "");
+  EXPECT_FALSE(results[1].finished);
+  EXPECT_EQ(results[1].label, "exception");
+  EXPECT_EQ(results[1].detail, "ValueError: five");
+  EXPECT_TRUE(results[2].finished);
+  EXPECT_EQ(results[2].label, "");
+
+  o.stop_at_first_label = true;
+  const auto stopped = run_isolated(k, ps, o);
+  EXPECT_EQ(stopped[1].label, "exception");
+  EXPECT_FALSE(stopped[2].finished);
+  EXPECT_EQ(stopped[2].label, "");
 }
 
 // 16-bit storage (the ABI's extension): the bf16 poison and the bf16 bound.

@@ -1,0 +1,356 @@
+// The bindings of the Python module `normcheck` (normcheck/__init__.py is its
+// API; docs/python.md). Thin: a Python function becomes the computation of a
+// kernel row, the row of a harness of the spec (tools/normcheck/recorded_kernel.h:
+// plugin_bound(op, dtype), the declared domain), whose SpecKernelFn calls the
+// function with the GIL held; evaluate() judges it as it judges every kernel.
+// The problems are fuzz's (fuzz/case_gen.h), shrinking is shrink_finding(),
+// the policy is fuzz::identify(), the files are problem files (row_file.h).
+// Every kernel call runs in this process (IsolationOptions::in_process): a
+// forked child of the interpreter cannot run Python code safely.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "campaign.h"
+#include "case_files.h"
+#include "case_gen.h"
+#include "identify.h"
+#include "input_class.h"
+#include "isolation.h"
+#include "kernel_host.h"
+#include "normcheck/row_file.h"
+#include "normcheck/seed.h"
+#include "recorded_kernel.h"
+
+namespace py = pybind11;
+
+namespace normcheck::python {
+namespace {
+
+// `normcheck gen`'s default seed: the same seed draws the same problems here.
+constexpr uint64_t kDefaultSeed = 20261127;
+
+// The seed of a random run: an int, a seed's text (normcheck/seed.h), or
+// None: NORMCHECK_SEED when set, else kDefaultSeed. ValueError otherwise.
+uint64_t seed_of(const py::object& seed) {
+  if (seed.is_none()) return seed_from_env().value_or(kDefaultSeed);
+  if (py::isinstance<py::bool_>(seed)) throw py::type_error("seed: a bool is not a seed");
+  if (py::isinstance<py::int_>(seed)) return parse_seed(py::str(seed).cast<std::string>());
+  if (py::isinstance<py::str>(seed)) return parse_seed(seed.cast<std::string>());
+  throw py::type_error("seed: an int, a str (decimal or 0x hex) or None");
+}
+
+OpSpec forward_spec(const std::string& text) {
+  const SpecParse parsed = parse_spec(text);
+  if (!parsed.spec) throw py::value_error("spec '" + text + "': " + parsed.error);
+  const OpSpec& spec = *parsed.spec;
+  if (spec.direction != Direction::fwd || spec.linear)
+    throw py::value_error("spec '" + text + "': the Python module judges forward norms (a backward's dy and saved "
+                          "statistics, or a Linear after the norm, are not in its calls)");
+  return spec;
+}
+
+// The domain a harness of the spec is held to: a version-2 plugin's default
+// (layernorm_fwd.twopass's range, as `normcheck gen`) with `text`'s terms.
+InputRange domain_of(const std::string& text) {
+  const Kernel* twopass = find_kernel("layernorm_fwd.twopass");
+  if (!twopass) throw std::logic_error("the table has no layernorm_fwd.twopass, whose range harnesses get");
+  return parse_domain(text, twopass->range);
+}
+
+const nc_tensor& tensor_of(const nc_call& call, TensorName t) {
+  switch (t) {
+    case TensorName::x: return call.x;
+    case TensorName::residual: return call.residual;
+    case TensorName::gamma: return call.gamma;
+    case TensorName::beta: return call.beta;
+    case TensorName::y: return call.y;
+    case TensorName::residual_out: return call.residual_out;
+    case TensorName::mean: return call.mean;
+    case TensorName::stat: return call.rstd;
+    default: throw std::logic_error("no such tensor in a forward call");
+  }
+}
+
+std::size_t element_bytes(int32_t dtype) { return dtype == NC_F32 ? 4 : 2; }
+
+// A tensor of the call as a new contiguous array: float32 values, or the bit
+// patterns of bf16 / f16 as uint16 (the Python side views them in its type).
+// gamma and beta are 1-D, the others rows x cols; None when the call has none.
+py::object input_array(const nc_tensor& t, TensorName name) {
+  if (!t.data) return py::none();
+  const std::size_t bytes = element_bytes(t.dtype);
+  std::vector<py::ssize_t> shape = {t.rows, t.cols};
+  if (name == TensorName::gamma || name == TensorName::beta) shape = {t.cols};
+  py::array out = t.dtype == NC_F32 ? py::array(py::dtype::of<float>(), shape) : py::array(py::dtype::of<uint16_t>(), shape);
+  auto* dst = static_cast<unsigned char*>(out.mutable_data());
+  const auto* src = static_cast<const unsigned char*>(t.data);
+  const std::size_t row_bytes = static_cast<std::size_t>(t.cols) * bytes;
+  for (int64_t r = 0; r < t.rows; ++r)
+    std::memcpy(dst + static_cast<std::size_t>(r) * row_bytes, src + static_cast<std::size_t>(r * t.row_stride) * bytes,
+                row_bytes);
+  return out;
+}
+
+// An output the Python side returned (contiguous, the call's element type)
+// into the call's tensor, row by row at its stride.
+void copy_output(const nc_tensor& t, const py::handle& value, const std::string& name) {
+  if (!t.data) return;
+  const py::array a = py::array::ensure(value, py::array::c_style);
+  const std::size_t bytes = element_bytes(t.dtype);
+  const std::size_t row_bytes = static_cast<std::size_t>(t.cols) * bytes;
+  if (!a || static_cast<std::size_t>(a.itemsize()) != bytes ||
+      static_cast<std::size_t>(a.nbytes()) != row_bytes * static_cast<std::size_t>(t.rows))
+    throw py::value_error("output '" + name + "': not " + std::to_string(t.rows * t.cols) + " elements of " +
+                          std::to_string(bytes) + " bytes");
+  const auto* src = static_cast<const unsigned char*>(a.data());
+  auto* dst = static_cast<unsigned char*>(t.data);
+  for (int64_t r = 0; r < t.rows; ++r)
+    std::memcpy(dst + static_cast<std::size_t>(r * t.row_stride) * bytes, src + static_cast<std::size_t>(r) * row_bytes,
+                row_bytes);
+}
+
+// The outcome of one problem: run_case's result and the input class it falls in.
+struct Outcome {
+  fuzz::CaseResult result;
+  std::string input_class;
+};
+
+std::string hex(double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%a", v);
+  return text;
+}
+
+class Harness;
+// The harness whose function the row's calls on this thread go to: per thread,
+// since a function that releases the GIL (torch does) lets another thread run
+// a harness of its own meanwhile; evaluate() calls the kernel on its caller's thread.
+thread_local Harness* g_current = nullptr;
+
+// A Python function as a kernel of a spec. `adapter(inputs, eps)` is the
+// Python side (normcheck/__init__.py): it calls the user's function and
+// returns a dict of output arrays, or a str (the exception the function
+// raised: a KernelCallFault labelled `exception`). Anything it raises
+// (OutputError: a wrong shape or dtype) propagates out of evaluate() to the
+// caller.
+class Harness {
+ public:
+  Harness(const std::string& spec_text, py::object adapter, const std::string& domain)
+      : spec_(forward_spec(spec_text)), adapter_(std::move(adapter)), domain_(domain_of(domain)) {
+    row_ = cli::harness_row(spec_, domain_);
+    row_.name = "python";
+    row_.algorithm = "a Python function (normcheck Python module)";
+    row_.fn = SpecKernelFn(&Harness::call);
+    isolation_.in_process = true;
+    isolation_.run_twice = false;  // the row is never forked; a second run would be the same process's
+  }
+
+  Harness(const Harness&) = delete;  // row_ points at spec_
+  Harness& operator=(const Harness&) = delete;
+
+  std::string spec_text() const { return to_text(spec_); }
+  std::string domain_text() const { return normcheck::domain_text(domain_); }
+  std::vector<std::pair<std::string, std::string>> tensors(bool outputs) const {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (TensorName t : outputs ? cli::output_tensors(spec_) : cli::input_tensors(spec_))
+      out.emplace_back(cli::tensor_file_name(t, spec_.norm), std::string(to_string(spec_.dtype_of(t))));
+    return out;
+  }
+
+  // Case c of the seed as gen draws it (fuzz's generator on this row, the
+  // inputs rounded to their formats).
+  Problem draw(uint64_t seed, int64_t c) {
+    if (!gen_) gen_.emplace(props::gen_problem(fuzz::generator_options(row_)));
+    return cli::stored_problem(spec_, fuzz::case_problem(*gen_, seed, 0, c));
+  }
+
+  Outcome run(const Problem& p) {
+    const Scope scope(this);
+    Outcome o{fuzz::run_case(row_, p, isolation_), {}};
+    if (!o.result.label.empty()) o.input_class = std::string(fuzz::class_of(row_, p, o.result).id);
+    return o;
+  }
+
+  std::pair<Problem, Outcome> shrink(const Problem& p, const Outcome& o, double seconds) {
+    const Scope scope(this);
+    fuzz::Shrunk s = fuzz::shrink_finding(row_, p, o.result, o.input_class, isolation_, seconds);
+    return {std::move(s.problem), Outcome{std::move(s.result), o.input_class}};
+  }
+
+  fuzz::Identification identify(int64_t cases, uint64_t seed, int64_t max_d) {
+    const Scope scope(this);
+    return fuzz::identify(row_, cases, seed, max_d);
+  }
+
+  std::string problem_file(const Problem& p, const std::vector<std::string>& notes) const {
+    return problem_file_text(op_of(spec_), spec_.dtype_of(TensorName::x), p, notes, row_.name, &spec_);
+  }
+
+  Problem stored(const Problem& p) const { return cli::stored_problem(spec_, p); }
+
+ private:
+  // The row's calls go to this harness while a Scope lives (nested: a
+  // function that calls normcheck itself restores the outer one after).
+  struct Scope {
+    explicit Scope(Harness* h) : saved(g_current) { g_current = h; }
+    ~Scope() { g_current = saved; }
+    Harness* saved;
+  };
+
+  static void call(const nc_call* call) {
+    Harness& h = *g_current;
+    py::dict inputs;
+    for (TensorName t : cli::input_tensors(h.spec_))
+      inputs[py::str(cli::tensor_file_name(t, h.spec_.norm))] = input_array(tensor_of(*call, t), t);
+    const py::object out = h.adapter_(inputs, static_cast<double>(call->eps));
+    if (py::isinstance<py::str>(out)) throw fuzz::KernelCallFault("exception", out.cast<std::string>());
+    const py::dict outputs = out.cast<py::dict>();
+    for (TensorName t : cli::output_tensors(h.spec_)) {
+      const std::string name = cli::tensor_file_name(t, h.spec_.norm);
+      if (!outputs.contains(name)) throw py::value_error("no output '" + name + "'");
+      copy_output(tensor_of(*call, t), outputs[py::str(name)], name);
+    }
+  }
+
+  OpSpec spec_;
+  py::object adapter_;
+  InputRange domain_;
+  Kernel row_{};
+  fuzz::IsolationOptions isolation_;
+  std::optional<rc::Gen<Problem>> gen_;
+};
+
+py::array_t<float> floats(const std::vector<float>& v, int64_t rows, int64_t cols) {
+  if (v.empty()) return py::array_t<float>(std::vector<py::ssize_t>{0});
+  std::vector<py::ssize_t> shape = {cols};
+  if (rows > 0) shape = {rows, cols};
+  py::array_t<float> out(shape);
+  std::memcpy(out.mutable_data(), v.data(), v.size() * sizeof(float));
+  return out;
+}
+
+std::vector<float> to_floats(const py::object& a, std::size_t size, const char* name) {
+  if (a.is_none()) return {};
+  const auto arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(a);
+  if (!arr) throw py::type_error(std::string(name) + ": not an array of numbers");
+  if (static_cast<std::size_t>(arr.size()) != size)
+    throw py::value_error(std::string(name) + ": " + std::to_string(arr.size()) + " values, expected " +
+                          std::to_string(size));
+  return std::vector<float>(arr.data(), arr.data() + arr.size());
+}
+
+}  // namespace
+}  // namespace normcheck::python
+
+using normcheck::Problem;
+using namespace normcheck::python;
+
+PYBIND11_MODULE(_normcheck, m) {
+  m.doc() = "normcheck's C++ side: the harness row, generators, evaluate(), identify, problem files";
+
+  m.def("seed", &seed_of, py::arg("seed"),
+        "The seed of a random run: int, seed text, or None (NORMCHECK_SEED, else 20261127)");
+
+  py::class_<Problem>(m, "Problem", "One problem: rows x cols inputs and eps, as evaluate() takes them")
+      .def_readonly("rows", &Problem::rows)
+      .def_readonly("cols", &Problem::cols)
+      .def_readonly("eps", &Problem::eps)
+      .def_property_readonly("x", [](const Problem& p) { return floats(p.x, p.rows, p.cols); })
+      .def_property_readonly("residual", [](const Problem& p) { return floats(p.residual, p.rows, p.cols); })
+      .def_property_readonly("gamma", [](const Problem& p) { return floats(p.gamma, 0, p.cols); })
+      .def_property_readonly("beta", [](const Problem& p) { return floats(p.beta, 0, p.cols); })
+      .def("__repr__", [](const Problem& p) {
+        return "<normcheck.Problem " + std::to_string(p.rows) + "x" + std::to_string(p.cols) + " eps=" + hex(p.eps) + ">";
+      });
+
+  m.def(
+      "make_problem",
+      [](const py::object& x, const py::object& residual, const py::object& gamma, const py::object& beta, float eps) {
+        const auto arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(x);
+        if (!arr || arr.ndim() != 2 || arr.shape(0) < 1 || arr.shape(1) < 1)
+          throw py::value_error("x: a 2-D array of rows x cols, both at least 1");
+        Problem p;
+        p.rows = arr.shape(0), p.cols = arr.shape(1), p.eps = eps;
+        const auto n = static_cast<std::size_t>(p.rows * p.cols), d = static_cast<std::size_t>(p.cols);
+        p.x = to_floats(x, n, "x");
+        p.residual = to_floats(residual, n, "residual");
+        p.gamma = to_floats(gamma, d, "gamma");
+        p.beta = to_floats(beta, d, "beta");
+        return p;
+      },
+      py::arg("x"), py::arg("residual"), py::arg("gamma"), py::arg("beta"), py::arg("eps"));
+
+  // A problem file (row_file.h): its spec (nc.spec, else its op and dtype's),
+  // or None for a plain row file, and its problems.
+  m.def("read_problem_file", [](const std::string& path) {
+    normcheck::ProblemFile f;
+    try {
+      f = normcheck::read_problem_file(path);
+    } catch (const normcheck::RowFileError& e) {
+      throw py::value_error(e.what());
+    }
+    py::object spec = py::none();
+    if (f.spec) spec = py::str(normcheck::to_text(*f.spec));
+    else if (f.whole && f.op) spec = py::str(normcheck::to_text(normcheck::spec_of(*f.op, f.dtype)));
+    return py::make_tuple(spec, f.problems);
+  });
+
+  py::class_<Outcome>(m, "Outcome", "One problem's verdict (run_case)")
+      .def_property_readonly("label", [](const Outcome& o) { return o.result.label; })
+      .def_property_readonly("detail", [](const Outcome& o) { return o.result.detail; })
+      .def_property_readonly("input_class", [](const Outcome& o) { return o.input_class; })
+      .def_property_readonly("declined", [](const Outcome& o) { return o.result.evaluation.declined; })
+      .def_property_readonly("max_error_over_bound", [](const Outcome& o) { return o.result.evaluation.max_error_over_bound; })
+      .def_property_readonly("exact_math_ulp", [](const Outcome& o) { return o.result.evaluation.exact_math_ulp; })
+      .def_property_readonly("policy_exact_math_ulp",
+                             [](const Outcome& o) { return o.result.evaluation.policy_exact_math_ulp; })
+      .def_property_readonly("consistent_policies", [](const Outcome& o) { return o.result.evaluation.consistent_policies; })
+      .def_property_readonly("worst", [](const Outcome& o) {
+        const normcheck::Worst& w = o.result.evaluation.worst;
+        py::dict d;
+        d["output"] = w.output, d["row"] = w.row, d["col"] = w.col;
+        d["computed"] = static_cast<double>(w.computed), d["exact"] = w.exact, d["allowed"] = w.allowed;
+        d["computed_hex"] = hex(w.computed), d["exact_hex"] = hex(w.exact);
+        return d;
+      });
+
+  py::class_<Harness>(m, "Harness", "A Python function as a kernel row of a forward spec")
+      .def(py::init<const std::string&, py::object, const std::string&>(), py::arg("spec"), py::arg("adapter"),
+           py::arg("domain"))
+      .def_property_readonly("spec", &Harness::spec_text)
+      .def_property_readonly("domain", &Harness::domain_text)
+      .def_property_readonly("inputs", [](const Harness& h) { return h.tensors(false); })
+      .def_property_readonly("outputs", [](const Harness& h) { return h.tensors(true); })
+      .def("draw", &Harness::draw, py::arg("seed"), py::arg("case"))
+      .def("run", &Harness::run, py::arg("problem"))
+      .def("shrink", &Harness::shrink, py::arg("problem"), py::arg("outcome"), py::arg("seconds"))
+      .def("stored", &Harness::stored, py::arg("problem"))
+      .def("problem_file", &Harness::problem_file, py::arg("problem"), py::arg("notes"))
+      .def(
+          "identify",
+          [](Harness& h, int64_t cases, uint64_t seed, int64_t max_d) {
+            const normcheck::fuzz::Identification id = h.identify(cases, seed, max_d);
+            py::list policies;
+            for (const normcheck::fuzz::PolicyVerdict& v : id.policies) {
+              py::dict p;
+              p["policy"] = normcheck::to_text(v.policy), p["name"] = v.name, p["outside"] = v.outside;
+              p["exact_math_ulp"] = v.exact_math_ulp, p["consistent"] = v.consistent();
+              p["declared"] = v.policy == id.declared;
+              policies.append(p);
+            }
+            py::dict d;
+            d["problems"] = id.problems, d["declined"] = id.declined, d["exact_math_ulp"] = id.exact_math_ulp;
+            d["fault"] = id.fault, d["policies"] = policies;
+            return d;
+          },
+          py::arg("cases"), py::arg("seed"), py::arg("max_d"));
+}

@@ -1,0 +1,460 @@
+"""normcheck from Python: hold a LayerNorm/RMSNorm function to the exact answer
+and the a-priori bound of its op spec (docs/python.md).
+
+    import normcheck, torch
+    def llama(x, gamma, eps): ...                # any function of the spec's tensors
+    normcheck.check(llama, "rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16")
+
+The judging is normcheck's C++ (the extension _normcheck): the function is the
+computation of a kernel row held to the spec's rounding policy by evaluate(),
+as a version-2 plugin or a `normcheck judge` harness of the spec is. This file
+only moves arrays between that row's calls and the function.
+"""
+
+import hashlib
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from . import _normcheck
+
+__all__ = [
+    "OutputError", "Case", "CheckResult", "Finding", "FuzzResult", "Policy", "Identification",
+    "check", "fuzz", "replay", "identify", "assert_within_bound", "problems", "problem",
+]
+
+
+class OutputError(ValueError):
+    """fn's return value is not the spec's outputs: a missing or unknown tensor,
+    a wrong shape or dtype. A usage error (raised), not a finding."""
+
+
+# ---- arrays between the C++ row and fn ----
+
+_TORCH_DTYPE_NAMES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}
+_NUMPY_DTYPES = {"f32": np.float32, "f16": np.float16}
+# The bit patterns of 1 in each format: an absent gamma is weight 1 (0 under
+# weight=1+gamma), an absent beta 0, as in the problem files.
+_ONE_BITS = {"bf16": 0x3F80, "f16": 0x3C00}
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as e:
+        raise ImportError("normcheck: tensors='torch' (and every bf16 spec) needs PyTorch: " + str(e)) from e
+    return torch
+
+
+class _Adapter:
+    """Called by the row with the call's inputs (float32 arrays, 16-bit formats
+    as uint16 bit patterns; None for an absent gamma or beta) and eps; returns
+    the outputs the same way, or a str: the exception fn raised."""
+
+    def __init__(self, fn, tensors):
+        if tensors not in (None, "numpy", "torch"):
+            raise ValueError(f"tensors={tensors!r}: 'numpy', 'torch' or None")
+        self.fn = fn
+        self.tensors = tensors
+
+    def bind(self, harness):
+        """The tensors of the harness's spec: (name, format) of its inputs and outputs."""
+        self.inputs, self.outputs = harness.inputs, harness.outputs
+        self.one_plus_gamma = "weight=1+gamma" in harness.spec.split()
+        has_bf16 = any(d == "bf16" for _, d in self.inputs + self.outputs)
+        if self.tensors is None:
+            self.tensors = "torch" if has_bf16 else "numpy"
+        if self.tensors == "numpy" and has_bf16:
+            raise ValueError(f"spec '{harness.spec}' has bf16 tensors, which numpy has no type for: use tensors='torch'")
+        self.torch = _torch() if self.tensors == "torch" else None
+
+    def _absent(self, name, dtype, cols):
+        one = name == "gamma" and not self.one_plus_gamma
+        if dtype == "f32":
+            return np.full(cols, 1.0 if one else 0.0, np.float32)
+        return np.full(cols, _ONE_BITS[dtype] if one else 0, np.uint16)
+
+    def _wrap(self, raw, dtype):
+        if self.torch is None:
+            return raw if dtype == "f32" else raw.view(np.float16)
+        torch = self.torch
+        if dtype == "bf16":
+            return torch.from_numpy(raw.view(np.int16)).view(torch.bfloat16)
+        return torch.from_numpy(raw if dtype == "f32" else raw.view(np.float16))
+
+    def _unwrap(self, value, name, dtype, shapes):
+        torch = self.torch
+        if torch is not None and isinstance(value, torch.Tensor):
+            want = getattr(torch, _TORCH_DTYPE_NAMES[dtype])
+            if value.dtype != want:
+                raise OutputError(f"output '{name}' is {value.dtype}, the spec says {dtype} ({want})")
+            value = value.detach().to("cpu").contiguous()
+            arr = value.view(torch.int16).numpy().view(np.uint16) if dtype == "bf16" else value.numpy()
+        else:
+            if not isinstance(value, np.ndarray):
+                raise OutputError(f"output '{name}' is a {type(value).__name__}, not an array"
+                                  + (" (tensors='numpy')" if torch is None else " or a torch.Tensor"))
+            if dtype == "bf16" or value.dtype != _NUMPY_DTYPES[dtype]:
+                raise OutputError(f"output '{name}' is numpy {value.dtype}, the spec says {dtype}"
+                                  + (" (bf16: return a torch.Tensor)" if dtype == "bf16" else ""))
+            arr = value
+        if tuple(arr.shape) not in shapes:
+            raise OutputError(f"output '{name}' has shape {tuple(arr.shape)}, expected "
+                              + " or ".join(str(s) for s in shapes))
+        arr = np.ascontiguousarray(arr)
+        return arr.view(np.uint16) if dtype == "f16" else arr
+
+    def __call__(self, inputs, eps):
+        rows, cols = inputs["x"].shape
+        kwargs = {}
+        for name, dtype in self.inputs:
+            raw = inputs[name]
+            kwargs[name] = self._wrap(self._absent(name, dtype, cols) if raw is None else raw, dtype)
+        kwargs["eps"] = eps
+        try:
+            out = self.fn(**kwargs)
+        except Exception as e:  # a finding (`exception`); KeyboardInterrupt and the like go through
+            return f"{type(e).__name__}: {e}"
+        names = [n for n, _ in self.outputs]
+        if isinstance(out, dict):
+            missing = [n for n in names if n not in out]
+            extra = [k for k in out if k not in names]
+            if missing or extra:
+                raise OutputError(f"fn returned the outputs {sorted(out)}, the spec has {names}")
+            values = [out[n] for n in names]
+        elif isinstance(out, (tuple, list)):
+            if len(out) != len(names):
+                raise OutputError(f"fn returned {len(out)} outputs, the spec has {len(names)}: {names}")
+            values = list(out)
+        elif len(names) == 1:
+            values = [out]
+        else:
+            raise OutputError(f"fn returned one value, the spec has the outputs {names}: a tuple or a dict of them")
+        result = {}
+        for (name, dtype), value in zip(self.outputs, values):
+            stat = name in ("mean", "rstd", "rrms")
+            shapes = [(rows,), (rows, 1)] if stat else [(rows, cols)]
+            result[name] = self._unwrap(value, name, dtype, shapes)
+        return result
+
+
+def _harness(fn, spec, tensors, domain):
+    if not callable(fn):
+        raise TypeError(f"fn: {fn!r} is not callable")
+    if not isinstance(spec, str):
+        raise TypeError("spec: the op spec's text, e.g. 'rmsnorm fwd dtype=bf16 gamma=bf16' (docs/ops.md)")
+    adapter = _Adapter(fn, tensors)
+    h = _normcheck.Harness(spec, adapter, domain)
+    adapter.bind(h)
+    return h
+
+
+def _fn_name(fn):
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+
+
+# ---- problems ----
+
+def problem(x, gamma=None, beta=None, residual=None, eps=1e-5):
+    """A problem from arrays (x rows x cols; gamma, beta of cols; residual like x).
+    Its values are rounded to the spec's formats when it is run."""
+    def host(a):
+        if a is None:
+            return None
+        if hasattr(a, "detach"):  # a torch tensor, on any device
+            a = a.detach().to("cpu").float().numpy()
+        return np.asarray(a, dtype=np.float32)
+    return _normcheck.make_problem(host(x), host(residual), host(gamma), host(beta), float(eps))
+
+
+def problems(spec, cases=101, seed=None, domain=""):
+    """The problems `normcheck gen --spec SPEC --cases N --seed S` draws (cases 0..N-1
+    of the seed), as Problem objects. Returns (seed, [Problem])."""
+    h = _normcheck.Harness(spec, lambda inputs, eps: None, domain)
+    seed = _normcheck.seed(seed)
+    return seed, [h.draw(seed, c) for c in range(cases)]
+
+
+def _given(h, given):
+    """The problems given to check(): Problem objects, dicts of arrays, or
+    problem-file paths (their problems), each with its number."""
+    if isinstance(given, (str, os.PathLike, _normcheck.Problem, dict)):
+        given = [given]
+    out = []
+    for g in given:
+        if isinstance(g, _normcheck.Problem):
+            out.append(h.stored(g))
+        elif isinstance(g, dict):
+            out.append(h.stored(problem(**g)))
+        elif isinstance(g, (str, os.PathLike)):
+            _, ps = _normcheck.read_problem_file(os.fspath(g))
+            out.extend(h.stored(p) for p in ps)
+        else:
+            raise TypeError(f"problems: {type(g).__name__} is not a Problem, a dict of arrays or a problem file")
+    return out
+
+
+# ---- verdicts ----
+
+class Case:
+    """One problem's verdict. label: '' (within the bound, or declined), or a
+    finding: policy_mismatch, accuracy, nan, exception (fn raised)."""
+
+    def __init__(self, index, problem, outcome):
+        self.index = index
+        self.problem = problem
+        self.label = outcome.label
+        self.detail = outcome.detail
+        self.input_class = outcome.input_class
+        self.declined = outcome.declined
+        self.max_error_over_bound = outcome.max_error_over_bound
+        self.exact_math_ulp = outcome.exact_math_ulp
+        self.policy_exact_math_ulp = outcome.policy_exact_math_ulp
+        self.consistent_policies = list(outcome.consistent_policies)
+        self.worst = outcome.worst
+        self._outcome = outcome
+
+    @property
+    def passed(self):
+        return not self.label
+
+    def worst_text(self):
+        """'y[row 0, col 1] = -0x1.4ep-15, exact -0x1.4eca267116703p-15, allowed error 1.19e-07'."""
+        if self.label == "exception":
+            return self.detail
+        w = self.worst
+        return (f"{w['output']}[row {w['row']}, col {w['col']}] = {w['computed_hex']}, exact {w['exact_hex']}, "
+                f"allowed error {w['allowed']:.3g}")
+
+    def __repr__(self):
+        return f"<normcheck.Case {self.index} {self.label or 'pass'}>"
+
+
+class _Verdicts:
+    """A run's verdict: it passed when it has no finding (and is then true)."""
+
+    @property
+    def passed(self):
+        return not self.findings
+
+    def __bool__(self):
+        return self.passed
+
+
+class CheckResult(_Verdicts):
+    """check()'s verdicts: seed (None for given problems), cases, findings."""
+
+    def __init__(self, spec, seed, cases, harness, fn):
+        self.spec = spec
+        self.seed = seed
+        self.cases = cases
+        self._harness = harness
+        self._fn = fn
+
+    @property
+    def findings(self):
+        return [c for c in self.cases if c.label]
+
+    def summary(self):
+        seed = f" (seed {self.seed})" if self.seed is not None else ""
+        return f"{self.spec}: {len(self.cases)} cases{seed}, {len(self.findings)} with a finding"
+
+    def __repr__(self):
+        return f"<normcheck.CheckResult {self.summary()}>"
+
+
+def check(fn, spec, problems=None, cases=101, seed=None, tensors=None, domain=""):
+    """Runs fn on problems and holds its outputs to the spec's rounding policy.
+
+    problems: None (cases 0..cases-1 of the seed, drawn as `normcheck gen` draws
+    them), or Problem objects, dicts of arrays (problem()'s arguments) or
+    problem files. fn is called with keyword arguments x, residual, gamma, beta
+    (those the spec has) and eps, numpy arrays or (tensors='torch', or a spec
+    with bf16) torch tensors in the spec's formats, and returns y, or a tuple or
+    dict of the spec's outputs (y, residual_out, mean, rstd / rrms)."""
+    h = _harness(fn, spec, tensors, domain)
+    if problems is None:
+        seed = _normcheck.seed(seed)
+        drawn = ((c, h.draw(seed, c)) for c in range(cases))
+    else:
+        seed = None
+        drawn = enumerate(_given(h, problems))
+    results = [Case(c, p, h.run(p)) for c, p in drawn]
+    return CheckResult(h.spec, seed, results, h, fn)
+
+
+# ---- findings as problem files ----
+
+class Finding:
+    """A finding shrunk through fn and saved: label, input_class, the shrunk
+    case (its problem and verdict), the problem file, and the seed and case
+    number it was drawn as."""
+
+    def __init__(self, label, input_class, case, file, seed, drawn_as):
+        self.label, self.input_class, self.case, self.file = label, input_class, case, file
+        self.seed, self.drawn_as = seed, drawn_as
+
+    def __repr__(self):
+        return f"<normcheck.Finding {self.label} ({self.input_class}) {self.file}>"
+
+
+def _save(h, fn, case, out_dir, notes):
+    """The case's problem as a problem file in out_dir, named by label and a
+    hash of its body (as fuzz's corpus names them); returns its path."""
+    os.makedirs(out_dir, exist_ok=True)
+    body = h.problem_file(case.problem, [])
+    digest = hashlib.sha256(body.encode()).hexdigest()[:16]
+    path = os.path.join(os.fspath(out_dir), f"python.{case.label}.{digest}.txt")
+    notes = [f"normcheck (Python) finding: {case.label} on {_fn_name(fn)}, input class {case.input_class}"] + notes
+    if case.detail:
+        notes.append(case.detail)
+    notes.append("replay: normcheck check --input FILE --plugin LIBRARY (a kernel of the spec), "
+                 "or in Python normcheck.replay(fn, FILE)")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(h.problem_file(case.problem, notes))
+    os.replace(tmp, path)  # whole or not at all
+    return path
+
+
+def _shrink(h, case, seconds):
+    p, o = h.shrink(case.problem, case._outcome, seconds)
+    return Case(case.index, p, o)
+
+
+class FuzzResult(_Verdicts):
+    """fuzz()'s run: seed, cases run, seconds, findings (one per label and input class)."""
+
+    def __init__(self, spec, seed, cases, seconds, findings):
+        self.spec, self.seed, self.cases, self.seconds, self.findings = spec, seed, cases, seconds, findings
+
+    def __repr__(self):
+        return (f"<normcheck.FuzzResult {self.spec}: {self.cases} cases, seed {self.seed}, "
+                f"{len(self.findings)} findings>")
+
+
+def fuzz(fn, spec, cases=None, seconds=None, seed=None, out_dir="normcheck-findings", tensors=None, domain="",
+         shrink_seconds=20.0, max_findings=12, quiet=False):
+    """A fuzz campaign on fn: cases drawn as `normcheck fuzz` draws them for a
+    kernel of the spec (case c of the seed), each new (label, input class)
+    shrunk through fn and saved in out_dir as a problem file that
+    `normcheck check --input FILE --plugin LIB` and normcheck.replay(fn, FILE)
+    replay. cases and seconds both bound the run (neither: 101 cases). Prints
+    its seed on stderr unless quiet."""
+    if cases is None and seconds is None:
+        cases = 101
+    h = _harness(fn, spec, tensors, domain)
+    seed = _normcheck.seed(seed)
+    if not quiet:
+        print(f"normcheck.fuzz: seed {seed} (NORMCHECK_SEED={seed} or seed={seed} replays it), spec {h.spec}",
+              file=sys.stderr)
+    start = time.monotonic()
+    findings, seen, c = [], set(), 0
+    while (cases is None or c < cases) and (seconds is None or time.monotonic() - start < seconds):
+        p = h.draw(seed, c)
+        case = Case(c, p, h.run(p))
+        key = (case.label, case.input_class)
+        if case.label and key not in seen and len(findings) < max_findings:
+            seen.add(key)
+            shrunk = _shrink(h, case, shrink_seconds)
+            path = _save(h, fn, shrunk, out_dir, [f"drawn as case {c} of seed {seed} (normcheck.fuzz)"])
+            findings.append(Finding(case.label, case.input_class, shrunk, path, seed, c))
+            if not quiet:
+                print(f"normcheck.fuzz: {case.label} ({case.input_class}) on case {c}: {shrunk.worst_text()}\n"
+                      f"    saved {path}", file=sys.stderr)
+        c += 1
+    return FuzzResult(h.spec, seed, c, time.monotonic() - start, findings)
+
+
+def replay(fn, file, spec=None, tensors=None):
+    """Runs fn on the problem(s) of a problem file (a finding fuzz or
+    assert_within_bound saved, `normcheck judge`'s case-NNN.finding.txt, a
+    corpus file) and returns check()'s result. spec: the file's nc.spec
+    unless given."""
+    file_spec, _ = _normcheck.read_problem_file(os.fspath(file))
+    spec = spec or file_spec
+    if spec is None:
+        raise ValueError(f"{file}: a plain row file names no spec: pass spec=")
+    return check(fn, spec, problems=[file], tensors=tensors)
+
+
+# ---- which rounding policy ----
+
+class Policy:
+    """One candidate rounding policy: its spec text, the projects that ship it
+    (name, may be ''), the output elements outside its admissible range, its own
+    y's distance from exact math, and whether it is the declared one."""
+
+    def __init__(self, d):
+        self.policy, self.name, self.outside = d["policy"], d["name"], d["outside"]
+        self.exact_math_ulp, self.consistent, self.declared = d["exact_math_ulp"], d["consistent"], d["declared"]
+
+    def __repr__(self):
+        return f"<normcheck.Policy {self.policy!r} {self.name!r} outside={self.outside}>"
+
+
+class Identification:
+    """identify()'s answer: every candidate policy (policies), those fn's
+    outputs are consistent with (consistent), their names, fn's y against
+    exact math, and the fault when fn raised."""
+
+    def __init__(self, spec, seed, d):
+        self.spec, self.seed = spec, seed
+        self.problems, self.declined = d["problems"], d["declined"]
+        self.exact_math_ulp, self.fault = d["exact_math_ulp"], d["fault"]
+        self.policies = [Policy(p) for p in d["policies"]]
+
+    @property
+    def consistent(self):
+        return [p for p in self.policies if p.consistent] if not self.fault else []
+
+    @property
+    def names(self):
+        return [p.name for p in self.consistent]
+
+    def __repr__(self):
+        if self.fault:
+            return f"<normcheck.Identification {self.spec}: fn failed: {self.fault}>"
+        return f"<normcheck.Identification {self.spec}: consistent with {[p.policy for p in self.consistent]}>"
+
+
+def identify(fn, spec, cases=24, seed=None, max_d=1024, tensors=None, domain=""):
+    """Which rounding policy fn follows: fn run on `cases` problems (finite
+    inputs, eps = 1e-6, d <= max_d; `normcheck identify`'s), its outputs held
+    to every candidate policy of the spec (its rounding points' subsets)."""
+    h = _harness(fn, spec, tensors, domain)
+    seed = _normcheck.seed(seed)
+    return Identification(h.spec, seed, h.identify(cases, seed, max_d))
+
+
+# ---- pytest ----
+
+def assert_within_bound(fn, spec, problems=None, cases=32, seed=None, tensors=None, domain="", out_dir=None,
+                        shrink_seconds=10.0):
+    """check(), raising AssertionError on the first finding: the finding shrunk
+    through fn, saved as a problem file in out_dir (default: a new temporary
+    directory), and a message naming the output, row, column, the computed and
+    exact values in hex, the allowance, the file and how to replay it.
+    Returns check()'s result when every case passes."""
+    result = check(fn, spec, problems=problems, cases=cases, seed=seed, tensors=tensors, domain=domain)
+    if result.passed:
+        return result
+    first = result.findings[0]
+    shrunk = _shrink(result._harness, first, shrink_seconds)
+    if out_dir is None:
+        out_dir = tempfile.mkdtemp(prefix="normcheck-")
+    drawn = f"case {first.index} of seed {result.seed}" if result.seed is not None else f"given problem {first.index}"
+    path = _save(result._harness, fn, shrunk, out_dir, [f"drawn as {drawn} (normcheck.assert_within_bound)"])
+    lines = [f"normcheck: {_fn_name(fn)} breaks {result.spec} on {drawn} "
+             f"({len(result.findings)} of {len(result.cases)} cases with a finding)",
+             f"  {shrunk.label}: {shrunk.worst_text()}" + (" (shrunk)" if shrunk.problem.cols < first.problem.cols
+                                                          or shrunk.problem.rows < first.problem.rows else "")]
+    lines += [f"  consistent with the policy: {p}" for p in shrunk.consistent_policies]
+    lines.append(f"  problem file: {path}")
+    lines.append(f"  replay: normcheck.replay(fn, {path!r}), or normcheck check --input {path} --plugin LIBRARY")
+    if result.seed is not None:
+        lines.append(f"  the same cases: seed={result.seed} (or NORMCHECK_SEED={result.seed})")
+    raise AssertionError("\n".join(lines))
