@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -26,22 +27,24 @@
 #include "input_class.h"
 #include "isolation.h"
 #include "kernel_host.h"
+#include "normcheck/io.h"
 #include "normcheck/row_file.h"
 #include "normcheck/seed.h"
+#include "judged_report.h"
 #include "recorded_kernel.h"
+#include "shell_quote.h"
+#include "verdict.h"
+#include "writers.h"
 
 namespace py = pybind11;
 
 namespace normcheck::python {
 namespace {
 
-// `normcheck gen`'s default seed: the same seed draws the same problems here.
-constexpr uint64_t kDefaultSeed = 20261127;
-
 // The seed of a random run: an int, a seed's text (normcheck/seed.h), or
-// None: NORMCHECK_SEED when set, else kDefaultSeed. ValueError otherwise.
+// None: NORMCHECK_SEED when set, else kDefaultCaseSeed. ValueError otherwise.
 uint64_t seed_of(const py::object& seed) {
-  if (seed.is_none()) return seed_from_env().value_or(kDefaultSeed);
+  if (seed.is_none()) return seed_from_env().value_or(cli::kDefaultCaseSeed);
   if (py::isinstance<py::bool_>(seed)) throw py::type_error("seed: a bool is not a seed");
   if (py::isinstance<py::int_>(seed)) return parse_seed(py::str(seed).cast<std::string>());
   if (py::isinstance<py::str>(seed)) return parse_seed(seed.cast<std::string>());
@@ -197,6 +200,44 @@ class Harness {
 
   Problem stored(const Problem& p) const { return cli::stored_problem(spec_, p); }
 
+  // The report of judged cases (reports/judged_report.h), written to `out`
+  // as `normcheck report` writes one: the function a kernel row named
+  // `name`, each case a problem of it, each finding's problem file in the
+  // report's findings/. A case whose call failed (an exception) has no
+  // outputs to judge: it is a failing row with its label. Returns
+  // report.html's path.
+  std::string report(const std::string& out, const std::string& name, const std::vector<Problem>& problems,
+                     const std::vector<Outcome>& outcomes, uint64_t seed, const std::string& source) const {
+    if (problems.size() != outcomes.size()) throw py::value_error("report: one outcome per problem");
+    namespace fs = std::filesystem;
+    const fs::path findings = report::prepare_report_folder(out);
+    Kernel row = row_;
+    const std::string row_name = name;
+    row.name = row_name;
+    report::JudgedKernel kernel{&row, {}};
+    for (std::size_t i = 0; i < problems.size(); ++i) {
+      report::JudgedProblem p;
+      p.name = "case-" + std::to_string(i);
+      p.problem = problems[i];
+      p.evaluation = outcomes[i].result.evaluation;
+      if (!outcomes[i].result.label.empty()) {
+        p.evaluation.pass = false;
+        p.label = outcomes[i].result.label;
+        const std::string file = p.name + ".finding.txt";
+        fs::create_directories(findings);
+        write_file_atomically(findings / file,
+                              problem_file(p.problem, {"normcheck (Python) finding: " + p.label + " on " + name,
+                                                        outcomes[i].result.detail}));
+        p.problem_file = "findings/" + file;
+        p.replay = "normcheck check --input " + cli::shell_quote(p.problem_file) + " --plugin LIBRARY";
+      }
+      kernel.problems.push_back(std::move(p));
+    }
+    report::ReportData data = report::judged_report_data({std::move(kernel)}, seed, source);
+    report::write_report(out, data, report::verdicts(data), std::nullopt, findings);
+    return fs::absolute(fs::path(out) / "report.html").lexically_normal().string();
+  }
+
  private:
   // The row's calls go to this harness while a Scope lives (nested: a
   // function that calls normcheck itself restores the outer one after).
@@ -335,6 +376,8 @@ PYBIND11_MODULE(_normcheck, m) {
       .def("shrink", &Harness::shrink, py::arg("problem"), py::arg("outcome"), py::arg("seconds"))
       .def("stored", &Harness::stored, py::arg("problem"))
       .def("problem_file", &Harness::problem_file, py::arg("problem"), py::arg("notes"))
+      .def("report", &Harness::report, py::arg("out"), py::arg("name"), py::arg("problems"), py::arg("outcomes"),
+           py::arg("seed"), py::arg("source"))
       .def(
           "identify",
           [](Harness& h, int64_t cases, uint64_t seed, int64_t max_d) {

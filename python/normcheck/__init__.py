@@ -13,6 +13,7 @@ only moves arrays between that row's calls and the function.
 
 import hashlib
 import os
+import re
 import sys
 import tempfile
 import time
@@ -261,6 +262,23 @@ class CheckResult(_Verdicts):
     def summary(self):
         seed = f" (seed {self.seed})" if self.seed is not None else ""
         return f"{self.spec}: {len(self.cases)} cases{seed}, {len(self.findings)} with a finding"
+
+    def report(self, out_dir, name=None):
+        """Writes the report of these cases to out_dir as `normcheck report`
+        writes one (report.html, report.md, results.json, junit.xml, and each
+        finding's problem file in findings/): the function a kernel row named
+        `name` ([a-z0-9_.]+; default: python. and the function's name), its
+        grade and its rounding policy's two verdicts. Returns report.html's
+        path."""
+        source = (f"{len(self.cases)} cases judged from a Python function by the normcheck module"
+                  + (f", drawn with seed {self.seed}" if self.seed is not None else ", given by the caller"))
+        if name is None:
+            name = "python." + re.sub(r"[^a-z0-9_.]", "_", _fn_name(self._fn).lower())
+        elif not re.fullmatch(r"[a-z0-9_.]+", name):
+            raise ValueError(f"name {name!r}: a kernel's name is [a-z0-9_.]+")
+        return self._harness.report(os.fspath(out_dir), name,
+                                    [c.problem for c in self.cases], [c._outcome for c in self.cases],
+                                    self.seed if self.seed is not None else 0, source)
 
     def __repr__(self):
         return f"<normcheck.CheckResult {self.summary()}>"

@@ -146,7 +146,9 @@ TEST(ProblemGenerator, LongRowsReachPast65536InsideTheDeclaredD) {
     const auto gen = gen_problem(opts);
     for (int i = 0; i < 40; ++i) {
       const Problem p = gen(rc::Random(static_cast<uint64_t>(i)), size).value();
-      if (p.cols > 65536) EXPECT_LE(p.rows, 2) << "long rows come one or two at a time";
+      if (p.cols > 65536) {
+        EXPECT_LE(p.rows, 2) << "long rows come one or two at a time";
+      }
       d.insert(p.cols);
     }
     return d;

@@ -249,6 +249,36 @@ def test_fn_that_raises_is_an_exception_finding(tmp_path):
     assert labels(normcheck.replay(raises_on_wide_rows, finding.file)) == ["exception"]
 
 
+# ---- reports: a Python function as a kernel row ----
+
+def test_a_report_has_the_function_as_a_kernel_row(tmp_path):
+    import json
+    broken = judged(hf.as_fn(hf.LlamaRoundsOnce), LLAMA)
+    html = broken.report(tmp_path / "broken", name="python.llama_rounds_once")
+    assert html == str(tmp_path / "broken" / "report.html")
+    for f in ("report.html", "report.md", "results.json", "junit.xml"):
+        assert (tmp_path / "broken" / f).is_file(), f
+    results = json.loads((tmp_path / "broken" / "results.json").read_text())
+    row = next(k for k in results["kernels"] if k["name"] == "python.llama_rounds_once")
+    assert row["grade"] != "trusted"
+    # each finding's problem file is in findings/ and replays on the C twin
+    # of the module (examples/plugin), as fuzz's files do
+    files = sorted((tmp_path / "broken" / "findings").iterdir())
+    assert len(files) == len(broken.findings) > 0
+    replay = run_cli("check", "--input", str(files[0]), "--plugin", os.environ["NORMCHECK_PLUGIN_BROKEN"],
+                     "--kernel", "broken.llama_rounds_once")
+    assert replay.returncode == 1, replay.stdout + replay.stderr
+
+    good = judged(hf.as_fn(hf.LlamaRMSNorm), LLAMA)
+    good.report(tmp_path / "good")
+    results = json.loads((tmp_path / "good" / "results.json").read_text())
+    row = next(k for k in results["kernels"] if k["name"].startswith("python."))
+    assert row["grade"] == "trusted"
+    assert not (tmp_path / "good" / "findings").exists() or not any((tmp_path / "good" / "findings").iterdir())
+    with pytest.raises(ValueError, match="a kernel's name"):
+        good.report(tmp_path / "bad", name="Not A Name")
+
+
 def test_wrong_outputs_are_a_clear_error():
     def f32_out(x, gamma, eps):
         return hf.as_fn(hf.LlamaRMSNorm)(x, gamma, eps).float()

@@ -33,6 +33,11 @@ struct CaseFileError : std::runtime_error {
 // The protocol's version, written as metadata "normcheck.protocol".
 inline constexpr const char* kCaseProtocol = "1";
 
+// The seed problems are drawn with when none is given (nor NORMCHECK_SEED):
+// `normcheck gen`'s, and the Python module's, so that both draw the same
+// problems by default.
+inline constexpr uint64_t kDefaultCaseSeed = 20261127;
+
 std::string inputs_file_name(int64_t index);   // "case-000.inputs.safetensors"
 std::string outputs_file_name(int64_t index);  // "case-000.outputs.safetensors"
 std::string finding_file_name(int64_t index);  // "case-000.finding.txt": judge's problem file of a finding
