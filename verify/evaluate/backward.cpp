@@ -92,9 +92,9 @@ std::optional<SavedY> saved_y(const Kernel& k, const Problem& p, const std::vect
   OpSpec forward = spec;
   forward.direction = Direction::fwd;
   forward.from_y = false;
-  const SpecForwardReference f = spec_reference_fwd(
-      forward, {.rows = p.rows, .cols = p.cols, .x = x, .gamma = p.gamma, .beta = p.beta, .eps = p.eps},
-      SpecResult::exact_math);
+  const SpecInputs inputs{
+      .rows = p.rows, .cols = p.cols, .x = x, .residual = {}, .gamma = p.gamma, .beta = p.beta, .eps = p.eps};
+  const SpecForwardReference f = spec_reference_fwd(forward, inputs, SpecResult::exact_math);
   SavedY y;
   y.dtype = spec.dtype_of(TensorName::y);
   y.stored = store(y.dtype, std::vector<float>(f.y.rounded.begin(), f.y.rounded.end()));
@@ -102,6 +102,21 @@ std::optional<SavedY> saved_y(const Kernel& k, const Problem& p, const std::vect
   y.weight.assign(static_cast<std::size_t>(p.cols), 1.0);
   for (std::size_t j = 0; j < p.gamma.size(); ++j) y.weight[j] = p.gamma[j];
   return y;
+}
+
+BackwardExtraInputs::BackwardExtraInputs(const OpRun& run, const std::vector<float>& x)
+    : y_(saved_y(run.kernel, run.problem, x)), beta_(run.problem.beta, run.layout) {
+  if (y_) y_array_.emplace(*y_, run.layout);
+}
+void BackwardExtraInputs::pass_to(KernelArgs& args) const {
+  args.saved_y = y_array_ ? y_array_->data() : nullptr;
+  args.beta = beta_.present ? beta_.array.data() : nullptr;
+}
+bool BackwardExtraInputs::guards_intact() const {
+  return beta_.array.guards_intact() && (!y_array_ || y_array_->guards_intact());
+}
+bool BackwardExtraInputs::inputs_kept(const Problem& p) const {
+  return beta_.array.holds(p.beta) && (!y_array_ || y_array_->holds(*y_));
 }
 
 SavedYArray::SavedYArray(const SavedY& y, ArrayLayout layout) {

@@ -20,13 +20,8 @@ void evaluate_layernorm_bwd(const OpRun& run, Evaluation& ev) {
   FloatArray mean(saved.mean.rounded, run.layout), rstd(saved.rstd.rounded, run.layout);
   FloatArray dgamma(cols, run.layout, sentinel32()), dbeta(cols, run.layout, sentinel32());
   KernelArgs args{.rows = p.rows, .cols = p.cols, .eps = p.eps};  // eps: a version-2 backward gets it
-  // a backward from=y reads y (and beta) in place of x
-  const std::optional<SavedY> y = saved_y(k, p, x.widened);
-  std::optional<SavedYArray> y_in;
-  if (y) y_in.emplace(*y, run.layout);
-  OptionalInput beta(p.beta, run.layout);
-  args.saved_y = y_in ? y_in->data() : nullptr;
-  args.beta = beta.pointer();
+  const BackwardExtraInputs extra(run, x.widened);  // a backward from=y: y and beta in place of x
+  extra.pass_to(args);
   args.gamma = gamma.pointer();
   args.saved_mean = mean.data();
   args.saved_stat = rstd.data();
@@ -35,12 +30,10 @@ void evaluate_layernorm_bwd(const OpRun& run, Evaluation& ev) {
   const MainRun call = call_kernel(k, args, x, &dy, run.layout, run.options);
   const Readback& dx = call.out;
   const Readback dgamma_out = read(dgamma), dbeta_out = read(dbeta);
-  ev.out_of_bounds_write = !call.memory_ok || !gamma.array.guards_intact() || !beta.array.guards_intact() ||
-                           (y_in && !y_in->guards_intact()) || !mean.guards_intact() ||
-                           !rstd.guards_intact() || !dgamma.guards_intact() ||
+  ev.out_of_bounds_write = !call.memory_ok || !gamma.array.guards_intact() || !extra.guards_intact() ||
+                           !mean.guards_intact() || !rstd.guards_intact() || !dgamma.guards_intact() ||
                            !dbeta.guards_intact();
-  ev.wrote_input = !call.inputs_kept || !gamma.array.holds(p.gamma) || !beta.array.holds(p.beta) ||
-                   (y_in && !y_in->holds(*y)) ||
+  ev.wrote_input = !call.inputs_kept || !gamma.array.holds(p.gamma) || !extra.inputs_kept(p) ||
                    !mean.holds(saved.mean.rounded) || !rstd.holds(saved.rstd.rounded);
   ev.unwritten_output = dx.unwritten || dgamma_out.unwritten || dbeta_out.unwritten;
   ev.output_digest = digest_of({&dx, &dgamma_out, &dbeta_out});
@@ -54,7 +47,7 @@ void evaluate_layernorm_bwd(const OpRun& run, Evaluation& ev) {
                  {ref.stats, ref.xhat.exact, ref.dx.exact, ref.dgamma.exact, &ref.dbeta.exact,
                   ref.sum_abs_dy_xhat, ref.sum_abs_dy, ref.mean_abs_g, ref.mean_abs_g_xhat},
                  p, dy.widened, run.bound, k.dtype, dx, dgamma_out, &dbeta_out,
-                 keep_main_elements(run, ev, dx.values, given_or_own), y ? &*y : nullptr);
+                 keep_main_elements(run, ev, dx.values, given_or_own), extra.from_y());
   finish(ev, Op::layernorm_bwd, dx.values, ref.dx.exact, ref.stats, p.cols);
 }
 

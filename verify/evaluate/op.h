@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "guarded_array.h"
+#include "normcheck/invoke.h"
 #include "stored_input.h"
 #include "normcheck/evaluate.h"
 #include "tally.h"
@@ -107,6 +108,22 @@ class SavedYArray {
  private:
   std::optional<FloatArray> f32_;
   std::optional<HalfArray> half_;
+};
+
+// What a backward reads besides the table's inputs: for a from=y kernel, y^
+// (SavedY) and beta in guarded arrays; nothing for any other backward.
+class BackwardExtraInputs {
+ public:
+  BackwardExtraInputs(const OpRun& run, const std::vector<float>& x);
+  void pass_to(KernelArgs& args) const;          // saved_y and beta
+  bool guards_intact() const;
+  bool inputs_kept(const Problem& p) const;      // y^ and beta unchanged
+  const SavedY* from_y() const { return y_ ? &*y_ : nullptr; }
+
+ private:
+  std::optional<SavedY> y_;
+  std::optional<SavedYArray> y_array_;
+  OptionalInput beta_;
 };
 
 // What a backward reference holds for the checks below (LayerNormBwdReference

@@ -20,24 +20,18 @@ void evaluate_rmsnorm_bwd(const OpRun& run, Evaluation& ev) {
   FloatArray rrms(saved.rrms.rounded, run.layout);
   FloatArray dgamma(cols, run.layout, sentinel32());
   KernelArgs args{.rows = p.rows, .cols = p.cols, .eps = p.eps};  // eps: a version-2 backward gets it
-  // a backward from=y reads y (and beta) in place of x
-  const std::optional<SavedY> y = saved_y(k, p, x.widened);
-  std::optional<SavedYArray> y_in;
-  if (y) y_in.emplace(*y, run.layout);
-  OptionalInput beta(p.beta, run.layout);
-  args.saved_y = y_in ? y_in->data() : nullptr;
-  args.beta = beta.pointer();
+  const BackwardExtraInputs extra(run, x.widened);  // a backward from=y: y and beta in place of x
+  extra.pass_to(args);
   args.gamma = gamma.pointer();
   args.saved_stat = rrms.data();
   args.dgamma = dgamma.data();
   const MainRun call = call_kernel(k, args, x, &dy, run.layout, run.options);
   const Readback& dx = call.out;
   const Readback dgamma_out = read(dgamma);
-  ev.out_of_bounds_write = !call.memory_ok || !gamma.array.guards_intact() || !beta.array.guards_intact() ||
-                           (y_in && !y_in->guards_intact()) || !rrms.guards_intact() ||
-                           !dgamma.guards_intact();
-  ev.wrote_input = !call.inputs_kept || !gamma.array.holds(p.gamma) || !beta.array.holds(p.beta) ||
-                   (y_in && !y_in->holds(*y)) || !rrms.holds(saved.rrms.rounded);
+  ev.out_of_bounds_write = !call.memory_ok || !gamma.array.guards_intact() || !extra.guards_intact() ||
+                           !rrms.guards_intact() || !dgamma.guards_intact();
+  ev.wrote_input = !call.inputs_kept || !gamma.array.holds(p.gamma) || !extra.inputs_kept(p) ||
+                   !rrms.holds(saved.rrms.rounded);
   ev.unwritten_output = dx.unwritten || dgamma_out.unwritten;
   ev.output_digest = digest_of({&dx, &dgamma_out});
   ev.row_digests = row_digests_of(p.rows, {{&dx, static_cast<std::size_t>(p.cols)}});  // dgamma: a sum over rows
@@ -50,7 +44,7 @@ void evaluate_rmsnorm_bwd(const OpRun& run, Evaluation& ev) {
                  {ref.stats, ref.xhat.exact, ref.dx.exact, ref.dgamma.exact, nullptr,
                   ref.sum_abs_dy_xhat, ref.sum_abs_dy, ref.mean_abs_g, ref.mean_abs_g_xhat},
                  p, dy.widened, run.bound, k.dtype, dx, dgamma_out, nullptr,
-                 keep_main_elements(run, ev, dx.values, given_or_own), y ? &*y : nullptr);
+                 keep_main_elements(run, ev, dx.values, given_or_own), extra.from_y());
   finish(ev, Op::rmsnorm_bwd, dx.values, ref.dx.exact, ref.stats, p.cols);
 }
 

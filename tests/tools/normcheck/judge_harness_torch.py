@@ -17,6 +17,7 @@ KERNEL, each with the spec `normcheck gen --spec` draws its cases from:
                     the same spec (torch 1.13's CPU kernel rounds its
                     intermediates to bf16: the judge finds it, docs/judge.md)
   llama             Hugging Face's LlamaRMSNorm as transformers writes it, in bf16
+                    (tests/python/hf_norms.py)
                     "rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16 stats=none"
 
 and their broken twins, which the judge must catch:
@@ -31,27 +32,13 @@ import sys
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+# the Hugging Face modules as transformers writes them, and their broken twins:
+# the ones the Python module's suite judges
+sys.path.insert(0, os.path.join(here, "..", "..", "python"))
+import hf_norms  # noqa: E402
 from judge_harness import read_safetensors, write_safetensors  # noqa: E402
-
-
-class LlamaRMSNorm(torch.nn.Module):
-    """transformers' LlamaRMSNorm (models/llama/modeling_llama.py), its forward as written there."""
-
-    def __init__(self, weight, eps, rounds_once=False):
-        super().__init__()
-        self.weight = torch.nn.Parameter(weight, requires_grad=False)
-        self.variance_epsilon = eps
-        self.rounds_once = rounds_once
-
-    def forward(self, hidden_states):
-        input_dtype = hidden_states.dtype
-        hidden_states = hidden_states.to(torch.float32)
-        variance = hidden_states.pow(2).mean(-1, keepdim=True)
-        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
-        if self.rounds_once:  # the broken twin: the weight times float32 x r, rounded to bf16 once
-            return (self.weight.to(torch.float32) * hidden_states).to(input_dtype)
-        return self.weight * hidden_states.to(input_dtype)
 
 
 def tensor(v, dtype):
@@ -79,8 +66,8 @@ def run_case(path, kernel):
             y = torch.nn.functional.layer_norm(x, (cols,), gamma, beta, 0.0 if kernel.endswith("no_eps") else eps)
             y = y.to(dtype)
         else:
-            norm = LlamaRMSNorm(tensor(t["gamma"], torch.bfloat16), eps, rounds_once=kernel == "llama_rounds_once")
-            y = norm(tensor(t["x"], torch.bfloat16))
+            module = hf_norms.LlamaRoundsOnce if kernel == "llama_rounds_once" else hf_norms.LlamaRMSNorm
+            y = hf_norms.as_fn(module)(tensor(t["x"], torch.bfloat16), tensor(t["gamma"], torch.bfloat16), eps)
     write_safetensors(path.replace(".inputs.", ".outputs."), [raw(y.contiguous(), "y")])
 
 
