@@ -12,7 +12,11 @@
 namespace normcheck {
 namespace {
 
-Kernel row(Op op, DType dtype) { return Kernel{.name = "t", .op = op, .origin = Origin::ours, .dtype = dtype}; }
+Kernel row(Op op, DType dtype) {
+  Kernel k;
+  k.name = "t", k.op = op, k.origin = Origin::ours, k.dtype = dtype;
+  return k;
+}
 
 // Every pointer set to a distinct non-null address, so a buffer's data says which member it came from.
 KernelArgs all_set() {

@@ -87,7 +87,8 @@ TEST(OpSpec, ATableOpsSpecHasExactlyTheArraysItsFunctionTakes) {
   for (const auto& [op, s] : specs) {
     const DType t = s.dtype_of(TensorName::x);
     {
-      const Kernel k{.name = "k", .op = op, .origin = Origin::ours, .dtype = t, .spec = &s};
+      Kernel k;
+      k.name = "k", k.op = op, k.origin = Origin::ours, k.dtype = t, k.spec = &s;
       std::set<std::string> from_calls, from_spec;
       for (const CallBuffer& b : call_buffers(k, all)) {
         from_calls.insert(spec_word(b.name, s));

@@ -217,10 +217,15 @@ TEST(EvaluateNonFinite, TextbookKernelsAreNotFlagged) {
           EXPECT_FALSE(ev.nonfinite_mismatch) << where;
           // RMSNorm's IEEE evaluation differs from row-NaN on the rows of
           // infinities; LayerNorm forward's is NaN throughout (both).
-          if (k->op == Op::rmsnorm_fwd) EXPECT_EQ(ev.nonfinite_convention, C::ieee) << where;
-          if (k->op == Op::layernorm_fwd) EXPECT_EQ(ev.nonfinite_convention, C::both) << where;
-          if (backward(k->op))
+          if (k->op == Op::rmsnorm_fwd) {
+            EXPECT_EQ(ev.nonfinite_convention, C::ieee) << where;
+          }
+          if (k->op == Op::layernorm_fwd) {
+            EXPECT_EQ(ev.nonfinite_convention, C::both) << where;
+          }
+          if (backward(k->op)) {
             EXPECT_TRUE(ev.nonfinite_convention == C::ieee || ev.nonfinite_convention == C::both) << where;
+          }
         }
 }
 
@@ -394,8 +399,9 @@ TEST(EvaluateNonFiniteNegative, HidingOrInventingAFaultIsCaught) {
         EXPECT_EQ(ev.worst.output, c.output) << where << ": " << test::describe(ev);
         EXPECT_EQ(ev.worst.row == 0, c.on_finite_row) << where << ": " << test::describe(ev);
         // the mean and the inventions are not part of the convention; the others are neither
-        if (!c.on_finite_row && std::string(c.output) != "mean")
+        if (!c.on_finite_row && std::string(c.output) != "mean") {
           EXPECT_EQ(ev.nonfinite_convention, C::neither) << where;
+        }
         // the strict rule catches them too (some first at an element where they follow IEEE)
         const Evaluation strict = evaluate_with(c.kernel, p, NonFinite::row_nan_only);
         EXPECT_FALSE(strict.pass) << where;

@@ -293,7 +293,9 @@ TEST(CentreWriter, CheckCentringPassesTheFoldAndCatchesBadCentrings) {
       EXPECT_FALSE(nf::check_centring(w.w.col(j), w.w.col(j), t).ok());
       nf::Vector flipped = c.w.col(j);
       flipped(3) = -flipped(3);
-      if (flipped(3) != c.w.col(j)(3)) EXPECT_FALSE(nf::check_centring(w.w.col(j), flipped, t).ok());
+      if (flipped(3) != c.w.col(j)(3)) {
+        EXPECT_FALSE(nf::check_centring(w.w.col(j), flipped, t).ok());
+      }
     }
     EXPECT_TRUE(nf::check_centring(w.b, c.b, t).ok());
   }
