@@ -16,9 +16,9 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// |y^_i - y_i| from below the real one by at most 2^-52 |y_i|: y^ is a float,
-// the double `exact` within 2^-53 |y_i| of the real y_i, and their
-// difference's rounding within 2^-53 of it.
+// An upper bound on |y^_i - y_i|: y^ is a float, the double `exact` within
+// 2^-53 |y_i| of the real y_i, and the rounding of their difference within
+// 2^-53 of it, so 2^-52 |y_i| more covers both.
 double y_error(const SavedY& y, std::size_t i) {
   return std::fabs(static_cast<double>(y.stored.widened[i]) - y.exact[i]) + 0x1p-52 * std::fabs(y.exact[i]);
 }
@@ -99,6 +99,8 @@ std::optional<SavedY> saved_y(const Kernel& k, const Problem& p, const std::vect
   y.dtype = spec.dtype_of(TensorName::y);
   y.stored = store(y.dtype, std::vector<float>(f.y.rounded.begin(), f.y.rounded.end()));
   y.exact = f.y.exact;
+  // w = gamma (or 1 without gamma): evaluate() declines a backward spec
+  // whose weight is not the table's
   y.weight.assign(static_cast<std::size_t>(p.cols), 1.0);
   for (std::size_t j = 0; j < p.gamma.size(); ++j) y.weight[j] = p.gamma[j];
   return y;
