@@ -27,7 +27,15 @@ std::vector<CallBuffer> call_buffers(const Kernel& k, const KernelArgs& a) {
   add("dy", a.dy, matrix * size(TensorName::dy), false, !fwd);
   add("residual", a.residual, matrix * size(TensorName::residual), false, s.has(TensorName::residual));
   add("out", a.out,
-      s.linear ? rows * features * sizeof(float) : matrix * size(fwd ? TensorName::y : TensorName::dx), true, true);
+      s.linear  ? rows * features * sizeof(float)
+      : s.quant ? matrix  // one byte per code
+                : matrix * size(fwd ? TensorName::y : TensorName::dx),
+      true, true);
+  if (s.quant) {
+    const bool given = !s.quant->dynamic();
+    add("scale", a.scale, given ? sizeof(float) : rows * static_cast<std::size_t>(scales_per_row(*s.quant, a.cols)) * sizeof(float),
+        !given, true);
+  }
   add("residual_out", a.residual_out, matrix * size(TensorName::residual_out), true, s.has(TensorName::residual_out));
   add("gamma", a.gamma, cols * size(TensorName::gamma), false, s.has(TensorName::gamma));
   add("beta", a.beta, cols * size(TensorName::beta), false, s.has(TensorName::beta));
@@ -58,6 +66,7 @@ bool bind_call_buffer(KernelArgs& a, std::string_view name, void* data) {
   else if (name == "saved_stat") a.saved_stat = data;
   else if (name == "saved_y") a.saved_y = data;
   else if (name == "mean") a.mean = data;
+  else if (name == "scale") a.scale = data;
   else if (name == "stat") a.stat = data;
   else if (name == "weight") a.weight = f;
   else if (name == "bias") a.bias = f;

@@ -83,6 +83,14 @@ void call_v2(const Kernel& k, const KernelArgs& a) {
   tensor(c.beta, TensorName::beta, a.beta, 1, a.cols, a.cols);
   tensor(c.dy, TensorName::dy, a.dy, a.rows, a.cols, stride);
   tensor(c.y, TensorName::y, fwd ? a.out : a.saved_y, a.rows, a.cols, stride);
+  if (s.quant) {  // y holds codes; the scale is one float (static) or the kernel's, per row or block
+    constexpr nc_dtype kCodes[] = {NC_E4M3, NC_E5M2, NC_I8};
+    c.y.dtype = kCodes[static_cast<int>(s.quant->cast.format)];
+    const int64_t per_row = scales_per_row(*s.quant, a.cols);
+    if (a.scale)
+      c.scale = s.quant->dynamic() ? nc_tensor{a.scale, NC_F32, a.rows, per_row, per_row}
+                                   : nc_tensor{a.scale, NC_F32, 1, 1, 1};
+  }
   tensor(c.residual_out, TensorName::residual_out, a.residual_out, a.rows, a.cols, stride);
   tensor(c.mean, TensorName::mean, fwd ? a.mean : a.saved_mean, a.rows, 1, 1);
   tensor(c.rstd, TensorName::stat, fwd ? a.stat : a.saved_stat, a.rows, 1, 1);

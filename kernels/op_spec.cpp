@@ -3,6 +3,8 @@
 #include "normcheck/op_spec.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <vector>
 
 namespace normcheck {
@@ -52,6 +54,64 @@ std::vector<std::string_view> words_of(std::string_view text) {
 }
 
 std::string quoted(std::string_view w) { return "'" + std::string(w) + "'"; }
+
+// A float of the text form: a decimal number that is a float, printed back
+// as the shortest text that reads as the same float.
+std::optional<float> parse_float(std::string_view v) {
+  float f = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), f);
+  if (ec != std::errc() || end != v.data() + v.size() || !std::isfinite(f)) return std::nullopt;
+  return f;
+}
+std::string float_text(float f) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, f);
+  return std::string(buf, ec == std::errc() ? end : buf);
+}
+
+// One word of a quantized y (`quant=` or a word that shapes it) into `q`;
+// the error names the word, or is empty.
+std::string parse_quant_word(std::string_view key, std::string_view value, std::string_view word, Quantization& q) {
+  if (key == "quant") {
+    if (value == "e4m3") q.cast.format = QuantFormat::e4m3;
+    else if (value == "e5m2") q.cast.format = QuantFormat::e5m2;
+    else if (value == "int8") q.cast.format = QuantFormat::int8;
+    else return quoted(word) + ": a quantized y is e4m3, e5m2 or int8";
+  } else if (key == "scale") {
+    if (value == "static") q.scale = ScaleKind::given;
+    else if (value == "token") q.scale = ScaleKind::per_token;
+    else if (value.substr(0, 6) == "block:") {
+      q.scale = ScaleKind::per_block;
+      const std::string_view g = value.substr(6);
+      const auto [end, ec] = std::from_chars(g.data(), g.data() + g.size(), q.group);
+      if (ec != std::errc() || end != g.data() + g.size() || q.group < 1)
+        return quoted(word) + ": a block's columns are a positive integer (scale=block:128)";
+    } else return quoted(word) + ": the scale is static, token or block:G";
+  } else if (key == "scale_apply") {
+    if (value == "inverse") q.divide = false;
+    else if (value == "divide") q.divide = true;
+    else return quoted(word) + ": the scale is applied as 'inverse' (y * (1 / s)) or 'divide' (y / s)";
+  } else if (key == "ties") {
+    if (value == "even") q.cast.ties_away = false;
+    else if (value == "away") q.cast.ties_away = true;
+    else return quoted(word) + ": int8 ties go to 'even' or 'away' (from zero)";
+  } else if (key == "qmin") {
+    if (value == "-128") q.cast.symmetric = false;
+    else if (value == "-127") q.cast.symmetric = true;
+    else return quoted(word) + ": int8 clamps below at -128 or -127";
+  } else if (key == "saturate") {
+    if (value != "none") return quoted(word) + ": fp8 saturates (left out) or 'saturate=none'";
+    q.cast.saturate = false;
+  } else {  // scale_ub, scale_min
+    const std::optional<float> v = parse_float(value);
+    if (!v || *v < 0 || (key == "scale_ub" && *v == 0))
+      return quoted(word) + ": " + std::string(key) + " is a finite float" + (key == "scale_ub" ? " > 0" : " >= 0");
+    (key == "scale_ub" ? q.scale_ub : q.scale_min) = *v;
+  }
+  return "";
+}
+
+constexpr std::string_view kQuantWords[] = {"quant", "scale", "scale_apply", "ties", "qmin", "saturate", "scale_ub", "scale_min"};
 
 // The word's tensor, by the name the spec's norm gives it (rstd or rrms for stat).
 std::optional<TensorName> tensor_named(std::string_view name, NormKind norm) {
@@ -111,6 +171,18 @@ std::string spec_error(const OpSpec& s) {
   if (s.linear && s.add) return "'linear' with 'add': a norm followed by a Linear reads x alone";
   if (s.from_y && fwd) return "'from=y': a backward's word (the forward computes y from x)";
   if (s.from_y && !s.stats) return "'from=y' with 'stats=none': xhat = (y - beta) / w needs the saved rstd / rrms";
+  if (s.quant) {
+    const Quantization& q = *s.quant;
+    if (!fwd || s.linear) return "'quant=': a quantized y is the output of a forward norm";
+    const bool int8 = q.cast.format == QuantFormat::int8;
+    if (!int8 && (q.cast.ties_away || q.cast.symmetric))
+      return "'ties=' and 'qmin=' are int8's: an fp8 cast rounds to nearest even, its range is symmetric";
+    if (int8 && !q.cast.saturate) return "'saturate=none' is fp8's: int8 always clamps";
+    if (!q.dynamic() && (q.scale_min != 0 || std::isfinite(q.scale_ub)))
+      return "'scale_ub=' and 'scale_min=' shape a dynamic scale (scale=token or scale=block:G)";
+    if (q.scale_min > q.scale_ub) return "'scale_min=' above 'scale_ub=': no scale satisfies both";
+    if ((q.scale == ScaleKind::per_block) != (q.group > 0)) return "a block scale has its group size: scale=block:G";
+  }
   if (s.add && !fwd)
     return "'add' on a backward: the gradient of a fused residual add is dx itself, not a norm op of its own";
   for (RoundingPoint p : kPoints) {
@@ -143,6 +215,8 @@ SpecParse parse_spec(std::string_view text) {
   std::optional<DType> activations;
   std::array<std::optional<DType>, kTensorNameCount> own{};
   std::vector<std::string_view> keys_seen;
+  std::optional<Quantization> quant;
+  bool quant_named = false;
   for (std::size_t i = 2; i < words.size(); ++i) {
     const std::string_view word = words[i];
     const std::size_t eq = word.find('=');
@@ -153,7 +227,12 @@ SpecParse parse_spec(std::string_view text) {
       return {std::nullopt, quoted(key) + " is given twice"};
     keys_seen.push_back(key);
     auto needs_value = [&]() { return quoted(word) + ": '" + std::string(key) + "' takes a value"; };
-    if (key == "add" || key == "linear") {
+    if (std::find(std::begin(kQuantWords), std::end(kQuantWords), key) != std::end(kQuantWords)) {
+      if (!has_value) return {std::nullopt, needs_value()};
+      if (!quant) quant.emplace();
+      if (std::string e = parse_quant_word(key, value, word, *quant); !e.empty()) return {std::nullopt, std::move(e)};
+      if (key == "quant") quant_named = true;
+    } else if (key == "add" || key == "linear") {
       if (has_value) return {std::nullopt, quoted(word) + ": '" + std::string(key) + "' takes no value"};
       (key == "add" ? s.add : s.linear) = true;
     } else if (key == "stats") {
@@ -203,6 +282,11 @@ SpecParse parse_spec(std::string_view text) {
       return {std::nullopt, quoted(word) + " is not a word of a spec (docs/ops.md)"};
     }
   }
+  if (quant && !quant_named)
+    return {std::nullopt, "the words of a quantized y ('scale=', 'ties=', ...) come with 'quant=e4m3|e5m2|int8'"};
+  if (quant_named && !std::count(keys_seen.begin(), keys_seen.end(), std::string_view("scale")))
+    return {std::nullopt, "a quantized y names its scale: scale=static, scale=token or scale=block:G"};
+  s.quant = quant;
   for (TensorName t : kTensors) {
     DType& d = s.dtype[index(t)];
     if (own[index(t)]) d = *own[index(t)];
@@ -238,6 +322,17 @@ std::string to_text(const OpSpec& s) {
   if (!s.stats && !s.linear) text += " stats=none";
   if (s.from_y) text += " from=y";
   if (s.linear) text += " linear";
+  if (const auto& q = s.quant) {
+    text += " quant=" + std::string(to_string(q->cast.format));
+    text += q->scale == ScaleKind::given ? " scale=static"
+            : q->scale == ScaleKind::per_token ? " scale=token" : " scale=block:" + std::to_string(q->group);
+    if (q->divide) text += " scale_apply=divide";
+    if (q->cast.ties_away) text += " ties=away";
+    if (q->cast.symmetric) text += " qmin=-127";
+    if (!q->cast.saturate) text += " saturate=none";
+    if (std::isfinite(q->scale_ub)) text += " scale_ub=" + float_text(q->scale_ub);
+    if (q->scale_min != 0) text += " scale_min=" + float_text(q->scale_min);
+  }
   return text;
 }
 
@@ -297,6 +392,19 @@ std::string_view to_string(RoundingPoint p) {
     case RoundingPoint::scaled: return "scaled";
   }
   return "?";
+}
+
+std::string_view to_string(QuantFormat f) {
+  switch (f) {
+    case QuantFormat::e4m3: return "e4m3";
+    case QuantFormat::e5m2: return "e5m2";
+    case QuantFormat::int8: return "int8";
+  }
+  return "?";
+}
+
+int64_t scales_per_row(const Quantization& q, int64_t cols) {
+  return q.scale == ScaleKind::per_block ? (cols + q.group - 1) / q.group : 1;
 }
 
 std::string_view to_string(NormKind n) { return n == NormKind::layernorm ? "layernorm" : "rmsnorm"; }

@@ -70,6 +70,7 @@ std::string problem_file_text(Op op, DType dtype, const Problem& p, const std::v
   os << "# nc.eps " << format_float_exact(p.eps) << '\n';
   os << "# nc.misalign " << p.misalign_floats << '\n';
   if (p.row_stride != 0) os << "# nc.row_stride " << p.row_stride << '\n';
+  if (p.scale != 0) os << "# nc.scale " << format_float_exact(p.scale) << '\n';
   for (int64_t r = 0; r < p.rows && !p.residual.empty(); ++r) {
     os << "# nc.residual ";
     write_values(os, p.residual.data() + r * p.cols, static_cast<std::size_t>(p.cols));
@@ -141,6 +142,10 @@ ProblemFile parse_problem_file(std::string_view text, std::string_view source_vi
       file.spec = *parsed.spec;
     } else if (key == "row_stride") {
       if (!(tokens >> header.row_stride) || header.row_stride < 0) fail("nc.row_stride takes one integer >= 0");
+    } else if (key == "scale") {
+      const auto v = parse_values(tokens, source, number);
+      if (v.size() != 1 || !(v[0] > 0) || std::isinf(v[0])) fail("nc.scale takes one finite value > 0");
+      header.scale = v[0];
     } else if (key == "residual") {
       residual_rows.push_back(parse_values(tokens, source, number));
     } else if (key == "eps") {
@@ -221,6 +226,9 @@ ProblemFile parse_problem_file(std::string_view text, std::string_view source_vi
   if (file.spec && file.spec->add && residual_rows.empty()) whole_error("nc.spec adds a residual: nc.residual lines are needed");
   if (!residual_rows.empty() && !(file.spec && file.spec->add))
     whole_error("nc.residual goes with an nc.spec that has 'add'");
+  const bool given_scale = file.spec && file.spec->quant && !file.spec->quant->dynamic();
+  if (given_scale && header.scale == 0) whole_error("nc.spec quantizes y by a static scale: nc.scale is needed");
+  if (!given_scale && header.scale != 0) whole_error("nc.scale goes with an nc.spec that has 'quant=' and 'scale=static'");
   // A norm followed by a Linear: one nc.weight line per output (W is
   // out_features x d), nc.bias with out_features values or none; f32 only.
   const bool linear = file.op && is_norm_linear(*file.op);

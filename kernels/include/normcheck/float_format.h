@@ -16,6 +16,16 @@
 //   float32  24  -126     127      2^-24  2^-149              0x1.fffffep127 (FLT_MAX)
 //   bf16      8  -126     127      2^-8   2^-133              0x1.fep127
 //   f16      11  -14      15       2^-11  2^-24               65504
+//
+// The 8-bit formats a kernel may quantize its output to (QuantFormat, at the
+// end) are the two OCP fp8 formats and int8:
+//            p   min_exp  max_exp  smallest subnormal  largest finite  overflow
+//   e4m3fn    4  -6       8        2^-9                448             NaN (no infinities)
+//   e5m2      3  -14      15       2^-16               57344           +-inf
+//   int8     integers in [-128, 127]
+// e4m3fn is IEEE-style but for its top binade, which gives the exponent's last
+// code to finite values and keeps only S.1111.111 for NaN: its largest finite
+// value is 1.75 2^8, not (2 - 2^-3) 2^8.
 #pragma once
 
 #include <algorithm>
@@ -285,6 +295,116 @@ inline double ulp_error(DType t, float computed, double exact) {
     return std::signbit(v) ? -p : p;
   };
   return std::fabs(signed_position(computed) - signed_position(exact));
+}
+
+// ---- the 8-bit output formats ----
+
+enum class QuantFormat { e4m3, e5m2, int8 };
+
+// How a kernel casts a real t (its value divided by the scale) to a code.
+// fp8: to nearest, ties to even, on the format's values; saturate: t is
+// first clamped to [-max, max] (what vLLM, FlashInfer and TransformerEngine
+// do); otherwise a t that rounds past max is the overflow value (NaN for
+// e4m3fn, +-inf for e5m2), the rule of IEEE rounding with the format's top
+// binade continued. int8: to the nearest integer, ties to even or away from
+// zero, then clamped to [-128, 127], or to [-127, 127] when symmetric.
+struct QuantCast {
+  QuantFormat format = QuantFormat::e4m3;
+  bool saturate = true;     // fp8 only
+  bool ties_away = false;   // int8 only
+  bool symmetric = false;   // int8 only
+  friend bool operator==(const QuantCast&, const QuantCast&) = default;
+};
+
+namespace quant_detail {
+struct Fp8 {
+  int precision, min_exp;
+  double largest;
+};
+constexpr Fp8 fp8(QuantFormat f) { return f == QuantFormat::e4m3 ? Fp8{4, -6, 448} : Fp8{3, -14, 57344}; }
+}  // namespace quant_detail
+
+// The largest finite value of the format: 448, 57344, 127.
+constexpr double quant_max(QuantFormat f) { return f == QuantFormat::int8 ? 127 : quant_detail::fp8(f).largest; }
+
+// The value the cast gives for t (finite or not): a value of the format as a
+// double, or NaN / +-inf. Exact: every step is a power-of-two scaling, a
+// floor or a comparison of doubles.
+inline double quant_cast(const QuantCast& q, double t) {
+  if (std::isnan(t)) return q.format == QuantFormat::int8 ? 0 : t;  // int8 has no NaN: the hardware gives 0
+  if (q.format == QuantFormat::int8) {
+    const double lo = q.symmetric ? -127 : -128;
+    if (std::isinf(t)) return t > 0 ? 127 : lo;
+    double r = std::floor(t);
+    const double rem = t - r;  // exact: |t| < 2^53 or t is an integer already
+    if (rem > 0.5 || (rem == 0.5 && (q.ties_away ? t > 0 : std::fmod(r, 2) != 0))) r += 1;
+    return std::clamp(r, lo, 127.0);
+  }
+  const quant_detail::Fp8 f = quant_detail::fp8(q.format);
+  if (q.saturate) t = std::clamp(t, -f.largest, f.largest);
+  if (std::isinf(t)) return q.format == QuantFormat::e5m2 ? t : std::numeric_limits<double>::quiet_NaN();
+  if (t == 0) return t;
+  const int e = std::max(std::ilogb(t), f.min_exp);
+  const double s = std::ldexp(1.0, e - f.precision + 1);
+  const double below = std::floor(t / s) * s, twice_rem = (t - below) * 2;
+  const bool up = twice_rem > s || (twice_rem == s && std::fmod(below / s, 2) != 0);
+  const double r = up ? below + s : below;
+  if (std::fabs(r) > f.largest)
+    return q.format == QuantFormat::e5m2 ? std::copysign(std::numeric_limits<double>::infinity(), r)
+                                         : std::numeric_limits<double>::quiet_NaN();
+  return r == 0 ? std::copysign(0.0, t) : r;
+}
+
+// The byte of a value of the format (int8: two's complement; NaN: e4m3fn's
+// 0x7f, e5m2's 0x7e, keeping its sign bit).
+inline uint8_t quant_code(QuantFormat f, double v) {
+  if (f == QuantFormat::int8) return static_cast<uint8_t>(static_cast<int8_t>(v));
+  const quant_detail::Fp8 p = quant_detail::fp8(f);
+  const uint8_t sign = std::signbit(v) ? 0x80 : 0;
+  const int mant_bits = p.precision - 1, exp_bits = 7 - mant_bits;
+  if (std::isnan(v)) return static_cast<uint8_t>(sign | (f == QuantFormat::e4m3 ? 0x7f : 0x7e));
+  if (std::isinf(v)) return static_cast<uint8_t>(sign | (((1 << exp_bits) - 1) << mant_bits));
+  const double a = std::fabs(v);
+  const int bias = 1 - p.min_exp;
+  if (a < std::ldexp(1.0, p.min_exp))  // subnormal (or zero): a / 2^(min_exp - mant_bits) is the field
+    return static_cast<uint8_t>(sign | static_cast<int>(a / std::ldexp(1.0, p.min_exp - mant_bits)));
+  const int e = std::ilogb(a);
+  const int m = static_cast<int>((a / std::ldexp(1.0, e) - 1) * (1 << mant_bits));
+  return static_cast<uint8_t>(sign | ((e + bias) << mant_bits) | m);
+}
+
+// The value of a byte (NaN for e4m3fn's S.1111.111 and e5m2's NaNs).
+inline double quant_value(QuantFormat f, uint8_t code) {
+  if (f == QuantFormat::int8) return static_cast<int8_t>(code);
+  const quant_detail::Fp8 p = quant_detail::fp8(f);
+  const int mant_bits = p.precision - 1, exp_bits = 7 - mant_bits;
+  const int field_e = (code & 0x7f) >> mant_bits, m = code & ((1 << mant_bits) - 1);
+  const double sign = (code & 0x80) ? -1 : 1;
+  const int top = (1 << exp_bits) - 1;
+  if (f == QuantFormat::e4m3 && field_e == top && m == (1 << mant_bits) - 1) return std::numeric_limits<double>::quiet_NaN();
+  if (f == QuantFormat::e5m2 && field_e == top)
+    return m == 0 ? sign * std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+  if (field_e == 0) return sign * m * std::ldexp(1.0, p.min_exp - mant_bits);
+  return sign * (1 + m / static_cast<double>(1 << mant_bits)) * std::ldexp(1.0, field_e - 1 + p.min_exp);
+}
+
+// The position of a value (or of a real) on the format's ordinal line:
+// consecutive values are consecutive integers, +-0 is 0, and past the largest
+// finite value the line goes on at the top binade's spacing (the overflow
+// value, inf or e4m3fn's NaN, sits one past it). A real between two values
+// has a fractional position; a distance on this line is a distance in codes.
+inline double quant_position(QuantFormat f, double v) {
+  if (f == QuantFormat::int8 || v == 0 || std::isnan(v)) return v;
+  const quant_detail::Fp8 p = quant_detail::fp8(f);
+  const int per_binade = 1 << (p.precision - 1);
+  const double a = std::isinf(v) ? p.largest + std::ldexp(1.0, std::ilogb(p.largest) - p.precision + 1) : std::fabs(v);
+  double pos;
+  if (a < std::ldexp(1.0, p.min_exp)) pos = a / std::ldexp(1.0, p.min_exp - p.precision + 1);
+  else {
+    const int e = std::ilogb(a);
+    pos = per_binade * (e - p.min_exp + 1) + (a / std::ldexp(1.0, e) - 1) * per_binade;
+  }
+  return std::signbit(v) ? -pos : pos;
 }
 
 }  // namespace normcheck

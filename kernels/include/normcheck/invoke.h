@@ -31,6 +31,10 @@ struct KernelArgs {
   void* residual_out = nullptr;         // a spec with `add`: x + residual
   void* mean = nullptr;                 // LayerNorm forward: mean per row
   void* stat = nullptr;                 // forward: rstd (LayerNorm) or rrms (RMSNorm) per row
+  // A quantized forward (op_spec.h, Quantization): out holds y's codes (one
+  // byte each); scale is the static scale (an input, one float) or the
+  // per-token / per-block scales the kernel writes (rows x scales_per_row).
+  void* scale = nullptr;
   float* dgamma = nullptr;              // backward: per column (float32)
   float* dbeta = nullptr;               // LayerNorm backward: per column (float32)
   // Elements from one row's start to the next in x, dy, residual, saved_y,

@@ -29,15 +29,19 @@
 // are owed. The backward takes dy and the saved statistics and gives dx, dgamma
 // and dbeta; `from=y` reads the forward's output y (and beta) in place of x
 // (Apex's memory_efficient), xhat being (y - beta) / w. A norm followed by a
-// Linear (`linear`) gives z = W y + b.
+// Linear (`linear`) gives z = W y + b. A quantized forward (`quant=`) writes y
+// as 8-bit codes: y, in y's dtype, divided by a scale and cast to fp8 or int8
+// (struct Quantization below).
 #pragma once
 
 #include <array>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "normcheck/float_format.h"
 #include "normcheck/kernel.h"
 
 namespace normcheck {
@@ -66,6 +70,34 @@ inline constexpr std::size_t kTensorNameCount = 15;
 enum class RoundingPoint { sum, r, xhat, weight, scaled };
 inline constexpr std::size_t kRoundingPointCount = 5;
 
+// Where the scale of a quantized output comes from (text: scale=...).
+enum class ScaleKind {
+  given,      // scale=static: one float32 scale for the whole tensor, an input
+  per_token,  // scale=token: one per row, computed by the kernel and written (rows x 1)
+  per_block,  // scale=block:G: one per row and block of G columns, written (rows x ceil(d / G))
+};
+
+// A forward whose y is written as 8-bit codes (text: quant=e4m3|e5m2|int8 and
+// the words below; docs/ops.md, "Quantized outputs"). y_i is the forward's
+// output in y's dtype: that dtype is the format the value has before the cast
+// (bf16 for a kernel that rounds y to bf16 and then quantizes it, f32 for one
+// that casts its float32 value). The kernel writes
+//   q_i = cast(t_i),  t_i = fl32(y_i * fl32(1 / s))   (the default: multiply by the inverse)
+//                     t_i = fl32(y_i / s)             (scale_apply=divide)
+// and, for a dynamic scale, s = max(fl32(min(a, scale_ub) / qmax), scale_min)
+// with a = max |y_i| over the row (token) or the block, y_i in y's dtype, and
+// qmax the format's largest value (448, 57344, 127).
+struct Quantization {
+  QuantCast cast;                  // the format, saturation (fp8), ties and clamp (int8)
+  ScaleKind scale = ScaleKind::given;
+  int64_t group = 0;               // per_block: columns per block (scale=block:G)
+  bool divide = false;             // scale_apply=divide: t = y / s instead of y * (1 / s)
+  float scale_ub = std::numeric_limits<float>::infinity();  // scale_ub=V (dynamic only)
+  float scale_min = 0;             // scale_min=V (dynamic only)
+  bool dynamic() const { return scale != ScaleKind::given; }
+  friend bool operator==(const Quantization&, const Quantization&) = default;
+};
+
 struct OpSpec {
   NormKind norm = NormKind::layernorm;
   Direction direction = Direction::fwd;
@@ -81,6 +113,8 @@ struct OpSpec {
   // instead of x and the saved mean (text: from=y): it recovers
   // xhat = (y - beta) / w, and only the saved rstd / rrms of the statistics.
   bool from_y = false;
+  // A forward whose y is written as 8-bit codes (struct Quantization).
+  std::optional<Quantization> quant;
   // The format of each tensor (meaningful where has() is true).
   std::array<DType, kTensorNameCount> dtype{};
   // The format a rounding point rounds to; empty: the value is not rounded there.
@@ -103,7 +137,10 @@ OpSpec default_spec(NormKind norm, Direction direction);
 // `dtype=D` (x, residual, y, residual_out, dy, dx), `<tensor>=D` for one
 // tensor, `add`, `weight=none|gamma|1+gamma`, `bias`
 // (`bias=none` for a LayerNorm without beta), `round=<point>:D[,<point>:D]`,
-// `stats=none`, `from=y`, `linear`. D is f32, bf16 or f16.
+// `stats=none`, `from=y`, `linear`, and for a quantized y `quant=e4m3|e5m2|int8`,
+// `scale=static|token|block:G`, `scale_apply=inverse|divide`, `ties=even|away`,
+// `qmin=-128|-127`, `saturate=none`, `scale_ub=V`, `scale_min=V`. D is f32,
+// bf16 or f16.
 struct SpecParse {
   std::optional<OpSpec> spec;
   std::string error;  // why the text is not a spec, naming the word at fault (empty on success)
@@ -136,6 +173,9 @@ std::optional<std::pair<Op, DType>> table_op(const OpSpec& spec);
 std::string_view to_string(TensorName t, NormKind norm);  // stat: "rstd" (LayerNorm) or "rrms"
 std::string_view to_string(RoundingPoint p);
 std::string_view to_string(NormKind n);
+std::string_view to_string(QuantFormat f);  // "e4m3", "e5m2", "int8"
+// The number of scales a quantized forward's row has (1, or ceil(cols / G) per block).
+int64_t scales_per_row(const Quantization& q, int64_t cols);
 std::string_view to_string(Direction d);
 
 }  // namespace normcheck

@@ -60,7 +60,9 @@ typedef const nc_kernel* (*normcheck_plugin_kernels_fn)(int* n); /* its kernels,
 /* The op values of the extension list: nc_op's, plus RMSNorm backward. */
 #define NC_RMSNORM_BWD 4
 
-typedef enum { NC_F32 = 0, NC_BF16 = 1, NC_F16 = 2 } nc_dtype;
+typedef enum { NC_F32 = 0, NC_BF16 = 1, NC_F16 = 2, NC_E4M3 = 3, NC_E5M2 = 4, NC_I8 = 5 } nc_dtype;
+/* NC_E4M3 (OCP fp8 e4m3fn), NC_E5M2 (fp8 e5m2) and NC_I8 (int8) are bytes:
+   only the y of a version-2 kernel whose spec quantizes it (quant=) has them. */
 
 /* RMSNorm backward: rrms is the forward's saved statistic 1/sqrt(mean(x^2) + eps);
    dgamma is a sum over rows and may be NULL. */
@@ -136,13 +138,21 @@ typedef struct {
    finding); outputs are written in full. In a backward, mean and rstd are
    the forward's saved statistics (inputs). rstd holds rrms for RMSNorm. A
    backward whose spec says from=y gets the forward's output in y and beta
-   (inputs), and no x and no mean. */
+   (inputs), and no x and no mean.
+   A forward whose spec quantizes y (quant=e4m3|e5m2|int8, docs/ops.md) writes
+   y's codes (y.dtype NC_E4M3, NC_E5M2 or NC_I8) and has `scale`, float32:
+   with scale=static an input, 1 x 1, the scale y is divided by; with
+   scale=token an output, rows x 1, and with scale=block:G an output,
+   rows x ceil(cols / G), the scale the kernel computed for each row or block.
+   `scale` comes after the fields of the first version-2 header: a plugin that
+   has no quantized kernel may be built without it (size says which). */
 typedef struct {
   uint32_t size;  /* sizeof(nc_call) of the header normcheck was built with: fields are only appended */
   int64_t rows, cols;
   float eps;      /* forward and backward */
   nc_tensor x, residual, gamma, beta, dy;
   nc_tensor y, residual_out, mean, rstd, dx, dgamma, dbeta;
+  nc_tensor scale;
 } nc_call;
 
 typedef void (*nc_kernel_v2_fn)(const nc_call* call);

@@ -39,6 +39,10 @@ struct Problem {
   // that takes strided rows (Kernel::takes_row_stride) is given a stride:
   // evaluate() declines the problem for the others.
   int64_t row_stride = 0;
+  // A kernel whose spec quantizes y with a static scale (op_spec.h,
+  // Quantization, scale=static): the scale y is divided by, a positive
+  // finite float. 0 for the others (a dynamic scale is the kernel's output).
+  float scale = 0;
 };
 
 // How evaluate() judges the outputs of a row with a non-finite input (x, or
