@@ -30,6 +30,8 @@ void RmsNormQuantFwdHwy(const nc_call* c, QuantFormat format, const QuantRowPara
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <limits>
+
 #include "normcheck/kernel.h"
 #include "simd/hwy_bounds.h"
 
@@ -38,7 +40,9 @@ namespace simd {
 HWY_EXPORT(RmsNormQuantFwdHwy);
 
 // The row of spec *kSpec (its format and scale; e5m2 and block scales have
-// no row here).
+// no row here). A static row called without its scale (c->scale.data null:
+// not a valid call, plugin.h) takes the scale as NaN: every code is NaN's
+// (e4m3) or 0 (int8).
 template <const OpSpec* kSpec>
 void rmsnorm_quant_fwd_hwy(const nc_call* c) {
   if (c->rows <= 0 || c->cols <= 0) return;
@@ -50,7 +54,8 @@ void rmsnorm_quant_fwd_hwy(const nc_call* c) {
     p.scale_ub = q.scale_ub;
     p.scale_min = q.scale_min;
   } else {
-    p.inv = 1.0f / *static_cast<const float*>(c->scale.data);
+    const auto* s = static_cast<const float*>(c->scale.data);
+    p.inv = s ? 1.0f / *s : std::numeric_limits<float>::quiet_NaN();
   }
   HWY_DYNAMIC_DISPATCH(RmsNormQuantFwdHwy)(c, q.cast.format, &p);
 }
@@ -84,6 +89,8 @@ constexpr Kernel quant_row(std::string_view name, std::string_view algorithm, Sp
                 // (rmsnorm_quant_fwd_hwy-inl.h), a choice no word of the spec states.
                 .range = {.handles_nonfinite = false},
                 .family = Family::highway,
+                // y before the cast is rmsnorm_fwd.hwy_bf16's, whose float32 row this is
+                .float32_counterpart = "rmsnorm_fwd.hwy",
                 .spec = spec,
                 .takes_row_stride = true};
 }

@@ -57,6 +57,10 @@ std::string_view direction(Op op) { return is_backward(op) ? "bwd" : "fwd"; }
 
 double bytes_moved(const Kernel& kernel, BenchShape shape) {
   const double element_bytes = kernel.dtype == DType::f32 ? 4.0 : 2.0;
+  if (const auto& q = spec_of(kernel).quant) {
+    const double scales = q->dynamic() ? 4.0 * static_cast<double>(shape.rows * scales_per_row(*q, shape.cols)) : 4.0;
+    return (element_bytes + 1.0) * static_cast<double>(shape.rows) * static_cast<double>(shape.cols) + scales;
+  }
   const double arrays = spec_of(kernel).add ? 4.0 : is_backward(kernel.op) ? 3.0 : 2.0;
   return arrays * element_bytes * static_cast<double>(shape.rows) * static_cast<double>(shape.cols);
 }
@@ -140,6 +144,10 @@ KernelArgs Workload::args(const Kernel& kernel) {
   args.saved_stat = kernel.op == Op::rmsnorm_bwd ? rrms_.data() : rstd_.data();
   args.dgamma = dgamma_.data();
   args.dbeta = dbeta_.data();
+  if (const auto& q = spec_of(kernel).quant) {  // y's codes go into out (one byte each)
+    if (q->dynamic()) token_scales_.resize(static_cast<std::size_t>(shape_.rows * scales_per_row(*q, shape_.cols)));
+    args.scale = q->dynamic() ? static_cast<void*>(token_scales_.data()) : static_cast<void*>(&static_scale_);
+  }
   if (is_norm_linear(kernel.op)) linear_.fill(args);  // W, b and z in place of y
   return args;
 }

@@ -54,6 +54,9 @@ bool is_backward(Op op);
 // forward whose spec adds a residual reads x and residual and writes
 // residual_out and y (4 arrays), each rows x cols elements of the kernel's
 // dtype (4 bytes for f32, 2 for bf16/f16).
+// A forward whose spec quantizes y (quant=) reads x and writes one byte per
+// code, plus its scales: the static scale it reads (4 bytes) or the per-token
+// scales it writes (4 bytes a row).
 // A norm followed by a Linear is counted the same (x and a rows x cols
 // output), though it writes rows x 256 and its cost is the matrix product:
 // compare its rows with each other, as ratios.
@@ -93,6 +96,10 @@ class Workload {
   AlignedVector<float> x_, dy_, gamma_, beta_;
   std::vector<float> mean_, rstd_, rrms_;  // saved statistics, read by backward kernels
   AlignedVector<float> out_, sum_, out_mean_, out_rstd_, dgamma_, dbeta_;  // outputs (sum_: residual_out)
+  // A quantized forward's scale: the static one (1/64: the workload's |y| < 4
+  // stays below 448, the codes spread over e4m3's range) or the per-token ones.
+  float static_scale_ = 1.0f / 64;
+  std::vector<float> token_scales_;
   Inputs16 bf16_, f16_;
   AlignedVector<uint16_t> out16_, sum16_;
   NormLinearArrays linear_;  // W, b, z of the norm-linear rows

@@ -240,26 +240,32 @@ TEST(ThreadPool, ChildForkedAfterThePoolStartedRunsSerially) {
 // Runs kernel k on all of in's rows in one call (outputs large enough to be
 // streamed) and in calls of 64 rows (small enough not to be), and expects the
 // same y or dx. x and dy are in k's storage type T (dy is the residual of a
-// kernel whose spec adds one); the output starts one element past alignment
-// so the aligning head runs.
-template <typename T>
+// kernel whose spec adds one); the output, of type O (T, or the bytes of a
+// quantized y's codes), starts one element past alignment so the aligning
+// head runs. A quantized row gets the static scale 1/64, or writes one scale
+// per row, compared too.
+template <typename T, typename O = T>
 void expect_streamed_equals_cached(const Kernel& k, const Inputs& in, const T* x, const T* dy) {
   const int64_t rows = in.rows, cols = in.cols;
   std::vector<float> mean(static_cast<size_t>(rows)), stat(mean.size()),
       dgamma(static_cast<size_t>(cols)), dbeta(dgamma.size());
   std::vector<T> sum(static_cast<size_t>(rows * cols));
-  const auto call = [&](int64_t r, int64_t count, T* out) {
+  const bool per_row_scale = k.spec && k.spec->quant && k.spec->quant->dynamic();
+  std::vector<float> streamed_scale(static_cast<size_t>(rows), 1.0f / 64), cached_scale(streamed_scale);
+  const auto call = [&](int64_t r, int64_t count, O* out, std::vector<float>& scale) {
     invoke(k, {.rows = count, .cols = cols, .eps = 1e-5f, .x = x + r * cols, .dy = dy + r * cols,
                .residual = dy + r * cols, .gamma = in.gamma.data(), .beta = in.beta.data(),
                .saved_mean = in.mean.data() + r, .saved_stat = in.rstd.data() + r, .out = out,
                .residual_out = sum.data() + r * cols, .mean = mean.data() + r,
-               .stat = stat.data() + r, .dgamma = dgamma.data(), .dbeta = dbeta.data()});
+               .stat = stat.data() + r, .scale = scale.data() + (per_row_scale ? r : 0),
+               .dgamma = dgamma.data(), .dbeta = dbeta.data()});
   };
-  std::vector<T> streamed(static_cast<size_t>(rows * cols) + 1), cached(streamed.size());
-  call(0, rows, streamed.data() + 1);
+  std::vector<O> streamed(static_cast<size_t>(rows * cols) + 1), cached(streamed.size());
+  call(0, rows, streamed.data() + 1, streamed_scale);
   for (int64_t r = 0; r < rows; r += 64)
-    call(r, std::min<int64_t>(64, rows - r), cached.data() + 1 + r * cols);
+    call(r, std::min<int64_t>(64, rows - r), cached.data() + 1 + r * cols, cached_scale);
   EXPECT_TRUE(streamed == cached) << k.name;
+  EXPECT_TRUE(streamed_scale == cached_scale) << k.name;
 }
 
 // Outputs of kStreamOutputBytes or more bypass the cache (non-temporal stores
@@ -305,8 +311,14 @@ TEST(SimdEdges, Streamed16BitOutputEqualsCachedOutput) {
   ASSERT_TRUE(simd::streams_output(rows, cols, 2));
   const Inputs in = random_inputs(rows, cols, rng);
   const std::vector<uint16_t> x = top_halves(in.x), dy = top_halves(in.dy);
-  for (const Kernel* k : test::simd_kernels())
-    if (k->dtype != DType::f32) expect_streamed_equals_cached(*k, in, x.data(), dy.data());
+  for (const Kernel* k : test::simd_kernels()) {
+    if (k->dtype == DType::f32) continue;
+    if (k->spec && k->spec->quant) {
+      expect_streamed_equals_cached<uint16_t, uint8_t>(*k, in, x.data(), dy.data());
+    } else {
+      expect_streamed_equals_cached(*k, in, x.data(), dy.data());
+    }
+  }
 }
 
 TEST(SimdEdges, ZeroRowsOrColsIsANoOp) {
