@@ -52,11 +52,12 @@ struct RowR {
 };
 
 // y for the `count` (<= Lanes(d)) elements at x (gamma: null for weight 1);
-// the lanes from count on are zero.
-template <class D, typename T>
+// the lanes from count on are zero. kFloatMath: r.float_math, a template
+// parameter so that the choice is made once per chunk.
+template <bool kFloatMath, class D, typename T>
 HWY_INLINE hn::Vec<D> QuantY(D d, const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma, size_t count,
                              const RowR& r) {
-  if (HWY_LIKELY(r.float_math)) {
+  if constexpr (kFloatMath) {
     const auto v = hn::Mul(LoadAsFloatN(d, x, count), hn::Set(d, r.r32));
     return gamma ? hn::Mul(v, LoadAsFloatN(d, gamma, count)) : v;
   }
@@ -75,7 +76,7 @@ HWY_INLINE hn::Vec<D> QuantY(D d, const T* HWY_RESTRICT x, const float* HWY_REST
 
 // Pass 2 on a chunk of n elements: the largest float bits of |y_i| (see the
 // file's comment for NaN).
-template <typename T>
+template <bool kFloatMath, typename T>
 uint32_t AbsMaxBitsChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma, size_t n, const RowR& r) {
   const FloatTag<T> d;
   const hn::RebindToUnsigned<decltype(d)> du;
@@ -84,22 +85,25 @@ uint32_t AbsMaxBitsChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamm
   auto acc = hn::Zero(du);
   size_t i = 0;
   for (; i + N <= n; i += N)
-    acc = hn::Max(acc, hn::And(hn::BitCast(du, QuantY(d, x + i, gamma ? gamma + i : nullptr, N, r)), magnitude));
+    acc = hn::Max(acc, hn::And(hn::BitCast(du, QuantY<kFloatMath>(d, x + i, gamma ? gamma + i : nullptr, N, r)), magnitude));
   if (i < n)  // the lanes past the row are zero: they do not raise the largest
-    acc = hn::Max(acc, hn::And(hn::BitCast(du, QuantY(d, x + i, gamma ? gamma + i : nullptr, n - i, r)), magnitude));
+    acc = hn::Max(acc, hn::And(hn::BitCast(du, QuantY<kFloatMath>(d, x + i, gamma ? gamma + i : nullptr, n - i, r)), magnitude));
   return hn::GetLane(hn::MaxOfLanes(du, acc));
 }
 
-// Pass 3 on a chunk of n elements: q_i = code(fl32(y_i inv)).
-template <QuantFormat kFormat, typename T>
+// Pass 3 on a chunk of n elements: q_i = code(fl32(y_i inv)). `prefetch`
+// (may be null) is a later row's chunk (FwdRowToPrefetch), fetched meanwhile
+// as RmsRow's pass 2 does, so that its pass 1 finds it in cache.
+template <QuantFormat kFormat, bool kFloatMath, typename T>
 void CodesChunk(const T* HWY_RESTRICT x, const float* HWY_RESTRICT gamma, uint8_t* HWY_RESTRICT q, size_t n,
-                const RowR& r, float inv) {
+                const RowR& r, float inv, const T* prefetch) {
   const FloatTag<T> d;
   const hn::Rebind<uint8_t, decltype(d)> d8;
   const size_t N = hn::Lanes(d);
   const auto vinv = hn::Set(d, inv);
   const auto codes = [&](size_t i, size_t count) NORMCHECK_INLINE_LAMBDA {
-    const auto t = hn::Mul(QuantY(d, x + i, gamma ? gamma + i : nullptr, count, r), vinv);
+    if (prefetch) FwdPrefetch(prefetch + i, /*into_l1=*/false);
+    const auto t = hn::Mul(QuantY<kFloatMath>(d, x + i, gamma ? gamma + i : nullptr, count, r), vinv);
     if constexpr (kFormat == QuantFormat::e4m3) {
       return hn::TruncateTo(d8, CastToE4m3(d, t));
     } else {
@@ -123,10 +127,11 @@ inline float DynamicScale(float a, const QuantRowParams& p) {
 }
 
 // One row (x, gamma, the codes q, the slots of rrms and the row's scale; a
-// slot may be null), split over the pool with kSplit (bit-identical).
+// slot may be null), split over the pool with kSplit (bit-identical); `next`
+// (null for none) is prefetched in pass 3.
 template <bool kSplit, QuantFormat kFormat, typename T>
 void QuantRow(const T* x, const float* gamma, uint8_t* q, float* rrms, float* scale, int64_t cols, float eps,
-              const QuantRowParams& p) {
+              const QuantRowParams& p, const T* next) {
   const int64_t chunks = ceil_div(cols, kChunk);
   double squares = 0;
   fold_chunks<kSplit>(
@@ -143,7 +148,12 @@ void QuantRow(const T* x, const float* gamma, uint8_t* q, float* rrms, float* sc
     uint32_t largest = 0;
     fold_chunks<kSplit>(
         chunks,
-        [&](int64_t ch) { return AbsMaxBitsChunk(x + ch * kChunk, chunk_start(gamma, ch), chunk_length(cols, ch), r); },
+        [&](int64_t ch) {
+          const T* x_ch = x + ch * kChunk;
+          const float* gamma_ch = chunk_start(gamma, ch);
+          const size_t n = chunk_length(cols, ch);
+          return r.float_math ? AbsMaxBitsChunk<true>(x_ch, gamma_ch, n, r) : AbsMaxBitsChunk<false>(x_ch, gamma_ch, n, r);
+        },
         [&](uint32_t part) { largest = std::max(largest, part); });
     float a;
     std::memcpy(&a, &largest, sizeof a);
@@ -152,7 +162,15 @@ void QuantRow(const T* x, const float* gamma, uint8_t* q, float* rrms, float* sc
     if (scale) *scale = s;
   }
   for_each_chunk<kSplit>(chunks, [&](int64_t ch) {
-    CodesChunk<kFormat>(x + ch * kChunk, chunk_start(gamma, ch), q + ch * kChunk, chunk_length(cols, ch), r, inv);
+    const T* x_ch = x + ch * kChunk;
+    const float* gamma_ch = chunk_start(gamma, ch);
+    uint8_t* q_ch = q + ch * kChunk;
+    const size_t n = chunk_length(cols, ch);
+    if (r.float_math) {
+      CodesChunk<kFormat, true>(x_ch, gamma_ch, q_ch, n, r, inv, chunk_start(next, ch));
+    } else {
+      CodesChunk<kFormat, false>(x_ch, gamma_ch, q_ch, n, r, inv, chunk_start(next, ch));
+    }
   });
   if (rrms) *rrms = r.r32;
 }
@@ -165,9 +183,13 @@ void QuantRows(const nc_call& c, const float* gamma, const QuantRowParams& p) {
   auto* rrms = static_cast<float*>(c.rstd.data);
   auto* scale = p.dynamic ? static_cast<float*>(c.scale.data) : nullptr;
   for_each_row(c.rows, c.cols, [&]<bool kSplit>(int64_t r) {
+    RowsAhead<T> ahead;  // rows_ahead's rows, at the call's stride
+    if (!kSplit && r + 1 < c.rows) ahead.next = x + (r + 1) * c.x.row_stride;
+    if (!kSplit && r + 2 < c.rows) ahead.after_next = x + (r + 2) * c.x.row_stride;
     QuantRow<kSplit, kFormat>(x + r * c.x.row_stride, gamma, q + r * c.y.row_stride,
                               rrms ? rrms + r * c.rstd.row_stride : nullptr,
-                              scale ? scale + r * c.scale.row_stride : nullptr, c.cols, c.eps, p);
+                              scale ? scale + r * c.scale.row_stride : nullptr, c.cols, c.eps, p,
+                              FwdRowToPrefetch(ahead));
   });
 }
 
