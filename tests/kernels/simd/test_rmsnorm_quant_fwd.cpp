@@ -16,7 +16,8 @@
 // x r = +-1 and y = +-gamma exactly); all-zero rows; rows whose r is not a
 // normal float (the float64 pass); d = 1, odd d, two chunks, rows at a
 // stride whose padding is NaN (a read past a row's end reaches the codes)
-// and whose code padding must stay as it was.
+// and whose code padding must stay as it was. Then evaluate() on generated
+// problems: each row within the policy of its spec.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -28,6 +29,8 @@
 #include <string>
 #include <vector>
 
+#include "generators.h"  // props::draw_quantized, kernel_options
+#include "normcheck/evaluate.h"
 #include "normcheck/float_format.h"
 #include "normcheck/invoke.h"
 #include "normcheck/op_spec.h"
@@ -279,6 +282,39 @@ TEST_P(RmsNormQuant, CodesScalesAndRrmsAreTheDeclaredArithmeticOnEveryTarget) {
       EXPECT_EQ(first_difference(c, got, want), "")
           << target() << " " << k->name << " " << c.what << " " << c.rows << "x" << c.cols << " stride " << c.stride
           << " eps " << c.eps << " scale " << c.scale;
+    }
+  }
+}
+
+// evaluate() holds each row, on every target, to the codes its spec's policy
+// admits (verify/spec_policy.cpp: y's range under the row's bound, then the
+// declared multiply and cast) and a per-token scale to its range, on the
+// problems of the SIMD tests (random_problem: x = center + N(0,1), gamma
+// 1 + N(0,1)/2; lengths around every vector width, two chunks; strides) with
+// the property generators' quantization (draw_quantized: a static scale
+// around the tensor's largest |y| / qmax or at the saturation edge, rows aimed
+// at the midpoints between codes, a scale_min that binds, a tied maximum).
+TEST_P(RmsNormQuant, EvaluatePassesOnGeneratedProblemsOnEveryTarget) {
+  std::mt19937_64 rng(test::test_seed());
+  const int64_t lengths[] = {1, 3, 17, 64, 77, 300, 1031, 2 * 1024 + 37};
+  int variant = 0;
+  for (const Kernel* k : quant_kernels()) {
+    const props::GenOptions options = props::kernel_options(*k);
+    for (const int64_t cols : lengths) {
+      for (const int64_t pad : {0, 3}) {
+        for (int draw = 0; draw < 5; ++draw) {
+          ++variant;
+          const double center = variant % 3 == 0 ? 3.0 : 0.0;
+          Problem p = test::random_problem(*k, cols > 1000 ? 2 : 3, cols, center, /*affine=*/variant % 4 != 0,
+                                           variant % 4, rng);
+          p.row_stride = pad ? cols + pad : 0;
+          p.eps = 1e-6f;
+          props::draw_quantized(options, rng, p);
+          const Evaluation e = evaluate(*k, p);
+          EXPECT_TRUE(e.pass) << target() << " " << k->name << " " << p.rows << "x" << cols << " stride "
+                              << p.row_stride << " scale " << p.scale << ": " << test::describe(e);
+        }
+      }
     }
   }
 }
