@@ -9,6 +9,7 @@
 #include <random>
 #include <tuple>
 
+#include "generators.h"  // props::draw_quantized
 #include "normcheck/op_spec.h"
 #include "normcheck/reference.h"
 #include "normcheck/reimplementation.h"
@@ -60,6 +61,10 @@ Problem make_problem(const Kernel& k, props::RowFamily family, int64_t d, int in
   // x + 0 is then x itself, the row of the family whose statistics the
   // report's axes show (fuzz and the tests draw residuals of their own).
   if (spec_of(k).add) p.residual.assign(static_cast<std::size_t>(d), 0.0f);
+  // A spec that quantizes y gets the generators' quantization (draw_quantized:
+  // a static scale around the row's largest |y| / qmax, rows aimed at code
+  // boundaries, the scale's clamps).
+  if (spec_of(k).quant) props::draw_quantized(props::kernel_options(k), rng, p);
   if (is_norm_linear(k.op)) {
     p.out_features = kLinearOutputs;
     const double scale = 1 / std::sqrt(static_cast<double>(d));

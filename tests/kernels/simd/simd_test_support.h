@@ -47,7 +47,9 @@ class PerTarget : public hwy::TestWithParamTarget {
 
 // x = center + N(0,1) (and dy ~ N(0,1) for the backward ops, residual ~
 // N(0,1) for a spec that adds one); with `affine`, gamma = 1 + N(0,1)/2 and
-// beta ~ N(0,1) (RMSNorm has no beta). with_zero_residual: kernel_test_rows.h.
+// beta ~ N(0,1) (RMSNorm has no beta); for a spec that quantizes y by a
+// static scale, the scale 4 / qmax (|y| reaches about 4 on these rows, so the
+// largest t pass qmax and saturate). with_zero_residual: kernel_test_rows.h.
 inline Problem random_problem(const Kernel& k, int64_t rows, int64_t cols, double center,
                               bool affine, int misalign, std::mt19937_64& rng) {
   std::normal_distribution<double> normal;
@@ -64,6 +66,8 @@ inline Problem random_problem(const Kernel& k, int64_t rows, int64_t cols, doubl
   if (spec_of(k).add) {
     for (size_t i = 0; i < n; ++i) p.residual.push_back(static_cast<float>(normal(rng)));
   }
+  if (const auto& q = spec_of(k).quant; q && !q->dynamic())
+    p.scale = static_cast<float>(4 / quant_max(q->cast.format));
   if (affine) {
     for (int64_t j = 0; j < cols; ++j) p.gamma.push_back(static_cast<float>(1 + normal(rng) / 2));
     if (k.op == Op::layernorm_fwd) {
