@@ -15,7 +15,9 @@
  *   q_j  = the cast of t_j: fp8 to nearest, ties to even, t clamped to
  *          [-max, max] first; int8 to the nearest integer, ties to even (or
  *          away from zero), clamped to [qmin, 127]
- * residual_out (when the call passes it) is x + residual rounded to its dtype.
+ * residual_out (when the call passes it) is x + residual rounded to its dtype;
+ * a dynamic scale is written when the call passes `scale` (normcheck always
+ * passes it, and always passes the static scale, an input).
  * A row with a non-finite input (x, residual, any gamma, eps) casts NaN: the
  * fp8 NaN code 0x7f, int8 0 (int8 has no NaN: what a saturating hardware
  * conversion of NaN gives), and its dynamic scale is NaN.
@@ -167,12 +169,12 @@ static inline void v2q_run_forward(const nc_call* c, const v2q_forward* f) {
       for (int64_t j = 0; j < c->cols; ++j) v2_put(&c->residual_out, i, j, v2_s_sum(c, i, j));
     if (!v2_row_finite(c, i)) {
       for (int64_t j = 0; j < c->cols; ++j) v2q_put_code(c, i, j, v2q_code(f, NAN));
-      if (f->dynamic) v2_put(&c->scale, i, 0, NAN);
+      if (f->dynamic && c->scale.data) v2_put(&c->scale, i, 0, NAN);
       continue;
     }
     const float r = 1.0f / sqrtf(v2_variance_two_pass(c, i, f->s, 0.0f) + c->eps);
     const float scale = f->dynamic ? v2q_dynamic_scale(c, i, f, r) : given;
-    if (f->dynamic) v2_put(&c->scale, i, 0, scale);
+    if (f->dynamic && c->scale.data) v2_put(&c->scale, i, 0, scale);
     const float inverse = 1.0f / scale;
     for (int64_t j = 0; j < c->cols; ++j) {
       const float y = f->round_y(f->y(c, j, f->s(c, i, j), 0.0f, r));

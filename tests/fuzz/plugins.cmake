@@ -99,6 +99,19 @@ fuzz_test(fuzz_v2_broken_residual_stride_ignored libv2_broken_residual_stride_ig
 # Apex's own clamp of gamma to at least eps in magnitude.
 fuzz_test(fuzz_v2_broken_from_y_ignores_beta libv2_broken_from_y_ignores_beta.so accuracy)
 fuzz_test(fuzz_v2_broken_from_y_clamps_weight libv2_broken_from_y_clamps_weight.so accuracy)
+# Version-2 plugins whose y is quantized (examples/plugin/v2_quant_norms.c:
+# vLLM's fused RMSNorm + fp8 / int8 kernels, docs/plugins.md "Quantized
+# outputs"), and their twins (broken/v2_quant_broken.c), each declaring its
+# original's spec: the bf16 rounding of y left out before the cast is
+# policy_mismatch (the spec with y=f32 admits its codes); a scale, a division
+# or a cast other than the declared one is quantization.
+# CASES_MEASURED
+fuzz_test(fuzz_v2_quant_clean libv2_quant_norms.so "")
+fuzz_test(fuzz_v2_quant_broken_fp8_skips_y_rounding libv2_quant_broken_fp8_skips_y_rounding.so policy_mismatch)
+fuzz_test(fuzz_v2_quant_broken_fp8_amax_unrounded libv2_quant_broken_fp8_amax_unrounded.so quantization)
+fuzz_test(fuzz_v2_quant_broken_int8_divides libv2_quant_broken_int8_divides.so quantization)
+fuzz_test(fuzz_v2_quant_broken_int8_ties_away libv2_quant_broken_int8_ties_away.so quantization)
+fuzz_test(fuzz_v2_quant_broken_int8_clamps_at_127 libv2_quant_broken_int8_clamps_at_127.so quantization)
 set(fused_kernels "")
 foreach(norm rmsnorm layernorm)
   foreach(variant add add_1pg)
@@ -128,6 +141,12 @@ endfunction()
 identify_test(identify_v2_norms libv2_norms.so 24
   "fused_add_rmsnorm.stored_sum=1=vLLM" "fused_add_rmsnorm.float_sum=1=FlashInfer" "rmsnorm.llama=1=LlamaRMSNorm"
   "rmsnorm.gemma=1=Gemma")
+# the quantized kernels: each follows its declared policy, vLLM's rounding of
+# x r before the weight (and, fused, of the stored sum or not)
+identify_test(identify_v2_quant_norms libv2_quant_norms.so 24
+  "rmsnorm_fp8.static=1=vLLM rms_norm" "fused_add_rmsnorm_fp8.static=1=vLLM fused_add_rms_norm"
+  "rmsnorm_int8.dynamic_token=1=vLLM rms_norm" "rmsnorm_fp8.dynamic_token=1=vLLM rms_norm"
+  "rmsnorm_fp8.dynamic_token_ub=1=vLLM rms_norm" "rmsnorm_int8.static=1=vLLM rms_norm")
 identify_test(identify_v2_llama_rounds_once libv2_broken_llama_rounds_once.so 24 "broken.llama_rounds_once=0=one rounding")
 # the table's 16-bit rows: their op and dtype name one rounding at the output
 # (64 problems: at 24, f16 LayerNorm's outputs also fit Apex's policy, whose
