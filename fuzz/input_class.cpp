@@ -189,7 +189,7 @@ const InputClass& width_class(int64_t d) {
 }
 
 bool call_label(const std::string& label) {
-  return label != "accuracy" && label != "nan" && label != "policy_mismatch";
+  return label != "accuracy" && label != "nan" && label != "policy_mismatch" && label != "quantization";
 }
 
 const InputClass& class_of(const Kernel& kernel, const Problem& problem, const CaseResult& result) {

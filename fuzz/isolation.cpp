@@ -16,6 +16,7 @@
 #include "host/fault_signals.h"
 #include "kernel_host.h"
 #include "normcheck/guard_pages.h"
+#include "normcheck/op_spec.h"
 
 namespace normcheck::fuzz {
 namespace {
@@ -158,6 +159,27 @@ std::string detail_of(const Evaluation& ev) {
   return text;
 }
 
+// A code outside what the declared cast admits: the code, the exact value
+// it stands for (y over the scale), and the rounding boundary nearest that
+// value (the midpoint between the two codes around it), where a cast of a
+// value off by a little lands on either side.
+std::string quantization_detail(const Evaluation& ev) {
+  const QuantFormat f = *ev.quantized;
+  const double t = ev.worst.exact;
+  const double step = quant_spacing(f, t), nearest = quant_cast({f, true, false, false}, t);
+  const double below = nearest <= t ? nearest : nearest - step;
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "y[row %lld, col %lld] = code 0x%02x (%s %.9g), exact y / scale = %.17g, nearest rounding "
+                "boundary %.9g (between %.9g and %.9g); %.3g codes past the admitted ones",
+                static_cast<long long>(ev.worst.row), static_cast<long long>(ev.worst.col),
+                static_cast<unsigned>(quant_code(f, ev.worst.computed)), std::string(to_string(f)).c_str(),
+                static_cast<double>(ev.worst.computed), t, below + step / 2, below, below + step,
+                // the figure is |c - m| / (reach + 1/2) (Tally::code_element): past the reach by this many codes
+                std::max(0.0, ev.max_error_over_bound * ev.worst.allowed - ev.worst.allowed + 0.5));
+  return text;
+}
+
 // One line on what the label means for this case.
 std::string detail_for(const std::string& label, const Evaluation& ev) {
   if (label == "nondeterministic") return "two runs of the same case gave outputs that differ in their bits";
@@ -171,6 +193,7 @@ std::string detail_for(const std::string& label, const Evaluation& ev) {
     return "outside the range its declared policy '" + ev.spec + "' admits (" + detail_of(ev) +
            ", allowed: how far its range reaches on that side); its outputs are consistent with " + other;
   }
+  if (label == "quantization" && ev.worst.output == "y") return quantization_detail(ev);
   return label.empty() ? std::string() : detail_of(ev);
 }
 
@@ -224,6 +247,8 @@ std::string label_of(const Evaluation& ev, bool nondeterministic, const std::str
   if (ev.nonfinite_mismatch) return "nan";
   // a spec's kernel whose outputs another rounding policy admits (Evaluation::consistent_policies)
   if (!ev.pass && !ev.consistent_policies.empty()) return "policy_mismatch";
+  // a quantized y's code or a dynamic scale outside what the declared cast admits
+  if (!ev.pass && ev.quantized && (ev.worst.output == "y" || ev.worst.output == "scale")) return "quantization";
   if (!ev.pass) return "accuracy";
   // outputs within their bounds that depend on the rows around them
   if (!batch_variance.empty()) return "batch_variant";

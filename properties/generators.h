@@ -22,6 +22,7 @@
 #include <rapidcheck.h>
 
 #include "normcheck/evaluate.h"
+#include "normcheck/op_spec.h"
 #include "row_families.h"  // Rng, FloatLimits, draw_float, RowFamily, draw_row
 #include "normcheck/kernel.h"
 
@@ -58,6 +59,14 @@ struct GenOptions {
   int64_t long_d = 0;
   int long_one_in = 1;
   bool always_long = false;
+  // A forward whose y is quantized (op_spec.h): its quantization and weight.
+  // Each problem then carries a static scale (Problem::scale) around the
+  // tensor's absolute maximum over qmax, and one in five each aims row 0's
+  // values at the midpoints between codes, puts the static scale at the
+  // saturation edge, makes a dynamic scale's scale_ub or scale_min bind, or
+  // ties the row's absolute maximum (quant_gen.cpp, draw_quantized).
+  std::optional<Quantization> quant;
+  Weight weight = Weight::gamma;
 };
 
 // The options of a kernel of the table: its op and declared domain (|x|,
@@ -65,6 +74,9 @@ struct GenOptions {
 // them, a residual when its spec adds one, row strides when it takes them,
 // beta for a backward that reads it (from=y).
 GenOptions kernel_options(const Kernel& kernel);
+
+// The static scale and the quantization edges of GenOptions::quant, on a problem drawn without them.
+void draw_quantized(const GenOptions& opts, Rng& rng, Problem& p);
 
 // Problems for opts.op. RapidCheck's size (0..100) caps d at about 2^(size/6),
 // so early cases are small and d = 65536 is reached only rarely, at the end;

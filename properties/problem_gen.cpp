@@ -204,6 +204,7 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
       p.beta.clear();
     }
   }
+  if (opts.quant) draw_quantized(opts, rng, p);
   return p;
 }
 
@@ -218,6 +219,8 @@ GenOptions kernel_options(const Kernel& kernel) {
   opts.row_stride = kernel.takes_row_stride;
   const OpSpec spec = spec_of(kernel);
   opts.beta = spec.direction == Direction::bwd && spec.has(TensorName::beta);
+  opts.quant = spec.quant;
+  opts.weight = spec.weight;
   return opts;
 }
 

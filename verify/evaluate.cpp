@@ -167,6 +167,8 @@ Evaluation evaluate(const Kernel& kernel, const Problem& problem, const Evaluate
   }
   if (ev.declined.empty() && spec.add && p.residual.empty())
     ev.declined = "its spec adds a residual (" + to_text(spec) + "): the problem has none";
+  if (ev.declined.empty() && spec.quant && !spec.quant->dynamic() && !(p.scale > 0 && std::isfinite(p.scale)))
+    ev.declined = "its spec quantizes y by a static scale (" + to_text(spec) + "): the problem has none (nc.scale)";
   if (!ev.declined.empty()) return ev;
 
   BoundFn bound = bound_override.value_or(kernel.bound);

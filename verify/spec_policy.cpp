@@ -24,6 +24,19 @@
 // Every interval is computed in double from correctly rounded doubles and
 // widened by 2^-45 relative before it is rounded: a few dozen double
 // operations err by far less, and the allowances are 2^-24 relative or more.
+//
+// A quantized y (op_spec.h, Quantization) goes on from y^'s range [lo, hi]
+// in y's dtype (values of that format: what the kernel holds before the cast):
+//   t       fl32(y fl32(1/s)), or fl32(y / s) with scale_apply=divide, at both
+//           ends: y -> fl32(y c) and y -> fl32(y / s) are monotone for s > 0
+//   code    cast(t) at both ends: clamping and rounding to nearest are monotone
+// and, for a dynamic scale over a row or block J,
+//   a       in [max_J min|y^|, max_J max|y^|]    (min|y^| = 0 on a range that holds 0)
+//   s       max(fl32(min(a, ub) / qmax), smin) at both ends of a: monotone again.
+// Each float32 operation is evaluated exactly: a product of two floats is
+// exact in double, and a quotient correctly rounded to double and then to
+// float32 is the correctly rounded quotient (53 >= 2 * 24 + 2: the double
+// rounding is innocuous, Figueroa 1995).
 #include "normcheck/spec_policy.h"
 
 #include <algorithm>
@@ -114,6 +127,48 @@ bool sum_rounds_alike(const OpSpec& spec, const SpecInputs& in, std::size_t base
       return false;
   }
   return true;
+}
+
+// The code range of y and the range of a dynamic scale, from y's pre-cast
+// ranges in out.y (replaced by the code ranges). File header: the derivation.
+void quantize_ranges(const Quantization& q, const SpecInputs& in, SpecAdmissible& out) {
+  const auto rows = static_cast<std::size_t>(in.rows), d = static_cast<std::size_t>(in.cols);
+  const auto per_row = static_cast<std::size_t>(scales_per_row(q, in.cols));
+  const std::size_t group = q.scale == ScaleKind::per_block ? static_cast<std::size_t>(q.group) : d;
+  const double qmax = quant_max(q.cast.format);
+  const auto f32 = [](double v) { return round_to_format(DType::f32, v); };
+  const auto nothing = [](double lo, double hi) { return std::isnan(lo) || std::isnan(hi) || std::isinf(lo) || std::isinf(hi); };
+  if (q.dynamic()) out.scale = sized(rows * per_row);
+  for (std::size_t row = 0; row < rows; ++row)
+    for (std::size_t b = 0; b < per_row; ++b) {
+      const std::size_t first = row * d + b * group, last = std::min(first + group, (row + 1) * d);
+      if (q.dynamic()) {
+        double a_lo = 0, a_hi = 0;
+        bool known = true;
+        for (std::size_t i = first; i < last; ++i) {
+          const double lo = out.y.lo[i], hi = out.y.hi[i];
+          if (nothing(lo, hi)) known = false;
+          a_lo = std::max(a_lo, lo <= 0 && hi >= 0 ? 0.0 : std::min(std::fabs(lo), std::fabs(hi)));
+          a_hi = std::max(a_hi, std::max(std::fabs(lo), std::fabs(hi)));
+        }
+        const auto scale_of = [&](double a) {
+          return std::max(f32(std::min(a, static_cast<double>(q.scale_ub)) / qmax), static_cast<double>(q.scale_min));
+        };
+        set(out.scale, row * per_row + b, known ? Range{scale_of(a_lo), scale_of(a_hi)} : Range{-kInf, kInf});
+      }
+      const double s = q.dynamic() ? (in.scale.size() == rows * per_row ? in.scale[row * per_row + b] : NAN)
+                                   : (in.scale.size() == 1 ? in.scale[0] : NAN);
+      const double inverse = f32(1.0 / s);
+      const auto t_of = [&](double y) { return q.divide ? f32(y / s) : f32(y * inverse); };
+      for (std::size_t i = first; i < last; ++i) {
+        const double lo = out.y.lo[i], hi = out.y.hi[i];
+        if (nothing(lo, hi) || !(s > 0) || std::isinf(s) || std::isinf(inverse)) {
+          set(out.y, i, {-kInf, kInf});
+          continue;
+        }
+        set(out.y, i, {quantized_code(q, t_of(lo)), quantized_code(q, t_of(hi))});
+      }
+    }
 }
 
 SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const SpecForwardReference& ref,
@@ -222,13 +277,20 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
       set(out.y, i, rounded(y_t, y));
     }
   }
+  if (spec.quant) quantize_ranges(*spec.quant, in, out);
   return out;
 }
 
 }  // namespace
 
+double quantized_code(const Quantization& q, double t) {
+  const double c = quant_cast(q.cast, t);
+  return std::isnan(c) && !std::isnan(t) ? std::copysign(kInf, t) : c;
+}
+
 bool AdmissibleRange::admits(std::size_t i, double v) const {
   if (std::isnan(lo[i])) return std::isnan(v);
+  if (lo[i] == -kInf && hi[i] == kInf) return true;
   return v >= lo[i] && v <= hi[i];
 }
 
@@ -247,6 +309,23 @@ PolicyCheck check_policy(const OpSpec& spec, const SpecAdmissible& a, const Spec
       {TensorName::residual_out, {&a.residual_out, &out.residual_out}},
       {TensorName::mean, {&a.mean, &out.mean}},
       {TensorName::stat, {&a.stat, &out.stat}}};
+  const auto checked = [&](const std::string& output, const AdmissibleRange& range, const std::vector<double>& values) {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      ++check.checked;
+      if (range.admits(i, values[i])) continue;
+      if (check.outside++ == 0) {
+        check.first_output = output;
+        check.first_index = static_cast<int64_t>(i);
+        check.first_value = values[i];
+        check.first_lo = range.lo[i];
+        check.first_hi = range.hi[i];
+      }
+    }
+  };
+  if (!a.scale.lo.empty() && !out.scale.empty()) {
+    if (out.scale.size() != a.scale.lo.size()) throw std::invalid_argument("check_policy: scale has the wrong size");
+    checked("scale", a.scale, out.scale);
+  }
   for (const auto& [name, pair] : outputs) {
     const auto& [range, values] = pair;
     if (range->lo.empty() || values->empty()) continue;
@@ -297,6 +376,17 @@ std::vector<OpSpec> candidate_policies(const OpSpec& spec) {
       for (const std::optional<DType>& o : options[p]) {
         OpSpec c = s;
         c.round[p] = o;
+        next.push_back(c);
+      }
+    out = std::move(next);
+  }
+  // a quantized y: the cast reads y rounded to the activations' format, or the float32 value
+  if (spec.quant) {
+    std::vector<OpSpec> next;
+    for (const OpSpec& s : out)
+      for (DType y : {t, DType::f32}) {
+        OpSpec c = s;
+        c.dtype[static_cast<std::size_t>(TensorName::y)] = y;
         next.push_back(c);
       }
     out = std::move(next);

@@ -5,7 +5,11 @@
 // (spec_policy.h), and y measured against exact math beside it. A kernel
 // that breaks its range is told which other rounding policies its outputs
 // fit (policy_mismatch), and on request (EvaluateOptions::identify) how
-// every candidate policy fits them.
+// every candidate policy fits them. A quantized y (op_spec.h, Quantization)
+// is held code by code to the codes its policy admits under the scale it was
+// cast by, and a dynamic scale to its own range (spec_policy.h); its figures
+// against exact math are in codes, its normwise figures those of the
+// dequantized values.
 #include <bit>
 #include <cstring>
 #include <initializer_list>
@@ -27,10 +31,26 @@
 namespace normcheck::evaluation {
 namespace {
 
+using ByteArray = GuardedArray<uint8_t>;
+
 // One tensor of the call in its format: rows x cols at `stride` in a guarded
-// array (floats, or 16-bit patterns), the elements between rows padding.
+// array (floats, 16-bit patterns, or the bytes of a quantized y), the
+// elements between rows padding.
+//
+// A quantized y's codes have no spare value in general (every int8 byte is
+// an integer, e4m3fn saturating or not may write its NaN on overflow), so its
+// output is prefilled with a code the element's range judges instead:
+// e4m3fn's and e5m2's NaN 0x7f, or int8's -128. An element the kernel leaves
+// unwritten holds that code and is found outside its range, except where the
+// range admits it; a write of that same code into the padding goes unseen.
 class Tensor {
  public:
+  // A quantized y (an output): rows x cols bytes of the cast's format.
+  Tensor(const QuantCast& cast, int64_t rows, int64_t cols, int64_t stride, ArrayLayout layout)
+      : t_(DType::f32), cast_(cast), rows_(rows), cols_(cols), stride_(stride) {
+    const std::size_t n = rows == 0 ? 0 : static_cast<std::size_t>((rows - 1) * stride + cols);
+    array_.emplace<ByteArray>(n, layout, code_sentinel());
+  }
   // An output: every element (padding included) the format's sentinel.
   Tensor(DType t, int64_t rows, int64_t cols, int64_t stride, ArrayLayout layout)
       : t_(t), rows_(rows), cols_(cols), stride_(stride) {
@@ -62,6 +82,7 @@ class Tensor {
   bool padding_unchanged() const { return unchanged(true); }
   // An output: whether an element of a row kept the sentinel, and whether the padding did not.
   bool any_unwritten() const {
+    if (cast_) return false;  // judged by the element's range (above)
     for (int64_t r = 0; r < rows_; ++r)
       for (int64_t c = 0; c < cols_; ++c)
         if (is_sentinel(at(r, c))) return true;
@@ -84,22 +105,33 @@ class Tensor {
 
  private:
   std::size_t at(int64_t row, int64_t col) const { return static_cast<std::size_t>(row * stride_ + col); }
+  uint8_t code_sentinel() const { return cast_->format == QuantFormat::int8 ? 0x80 : 0x7f; }
   void set(std::size_t i, float v) {
     if (auto* f = std::get_if<FloatArray>(&array_)) f->data()[i] = v;
     else std::get<HalfArray>(array_).data()[i] = to_16(t_, v);
   }
+  // A code's value (quant_value); e4m3fn's NaN is the overflow of a
+  // non-saturating cast, +-inf by its sign bit, as spec_policy.h's ranges have it.
   float value(std::size_t i) const {
     if (const auto* f = std::get_if<FloatArray>(&array_)) return (*f)[i];
+    if (const auto* b = std::get_if<ByteArray>(&array_)) {
+      const uint8_t code = (*b)[i];
+      const double v = quant_value(cast_->format, code);
+      if (std::isnan(v) && cast_->format == QuantFormat::e4m3 && !cast_->saturate)
+        return (code & 0x80) ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+      return static_cast<float>(v);
+    }
     return from_16(t_, std::get<HalfArray>(array_)[i]);
   }
   bool is_sentinel(std::size_t i) const {
+    if (const auto* b = std::get_if<ByteArray>(&array_)) return (*b)[i] == code_sentinel();
     if (const auto* f = std::get_if<FloatArray>(&array_))
       return std::bit_cast<uint32_t>((*f)[i]) == std::bit_cast<uint32_t>(sentinel32());
     return std::get<HalfArray>(array_)[i] == sentinel16(t_);
   }
   bool unchanged(bool padding) const {
     const std::vector<unsigned char> now = bytes();
-    const std::size_t size = t_ == DType::f32 ? sizeof(float) : sizeof(uint16_t);
+    const std::size_t size = cast_ ? 1 : t_ == DType::f32 ? sizeof(float) : sizeof(uint16_t);
     for (int64_t r = 0; r < rows_; ++r)
       for (int64_t c = 0; c < (r + 1 < rows_ ? stride_ : cols_); ++c) {
         if ((c >= cols_) != padding) continue;
@@ -118,8 +150,9 @@ class Tensor {
   }
 
   DType t_;
+  std::optional<QuantCast> cast_;  // a quantized y's codes
   int64_t rows_, cols_, stride_;
-  std::variant<FloatArray, HalfArray> array_{std::in_place_type<FloatArray>, 0, ArrayLayout{}, 0.0f};
+  std::variant<FloatArray, HalfArray, ByteArray> array_{std::in_place_type<FloatArray>, 0, ArrayLayout{}, 0.0f};
   std::vector<unsigned char> snapshot_;
 };
 
@@ -133,6 +166,7 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   const Problem& p = run.problem;
   const OpSpec spec = spec_of(k);
   ev.spec = to_text(spec);
+  if (spec.quant) ev.quantized = spec.quant->cast.format;
   // a reference given for a table row's problem must fit it; the fast phase
   // (spec_reference_fast.h) recomputes it at the cost of the float reference
   if (run.options.reference) require_fits(*run.options.reference, k, p);
@@ -151,7 +185,15 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   if (spec.add) res_in.emplace(dt(TensorName::residual), p.rows, p.cols, stride, layout, residual);
   if (!gamma.empty()) gamma_in.emplace(dt(TensorName::gamma), 1, p.cols, p.cols, layout, gamma);
   if (!beta.empty()) beta_in.emplace(dt(TensorName::beta), 1, p.cols, p.cols, layout, beta);
-  Tensor y_out(dt(TensorName::y), p.rows, p.cols, stride, layout);
+  // a quantized y: its codes, and the scale (the problem's static one, an
+  // input, or the kernel's per row or block, an output)
+  const std::optional<Quantization>& quant = spec.quant;
+  const int64_t scales = quant ? scales_per_row(*quant, p.cols) : 0;
+  Tensor y_out = quant ? Tensor(quant->cast, p.rows, p.cols, stride, layout)
+                       : Tensor(dt(TensorName::y), p.rows, p.cols, stride, layout);
+  std::optional<Tensor> scale_in, scale_out;
+  if (quant && !quant->dynamic()) scale_in.emplace(DType::f32, 1, 1, 1, layout, std::vector<float>{p.scale});
+  if (quant && quant->dynamic()) scale_out.emplace(DType::f32, p.rows, scales, scales, layout);
   if (spec.add) res_out.emplace(dt(TensorName::residual_out), p.rows, p.cols, stride, layout);
   if (spec.has(TensorName::mean)) mean_out.emplace(dt(TensorName::mean), p.rows, 1, 1, layout);
   if (spec.has(TensorName::stat)) stat_out.emplace(dt(TensorName::stat), p.rows, 1, 1, layout);
@@ -166,6 +208,7 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   args.residual_out = res_out ? res_out->data() : nullptr;
   args.mean = mean_out ? mean_out->data() : nullptr;
   args.stat = stat_out ? stat_out->data() : nullptr;
+  args.scale = scale_in ? scale_in->data() : scale_out ? scale_out->data() : nullptr;
   if (run.options.around_call) run.options.around_call(true, run.options.context);
   invoke(k, args);
   if (run.options.around_call) run.options.around_call(false, run.options.context);
@@ -173,7 +216,7 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   const Readback y = y_out.read();
   const Readback empty;
   const Readback sum = res_out ? res_out->read() : empty, mean = mean_out ? mean_out->read() : empty,
-                 stat = stat_out ? stat_out->read() : empty;
+                 stat = stat_out ? stat_out->read() : empty, scale = scale_out ? scale_out->read() : empty;
   // outside the arrays: a guard zone, or the padding between rows
   const auto input_kept = [](const Tensor& t) { return t.guards_intact() && t.padding_unchanged(); };
   const auto output_kept = [](const Tensor& t) { return t.guards_intact() && t.padding_kept(); };
@@ -182,20 +225,25 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
       if (*t && !kept(**t)) return false;
     return true;
   };
-  ev.out_of_bounds_write = !input_kept(x_in) || !output_kept(y_out) || !all({&res_in, &gamma_in, &beta_in}, input_kept) ||
-                           !all({&res_out, &mean_out, &stat_out}, output_kept);
+  ev.out_of_bounds_write = !input_kept(x_in) || !output_kept(y_out) ||
+                           !all({&res_in, &gamma_in, &beta_in, &scale_in}, input_kept) ||
+                           !all({&res_out, &mean_out, &stat_out, &scale_out}, output_kept);
   ev.wrote_input = !x_in.rows_unchanged() ||
-                   !all({&res_in, &gamma_in, &beta_in}, [](const Tensor& t) { return t.rows_unchanged(); });
-  ev.unwritten_output = y.unwritten || sum.unwritten || mean.unwritten || stat.unwritten;
-  ev.output_digest = digest_of({&y, &sum, &mean, &stat});
+                   !all({&res_in, &gamma_in, &beta_in, &scale_in}, [](const Tensor& t) { return t.rows_unchanged(); });
+  ev.unwritten_output = y.unwritten || sum.unwritten || mean.unwritten || stat.unwritten || scale.unwritten;
+  ev.output_digest = digest_of({&y, &sum, &mean, &stat, &scale});
   const auto cols_per_row = static_cast<std::size_t>(p.cols);
-  ev.row_digests = row_digests_of(p.rows, {{&y, cols_per_row}, {&sum, cols_per_row}, {&mean, 1}, {&stat, 1}});
+  ev.row_digests = row_digests_of(p.rows, {{&y, cols_per_row}, {&sum, cols_per_row}, {&mean, 1}, {&stat, 1},
+                                           {&scale, static_cast<std::size_t>(scales)}});
   if (run.options.outputs_only) return;
 
   // Three references, each computed once: exact math (no rounding point),
   // the policy's own result, and the sum-only policy the admissible ranges
   // start from; a spec without rounding points has one for all three.
-  const SpecInputs in{p.rows, p.cols, x, residual, gamma, beta, p.eps};
+  // the scale a quantized y's codes are judged against: the static one, or the kernel's own
+  const std::vector<float> judged_scale = !quant ? std::vector<float>()
+                                          : quant->dynamic() ? scale.values : std::vector<float>{p.scale};
+  const SpecInputs in{p.rows, p.cols, x, residual, gamma, beta, p.eps, judged_scale};
   OpSpec bare = spec;
   for (auto& point : bare.round) point.reset();
   const OpSpec sum_only = spec_sum_only(spec);
@@ -234,6 +282,34 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
     return ev.main_elements.data();
   }();
 
+  // A quantized y: the scale element i's code was cast by, and the scale of
+  // exact math (the declared formula on the exact y of the row or block).
+  const std::size_t group = quant && quant->scale == ScaleKind::per_block ? static_cast<std::size_t>(quant->group) : cols;
+  const auto scale_of = [&](std::size_t i) -> double {
+    if (!quant) return 1;
+    return quant->dynamic() ? judged_scale[(i / cols) * static_cast<std::size_t>(scales) + (i % cols) / group]
+                            : judged_scale[0];
+  };
+  std::vector<double> exact_scale;
+  if (quant && quant->dynamic()) {
+    exact_scale.assign(static_cast<std::size_t>(p.rows * scales), 0.0);
+    for (std::size_t i = 0; i < math.y.exact.size(); ++i) {
+      double& a = exact_scale[(i / cols) * static_cast<std::size_t>(scales) + (i % cols) / group];
+      a = std::max(a, std::fabs(math.y.exact[i]));
+    }
+    for (double& a : exact_scale)
+      a = std::max(std::min(a, static_cast<double>(quant->scale_ub)) / quant_max(quant->cast.format),
+                   static_cast<double>(quant->scale_min));
+  }
+  // the code a policy's own y (in y's dtype) is cast to, and its distance in
+  // codes from exact math's
+  const auto codes_off = [&](const Quantization& q, double policy_y, double exact, double s) {
+    const double inverse = round_to_format(DType::f32, 1 / s);
+    const double t = q.divide ? round_to_format(DType::f32, policy_y / s) : round_to_format(DType::f32, policy_y * inverse);
+    return std::fabs(quant_position(q.cast.format, quantized_code(q, t)) -
+                     quant_position(q.cast.format, quantized_code(q, exact / s)));
+  };
+
   tally_rows(ev, run.options.nonfinite, p.rows, [&](Tally& tally, int64_t row) {
     const auto r = static_cast<std::size_t>(row);
     if (spec.add)
@@ -256,9 +332,10 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
       if (mean_out) tally.nonfinite_element("mean", row, -1, mean.values[r], NAN);
       if (stat_out && !layer) tally.nonfinite_row_element(stat_name, row, -1, stat.values[r], ieee_rrms(infinities));
       for (std::size_t j = 0; j < cols; ++j) {
+        if (kept) kept[r * cols + j].allowed = 0;
+        if (quant) continue;  // no convention: admissible.y is [-inf, inf] (spec_policy.h)
         tally.nonfinite_row_element("y", row, static_cast<int64_t>(j), y.values[r * cols + j],
                                     !layer && beta.empty() ? ieee_rmsnorm_y(infinities, s[j], weight(j)) : std::nullopt);
-        if (kept) kept[r * cols + j].allowed = 0;
       }
       return;
     }
@@ -269,31 +346,52 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
     if (stat_out)
       tally.range_element(stat_name, row, -1, stat.values[r], admissible.stat.lo[r], admissible.stat.hi[r],
                           math.stat.exact[r], dt(TensorName::stat), std::nullopt);
+    if (quant && quant->dynamic())
+      for (int64_t b = 0; b < scales; ++b) {
+        const std::size_t k = r * static_cast<std::size_t>(scales) + static_cast<std::size_t>(b);
+        tally.range_element("scale", row, b, scale.values[k], admissible.scale.lo[k], admissible.scale.hi[k],
+                            exact_scale[k], DType::f32, std::nullopt);
+      }
     for (std::size_t j = 0; j < cols; ++j) {
       const std::size_t i = r * cols + j;
       const double lo = admissible.y.lo[i], hi = admissible.y.hi[i], exact = math.y.exact[i];
+      if (quant) {  // codes, against the exact y over the scale they were cast by
+        tally.code_element("y", row, static_cast<int64_t>(j), y.values[i], lo, hi, exact / scale_of(i), quant->cast);
+        if (kept) kept[i].allowed = std::numeric_limits<double>::infinity();  // no promise in y's units
+        continue;
+      }
       tally.range_element("y", row, static_cast<int64_t>(j), y.values[i], lo, hi, exact, y_t, y_scale_of(r, j));
       // the allowance the range amounts to around the exact value (NaN: a non-finite gamma or beta's IEEE value)
       if (kept) kept[i].allowed = std::isfinite(exact) ? std::max(hi - exact, exact - lo) : NAN;
     }
   });
-  finish(ev, op, y.values, math.y.exact, stats, p.cols);
-  // exact math: the kernel's y (max_ulp, from the range checks) and the policy's own y
+  // the normwise figures of a quantized y are those of its dequantized values, code times scale
+  std::vector<float> dequantized;
+  if (quant)
+    for (std::size_t i = 0; i < y.values.size(); ++i) dequantized.push_back(static_cast<float>(y.values[i] * scale_of(i)));
+  finish(ev, op, quant ? dequantized : y.values, math.y.exact, stats, p.cols);
+  // exact math: the kernel's y (max_ulp, from the range checks; codes for a
+  // quantized y) and the policy's own y
   ev.exact_math_ulp = ev.max_ulp;
-  for (std::size_t i = 0; i < y.values.size(); ++i) {
+  const auto policy_distance = [&](const SpecForwardReference& policy, std::size_t i) {
     const std::size_t r = i / cols;
-    if (!math.finite[r] || !std::isfinite(math.y.exact[i]) || !std::isfinite(own.y.rounded[i])) continue;
-    ev.policy_exact_math_ulp =
-        std::max(ev.policy_exact_math_ulp,
-                 scaled_ulp_error(y_t, static_cast<float>(own.y.rounded[i]), math.y.exact[i], y_scale_of(r, i % cols)));
-  }
+    if (!math.finite[r] || !std::isfinite(math.y.exact[i]) || !std::isfinite(policy.y.rounded[i])) return 0.0;
+    if (quant) {
+      const double s = scale_of(i);
+      return s > 0 && std::isfinite(s) ? codes_off(*quant, policy.y.rounded[i], math.y.exact[i], s) : 0.0;
+    }
+    return scaled_ulp_error(y_t, static_cast<float>(policy.y.rounded[i]), math.y.exact[i], y_scale_of(r, i % cols));
+  };
+  for (std::size_t i = 0; i < y.values.size(); ++i)
+    ev.policy_exact_math_ulp = std::max(ev.policy_exact_math_ulp, policy_distance(own, i));
   const bool policy_failure = !ev.pass && !ev.out_of_bounds_write && !ev.unwritten_output && !ev.wrote_input;
   if (!run.options.identify && !policy_failure) return;
   // the candidate policies against the outputs: which admit them
   const SpecOutputs outputs{std::vector<double>(y.values.begin(), y.values.end()),
                             std::vector<double>(sum.values.begin(), sum.values.end()),
                             std::vector<double>(mean.values.begin(), mean.values.end()),
-                            std::vector<double>(stat.values.begin(), stat.values.end())};
+                            std::vector<double>(stat.values.begin(), stat.values.end()),
+                            std::vector<double>(scale.values.begin(), scale.values.end())};
   const SpecInputs one[] = {in};
   const SpecOutputs outs[] = {outputs};
   for (const PolicyMatch& m : identify_fwd(spec, one, outs, run.bound)) {
@@ -301,12 +399,7 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
     if (!run.options.identify) continue;
     Evaluation::PolicyFit fit{to_text(m.policy), m.check.outside, 0};
     const SpecForwardReference theirs = spec_reference_fwd(m.policy, in, SpecResult::policy);
-    for (std::size_t i = 0; i < y.values.size(); ++i) {
-      const std::size_t r = i / cols;
-      if (!math.finite[r] || !std::isfinite(math.y.exact[i]) || !std::isfinite(theirs.y.rounded[i])) continue;
-      fit.exact_math_ulp = std::max(fit.exact_math_ulp, scaled_ulp_error(y_t, static_cast<float>(theirs.y.rounded[i]),
-                                                                         math.y.exact[i], y_scale_of(r, i % cols)));
-    }
+    for (std::size_t i = 0; i < y.values.size(); ++i) fit.exact_math_ulp = std::max(fit.exact_math_ulp, policy_distance(theirs, i));
     ev.policy_fits.push_back(std::move(fit));
   }
 }

@@ -83,6 +83,29 @@ void Tally::range_element(const char* output, int64_t row, int64_t col, float co
   record(output, row, col, computed, middle, allowed, ratio, ulp);
 }
 
+void Tally::code_element(const char* output, int64_t row, int64_t col, float computed, double lo, double hi,
+                         double exact_t, const QuantCast& cast) {
+  if (lo == -kInf && hi == kInf) {  // nothing promised
+    record(output, row, col, computed, exact_t, kInf, 0, 0);
+    return;
+  }
+  double ratio = 0;
+  const double exact_code = std::isnan(exact_t) ? kNaN : quant_cast(cast, exact_t);
+  if (std::isnan(computed)) {
+    mismatch(ratio);
+    record(output, row, col, computed, exact_t, 0, ratio, kInf);
+    return;
+  }
+  // positions on the code line; an infinite end is the overflow value, one past the largest code
+  const auto position = [&](double v) { return quant_position(cast.format, v); };
+  const double c = position(computed), p_lo = position(lo), p_hi = position(hi);
+  const double m = std::isfinite(exact_t) ? std::clamp(position(exact_t), p_lo, p_hi) : p_lo / 2 + p_hi / 2;
+  const double allowed = (c >= m ? p_hi - m : m - p_lo) + 0.5;
+  ratio = c == m ? 0 : std::fabs(c - m) / allowed;
+  const double off = std::isnan(exact_code) ? 0 : std::fabs(c - position(exact_code));
+  record(output, row, col, computed, exact_t, allowed, ratio, off);
+}
+
 void Tally::nonfinite_row_element(const char* output, int64_t row, int64_t col, float computed,
                                   std::optional<double> ieee) {
   const NonFiniteConvention c = convention_of(computed, ieee);

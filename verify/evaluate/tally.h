@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "normcheck/evaluate.h"
+#include "normcheck/float_format.h"
 #include "simd/thread_pool.h"
 
 namespace normcheck::evaluation {
@@ -53,6 +54,17 @@ class Tally {
   // allowance.
   void range_element(const char* output, int64_t row, int64_t col, float computed, double lo, double hi,
                      double exact, DType dtype, std::optional<double> ulp_scale);
+
+  // An element of a quantized y (op_spec.h, Quantization): `computed` is
+  // its code's value, [lo, hi] the codes admitted (spec_policy.h; +-inf ends
+  // an overflow of the cast, both infinite: nothing promised), `exact_t` the
+  // exact y over the scale. The figure is range_element's on the format's
+  // code line (quant_position: consecutive codes one apart): |c - m| over
+  // the range's reach from m plus half a code, m the exact t brought into the
+  // range, so a neighbour of a one-code range scores 2. The ULP figure is the
+  // distance in codes from the code exact math casts to.
+  void code_element(const char* output, int64_t row, int64_t col, float computed, double lo, double hi,
+                    double exact_t, const QuantCast& cast);
 
   NonFinite rule() const { return rule_; }
 

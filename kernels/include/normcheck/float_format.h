@@ -327,6 +327,16 @@ constexpr Fp8 fp8(QuantFormat f) { return f == QuantFormat::e4m3 ? Fp8{4, -6, 44
 // The largest finite value of the format: 448, 57344, 127.
 constexpr double quant_max(QuantFormat f) { return f == QuantFormat::int8 ? 127 : quant_detail::fp8(f).largest; }
 
+// The spacing of an fp8 format's values at |t| (one code there): 2^(e - p + 1),
+// e = floor(log2 |t|) but at least min_exp (the subnormal spacing below it);
+// int8's is 1.
+inline double quant_spacing(QuantFormat f, double t) {
+  if (f == QuantFormat::int8) return 1;
+  const quant_detail::Fp8 p = quant_detail::fp8(f);
+  const int e = t == 0 ? p.min_exp : std::max(std::ilogb(t), p.min_exp);
+  return std::ldexp(1.0, e - p.precision + 1);
+}
+
 // The value the cast gives for t (finite or not): a value of the format as a
 // double, or NaN / +-inf. Exact: every step is a power-of-two scaling, a
 // floor or a comparison of doubles.
@@ -344,8 +354,7 @@ inline double quant_cast(const QuantCast& q, double t) {
   if (q.saturate) t = std::clamp(t, -f.largest, f.largest);
   if (std::isinf(t)) return q.format == QuantFormat::e5m2 ? t : std::numeric_limits<double>::quiet_NaN();
   if (t == 0) return t;
-  const int e = std::max(std::ilogb(t), f.min_exp);
-  const double s = std::ldexp(1.0, e - f.precision + 1);
+  const double s = quant_spacing(q.format, t);
   const double below = std::floor(t / s) * s, twice_rem = (t - below) * 2;
   const bool up = twice_rem > s || (twice_rem == s && std::fmod(below / s, 2) != 0);
   const double r = up ? below + s : below;

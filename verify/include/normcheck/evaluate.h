@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "normcheck/float_format.h"
 #include "normcheck/kernel.h"
 #include "normcheck/reference.h"
 #include "normcheck/reference_linear.h"
@@ -148,6 +149,12 @@ struct Evaluation {
   // against that range, worst.exact being its middle). Beside it, against
   // exact math (the op with no rounding point):
   std::string spec;                // the spec's text form; empty for the table's ops
+  // A spec that quantizes y (op_spec.h, Quantization): the codes' format. Its
+  // y elements are codes (Worst: the code's value, the exact y over the
+  // scale, the range's reach in codes), exact_math_ulp and
+  // policy_exact_math_ulp are distances in codes, normwise those of the
+  // dequantized y, and a dynamic scale is the output "scale".
+  std::optional<QuantFormat> quantized;
   double exact_math_ulp = 0;       // y's largest scaled ULP error against exact math (= max_ulp)
   double policy_exact_math_ulp = 0;// the same figure for the policy's own correctly rounded y
   // When the outputs break the declared policy: the other policies

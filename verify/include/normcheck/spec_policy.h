@@ -29,11 +29,25 @@ namespace normcheck {
 // +inf where the bound promises nothing.
 struct AdmissibleRange {
   std::vector<double> lo, hi;
-  bool admits(std::size_t i, double v) const;  // lo <= v <= hi (a NaN range admits only NaN)
+  // lo <= v <= hi (a NaN range admits only NaN; [-inf, inf], nothing
+  // promised, admits NaN too)
+  bool admits(std::size_t i, double v) const;
 };
 
+// For a spec that quantizes y (op_spec.h, Quantization), y's range is one of
+// codes, by their values (quant_value(): an fp8 value or an integer), and an
+// overflow to e4m3fn's NaN is the end +-inf on its side. It is the declared
+// cast of the declared product or quotient by the scale of SpecInputs::scale,
+// over the pre-cast y's range (the norm's, in y's dtype): every step is
+// monotone, so the ends give the range. `scale` is the range of a dynamic
+// scale (rows x scales_per_row): the declared formula over the range of the
+// absolute maximum the row's or block's pre-cast ranges allow. On a row with
+// a non-finite input, and wherever the kernel's scale is not a positive
+// float, both are [-inf, inf]: a quantized y has no non-finite convention
+// (int8 has no NaN), and codes cast by no scale say nothing.
 struct SpecAdmissible {
   AdmissibleRange y, residual_out, mean, stat;  // empty where the spec has no such output
+  AdmissibleRange scale;                        // a dynamic scale's range; empty otherwise
 };
 
 // The admissible ranges of a forward spec (not `linear`) on `inputs` under
@@ -54,7 +68,13 @@ OpSpec spec_sum_only(const OpSpec& spec);
 // widened; empty where the kernel has no such output).
 struct SpecOutputs {
   std::vector<double> y, residual_out, mean, stat;
+  std::vector<double> scale;  // a dynamic scale the kernel wrote (a quantized y: y holds the codes' values)
 };
+
+// The code the declared cast of a quantized spec gives for a real t, on the
+// line of spec_admissible_fwd's code ranges (an overflow to e4m3fn's NaN is
+// +-inf by t's sign).
+double quantized_code(const Quantization& q, double t);
 
 // How far outputs are from what a policy admits: the elements outside their
 // range, and the first of them. Elements of y, mean and the statistic on a row

@@ -29,6 +29,11 @@ struct SpecInputs {
   int64_t rows = 0, cols = 0;
   std::span<const float> x, residual, gamma, beta;
   float eps = 0;
+  // A spec that quantizes y (op_spec.h, Quantization): the scale its codes are
+  // judged against: the static scale (one value), or for a dynamic scale the
+  // kernel's own (rows x scales_per_row), since a consumer dequantizes the
+  // codes with the scale the kernel wrote. The references ignore it.
+  std::span<const float> scale;
 };
 
 // Which result of the spec: the op in exact arithmetic (no rounding point
