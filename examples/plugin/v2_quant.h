@@ -18,9 +18,14 @@
  * residual_out (when the call passes it) is x + residual rounded to its dtype;
  * a dynamic scale is written when the call passes `scale` (normcheck always
  * passes it, and always passes the static scale, an input).
- * A row with a non-finite input (x, residual, any gamma, eps) casts NaN: the
- * fp8 NaN code 0x7f, int8 0 (int8 has no NaN: what a saturating hardware
- * conversion of NaN gives), and its dynamic scale is NaN.
+ * A row with a non-finite x or residual casts NaN: the fp8 NaN code 0x7f,
+ * int8 0 (int8 has no NaN: what a saturating hardware conversion of NaN
+ * gives), and its dynamic scale is NaN. A non-finite gamma touches only its
+ * own column, through IEEE arithmetic (docs/semantics.md): y_j = +-inf or NaN
+ * there, and a dynamic scale of +inf (fmaxf passes over a NaN |y_j|), which
+ * casts every finite y of the row to 0. (v2_common.h's row guard also counts
+ * gamma, beta and eps: not this one, whose codes are judged element by
+ * element on every row whose x and residual are finite.)
  *
  * The casts are written from the formats' rules with integer and exact float
  * operations only (floorf, ldexpf, bit shifts), so they do not depend on the
@@ -162,12 +167,21 @@ static inline float v2q_dynamic_scale(const nc_call* c, int64_t i, const v2q_for
   return fmaxf(bounded / v2q_qmax(f), f->scale_min);
 }
 
+/* Whether row i's x and residual are finite. */
+static inline int v2q_row_finite(const nc_call* c, int64_t i) {
+  for (int64_t j = 0; j < c->cols; ++j) {
+    if (!isfinite(v2_get(&c->x, i, j))) return 0;
+    if (c->residual.data && !isfinite(v2_get(&c->residual, i, j))) return 0;
+  }
+  return 1;
+}
+
 static inline void v2q_run_forward(const nc_call* c, const v2q_forward* f) {
   const float given = f->dynamic ? NAN : v2_get(&c->scale, 0, 0);
   for (int64_t i = 0; i < c->rows; ++i) {
     if (c->residual_out.data)
       for (int64_t j = 0; j < c->cols; ++j) v2_put(&c->residual_out, i, j, v2_s_sum(c, i, j));
-    if (!v2_row_finite(c, i)) {
+    if (!v2q_row_finite(c, i)) {
       for (int64_t j = 0; j < c->cols; ++j) v2q_put_code(c, i, j, v2q_code(f, NAN));
       if (f->dynamic && c->scale.data) v2_put(&c->scale, i, 0, NAN);
       continue;
