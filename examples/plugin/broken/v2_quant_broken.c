@@ -16,9 +16,13 @@
  *                             (scale_apply=inverse, vLLM's int8 path): t
  *                             differs in its last bit, and the code where t
  *                             lies that close to a half-integer
- *   V2Q_INT8_TIES_AWAY        rmsnorm_int8.static rounding half-integers away
- *                             from zero (roundf) where the spec rounds them to
- *                             even (ties=even, cvt.rni)
+ *   V2Q_INT8_TIES_AWAY        rmsnorm_int8.dynamic_token rounding half-integers
+ *                             away from zero (roundf) where the spec rounds
+ *                             them to even (ties=even, cvt.rni): wrong on an
+ *                             exact tie, which a row whose scale is held at
+ *                             scale_min = 2^-23 has often (t = y 2^23 keeps
+ *                             y's 8 bits: every other bf16 value in [64, 128)
+ *                             is a half-integer)
  *   V2Q_INT8_CLAMPS_AT_127    rmsnorm_int8.static clamping at -127 (a
  *                             symmetric range) where the spec clamps at -128
  *                             (qmin=-128): wrong wherever t rounds to -128 */
@@ -50,9 +54,10 @@ static const v2q_forward kBroken = {V2Q_LLAMA_Y, .s = v2_s_x, .format = NC_I8,
 static const v2q_forward kBroken = {.s = v2_s_x, .y = v2_y_xhat_rounded, .round_y = v2_round_bf16,
                                     .round_amax = v2_round_bf16, .format = NC_I8,
                                     .ties_away = 1, /* defect: ties to even */
-                                    .qmin = -128, .divide = 1};
+                                    .qmin = -128, .dynamic = 1, .scale_ub = INFINITY,
+                                    .scale_min = V2Q_INT8_SCALE_MIN};
 #define NAME "broken.int8_ties_away"
-#define SPEC V2Q_SPEC_STATIC_INT8
+#define SPEC V2Q_SPEC_TOKEN_INT8
 
 #elif V2Q_INT8_CLAMPS_AT_127
 static const v2q_forward kBroken = {.s = v2_s_x, .y = v2_y_xhat_rounded, .round_y = v2_round_bf16,
