@@ -52,7 +52,7 @@ struct IsolationOptions {
 
 // One case's result. `label` is empty when the kernel passed; otherwise one of
 // crash, hang, out_of_bounds, writes_input, unwritten_output, nondeterministic,
-// fp_environment, nan, policy_mismatch, accuracy, batch_variant (most severe
+// fp_environment, nan, policy_mismatch, quantization, accuracy, batch_variant (most severe
 // first: a memory fault hides the rest; a changed floating-point state
 // explains a NaN or an error; a batch-variant row is one whose outputs are
 // within their bounds, checked only then). A kernel run in_process may also

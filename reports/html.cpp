@@ -193,7 +193,11 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
     if (!v.policy.empty()) {
       s << "<li>Rounding policy: <code>" << e(v.policy) << "</code>"
         << (v.policy_name.empty() ? std::string() : " (" + e(v.policy_name) + ")") << ", which its grade judges it against.";
-      if (v.exact_math_ulp)
+      if (v.exact_math_ulp && v.quantized)
+        s << " Against exact math: its codes within " << figure(*v.exact_math_ulp) << " codes of those exact math "
+          << "casts to; the policy's own within " << figure(*v.policy_exact_math_ulp) << " codes."
+          << (v.scale_ratio ? " Its scale's worst error: " + figure(*v.scale_ratio) + " of its range's reach." : "");
+      else if (v.exact_math_ulp)
         s << " Against exact math: y within " << figure(*v.exact_math_ulp) << " ULP of y's format; the policy's own "
           << "correctly rounded y within " << figure(*v.policy_exact_math_ulp) << " ULP.";
       s << "</li>";

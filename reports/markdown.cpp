@@ -51,13 +51,16 @@ std::string markdown_report(const ReportData& data, const std::vector<KernelVerd
            "| kernel | policy (its spec) | against its policy | y against exact math (ULP) | its policy's own y (ULP) |\n"
            "|---|---|---|---|---|\n";
     policies = true;
+    const std::string unit = v.quantized ? " codes" : "";
     s << "| `" << v.kernel->name << "` | `" << v.policy << "`" << (v.policy_name.empty() ? "" : " (" + cell(v.policy_name) + ")")
-      << " | " << to_string(v.grade) << " | " << figure(*v.exact_math_ulp) << " | " << figure(*v.policy_exact_math_ulp)
-      << " |\n";
+      << " | " << to_string(v.grade) << (v.scale_ratio ? "; scale " + figure(*v.scale_ratio) + " of its range" : "")
+      << " | " << figure(*v.exact_math_ulp) << unit << " | " << figure(*v.policy_exact_math_ulp) << unit << " |\n";
   }
   if (policies)
     s << "\nULPs of y's format, against y's row scale (docs/semantics.md, \"Metrics\"): a kernel within its policy is "
-         "as far from exact math as that policy makes it (docs/ops.md).\n";
+         "as far from exact math as that policy makes it (docs/ops.md). A quantized y counts codes: how far its codes "
+         "are from those exact math casts to; its dynamic scale's worst error is a fraction of its range's reach "
+         "(docs/accuracy_quantized.md).\n";
   // Kept short for a pull-request comment: the kernels that need more than
   // their table row (failures, declines, controls); report.html has them all.
   bool heading = false;

@@ -466,6 +466,9 @@ std::vector<KernelVerdict> verdicts(const ReportData& data) {
       if (!e.spec.empty()) {  // a forward norm (verify/evaluate/spec_fwd.cpp)
         v.exact_math_ulp = std::max(v.exact_math_ulp.value_or(0), e.exact_math_ulp);
         v.policy_exact_math_ulp = std::max(v.policy_exact_math_ulp.value_or(0), e.policy_exact_math_ulp);
+        v.quantized = e.quantized.has_value();
+        for (const OutputError& o : e.outputs)
+          if (o.output == "scale") v.scale_ratio = std::max(v.scale_ratio.value_or(0), o.max_error_over_bound);
       }
       if (r.algorithm_ratio) {
         v.algorithm_worst = std::max(v.algorithm_worst, *r.algorithm_ratio);

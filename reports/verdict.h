@@ -33,6 +33,11 @@ struct KernelVerdict {
   // other ops.
   std::string policy, policy_name;
   std::optional<double> exact_math_ulp, policy_exact_math_ulp;
+  // A forward whose y is quantized (op_spec.h, Quantization): the two figures
+  // above are distances in codes, not ULPs; `scale_ratio` is a dynamic
+  // scale's worst error over its range's reach (below 1 inside it).
+  bool quantized = false;
+  std::optional<double> scale_ratio;
   // A third party whose algorithm a kernel of ours reimplements
   // (reimplementation_of): that kernel, and the worst error over its bound
   // on the rows run and how many rows break it.

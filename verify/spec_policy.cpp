@@ -402,6 +402,13 @@ std::string_view known_policy_name(const OpSpec& policy) {
   const std::optional<DType> sum = policy.rounding_at(RoundingPoint::sum);
   const bool sum_stored = sum && *sum == policy.dtype_of(TensorName::residual_out);
   if (policy.add && !sum) return "";  // an exact sum: no kernel in float32 arithmetic reads one
+  if (policy.quant) {  // where the value the cast reads was rounded
+    const bool y_rounded = policy.dtype_of(TensorName::y) != DType::f32;
+    if (policy.norm == NormKind::rmsnorm && points == 2 && y_rounded && (!policy.add || sum_stored || sum == DType::f32))
+      return "x r and y rounded to the activations' format, then cast (vLLM's quantizing RMSNorm kernels)";
+    if (points == 0 && !y_rounded) return "the float32 value cast, no rounding before it";
+    return "";
+  }
   struct Known {
     std::optional<NormKind> norm;  // empty: either norm
     int points;

@@ -178,7 +178,44 @@ TEST(OpSpec, EachWordSetsWhatItSays) {
   EXPECT_EQ(parsed(to_text(every)), every);
 }
 
+TEST(OpSpec, TheWordsOfAQuantizedYSetItsCast) {
+  const OpSpec vllm = parsed("rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16 quant=e4m3 scale=static");
+  ASSERT_TRUE(vllm.quant);
+  EXPECT_EQ(vllm.quant->cast, (QuantCast{QuantFormat::e4m3, true, false, false}));
+  EXPECT_EQ(vllm.quant->scale, ScaleKind::given);
+  EXPECT_FALSE(vllm.quant->divide);
+  EXPECT_EQ(vllm.dtype_of(TensorName::y), DType::bf16);  // y's format before the cast
+  EXPECT_FALSE(table_op(vllm));
+  const OpSpec every = parsed("rmsnorm fwd scale_min=1e-06 quant=int8 qmin=-127 ties=away scale_apply=divide "
+                              "scale=block:128 scale_ub=1200 dtype=bf16 y=f32");
+  ASSERT_TRUE(every.quant);
+  const Quantization& q = *every.quant;
+  EXPECT_EQ(q.cast, (QuantCast{QuantFormat::int8, true, true, true}));
+  EXPECT_EQ(q.scale, ScaleKind::per_block);
+  EXPECT_EQ(q.group, 128);
+  EXPECT_TRUE(q.divide);
+  EXPECT_EQ(q.scale_ub, 1200.0f);
+  EXPECT_EQ(q.scale_min, 1e-6f);
+  EXPECT_EQ(scales_per_row(q, 300), 3);
+  EXPECT_EQ(to_text(every), "rmsnorm fwd dtype=bf16 y=f32 quant=int8 scale=block:128 scale_apply=divide ties=away "
+                            "qmin=-127 scale_ub=1200 scale_min=1e-06");
+  EXPECT_EQ(parsed(to_text(every)), every);
+  EXPECT_FALSE(parsed("rmsnorm fwd quant=e5m2 scale=token saturate=none").quant->cast.saturate);
+}
+
 TEST(OpSpec, ATextThatIsNotASpecIsRefusedWithTheWordAtFault) {
+  EXPECT_NE(error_of("rmsnorm fwd quant=e4m3").find("names its scale"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd scale=token").find("come with 'quant="), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd quant=fp4 scale=token").find("e4m3, e5m2 or int8"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd quant=e4m3 scale=block:0").find("positive integer"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd quant=e4m3 scale=static ties=away").find("int8's"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd quant=int8 scale=static saturate=none").find("fp8's"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd quant=int8 scale=static scale_ub=4").find("dynamic scale"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd quant=int8 scale=token scale_ub=0").find("> 0"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd quant=int8 scale=token scale_min=2 scale_ub=1").find("no scale satisfies"),
+            std::string::npos);
+  EXPECT_NE(error_of("rmsnorm bwd quant=int8 scale=token").find("forward norm"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd linear quant=int8 scale=token").find("forward norm"), std::string::npos);
   EXPECT_NE(error_of("").find("starts with the norm"), std::string::npos);
   EXPECT_NE(error_of("groupnorm fwd").find("'groupnorm' is not a norm"), std::string::npos);
   EXPECT_NE(error_of("rmsnorm sideways").find("'sideways' is not a direction"), std::string::npos);

@@ -275,6 +275,11 @@ int run_check(CheckOptions options) {
       if (s.kernel->spec && s.rows > 0 && s.kernel->spec->direction == Direction::bwd)
         std::printf("    spec %s: held to its op's backward bound%s\n", to_text(*s.kernel->spec).c_str(),
                     s.kernel->spec->from_y ? ", plus what reading y rounded to its format costs dx and dgamma" : "");
+      else if (s.kernel->spec && s.rows > 0 && s.kernel->spec->quant)
+        std::printf("    spec %s: each code held to the codes its policy admits under the scale it was cast by%s; "
+                    "codes from exact math's %.3g (the policy's own: %.3g)\n",
+                    to_text(*s.kernel->spec).c_str(), s.kernel->spec->quant->dynamic() ? ", the scale to its range" : "",
+                    s.exact_math_ulp, s.policy_exact_math_ulp);
       else if (s.kernel->spec && s.rows > 0)
         std::printf("    spec %s: held to its rounding policy; y against exact math %.3g ULP (the policy's own "
                     "result: %.3g)\n",

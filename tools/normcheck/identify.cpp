@@ -120,9 +120,14 @@ int run_identify(const IdentifyArgs& args) {
                 to_text(id.declared).c_str(), verdict_of(id).c_str(), static_cast<long long>(id.problems),
                 static_cast<long long>(id.declined));
     if (!id.fault.empty() || id.problems == 0) continue;
-    std::printf("  its y against exact math: %.3g ULP of y's format (scaled, docs/semantics.md \"Metrics\")\n",
-                id.exact_math_ulp);
-    std::printf("  policies its outputs are consistent with (ULP: the policy's own y against exact math):\n");
+    if (id.declared.quant) {
+      std::printf("  its codes against exact math's: %.3g codes apart at most\n", id.exact_math_ulp);
+      std::printf("  policies its outputs are consistent with (codes: the policy's own against exact math's):\n");
+    } else {
+      std::printf("  its y against exact math: %.3g ULP of y's format (scaled, docs/semantics.md \"Metrics\")\n",
+                  id.exact_math_ulp);
+      std::printf("  policies its outputs are consistent with (ULP: the policy's own y against exact math):\n");
+    }
     bool any = false;
     for (const fuzz::PolicyVerdict& v : id.policies) {
       if (!v.consistent()) continue;
