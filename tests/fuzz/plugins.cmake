@@ -147,16 +147,20 @@ endfunction()
 identify_test(identify_v2_norms libv2_norms.so 24
   "fused_add_rmsnorm.stored_sum=1=vLLM" "fused_add_rmsnorm.float_sum=1=FlashInfer" "rmsnorm.llama=1=LlamaRMSNorm"
   "rmsnorm.gemma=1=Gemma")
-# the quantized kernels: each consistent with its declared policy and no
-# other known one, vLLM's x r rounded before the weight (fused: of the stored
-# sum); the fused dynamic kernel's float32 sum with x r rounded has no known
-# name. 48 problems tell the policies apart (at 32 the coarse codes still fit
-# two or three), so 96.
+# the quantized kernels: each admitted by its declared policy, and consistent
+# with one known policy, vLLM's (x r and y rounded to bf16, then cast; fused:
+# the stored or the float32 sum). 48 problems leave each kernel its declared
+# policy alone but for the fused dynamic one (the sum's rounding, under the
+# coarse codes; at 32 two or three policies fit each), so 96.
 identify_test(identify_v2_quant_norms libv2_quant_norms.so 96
-  "rmsnorm_fp8.static=1=vLLM rms_norm" "fused_add_rmsnorm_fp8.static=1=vLLM fused_add_rms_norm"
-  "rmsnorm_int8.dynamic_token=1=vLLM rms_norm" "rmsnorm_fp8.dynamic_token=1=vLLM rms_norm"
-  "rmsnorm_fp8.dynamic_token_ub=1=vLLM rms_norm" "fused_add_rmsnorm_fp8.dynamic_token=1=-"
-  "rmsnorm_int8.static=1=vLLM rms_norm")
+  "rmsnorm_fp8.static=1=vLLM's quantizing" "fused_add_rmsnorm_fp8.static=1=vLLM's quantizing"
+  "rmsnorm_int8.dynamic_token=1=vLLM's quantizing" "rmsnorm_fp8.dynamic_token=1=vLLM's quantizing"
+  "rmsnorm_fp8.dynamic_token_ub=1=vLLM's quantizing" "fused_add_rmsnorm_fp8.dynamic_token=1=vLLM's quantizing"
+  "rmsnorm_int8.static=1=vLLM's quantizing")
+# its twin that casts the float32 value: not admitted by its declared policy
+# (the only one consistent is the same with y=f32, which has no known name)
+identify_test(identify_v2_quant_skips_y_rounding libv2_quant_broken_fp8_skips_y_rounding.so 96
+  "broken.fp8_skips_y_rounding=0=-")
 identify_test(identify_v2_llama_rounds_once libv2_broken_llama_rounds_once.so 24 "broken.llama_rounds_once=0=one rounding")
 # the table's 16-bit rows: their op and dtype name one rounding at the output
 # (64 problems: at 24, f16 LayerNorm's outputs also fit Apex's policy, whose
