@@ -22,8 +22,8 @@
  * int8 0 (int8 has no NaN: what a saturating hardware conversion of NaN
  * gives), and its dynamic scale is NaN. A non-finite gamma touches only its
  * own column, through IEEE arithmetic (docs/semantics.md): y_j = +-inf or NaN
- * there, and a dynamic scale of +inf (fmaxf passes over a NaN |y_j|), which
- * casts every finite y of the row to 0. (v2_common.h's row guard also counts
+ * there; an infinite y_j makes the row's dynamic scale +inf, which casts every
+ * finite y of the row to 0 (fmaxf passes over a NaN |y_j|). (v2_common.h's row guard also counts
  * gamma, beta and eps: not this one, whose codes are judged element by
  * element on every row whose x and residual are finite.)
  *
