@@ -139,7 +139,8 @@ def run_case(path, mode, arg):
         y_out = ("y", "I8", int8_codes(q, ties_away=mode == "--ties-away", qmin=-127 if mode == "--clamp-127" else -128))
     name, dtype, codes = y_out
     if mode == "--y-dtype":
-        dtype, codes = arg, codes.astype(np.float32)  # the codes' values in another dtype
+        dtype = arg  # the codes' values as F32, or their bytes as another 1-byte dtype
+        codes = codes.astype(np.float32) if arg == "F32" else codes.view(np.int8 if arg == "I8" else np.uint8)
     if mode == "--y-cols":
         codes = np.ascontiguousarray(codes[:, :int(arg)])
     raw = codes.astype("<f4").tobytes() if dtype == "F32" else codes.tobytes()
