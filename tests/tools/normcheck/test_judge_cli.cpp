@@ -426,6 +426,15 @@ TEST(JudgeQuant, AnInt8ClampAtMinus127IsAQuantizationFinding) {
   const nf::TensorFile in = nf::read_safetensors(inputs_of(dir, index));
   EXPECT_EQ(file.problems[0].scale, static_cast<float>(nf::tensor_values(*in.find("scale"))[0]));
   EXPECT_EQ(normcheck::to_text(*file.spec), kStaticInt8);
+  // the finding replays on a plugin's kernels of the spec (quant_plugin.c): its
+  // twin that clamps at -127 has the finding again, the correct kernel passes
+  const std::string replay = "check --input " + failed[0].at("problem_file").get<std::string>() + " --plugin " +
+                             JUDGE_QUANT_PLUGIN + " --kernel ";
+  const CliRun twin = run_normcheck(replay + "quant.int8_static_clamp127");
+  EXPECT_EQ(twin.exit_code, 1) << twin.out << twin.err;
+  EXPECT_NE(twin.out.find("quantization"), std::string::npos) << twin.out;
+  const CliRun correct = run_normcheck(replay + "quant.int8_static");
+  EXPECT_EQ(correct.exit_code, 0) << correct.out << correct.err;
 }
 
 // Ties: y in bf16 (8 significant bits) over a power-of-two scale makes
