@@ -57,8 +57,10 @@ def _torch():
 
 class _Adapter:
     """Called by the row with the call's inputs (float32 arrays, 16-bit formats
-    as uint16 bit patterns; None for an absent gamma or beta) and eps; returns
-    the outputs the same way, or a str: the exception fn raised."""
+    as uint16 bit patterns; None for an absent gamma or beta; a static scale
+    as float32 of shape (1,)) and eps; returns the outputs the same way (a
+    quantized y as its uint8 or int8 codes, a dynamic scale as float32), or a
+    str: the exception fn raised."""
 
     def __init__(self, fn, tensors):
         if tensors not in (None, "numpy", "torch"):

@@ -188,3 +188,18 @@ def test_wrong_codes_or_scales_are_a_clear_error():
         return np.zeros(x.shape, np.int8)
     with pytest.raises(normcheck.OutputError, match="e4m3 codes are uint8"):
         normcheck.check(signed_fp8, STATIC_FP8, cases=2, seed=SEED)
+
+
+def test_bf16_activations_in_torch_per_token_int8_passes():
+    """vLLM's configuration: bf16 x and gamma (torch tensors), y rounded to bf16
+    and quantized per token, the codes a torch int8 tensor."""
+    torch = pytest.importorskip("torch")
+
+    def per_token(x, gamma, eps):
+        h = x.float()
+        y = (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + eps) * gamma.float()).to(torch.bfloat16).float()
+        s = y.abs().amax(-1, keepdim=True) / 127
+        return {"y": torch.clamp(torch.round(y * (1 / s)), -128, 127).nan_to_num().to(torch.int8), "scale": s}
+
+    result = judged(per_token, "rmsnorm fwd dtype=bf16 gamma=bf16 stats=none quant=int8 scale=token")
+    assert result.passed, [c.worst_text() for c in result.findings][:3]
