@@ -103,10 +103,13 @@ int run_gen(const GenArgs& args) {
     std::printf(" %s (%s)", tensor_file_name(t, spec.norm).c_str(),
                 t == TensorName::y && spec.quant ? file_dtypes(spec, t).front().c_str()  // the codes
                                                  : std::string(to_string(spec.dtype_of(t))).c_str());
-  if (scale_is_output(spec))
-    std::printf(" %s (f32, rows x %s)", kScaleTensor,
-                spec.quant->scale == ScaleKind::per_token ? "1" : ("ceil(cols / " + std::to_string(spec.quant->group) + ")").c_str());
-  if (scale_is_input(spec)) std::printf("\n(each inputs file holds the static scale y is divided by: %s, F32 [1])", kScaleTensor);
+  if (scale_is_output(spec)) {
+    const std::string per_row =
+        spec.quant->scale == ScaleKind::per_token ? "1" : "ceil(cols / " + std::to_string(spec.quant->group) + ")";
+    std::printf(" %s (f32, rows x %s)", kScaleTensor, per_row.c_str());
+  }
+  if (scale_is_input(spec))
+    std::printf("\n(each inputs file holds the static scale y is divided by: %s, F32 [1])", kScaleTensor);
   std::printf("\nthen: normcheck judge %s\n", dir.string().c_str());
   return kExitOk;
 }
