@@ -382,6 +382,7 @@ PYBIND11_MODULE(_normcheck, m) {
       .def_property_readonly("policy_exact_math_ulp",
                              [](const Outcome& o) { return o.result.evaluation.policy_exact_math_ulp; })
       .def_property_readonly("consistent_policies", [](const Outcome& o) { return o.result.evaluation.consistent_policies; })
+      .def_property_readonly("consistent_casts", [](const Outcome& o) { return o.result.evaluation.consistent_casts; })
       .def_property_readonly("worst", [](const Outcome& o) {
         const normcheck::Worst& w = o.result.evaluation.worst;
         py::dict d;

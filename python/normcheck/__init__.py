@@ -251,6 +251,7 @@ class Case:
         self.exact_math_ulp = outcome.exact_math_ulp
         self.policy_exact_math_ulp = outcome.policy_exact_math_ulp
         self.consistent_policies = list(outcome.consistent_policies)
+        self.consistent_casts = list(outcome.consistent_casts)
         self.worst = outcome.worst
         self._outcome = outcome
 
@@ -507,6 +508,7 @@ def assert_within_bound(fn, spec, problems=None, cases=32, seed=None, tensors=No
              f"  {shrunk.label}: {shrunk.worst_text()}" + (" (shrunk)" if shrunk.problem.cols < first.problem.cols
                                                           or shrunk.problem.rows < first.problem.rows else "")]
     lines += [f"  consistent with the policy: {p}" for p in shrunk.consistent_policies]
+    lines += [f"  its codes follow the cast of: {p}" for p in shrunk.consistent_casts]
     lines.append(f"  problem file: {path}")
     lines.append(f"  replay: normcheck.replay(fn, {path!r}), or normcheck check --input {path} --plugin LIBRARY")
     if result.seed is not None:
