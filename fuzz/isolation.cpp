@@ -161,23 +161,34 @@ std::string detail_of(const Evaluation& ev) {
 
 // A code outside what the declared cast admits: the code, the exact value
 // it stands for (y over the scale), and the rounding boundary nearest that
-// value (the midpoint between the two codes around it), where a cast of a
-// value off by a little lands on either side.
+// value (the midpoint between the two codes around it, or the clamp's edge
+// past the last code), where a cast of a value off by a little lands on
+// either side; and the cast the outputs follow, when another way of casting
+// admits them (Evaluation::consistent_casts).
 std::string quantization_detail(const Evaluation& ev) {
-  const QuantFormat f = *ev.quantized;
-  const double t = ev.worst.exact;
+  const QuantCast cast = *ev.quantized;
+  const QuantFormat f = cast.format;
+  const double t = ev.worst.exact, top = quant_max(f), bottom = cast.symmetric || f != QuantFormat::int8 ? -top : -128;
   const double step = quant_spacing(f, t), nearest = quant_cast({f, true, false, false}, t);
   const double below = nearest <= t ? nearest : nearest - step;
-  char text[320];
-  std::snprintf(text, sizeof text,
-                "y[row %lld, col %lld] = code 0x%02x (%s %.9g), exact y / scale = %.17g, nearest rounding "
-                "boundary %.9g (between %.9g and %.9g); %.3g codes past the admitted ones",
+  char boundary[120];
+  if (std::isnan(t)) std::snprintf(boundary, sizeof boundary, "no exact value");
+  else if (t > top) std::snprintf(boundary, sizeof boundary, "past the largest code %.9g: the clamp's edge", top);
+  else if (t < bottom) std::snprintf(boundary, sizeof boundary, "past the lowest code %.9g: the clamp's edge", bottom);
+  else
+    std::snprintf(boundary, sizeof boundary, "nearest rounding boundary %.9g (between %.9g and %.9g)", below + step / 2,
+                  below, below + step);
+  char text[400];
+  std::snprintf(text, sizeof text, "y[row %lld, col %lld] = code 0x%02x (%s %.9g), exact y / scale = %.17g, %s; %.3g codes past the admitted ones",
                 static_cast<long long>(ev.worst.row), static_cast<long long>(ev.worst.col),
                 static_cast<unsigned>(quant_code(f, ev.worst.computed)), std::string(to_string(f)).c_str(),
-                static_cast<double>(ev.worst.computed), t, below + step / 2, below, below + step,
+                static_cast<double>(ev.worst.computed), t, boundary,
                 // the figure is |c - m| / (reach + 1/2) (Tally::code_element): past the reach by this many codes
                 std::max(0.0, ev.max_error_over_bound * ev.worst.allowed - ev.worst.allowed + 0.5));
-  return text;
+  std::string out = text;
+  for (std::size_t i = 0; i < ev.consistent_casts.size(); ++i)
+    out += (i == 0 ? "; its codes follow '" : "', or '") + ev.consistent_casts[i] + (i + 1 == ev.consistent_casts.size() ? "'" : "");
+  return out;
 }
 
 // One line on what the label means for this case.
@@ -194,6 +205,8 @@ std::string detail_for(const std::string& label, const Evaluation& ev) {
            ", allowed: how far its range reaches on that side); its outputs are consistent with " + other;
   }
   if (label == "quantization" && ev.worst.output == "y") return quantization_detail(ev);
+  if (label == "quantization" && !ev.consistent_casts.empty())
+    return detail_of(ev) + "; its outputs follow '" + ev.consistent_casts.front() + "'";
   return label.empty() ? std::string() : detail_of(ev);
 }
 

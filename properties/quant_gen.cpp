@@ -67,10 +67,13 @@ void draw_quantized(const GenOptions& o, Rng& rng, Problem& p) {
 
   // The static scale: the tensor's absolute maximum over qmax, off by up to
   // 2^0.5 either way; at the saturation edge (family 2) 2^-1.5 .. 2^0.05
-  // of it, so that some |t| pass qmax and some land just inside.
+  // of it, so that some |t| pass qmax and some land just inside. One in four
+  // is rounded to a power of two: its inverse is exact, and a 16-bit y over
+  // it lands on int8's ties (a bf16 y in [64, 128) s is a multiple of s / 2).
   if (!q.dynamic()) {
     const double base = all > 0 && std::isfinite(all) ? all / qmax : 1;
-    const double s = base * (family == 2 ? pow2(-1.5, 0.05) : pow2(-0.5, 0.5));
+    double s = base * (family == 2 ? pow2(-1.5, 0.05) : pow2(-0.5, 0.5));
+    if (rng() % 4 == 0) s = std::exp2(std::round(std::log2(s)));
     p.scale = std::isfinite(s) && s > 0 && static_cast<float>(s) > 0 ? static_cast<float>(s) : 1.0f;
   }
   const std::vector<double> y = estimate_y(o, p, 0);

@@ -11,6 +11,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -83,16 +84,22 @@ const nc_tensor& tensor_of(const nc_call& call, TensorName t) {
   }
 }
 
-std::size_t element_bytes(int32_t dtype) { return dtype == NC_F32 ? 4 : 2; }
+// float32 4, bf16 / f16 2, a quantized y's codes (NC_E4M3, NC_E5M2, NC_I8) 1
+std::size_t element_bytes(int32_t dtype) { return dtype == NC_F32 ? 4 : dtype == NC_BF16 || dtype == NC_F16 ? 2 : 1; }
+
+// The name of a quantized spec's scale among the function's inputs (static)
+// or outputs (dynamic), as in the files (case_files.h).
+constexpr const char* kScale = cli::kScaleTensor;
 
 // A tensor of the call as a new contiguous array: float32 values, or the bit
 // patterns of bf16 / f16 as uint16 (the Python side views them in its type).
-// gamma and beta are 1-D, the others rows x cols; None when the call has none.
-py::object input_array(const nc_tensor& t, TensorName name) {
+// gamma and beta (`vector`: and a static scale) are 1-D, the others rows x
+// cols; None when the call has none.
+py::object input_array(const nc_tensor& t, TensorName name, bool vector = false) {
   if (!t.data) return py::none();
   const std::size_t bytes = element_bytes(t.dtype);
   std::vector<py::ssize_t> shape = {t.rows, t.cols};
-  if (name == TensorName::gamma || name == TensorName::beta) shape = {t.cols};
+  if (vector || name == TensorName::gamma || name == TensorName::beta) shape = {t.cols};
   py::array out = t.dtype == NC_F32 ? py::array(py::dtype::of<float>(), shape) : py::array(py::dtype::of<uint16_t>(), shape);
   auto* dst = static_cast<unsigned char*>(out.mutable_data());
   const auto* src = static_cast<const unsigned char*>(t.data);
@@ -103,8 +110,9 @@ py::object input_array(const nc_tensor& t, TensorName name) {
   return out;
 }
 
-// An output the Python side returned (contiguous, the call's element type)
-// into the call's tensor, row by row at its stride.
+// An output the Python side returned (contiguous, the call's element type:
+// a quantized y's one-byte codes too) into the call's tensor, row by row at
+// its stride.
 void copy_output(const nc_tensor& t, const py::handle& value, const std::string& name) {
   if (!t.data) return;
   const py::array a = py::array::ensure(value, py::array::c_style);
@@ -165,7 +173,11 @@ class Harness {
   std::vector<std::pair<std::string, std::string>> tensors(bool outputs) const {
     std::vector<std::pair<std::string, std::string>> out;
     for (TensorName t : outputs ? cli::output_tensors(spec_) : cli::input_tensors(spec_))
-      out.emplace_back(cli::tensor_file_name(t, spec_.norm), std::string(to_string(spec_.dtype_of(t))));
+      out.emplace_back(cli::tensor_file_name(t, spec_.norm),
+                       t == TensorName::y && spec_.quant ? std::string(to_string(spec_.quant->cast.format))  // its codes
+                                                         : std::string(to_string(spec_.dtype_of(t))));
+    // a quantized spec's scale, float32: the static one an input, a dynamic one an output
+    if (outputs ? cli::scale_is_output(spec_) : cli::scale_is_input(spec_)) out.emplace_back(kScale, "f32");
     return out;
   }
 
@@ -198,7 +210,13 @@ class Harness {
     return problem_file_text(op_of(spec_), spec_.dtype_of(TensorName::x), p, notes, row_.name, &spec_);
   }
 
-  Problem stored(const Problem& p) const { return cli::stored_problem(spec_, p); }
+  // A given problem as the files hold it; a static scale's spec needs the problem's scale.
+  Problem stored(const Problem& p) const {
+    if (cli::scale_is_input(spec_) && !(p.scale > 0 && std::isfinite(p.scale)))
+      throw py::value_error("spec '" + to_text(spec_) +
+                            "' quantizes y by a static scale: the problem needs one (problem(..., scale=S), S > 0)");
+    return cli::stored_problem(spec_, p);
+  }
 
   // The report of judged cases (reports/judged_report.h), written to `out`
   // as `normcheck report` writes one: the function a kernel row named
@@ -252,6 +270,7 @@ class Harness {
     py::dict inputs;
     for (TensorName t : cli::input_tensors(h.spec_))
       inputs[py::str(cli::tensor_file_name(t, h.spec_.norm))] = input_array(tensor_of(*call, t), t);
+    if (cli::scale_is_input(h.spec_)) inputs[py::str(kScale)] = input_array(call->scale, TensorName::x, true);
     const py::object out = h.adapter_(inputs, static_cast<double>(call->eps));
     if (py::isinstance<py::str>(out)) throw fuzz::KernelCallFault("exception", out.cast<std::string>());
     const py::dict outputs = out.cast<py::dict>();
@@ -259,6 +278,10 @@ class Harness {
       const std::string name = cli::tensor_file_name(t, h.spec_.norm);
       if (!outputs.contains(name)) throw py::value_error("no output '" + name + "'");
       copy_output(tensor_of(*call, t), outputs[py::str(name)], name);
+    }
+    if (cli::scale_is_output(h.spec_)) {
+      if (!outputs.contains(kScale)) throw py::value_error(std::string("no output '") + kScale + "'");
+      copy_output(call->scale, outputs[py::str(kScale)], kScale);
     }
   }
 
@@ -305,6 +328,7 @@ PYBIND11_MODULE(_normcheck, m) {
       .def_readonly("rows", &Problem::rows)
       .def_readonly("cols", &Problem::cols)
       .def_readonly("eps", &Problem::eps)
+      .def_readonly("scale", &Problem::scale)  // a static scale (quant=... scale=static); 0 for the others
       .def_property_readonly("x", [](const Problem& p) { return floats(p.x, p.rows, p.cols); })
       .def_property_readonly("residual", [](const Problem& p) { return floats(p.residual, p.rows, p.cols); })
       .def_property_readonly("gamma", [](const Problem& p) { return floats(p.gamma, 0, p.cols); })
@@ -315,7 +339,8 @@ PYBIND11_MODULE(_normcheck, m) {
 
   m.def(
       "make_problem",
-      [](const py::object& x, const py::object& residual, const py::object& gamma, const py::object& beta, float eps) {
+      [](const py::object& x, const py::object& residual, const py::object& gamma, const py::object& beta, float eps,
+         float scale) {
         const auto arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(x);
         if (!arr || arr.ndim() != 2 || arr.shape(0) < 1 || arr.shape(1) < 1)
           throw py::value_error("x: a 2-D array of rows x cols, both at least 1");
@@ -326,9 +351,11 @@ PYBIND11_MODULE(_normcheck, m) {
         p.residual = to_floats(residual, n, "residual");
         p.gamma = to_floats(gamma, d, "gamma");
         p.beta = to_floats(beta, d, "beta");
+        if (!(scale >= 0) || std::isinf(scale)) throw py::value_error("scale: a finite value > 0 (0: none)");
+        p.scale = scale;
         return p;
       },
-      py::arg("x"), py::arg("residual"), py::arg("gamma"), py::arg("beta"), py::arg("eps"));
+      py::arg("x"), py::arg("residual"), py::arg("gamma"), py::arg("beta"), py::arg("eps"), py::arg("scale") = 0.0f);
 
   // A problem file (row_file.h): its spec (nc.spec, else its op and dtype's),
   // or None for a plain row file, and its problems.
@@ -355,6 +382,7 @@ PYBIND11_MODULE(_normcheck, m) {
       .def_property_readonly("policy_exact_math_ulp",
                              [](const Outcome& o) { return o.result.evaluation.policy_exact_math_ulp; })
       .def_property_readonly("consistent_policies", [](const Outcome& o) { return o.result.evaluation.consistent_policies; })
+      .def_property_readonly("consistent_casts", [](const Outcome& o) { return o.result.evaluation.consistent_casts; })
       .def_property_readonly("worst", [](const Outcome& o) {
         const normcheck::Worst& w = o.result.evaluation.worst;
         py::dict d;

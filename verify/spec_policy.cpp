@@ -394,6 +394,24 @@ std::vector<OpSpec> candidate_policies(const OpSpec& spec) {
   return out;
 }
 
+std::vector<OpSpec> cast_variants(const OpSpec& spec) {
+  if (!spec.quant) return {};
+  std::vector<OpSpec> out;
+  const auto variant = [&](auto change) {
+    OpSpec v = spec;
+    change(*v.quant);
+    out.push_back(v);
+  };
+  if (spec.quant->cast.format == QuantFormat::int8) {
+    variant([](Quantization& q) { q.cast.ties_away = !q.cast.ties_away; });
+    variant([](Quantization& q) { q.cast.symmetric = !q.cast.symmetric; });
+  } else {
+    variant([](Quantization& q) { q.cast.saturate = !q.cast.saturate; });
+  }
+  variant([](Quantization& q) { q.divide = !q.divide; });
+  return out;
+}
+
 std::string_view known_policy_name(const OpSpec& policy) {
   // By rounding points, `sum` aside: {r, xhat, weight, scaled} as bits.
   const auto has = [&](RoundingPoint p) { return policy.rounding_at(p).has_value(); };

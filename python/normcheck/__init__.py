@@ -37,6 +37,11 @@ class OutputError(ValueError):
 
 _TORCH_DTYPE_NAMES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}
 _NUMPY_DTYPES = {"f32": np.float32, "f16": np.float16}
+# A quantized y's codes (docs/ops.md, "Quantized outputs"): fp8 as their raw
+# bytes (uint8; a torch float8 tensor of the format too, where torch has it),
+# int8 as int8.
+_CODE_DTYPES = {"e4m3": np.uint8, "e5m2": np.uint8, "int8": np.int8}
+_TORCH_FP8_NAMES = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
 # The bit patterns of 1 in each format: an absent gamma is weight 1 (0 under
 # weight=1+gamma), an absent beta 0, as in the problem files.
 _ONE_BITS = {"bf16": 0x3F80, "f16": 0x3C00}
@@ -52,8 +57,10 @@ def _torch():
 
 class _Adapter:
     """Called by the row with the call's inputs (float32 arrays, 16-bit formats
-    as uint16 bit patterns; None for an absent gamma or beta) and eps; returns
-    the outputs the same way, or a str: the exception fn raised."""
+    as uint16 bit patterns; None for an absent gamma or beta; a static scale
+    as float32 of shape (1,)) and eps; returns the outputs the same way (a
+    quantized y as its uint8 or int8 codes, a dynamic scale as float32), or a
+    str: the exception fn raised."""
 
     def __init__(self, fn, tensors):
         if tensors not in (None, "numpy", "torch"):
@@ -64,7 +71,10 @@ class _Adapter:
     def bind(self, harness):
         """The tensors of the harness's spec: (name, format) of its inputs and outputs."""
         self.inputs, self.outputs = harness.inputs, harness.outputs
-        self.one_plus_gamma = "weight=1+gamma" in harness.spec.split()
+        words = harness.spec.split()
+        self.one_plus_gamma = "weight=1+gamma" in words
+        # a dynamic scale's columns: one per row, or one per block of G columns
+        self.scale_block = next((int(w[len("scale=block:"):]) for w in words if w.startswith("scale=block:")), None)
         has_bf16 = any(d == "bf16" for _, d in self.inputs + self.outputs)
         if self.tensors is None:
             self.tensors = "torch" if has_bf16 else "numpy"
@@ -86,7 +96,28 @@ class _Adapter:
             return torch.from_numpy(raw.view(np.int16)).view(torch.bfloat16)
         return torch.from_numpy(raw if dtype == "f32" else raw.view(np.float16))
 
+    def _unwrap_codes(self, value, name, dtype, shape):
+        """A quantized y: uint8 (fp8's bytes) or int8 codes, numpy or torch."""
+        want = _CODE_DTYPES[dtype]
+        torch = self.torch or sys.modules.get("torch")
+        if torch is not None and isinstance(value, torch.Tensor):
+            fp8 = getattr(torch, _TORCH_FP8_NAMES.get(dtype, ""), None)
+            value = value.detach().to("cpu").contiguous()
+            if fp8 is not None and value.dtype == fp8:
+                value = value.view(torch.uint8)
+            value = value.numpy()
+        if not isinstance(value, np.ndarray):
+            raise OutputError(f"output '{name}' is a {type(value).__name__}, not an array of {dtype} codes")
+        if value.dtype != want:
+            raise OutputError(f"output '{name}' is {value.dtype}, the spec's {dtype} codes are "
+                              f"{np.dtype(want).name}" + (" (fp8: the codes' bytes)" if want is np.uint8 else ""))
+        if tuple(value.shape) != shape:
+            raise OutputError(f"output '{name}' has shape {tuple(value.shape)}, expected {shape}")
+        return np.ascontiguousarray(value)
+
     def _unwrap(self, value, name, dtype, shapes):
+        if dtype in _CODE_DTYPES:
+            return self._unwrap_codes(value, name, dtype, shapes[0])
         torch = self.torch
         if torch is not None and isinstance(value, torch.Tensor):
             want = getattr(torch, _TORCH_DTYPE_NAMES[dtype])
@@ -113,7 +144,7 @@ class _Adapter:
         kwargs = {}
         for name, dtype in self.inputs:
             raw = inputs[name]
-            kwargs[name] = self._wrap(self._absent(name, dtype, cols) if raw is None else raw, dtype)
+            kwargs[name] = self._wrap(self._absent(name, dtype, cols) if raw is None else raw, dtype)  # scale: (1,)
         kwargs["eps"] = eps
         try:
             out = self.fn(**kwargs)
@@ -138,6 +169,9 @@ class _Adapter:
         for (name, dtype), value in zip(self.outputs, values):
             stat = name in ("mean", "rstd", "rrms")
             shapes = [(rows,), (rows, 1)] if stat else [(rows, cols)]
+            if name == "scale":  # a dynamic scale: rows x its scales per row ((rows,) for one)
+                per_row = 1 if self.scale_block is None else -(-cols // self.scale_block)
+                shapes = [(rows, per_row)] + ([(rows,)] if per_row == 1 else [])
             result[name] = self._unwrap(value, name, dtype, shapes)
         return result
 
@@ -159,16 +193,18 @@ def _fn_name(fn):
 
 # ---- problems ----
 
-def problem(x, gamma=None, beta=None, residual=None, eps=1e-5):
-    """A problem from arrays (x rows x cols; gamma, beta of cols; residual like x).
-    Its values are rounded to the spec's formats when it is run."""
+def problem(x, gamma=None, beta=None, residual=None, eps=1e-5, scale=None):
+    """A problem from arrays (x rows x cols; gamma, beta of cols; residual like x),
+    and for a spec with quant= and scale=static the scale y is divided by (a
+    float > 0). Its values are rounded to the spec's formats when it is run."""
     def host(a):
         if a is None:
             return None
         if hasattr(a, "detach"):  # a torch tensor, on any device
             a = a.detach().to("cpu").float().numpy()
         return np.asarray(a, dtype=np.float32)
-    return _normcheck.make_problem(host(x), host(residual), host(gamma), host(beta), float(eps))
+    return _normcheck.make_problem(host(x), host(residual), host(gamma), host(beta), float(eps),
+                                   0.0 if scale is None else float(scale))
 
 
 def problems(spec, cases=101, seed=None, domain=""):
@@ -215,6 +251,7 @@ class Case:
         self.exact_math_ulp = outcome.exact_math_ulp
         self.policy_exact_math_ulp = outcome.policy_exact_math_ulp
         self.consistent_policies = list(outcome.consistent_policies)
+        self.consistent_casts = list(outcome.consistent_casts)
         self.worst = outcome.worst
         self._outcome = outcome
 
@@ -471,6 +508,7 @@ def assert_within_bound(fn, spec, problems=None, cases=32, seed=None, tensors=No
              f"  {shrunk.label}: {shrunk.worst_text()}" + (" (shrunk)" if shrunk.problem.cols < first.problem.cols
                                                           or shrunk.problem.rows < first.problem.rows else "")]
     lines += [f"  consistent with the policy: {p}" for p in shrunk.consistent_policies]
+    lines += [f"  its codes follow the cast of: {p}" for p in shrunk.consistent_casts]
     lines.append(f"  problem file: {path}")
     lines.append(f"  replay: normcheck.replay(fn, {path!r}), or normcheck check --input {path} --plugin LIBRARY")
     if result.seed is not None:

@@ -99,6 +99,25 @@ fuzz_test(fuzz_v2_broken_residual_stride_ignored libv2_broken_residual_stride_ig
 # Apex's own clamp of gamma to at least eps in magnitude.
 fuzz_test(fuzz_v2_broken_from_y_ignores_beta libv2_broken_from_y_ignores_beta.so accuracy)
 fuzz_test(fuzz_v2_broken_from_y_clamps_weight libv2_broken_from_y_clamps_weight.so accuracy)
+# Version-2 plugins whose y is quantized (examples/plugin/v2_quant_norms.c:
+# vLLM's fused RMSNorm + fp8 / int8 kernels, docs/plugins.md "Quantized
+# outputs"), and their twins (broken/v2_quant_broken.c), each declaring its
+# original's spec: the bf16 rounding of y left out before the cast is
+# policy_mismatch (the spec with y=f32 admits its codes); a scale, a division
+# or a cast other than the declared one is quantization.
+# Cases (seed 7; the smallest of 5, 10, 20, 40, ... at which the label
+# appears, measured at seeds 1-5 and 7 with --cases at each): fp8_skips_y_rounding 20
+# (5-40 over the seeds), fp8_amax_unrounded 80 (20-80), int8_ties_away 20
+# (5-80), int8_clamps_at_127 5 (5); 400 cases, five times or more. The
+# divided twin needs a t within a float ulp of a half-integer where y / s
+# and y * fl32(1 / s) part: 160 at seed 7 (80-1280 over seeds 1-10), so 640.
+# The clean plugin: no finding at 2000 cases on seeds 1-12.
+fuzz_test(fuzz_v2_quant_clean libv2_quant_norms.so "")
+fuzz_test(fuzz_v2_quant_broken_fp8_skips_y_rounding libv2_quant_broken_fp8_skips_y_rounding.so policy_mismatch)
+fuzz_test(fuzz_v2_quant_broken_fp8_amax_unrounded libv2_quant_broken_fp8_amax_unrounded.so quantization)
+fuzz_test(fuzz_v2_quant_broken_int8_divides libv2_quant_broken_int8_divides.so quantization 640)
+fuzz_test(fuzz_v2_quant_broken_int8_ties_away libv2_quant_broken_int8_ties_away.so quantization)
+fuzz_test(fuzz_v2_quant_broken_int8_clamps_at_127 libv2_quant_broken_int8_clamps_at_127.so quantization)
 set(fused_kernels "")
 foreach(norm rmsnorm layernorm)
   foreach(variant add add_1pg)
@@ -128,6 +147,20 @@ endfunction()
 identify_test(identify_v2_norms libv2_norms.so 24
   "fused_add_rmsnorm.stored_sum=1=vLLM" "fused_add_rmsnorm.float_sum=1=FlashInfer" "rmsnorm.llama=1=LlamaRMSNorm"
   "rmsnorm.gemma=1=Gemma")
+# the quantized kernels: each admitted by its declared policy, and consistent
+# with one known policy, vLLM's (x r and y rounded to bf16, then cast; fused:
+# the stored or the float32 sum). 48 problems leave each kernel its declared
+# policy alone but for the fused dynamic one (the sum's rounding, under the
+# coarse codes; at 32 two or three policies fit each), so 96.
+identify_test(identify_v2_quant_norms libv2_quant_norms.so 96
+  "rmsnorm_fp8.static=1=vLLM's quantizing" "fused_add_rmsnorm_fp8.static=1=vLLM's quantizing"
+  "rmsnorm_int8.dynamic_token=1=vLLM's quantizing" "rmsnorm_fp8.dynamic_token=1=vLLM's quantizing"
+  "rmsnorm_fp8.dynamic_token_ub=1=vLLM's quantizing" "fused_add_rmsnorm_fp8.dynamic_token=1=vLLM's quantizing"
+  "rmsnorm_int8.static=1=vLLM's quantizing")
+# its twin that casts the float32 value: not admitted by its declared policy
+# (the only one consistent is the same with y=f32, which has no known name)
+identify_test(identify_v2_quant_skips_y_rounding libv2_quant_broken_fp8_skips_y_rounding.so 96
+  "broken.fp8_skips_y_rounding=0=-")
 identify_test(identify_v2_llama_rounds_once libv2_broken_llama_rounds_once.so 24 "broken.llama_rounds_once=0=one rounding")
 # the table's 16-bit rows: their op and dtype name one rounding at the output
 # (64 problems: at 24, f16 LayerNorm's outputs also fit Apex's policy, whose

@@ -38,18 +38,32 @@ fold::Tensor make_tensor(const std::string& name, DType t, std::vector<int64_t> 
   return out;
 }
 
-// The tensor `name` of `file`, checked against the spec's dtype and shape.
+// The tensor `name` of `file`, checked against the dtypes it may have (the
+// first is the one messages name) and its shape.
 const fold::Tensor& checked(const fold::TensorFile& file, const std::filesystem::path& path, const std::string& name,
-                            DType dtype, const std::vector<int64_t>& shape) {
+                            const std::vector<std::string>& dtypes, const std::vector<int64_t>& shape) {
   const fold::Tensor* t = file.find(name);
   if (!t) throw CaseFileError(named(path) + ": no tensor '" + name + "'");
-  if (t->dtype != fold::dtype_name(dtype))
-    throw CaseFileError(named(path) + ": tensor '" + name + "' is " + t->dtype + ", the spec says " +
-                        std::string(fold::dtype_name(dtype)));
+  bool known = false;
+  for (const std::string& d : dtypes) known = known || t->dtype == d;
+  if (!known) {
+    std::string said = dtypes.front();
+    for (std::size_t i = 1; i < dtypes.size(); ++i) said += (i + 1 < dtypes.size() ? ", " : " or ") + dtypes[i];
+    throw CaseFileError(named(path) + ": tensor '" + name + "' is " + t->dtype + ", the spec says " + said);
+  }
   if (t->shape != shape)
     throw CaseFileError(named(path) + ": tensor '" + name + "' has shape " + shape_text(t->shape) + ", expected " +
                         shape_text(shape));
   return *t;
+}
+const fold::Tensor& checked(const fold::TensorFile& file, const std::filesystem::path& path, const std::string& name,
+                            DType dtype, const std::vector<int64_t>& shape) {
+  return checked(file, path, name, {std::string(fold::dtype_name(dtype))}, shape);
+}
+
+// The shape of a dynamic scale: rows x the scales of a row.
+std::vector<int64_t> scale_shape(const OpSpec& spec, int64_t rows, int64_t cols) {
+  return {rows, scales_per_row(*spec.quant, cols)};
 }
 
 // Every tensor of `file` is one of `expected`.
@@ -112,6 +126,19 @@ std::string finding_file_name(int64_t index) { return case_file_name(index, "fin
 
 std::string tensor_file_name(TensorName t, NormKind norm) { return std::string(to_string(t, norm)); }
 
+bool scale_is_input(const OpSpec& spec) { return spec.quant && !spec.quant->dynamic(); }
+bool scale_is_output(const OpSpec& spec) { return spec.quant && spec.quant->dynamic(); }
+
+std::vector<std::string> file_dtypes(const OpSpec& spec, TensorName t) {
+  if (t != TensorName::y || !spec.quant) return {std::string(fold::dtype_name(spec.dtype_of(t)))};
+  switch (spec.quant->cast.format) {
+    case QuantFormat::e4m3: return {"U8", "F8_E4M3"};
+    case QuantFormat::e5m2: return {"U8", "F8_E5M2"};
+    case QuantFormat::int8: return {"I8"};
+  }
+  throw std::logic_error("file_dtypes: no such quantized format");
+}
+
 std::vector<TensorName> input_tensors(const OpSpec& spec) {
   std::vector<TensorName> out;
   for (TensorName t : {TensorName::x, TensorName::residual, TensorName::gamma, TensorName::beta})
@@ -136,6 +163,7 @@ Problem stored_problem(const OpSpec& spec, const Problem& p) {
   Problem out = p;
   const auto cols = static_cast<std::size_t>(p.cols);
   out.dy.clear();
+  if (!scale_is_input(spec)) out.scale = 0;  // a dynamic scale is the kernel's output
   out.x = stored(TensorName::x, p.x);
   out.residual = spec.has(TensorName::residual) ? stored(TensorName::residual, p.residual) : std::vector<float>();
   out.gamma = !spec.has(TensorName::gamma) ? std::vector<float>()
@@ -160,6 +188,11 @@ fold::TensorFile inputs_file(const CaseInputs& c) {
                                                                    : p.beta;
     file.tensors.push_back(make_tensor(tensor_file_name(t, spec.norm), spec.dtype_of(t), shape_of(t, p.rows, p.cols),
                                        values));
+  }
+  if (scale_is_input(spec)) {
+    if (!(p.scale > 0) || std::isinf(p.scale))
+      throw std::invalid_argument("inputs_file: " + to_text(spec) + " quantizes y by a static scale: the problem has none");
+    file.tensors.push_back(make_tensor(kScaleTensor, DType::f32, {1}, {p.scale}));
   }
   file.metadata = {{"normcheck.protocol", kCaseProtocol},
                    {"normcheck.spec", to_text(spec)},
@@ -211,25 +244,41 @@ CaseInputs read_inputs(const std::filesystem::path& path) {
     if (t == TensorName::gamma) p.gamma = v;
     if (t == TensorName::beta) p.beta = v;
   }
+  if (scale_is_input(c.spec)) {
+    names.push_back(kScaleTensor);
+    p.scale = as_floats(checked(file, path, kScaleTensor, DType::f32, {1}))[0];
+    if (!(p.scale > 0) || std::isinf(p.scale))
+      throw CaseFileError(named(path) + ": tensor '" + std::string(kScaleTensor) + "' is " + format_float_exact(p.scale) +
+                          ": a static scale is finite and > 0");
+  }
   no_other_tensors(file, path, names);
   return c;
 }
 
 fold::TensorFile read_outputs(const std::filesystem::path& path, const CaseInputs& c) {
+  // every output tensor: its name, the dtypes it may have, its shape
+  struct Wanted {
+    std::string name;
+    std::vector<std::string> dtypes;
+    std::vector<int64_t> shape;
+  };
+  std::vector<Wanted> outputs;
+  for (TensorName t : output_tensors(c.spec))
+    outputs.push_back({tensor_file_name(t, c.spec.norm), file_dtypes(c.spec, t),
+                       shape_of(t, c.problem.rows, c.problem.cols)});
+  if (scale_is_output(c.spec))
+    outputs.push_back({kScaleTensor, {"F32"}, scale_shape(c.spec, c.problem.rows, c.problem.cols)});
   std::vector<std::string> names;
   std::string wanted;  // what the harness writes, for the message of a missing file
-  for (TensorName t : output_tensors(c.spec)) {
-    names.push_back(tensor_file_name(t, c.spec.norm));
-    wanted += (wanted.empty() ? "" : ", ") + names.back() + " (" + std::string(fold::dtype_name(c.spec.dtype_of(t))) +
-              " " + shape_text(shape_of(t, c.problem.rows, c.problem.cols)) + ")";
+  for (const Wanted& w : outputs) {
+    names.push_back(w.name);
+    wanted += (wanted.empty() ? "" : ", ") + w.name + " (" + w.dtypes.front() + " " + shape_text(w.shape) + ")";
   }
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw CaseFileError(named(path) + ": no such file; the harness writes the tensors " + wanted + " there");
   fold::TensorFile file = read_file(path);
-  for (TensorName t : output_tensors(c.spec))
-    checked(file, path, tensor_file_name(t, c.spec.norm), c.spec.dtype_of(t),
-            shape_of(t, c.problem.rows, c.problem.cols));
+  for (const Wanted& w : outputs) checked(file, path, w.name, w.dtypes, w.shape);
   no_other_tensors(file, path, names);
   return file;
 }

@@ -4,7 +4,12 @@
 //   case-NNN.outputs.safetensors  written by the user's harness: y,
 //                                 residual_out, mean, rstd / rrms
 // every tensor the spec has, in the spec's dtype (F32, BF16, F16), x-shaped
-// tensors [rows, cols], gamma and beta [cols], the statistics [rows]. The
+// tensors [rows, cols], gamma and beta [cols], the statistics [rows]. A
+// quantized spec (op_spec.h, Quantization) has y as its codes, one byte each:
+// U8 (fp8: the raw bytes; F8_E4M3 / F8_E5M2 are read too) or I8 (int8), and
+// a tensor `scale`, F32: with scale=static an input of shape [1] (gen writes
+// the problem's scale), with scale=token or block:G an output of shape
+// [rows, scales_per_row] (the scales the kernel computed). The
 // inputs' __metadata__ holds the spec's text, the seed, the case number, eps
 // and the declared domain, so the judge needs nothing but the directory.
 //
@@ -51,10 +56,21 @@ std::string tensor_file_name(TensorName t, NormKind norm);
 std::vector<TensorName> input_tensors(const OpSpec& spec);
 std::vector<TensorName> output_tensors(const OpSpec& spec);
 
+// The tensor of a quantized spec's scale in the files (above), and whether
+// the spec has it as an input (scale=static) or an output (a dynamic scale).
+inline constexpr const char* kScaleTensor = "scale";
+bool scale_is_input(const OpSpec& spec);
+bool scale_is_output(const OpSpec& spec);
+
+// The safetensors dtypes tensor t of the spec may have in the files, the one
+// gen names first: its format's (F32, BF16, F16); a quantized y's codes U8
+// (fp8; or F8_E4M3 / F8_E5M2, safetensors' own name of the format) or I8.
+std::vector<std::string> file_dtypes(const OpSpec& spec, TensorName t);
+
 // One problem as gen writes it and judge reads it back.
 struct CaseInputs {
   OpSpec spec;
-  Problem problem;     // x, residual, gamma, beta as the file's values (exact); eps
+  Problem problem;     // x, residual, gamma, beta as the file's values (exact); eps; a static scale
   uint64_t seed = 0;
   int64_t index = 0;
   std::string domain;  // the domain text the problems were drawn inside (normcheck/kernel.h)
@@ -75,7 +91,8 @@ fold::TensorFile inputs_file(const CaseInputs& c);
 CaseInputs read_inputs(const std::filesystem::path& path);
 
 // Reads the outputs file of `c` and checks that it holds every output tensor
-// of the spec with the spec's dtype and shape (and nothing else).
+// of the spec with the spec's dtype and shape (and nothing else): a
+// quantized y's codes and a dynamic scale too.
 fold::TensorFile read_outputs(const std::filesystem::path& path, const CaseInputs& c);
 
 }  // namespace normcheck::cli

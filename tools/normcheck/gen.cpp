@@ -6,6 +6,7 @@
 // The problems are those fuzz and identify draw for a version-2 kernel of
 // the spec (fuzz/case_gen.h, case c of the seed) inside the declared domain
 // (default: a plugin's, docs/plugins.md), on contiguous rows.
+// A quantized spec's files hold y as codes and its scale (case_files.h).
 // Exit 0: written; 2: bad usage (a spec that is not one, a backward spec,
 // a directory that already holds cases).
 #include <cstdio>
@@ -99,7 +100,16 @@ int run_gen(const GenArgs& args) {
               domain_text(domain).empty() ? "any" : domain_text(domain).c_str());
   std::printf("each case-NNN.inputs.safetensors wants a case-NNN.outputs.safetensors beside it with:");
   for (TensorName t : output_tensors(spec))
-    std::printf(" %s (%s)", tensor_file_name(t, spec.norm).c_str(), std::string(to_string(spec.dtype_of(t))).c_str());
+    std::printf(" %s (%s)", tensor_file_name(t, spec.norm).c_str(),
+                t == TensorName::y && spec.quant ? file_dtypes(spec, t).front().c_str()  // the codes
+                                                 : std::string(to_string(spec.dtype_of(t))).c_str());
+  if (scale_is_output(spec)) {
+    const std::string per_row =
+        spec.quant->scale == ScaleKind::per_token ? "1" : "ceil(cols / " + std::to_string(spec.quant->group) + ")";
+    std::printf(" %s (f32, rows x %s)", kScaleTensor, per_row.c_str());
+  }
+  if (scale_is_input(spec))
+    std::printf("\n(each inputs file holds the static scale y is divided by: %s, F32 [1])", kScaleTensor);
   std::printf("\nthen: normcheck judge %s\n", dir.string().c_str());
   return kExitOk;
 }

@@ -244,6 +244,7 @@ int run_judge(const JudgeArgs& args) {
                       {"exact", json_number(e.worst.exact)},
                       {"allowed", json_number(e.worst.allowed)}};
         c["consistent_policies"] = e.consistent_policies;
+        c["consistent_casts"] = e.consistent_casts;
         c["problem_file"] = v.finding_file.string();
       }
       cases.push_back(std::move(c));
@@ -266,6 +267,7 @@ int run_judge(const JudgeArgs& args) {
     if (v.label.empty()) continue;
     std::printf("    %s: %s\n", v.label.c_str(), worst_text(e.worst).c_str());
     for (const std::string& p : e.consistent_policies) std::printf("    consistent with the policy: %s\n", p.c_str());
+    for (const std::string& p : e.consistent_casts) std::printf("    its codes follow the cast of: %s\n", p.c_str());
     std::printf("    problem file: %s\n", v.finding_file.string().c_str());
   }
   std::printf("\n%zu cases: %lld pass, %lld with a finding\n", verdicts.size(), static_cast<long long>(passed),

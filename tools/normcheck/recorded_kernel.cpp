@@ -3,6 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "case_files.h"
 #include "normcheck/bounds.h"
 
 namespace normcheck::cli {
@@ -11,10 +12,12 @@ namespace {
 struct Recording {
   const fold::TensorFile* outputs = nullptr;
   NormKind norm{};
+  bool scale_out = false;  // the spec's scale is an output (a dynamic one)
 };
 Recording current;
 
-int element_bytes(int32_t dtype) { return dtype == NC_F32 ? 4 : 2; }
+// float32 4, bf16 / f16 2, a quantized y's codes (NC_E4M3, NC_E5M2, NC_I8) 1
+int element_bytes(int32_t dtype) { return dtype == NC_F32 ? 4 : dtype == NC_BF16 || dtype == NC_F16 ? 2 : 1; }
 
 // The recorded tensor `name` into the call's tensor `t`, row by row (the
 // call's rows may be further apart than the file's).
@@ -35,6 +38,7 @@ void replay(const nc_call* call) {
   copy_into(call->residual_out, "residual_out");
   copy_into(call->mean, "mean");
   copy_into(call->rstd, std::string(to_string(TensorName::stat, current.norm)));
+  if (current.scale_out) copy_into(call->scale, kScaleTensor);  // a dynamic scale (static: an input)
 }
 
 }  // namespace
@@ -57,7 +61,7 @@ Kernel harness_row(const OpSpec& spec, const InputRange& domain) {
 RecordedKernel::RecordedKernel(const OpSpec& spec, const InputRange& domain, const fold::TensorFile& outputs)
     : spec_(spec), row_(harness_row(spec_, domain)) {
   if (current.outputs) throw std::logic_error("RecordedKernel: one recording at a time");
-  current = {&outputs, spec.norm};
+  current = {&outputs, spec.norm, scale_is_output(spec)};
 }
 
 RecordedKernel::~RecordedKernel() { current = {}; }

@@ -13,7 +13,8 @@
 namespace normcheck::cli {
 
 // The row's function copies each output tensor of the call (y, residual_out,
-// mean, rstd / rrms) from `outputs`, tensors named as in case_files.h, which
+// mean, rstd / rrms; a quantized y's codes byte for byte, and a dynamic
+// scale) from `outputs`, tensors named as in case_files.h, which
 // read_outputs() has checked against the spec's dtypes and shapes. It reads
 // no input. One recording at a time: a RecordedKernel sets the process's
 // current recording while it lives.

@@ -166,7 +166,7 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   const Problem& p = run.problem;
   const OpSpec spec = spec_of(k);
   ev.spec = to_text(spec);
-  if (spec.quant) ev.quantized = spec.quant->cast.format;
+  if (spec.quant) ev.quantized = spec.quant->cast;
   // a reference given for a table row's problem must fit it; the fast phase
   // (spec_reference_fast.h) recomputes it at the cost of the float reference
   if (run.options.reference) require_fits(*run.options.reference, k, p);
@@ -394,8 +394,15 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
                             std::vector<double>(scale.values.begin(), scale.values.end())};
   const SpecInputs one[] = {in};
   const SpecOutputs outs[] = {outputs};
+  // a quantized y: first the declared cast done another way (the rounding policy is then the declared one)
+  if (policy_failure)
+    for (const OpSpec& v : cast_variants(spec))
+      if (check_policy(v, spec_admissible_fwd(v, in, run.bound, &start), outputs).outside == 0)
+        ev.consistent_casts.push_back(to_text(v));
+  if (!run.options.identify && !ev.consistent_casts.empty()) return;
   for (const PolicyMatch& m : identify_fwd(spec, one, outs, run.bound)) {
-    if (policy_failure && m.consistent() && !(m.policy == spec)) ev.consistent_policies.push_back(to_text(m.policy));
+    if (policy_failure && ev.consistent_casts.empty() && m.consistent() && !(m.policy == spec))
+      ev.consistent_policies.push_back(to_text(m.policy));
     if (!run.options.identify) continue;
     Evaluation::PolicyFit fit{to_text(m.policy), m.check.outside, 0};
     const SpecForwardReference theirs = spec_reference_fwd(m.policy, in, SpecResult::policy);

@@ -91,9 +91,8 @@ void Tally::code_element(const char* output, int64_t row, int64_t col, float com
   }
   double ratio = 0;
   const double exact_code = std::isnan(exact_t) ? kNaN : quant_cast(cast, exact_t);
-  if (std::isnan(computed)) {
-    mismatch(ratio);
-    record(output, row, col, computed, exact_t, 0, ratio, kInf);
+  if (std::isnan(computed)) {  // a NaN code where the cast gives a value: a code outside the range
+    record(output, row, col, computed, exact_t, 0, kInf, kInf);
     return;
   }
   // positions on the code line; an infinite end is the overflow value, one past the largest code

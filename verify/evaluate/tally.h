@@ -62,7 +62,9 @@ class Tally {
   // code line (quant_position: consecutive codes one apart): |c - m| over
   // the range's reach from m plus half a code, m the exact t brought into the
   // range, so a neighbour of a one-code range scores 2. The ULP figure is the
-  // distance in codes from the code exact math casts to.
+  // distance in codes from the code exact math casts to. A NaN code (fp8)
+  // where the range holds values is outside it: +inf, not a non-finite
+  // mismatch, since the inputs are finite and the cast had a value to give.
   void code_element(const char* output, int64_t row, int64_t col, float computed, double lo, double hi,
                     double exact_t, const QuantCast& cast);
 

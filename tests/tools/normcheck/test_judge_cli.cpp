@@ -4,9 +4,11 @@
 // kernel with a wrong rounding (exit 1, y named, a problem file check reads),
 // an output file edited to be wrong (exit 1, the edited output named), and
 // outputs missing, truncated, of the wrong dtype or shape or without a tensor
-// (exit 2, the file and the tensor named).
+// (exit 2, the file and the tensor named). Quantized specs with a numpy
+// harness (judge_harness_quant.py): JudgeQuant.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -314,6 +316,205 @@ TEST(JudgeCli, CorruptOutputsNeverCrashTheJudge) {
       }
     }
   EXPECT_GT(bad_input, 0);  // most header edits break the file
+}
+
+// Quantized specs (docs/judge.md, "Quantized specs") with judge_harness_quant.py,
+// numpy alone: a static-scale fp8 and a per-token int8 RMSNorm (vLLM's
+// rms_norm_static_fp8_quant and rms_norm_dynamic_per_token_quant on float32
+// activations) pass; its twins that clamp int8 at -127 or round int8 ties
+// away from zero are caught on y; a y of the wrong dtype or width, a missing
+// or misshapen dynamic scale, a static scale that is not one, are bad input.
+// Skipped where Debian's python3 has no numpy.
+namespace {
+
+constexpr const char* kStaticFp8 = "rmsnorm fwd y=f32 quant=e4m3 scale=static";
+constexpr const char* kTokenInt8 = "rmsnorm fwd quant=int8 scale=token";
+constexpr const char* kStaticInt8 = "rmsnorm fwd quant=int8 scale=static";
+
+bool has_numpy() { return run_shell("/usr/bin/python3 -c 'import numpy'").exit_code == 0; }
+
+void quant_harness(const fs::path& dir, const std::string& args = "") {
+  const CliRun ran = run_shell("/usr/bin/python3 " + std::string(NORMCHECK_SOURCE_DIR) +
+                               "/tests/tools/normcheck/judge_harness_quant.py " + dir.string() + " " + args);
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+}
+
+fs::path inputs_of(const fs::path& dir, int c) {
+  char name[64];
+  std::snprintf(name, sizeof name, "case-%03d.inputs.safetensors", c);
+  return dir / name;
+}
+
+// The judged cases that failed, from judge --json (exit 1 expected).
+std::vector<nlohmann::json> failed_cases(const fs::path& dir) {
+  const CliRun run = judge(dir);
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  std::vector<nlohmann::json> out;
+  if (run.exit_code != 1) return out;
+  const nlohmann::json doc = nlohmann::json::parse(run.out);  // alive for the loop: at() refers into it
+  for (const auto& c : doc.at("cases"))
+    if (c.at("verdict") == "fail") out.push_back(c);
+  return out;
+}
+
+}  // namespace
+
+TEST(JudgeQuant, AStaticFp8AndAPerTokenInt8RmsNormPass) {
+  if (!has_numpy()) GTEST_SKIP() << "/usr/bin/python3 has no numpy (python3-numpy, scripts/setup.sh)";
+  const fs::path fp8 = generate("quant_fp8", kStaticFp8, 101), int8 = generate("quant_int8", kTokenInt8, 101);
+  // the static scale is an input tensor, F32 [1], > 0; a dynamic one is not in the inputs
+  const nf::TensorFile in = nf::read_safetensors(inputs_of(fp8, 5));
+  ASSERT_NE(in.find("scale"), nullptr);
+  EXPECT_EQ(in.find("scale")->dtype, "F32");
+  EXPECT_EQ(in.find("scale")->shape, std::vector<int64_t>{1});
+  EXPECT_GT(nf::tensor_values(*in.find("scale"))[0], 0);
+  EXPECT_EQ(nf::read_safetensors(inputs_of(int8, 5)).find("scale"), nullptr);
+  for (const fs::path& dir : {fp8, int8}) {
+    quant_harness(dir);
+    const CliRun run = judge(dir);
+    EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  }
+  // fp8 codes under safetensors' own dtype name of the format are read too
+  nf::TensorFile out = nf::read_safetensors(outputs_of(fp8, 3));
+  out.find("y")->dtype = "F8_E4M3";
+  nf::write_safetensors(outputs_of(fp8, 3), out);
+  EXPECT_EQ(judge(fp8).exit_code, 0);
+  // a y whose codes are not the function's: every code of case 3 one up (away
+  // from zero; +-448 and NaN kept)
+  for (char& b : out.find("y")->bytes)
+    if ((static_cast<unsigned char>(b) & 0x7f) < 0x7e) b = static_cast<char>(b + 1);
+  nf::write_safetensors(outputs_of(fp8, 3), out);
+  const std::vector<nlohmann::json> failed = failed_cases(fp8);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].at("case"), "case-003");
+  EXPECT_EQ(failed[0].at("label"), "quantization");
+  EXPECT_EQ(failed[0].at("worst").at("output"), "y");
+  // the recorded dynamic scale is the one judged: case 3's, doubled, is outside its range
+  nf::TensorFile dyn = nf::read_safetensors(outputs_of(int8, 3));
+  std::vector<double> s = nf::tensor_values(*dyn.find("scale"));
+  for (double& v : s) v *= 2;
+  nf::set_tensor_values(*dyn.find("scale"), s);
+  nf::write_safetensors(outputs_of(int8, 3), dyn);
+  const std::vector<nlohmann::json> doubled = failed_cases(int8);
+  ASSERT_EQ(doubled.size(), 1u);
+  EXPECT_EQ(doubled[0].at("case"), "case-003");
+  EXPECT_EQ(doubled[0].at("label"), "quantization");
+  EXPECT_EQ(doubled[0].at("worst").at("output"), "scale");
+}
+
+// qmin=-128 declared, the twin clamps at -127: on the generator's static
+// scales that saturate (t below -127.5) its code is -127 where -128 is due.
+// The same files pass with the correct harness first, and the finding's
+// problem file carries the inputs' scale (nc.scale) for a replay.
+TEST(JudgeQuant, AnInt8ClampAtMinus127IsAQuantizationFinding) {
+  if (!has_numpy()) GTEST_SKIP() << "/usr/bin/python3 has no numpy (python3-numpy, scripts/setup.sh)";
+  const fs::path dir = generate("quant_clamp", kStaticInt8, 101);
+  quant_harness(dir);
+  ASSERT_EQ(judge(dir).exit_code, 0);
+  quant_harness(dir, "--clamp-127");
+  const std::vector<nlohmann::json> failed = failed_cases(dir);
+  ASSERT_FALSE(failed.empty());
+  for (const auto& c : failed) {
+    EXPECT_EQ(c.at("label"), "quantization") << c.dump();
+    EXPECT_EQ(c.at("worst").at("output"), "y") << c.dump();
+    EXPECT_EQ(c.at("worst").at("computed"), -127) << c.dump();
+    EXPECT_LT(c.at("worst").at("exact").get<double>(), -127.5) << c.dump();  // exact math's y / s: -128 is due
+  }
+  const auto file = normcheck::read_problem_file(failed[0].at("problem_file").get<std::string>());
+  ASSERT_EQ(file.problems.size(), 1u);
+  const int index = std::stoi(failed[0].at("case").get<std::string>().substr(5));
+  const nf::TensorFile in = nf::read_safetensors(inputs_of(dir, index));
+  EXPECT_EQ(file.problems[0].scale, static_cast<float>(nf::tensor_values(*in.find("scale"))[0]));
+  EXPECT_EQ(normcheck::to_text(*file.spec), kStaticInt8);
+  // the finding replays on a plugin's kernels of the spec (quant_plugin.c): its
+  // twin that clamps at -127 has the finding again, the correct kernel passes
+  const std::string replay = "check --input " + failed[0].at("problem_file").get<std::string>() + " --plugin " +
+                             JUDGE_QUANT_PLUGIN + " --kernel ";
+  const CliRun twin = run_normcheck(replay + "quant.int8_static_clamp127");
+  EXPECT_EQ(twin.exit_code, 1) << twin.out << twin.err;
+  EXPECT_NE(twin.out.find("quantization"), std::string::npos) << twin.out;
+  const CliRun correct = run_normcheck(replay + "quant.int8_static");
+  EXPECT_EQ(correct.exit_code, 0) << correct.out << correct.err;
+}
+
+// Ties: y in bf16 (8 significant bits) over a power-of-two scale makes
+// y / s land on k + 1/2 for many y in [64 s, 128 s). gen's scales are not
+// powers of two, so the test rounds each inputs file's scale down to one
+// (the judge judges the scale the file holds). The correct harness passes
+// these files; its twin differs from it only where a tie is rounded away
+// from zero, and is caught on y with the code one from the tie's even code:
+// a quantization finding whose detail names the cast its codes follow
+// (ties=away), before a candidate rounding policy (y cast from float32, whose
+// range spans the tie) is tried.
+TEST(JudgeQuant, Int8TiesAwayFromZeroAreCaughtOnAPowerOfTwoScale) {
+  if (!has_numpy()) GTEST_SKIP() << "/usr/bin/python3 has no numpy (python3-numpy, scripts/setup.sh)";
+  const fs::path dir = generate("quant_ties", "rmsnorm fwd dtype=bf16 gamma=bf16 quant=int8 scale=static", 101);
+  for (int c = 0; c < 101; ++c) {
+    nf::TensorFile in = nf::read_safetensors(inputs_of(dir, c));
+    nf::Tensor& scale = *in.find("scale");
+    nf::set_tensor_values(scale, {std::exp2(std::floor(std::log2(nf::tensor_values(scale)[0])))});
+    nf::write_safetensors(inputs_of(dir, c), in);
+  }
+  quant_harness(dir);
+  ASSERT_EQ(judge(dir).exit_code, 0);
+  quant_harness(dir, "--ties-away");
+  const std::vector<nlohmann::json> failed = failed_cases(dir);
+  ASSERT_FALSE(failed.empty());
+  for (const auto& c : failed) {
+    EXPECT_EQ(c.at("label"), "quantization") << c.dump();
+    EXPECT_NE(c.dump().find("ties=away"), std::string::npos) << c.dump();
+    EXPECT_EQ(c.at("worst").at("output"), "y") << c.dump();
+    const double code = c.at("worst").at("computed"), exact = c.at("worst").at("exact");
+    EXPECT_LT(std::fabs(code - exact), 1.5) << c.dump();  // a neighbour of exact math's value, not a wild code
+    EXPECT_GE(std::fabs(code), std::fabs(exact)) << c.dump();  // away from zero
+  }
+}
+
+TEST(JudgeQuant, AMistypedOrTruncatedYOrABadScaleIsBadInput) {
+  if (!has_numpy()) GTEST_SKIP() << "/usr/bin/python3 has no numpy (python3-numpy, scripts/setup.sh)";
+  const fs::path f32 = generate("quant_f32", kStaticFp8, 4);
+  quant_harness(f32, "--y-dtype F32");
+  expect_bad_input(f32, outputs_of(f32, 0), {"'y' is F32, the spec says U8 or F8_E4M3"});
+  const fs::path signed_fp8 = generate("quant_i8_for_fp8", kStaticFp8, 4);
+  quant_harness(signed_fp8, "--y-dtype I8");
+  expect_bad_input(signed_fp8, outputs_of(signed_fp8, 0), {"'y' is I8, the spec says U8 or F8_E4M3"});
+  const fs::path unsigned_int8 = generate("quant_u8_for_int8", kTokenInt8, 4);
+  quant_harness(unsigned_int8, "--y-dtype U8");
+  expect_bad_input(unsigned_int8, outputs_of(unsigned_int8, 0), {"'y' is U8, the spec says I8"});
+  const fs::path narrow = generate("quant_narrow", kTokenInt8, 4);
+  quant_harness(narrow, "--y-cols 0");
+  expect_bad_input(narrow, outputs_of(narrow, 0), {"'y' has shape", "expected ["});
+
+  // a truncated outputs file: its last tensor (the dynamic scale) cut short
+  const fs::path cut = generate("quant_cut", kTokenInt8, 4);
+  quant_harness(cut);
+  const std::string bytes = read_whole_file(outputs_of(cut, 1));
+  std::ofstream(outputs_of(cut, 1), std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() - 2);
+  expect_bad_input(cut, outputs_of(cut, 1), {"truncated", "'scale'"});
+
+  // the dynamic scale missing, or [rows] where [rows, 1] is due
+  const fs::path scale = generate("quant_scale", kTokenInt8, 4);
+  quant_harness(scale);
+  nf::TensorFile out = nf::read_safetensors(outputs_of(scale, 2));
+  nf::Tensor s = *out.find("scale");
+  out.tensors.pop_back();
+  nf::write_safetensors(outputs_of(scale, 2), out);
+  expect_bad_input(scale, outputs_of(scale, 2), {"no tensor 'scale'"});
+  s.shape = {s.shape[0]};
+  out.tensors.push_back(s);
+  nf::write_safetensors(outputs_of(scale, 2), out);
+  expect_bad_input(scale, outputs_of(scale, 2), {"'scale' has shape", "expected ["});
+
+  // a static scale of 0 in the inputs, or a static scale missing from them
+  const fs::path zero = generate("quant_zero_scale", kStaticFp8, 4);
+  quant_harness(zero);
+  nf::TensorFile in = nf::read_safetensors(inputs_of(zero, 1));
+  nf::set_tensor_values(*in.find("scale"), {0.0});
+  nf::write_safetensors(inputs_of(zero, 1), in);
+  expect_bad_input(zero, inputs_of(zero, 1), {"'scale'", "finite and > 0"});
+  in.tensors.pop_back();
+  nf::write_safetensors(inputs_of(zero, 1), in);
+  expect_bad_input(zero, inputs_of(zero, 1), {"no tensor 'scale'"});
 }
 
 // The harness in PyTorch (judge_harness_torch.py): F.layer_norm in float32

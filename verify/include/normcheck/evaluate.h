@@ -154,7 +154,14 @@ struct Evaluation {
   // scale, the range's reach in codes), exact_math_ulp and
   // policy_exact_math_ulp are distances in codes, normwise those of the
   // dequantized y, and a dynamic scale is the output "scale".
-  std::optional<QuantFormat> quantized;
+  std::optional<QuantCast> quantized;
+  // A quantized y outside its declared cast's codes: the variants of the
+  // declared cast (spec_policy.h, cast_variants: the other int8 tie or clamp,
+  // the other way to apply the scale, fp8 saturation) its outputs are
+  // consistent with, as spec texts. A kernel's departure in the cast itself
+  // is a `quantization` finding that names the cast it follows, before any
+  // other rounding policy is tried.
+  std::vector<std::string> consistent_casts;
   double exact_math_ulp = 0;       // y's largest scaled ULP error against exact math (= max_ulp)
   double policy_exact_math_ulp = 0;// the same figure for the policy's own correctly rounded y
   // When the outputs break the declared policy: the other policies

@@ -98,6 +98,12 @@ PolicyCheck check_policy(const OpSpec& spec, const SpecAdmissible& admissible, c
 // is no policy of its own).
 std::vector<OpSpec> candidate_policies(const OpSpec& spec);
 
+// The spec with its quantization's cast done each other way a kernel may do
+// it, one change at a time: int8's other tie rule and other lowest code, the
+// other way to apply the scale (inverse or divide), fp8 with or without
+// saturation. Empty for a spec that does not quantize y.
+std::vector<OpSpec> cast_variants(const OpSpec& spec);
+
 // The policies kernels are known to ship, by their rounding points (data:
 // docs/ops.md lists the same): the name of the projects' kernels that follow
 // `policy`, or empty.
