@@ -1,7 +1,7 @@
 // The RMSNorm forward with y written as 8-bit codes, per target: 16-bit x,
 // float32 gamma and rrms, y's codes (e4m3fn or int8) and, for a per-token
 // scale, one float32 scale per row; rows at any stride (version-2 calls).
-//   pass 1  ss = sum x_i^2, r = 1/sqrt(ss/d + eps): rmsnorm_fwd.hwy's pass 1
+//   pass 1  ss = sum x_i^2, r = 1/sqrt(ss/d + eps): rmsnorm_fwd.hwy_bf16's pass 1
 //           (RmsSquaresChunk, the same chunks in the same order)
 //   y_i     = fl32(fl32(x_i fl32(r)) gamma_i) in float32 where r is a normal
 //           float, else fl32((x_i r) gamma_i) in float64: rmsnorm_fwd.hwy_bf16's
@@ -11,11 +11,12 @@
 //   pass 3  t_i = fl32(y_i inv), inv = fl32(1 / s) (s the row's or the static
 //           scale), q_i = the code of t_i (quant_cast-inl.h)
 // Pass 2 and 3 compute y_i by one function (QuantY), so the a that sets the
-// scale is the largest |y_i| of the very values that are cast. Every step is
-// one IEEE float32 (or float64) multiply, division or comparison: no fused
-// multiply-add can form (there is no addition), so the result is the declared
-// arithmetic bit for bit on every target (the tests compare it with a scalar
-// evaluation of the same formulas).
+// scale is the largest |y_i| of the very values that are cast. y_i and t_i
+// are products only, each multiply rounded to nearest, and s one division:
+// no addition follows a product for a fused multiply-add to absorb (the
+// cast's additions act on |t| after a clamp), so the values are the declared
+// arithmetic bit for bit on every target (the tests compare them with a
+// scalar evaluation of the same formulas).
 // a is taken as the largest of the float bits of |y_i| as unsigned integers,
 // which orders non-negative floats as their values and puts NaN above inf: a
 // row with a NaN y (a NaN or inf x, a NaN gamma) gets a NaN a, hence a NaN

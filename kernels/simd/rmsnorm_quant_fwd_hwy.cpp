@@ -45,6 +45,11 @@ HWY_EXPORT(RmsNormQuantFwdHwy);
 // (e4m3) or 0 (int8).
 template <const OpSpec* kSpec>
 void rmsnorm_quant_fwd_hwy(const nc_call* c) {
+  // what quant_cast-inl.h and QuantRow compute: e4m3 saturating or int8 to
+  // nearest even in [-128, 127], y * fl32(1 / s), one scale a row or a tensor
+  constexpr Quantization kQ = *kSpec->quant;
+  static_assert(kQ.cast == QuantCast{.format = kQ.cast.format} && kQ.cast.format != QuantFormat::e5m2);
+  static_assert(!kQ.divide && kQ.scale != ScaleKind::per_block);
   if (c->rows <= 0 || c->cols <= 0) return;
   const Quantization& q = *kSpec->quant;
   QuantRowParams p;
