@@ -96,8 +96,8 @@ class Workload {
   AlignedVector<float> x_, dy_, gamma_, beta_;
   std::vector<float> mean_, rstd_, rrms_;  // saved statistics, read by backward kernels
   AlignedVector<float> out_, sum_, out_mean_, out_rstd_, dgamma_, dbeta_;  // outputs (sum_: residual_out)
-  // A quantized forward's scale: the static one (1/64: the workload's |y| < 4
-  // stays below 448, the codes spread over e4m3's range) or the per-token ones.
+  // A quantized forward's scale: the static one (1/64: the workload's |y|
+  // stay below 4, so |t| below 256, inside e4m3's range) or the per-token ones.
   float static_scale_ = 1.0f / 64;
   std::vector<float> token_scales_;
   Inputs16 bf16_, f16_;
