@@ -27,47 +27,13 @@ Bad files, which the judge must refuse (exit 2):
   --y-dtype D    y's codes written with the safetensors dtype D (e.g. F32)
   --y-cols N     y written with N columns of codes per row (a truncated y)
 """
-import json
 import os
-import struct
 import sys
 
 import numpy as np
 
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    body = data[8 + n:]
-    meta = header.pop("__metadata__", {})
-    tensors = {}
-    for name, t in header.items():
-        begin, end = t["data_offsets"]
-        raw = body[begin:end]
-        if t["dtype"] == "F32":
-            v = np.frombuffer(raw, dtype="<f4")
-        elif t["dtype"] == "BF16":  # the high half of a float32
-            v = (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
-        else:
-            raise ValueError(f"{path}: tensor {name}: dtype {t['dtype']} is not handled here")
-        tensors[name] = v.reshape(t["shape"])
-    return tensors, meta
-
-
-def write_safetensors(path, tensors):
-    """tensors: (name, dtype, shape, bytes) in data order; written whole, then renamed."""
-    header, at = {}, 0
-    for name, dtype, shape, raw in tensors:
-        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [at, at + len(raw)]}
-        at += len(raw)
-    text = json.dumps(header).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(t[3] for t in tensors))
-    os.replace(tmp, path)
+# the safetensors files and the bf16 rounding of the judge's other numpy harness (this folder)
+from judge_harness import read_safetensors, to_bf16_bits, write_safetensors
 
 
 def e4m3_codes(t, saturate=True):
@@ -103,9 +69,7 @@ def int8_codes(t, ties_away=False, qmin=-128):
 
 def bf16_round(v):
     """float32 -> the nearest bf16 value (ties to even), as float32."""
-    u = v.astype(np.float32).view(np.uint32)
-    rounded = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
-    return np.where(np.isnan(v), v, rounded.astype(np.uint32).view(np.float32))
+    return (to_bf16_bits(v, False).astype(np.uint32) << 16).view(np.float32)
 
 
 def run_case(path, mode, arg):
