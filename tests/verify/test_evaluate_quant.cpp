@@ -1,6 +1,6 @@
 // evaluate() on kernels whose y is quantized (op_spec.h, Quantization): an
 // RMSNorm in the manner of vLLM's fused quantizing kernels (bf16 in,
-// y = bf16(bf16(x r) gamma), then cast by a static or per-token scale), run
+// y = bf16(bf16(x r) gamma), then cast by a static, per-token or per-block scale), run
 // in this process as version-2 kernels. The correct kernel of each spec
 // passes; each departure from the declared cast (the 16-bit rounding before
 // the cast skipped, the absolute maximum taken before that rounding, ties
@@ -43,19 +43,25 @@ void quant_rmsnorm(const nc_call* c, const Quantization& q) {
       unrounded[j] = bf16(float_from_bf16(x[j]) * r) * g;
       y[j] = defect == Defect::casts_float ? unrounded[j] : bf16(unrounded[j]);
     }
-    float s = q.dynamic() ? 0 : *static_cast<const float*>(c->scale.data);
-    if (q.dynamic()) {
-      float a = 0;
-      for (std::size_t j = 0; j < y.size(); ++j) a = std::max(a, std::fabs(defect == Defect::amax_unrounded ? unrounded[j] : y[j]));
-      s = std::max(std::min(a, q.scale_ub) / static_cast<float>(qmax), q.scale_min);
-      static_cast<float*>(c->scale.data)[i] = s;
-    }
-    const float inverse = 1.0f / s;
+    // one scale per row, or per block of q.group columns
+    const int64_t group = q.scale == ScaleKind::per_block ? q.group : c->cols;
     auto* out = static_cast<uint8_t*>(c->y.data) + i * c->y.row_stride;
-    for (int64_t j = 0; j < c->cols; ++j) {
-      const bool divide = q.divide != (defect == Defect::divides);
-      const float t = divide ? y[j] / s : y[j] * inverse;
-      out[j] = quant_code(q.cast.format, quant_cast(cast, t));
+    for (int64_t first = 0; first < c->cols; first += group) {
+      const int64_t last = std::min(first + group, c->cols);
+      float s = q.dynamic() ? 0 : *static_cast<const float*>(c->scale.data);
+      if (q.dynamic()) {
+        float a = 0;
+        for (int64_t j = first; j < last; ++j)
+          a = std::max(a, std::fabs(defect == Defect::amax_unrounded ? unrounded[j] : y[j]));
+        s = std::max(std::min(a, q.scale_ub) / static_cast<float>(qmax), q.scale_min);
+        static_cast<float*>(c->scale.data)[i * c->scale.row_stride + first / group] = s;
+      }
+      const float inverse = 1.0f / s;
+      for (int64_t j = first; j < last; ++j) {
+        const bool divide = q.divide != (defect == Defect::divides);
+        const float t = divide ? y[j] / s : y[j] * inverse;
+        out[j] = quant_code(q.cast.format, quant_cast(cast, t));
+      }
     }
   }
 }
@@ -66,6 +72,9 @@ const OpSpec kTokenInt8 =
     parse_spec("rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16 stats=none quant=int8 scale=token").spec.value();
 const OpSpec kStaticInt8 =
     parse_spec("rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16 stats=none quant=int8 scale=static").spec.value();
+const OpSpec kBlockFp8 =
+    parse_spec("rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16 stats=none quant=e4m3 scale=block:16 scale_min=4.3596e-06")
+        .spec.value();
 const OpSpec kTokenFp8 = parse_spec(
     "rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16 stats=none quant=e4m3 scale=token scale_apply=divide "
     "scale_ub=4 scale_min=4.3596e-06").spec.value();
@@ -129,6 +138,7 @@ TEST(EvaluateQuant, TheDeclaredCastsPass) {
   EXPECT_EQ(run(row<&kTokenInt8, Defect::none>(), 30).failed, 0);
   EXPECT_EQ(run(row<&kStaticInt8, Defect::none>(), 30).failed, 0);
   EXPECT_EQ(run(row<&kTokenFp8, Defect::none>(), 30).failed, 0);
+  EXPECT_EQ(run(row<&kBlockFp8, Defect::none>(), 30).failed, 0);  // blocks of 16, the last one shorter on most d
 }
 
 // The float32 value cast where y is declared rounded to bf16 first: the
@@ -144,9 +154,10 @@ TEST(EvaluateQuant, ACastOfTheFloatValueIsAnotherPolicy) {
 }
 
 TEST(EvaluateQuant, AnAbsoluteMaximumBeforeTheRoundingIsAWrongScale) {
-  const Tally t = run(row<&kTokenInt8, Defect::amax_unrounded>(), 30);
-  EXPECT_GT(t.failed, 0);
-  EXPECT_EQ(t.output, "scale");
+  for (const Tally& t : {run(row<&kTokenInt8, Defect::amax_unrounded>(), 30), run(row<&kBlockFp8, Defect::amax_unrounded>(), 30)}) {
+    EXPECT_GT(t.failed, 0);
+    EXPECT_EQ(t.output, "scale");
+  }
 }
 
 TEST(EvaluateQuant, TiesAwayWhereEvenIsDeclared) {
