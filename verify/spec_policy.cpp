@@ -162,7 +162,8 @@ void quantize_ranges(const Quantization& q, const SpecInputs& in, SpecAdmissible
       const auto t_of = [&](double y) { return q.divide ? f32(y / s) : f32(y * inverse); };
       for (std::size_t i = first; i < last; ++i) {
         const double lo = out.y.lo[i], hi = out.y.hi[i];
-        if (nothing(lo, hi) || !(s > 0) || std::isinf(s) || std::isinf(inverse)) {
+        // an inverse past float32's range (s < 2^-128) casts every y to +-max or NaN: a degenerate scale
+        if (nothing(lo, hi) || !(s > 0) || std::isinf(s) || (!q.divide && std::isinf(inverse))) {
           set(out.y, i, {-kInf, kInf});
           continue;
         }

@@ -32,6 +32,7 @@ namespace normcheck::evaluation {
 namespace {
 
 using ByteArray = GuardedArray<uint8_t>;
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // One tensor of the call in its format: rows x cols at `stride` in a guarded
 // array (floats, 16-bit patterns, or the bytes of a quantized y), the
@@ -376,9 +377,14 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   const auto policy_distance = [&](const SpecForwardReference& policy, std::size_t i) {
     const std::size_t r = i / cols;
     if (!math.finite[r] || !std::isfinite(math.y.exact[i]) || !std::isfinite(policy.y.rounded[i])) return 0.0;
+    // codes over the elements that are promised a range, as the kernel's own
+    // figure: not on an ill-posed row (row_checked), nor where the scale
+    // says nothing (not a positive float, or an inverse past float32's range:
+    // spec_policy.h), where the declared arithmetic's code is far from exact math's
     if (quant) {
       const double s = scale_of(i);
-      return s > 0 && std::isfinite(s) ? codes_off(*quant, policy.y.rounded[i], math.y.exact[i], s) : 0.0;
+      if (!row_checked(op, stats[r]) || (admissible.y.lo[i] == -kInfinity && admissible.y.hi[i] == kInfinity)) return 0.0;
+      return codes_off(*quant, policy.y.rounded[i], math.y.exact[i], s);
     }
     return scaled_ulp_error(y_t, static_cast<float>(policy.y.rounded[i]), math.y.exact[i], y_scale_of(r, i % cols));
   };

@@ -43,8 +43,9 @@ struct AdmissibleRange {
 // scale (rows x scales_per_row): the declared formula over the range of the
 // absolute maximum the row's or block's pre-cast ranges allow. On a row with
 // a non-finite input, and wherever the kernel's scale is not a positive
-// float, both are [-inf, inf]: a quantized y has no non-finite convention
-// (int8 has no NaN), and codes cast by no scale say nothing.
+// float or (scale_apply=inverse) its inverse fl32(1 / s) overflows, both are
+// [-inf, inf]: a quantized y has no non-finite convention (int8 has no NaN),
+// and codes cast by no scale, or by an infinite inverse, say nothing.
 struct SpecAdmissible {
   AdmissibleRange y, residual_out, mean, stat;  // empty where the spec has no such output
   AdmissibleRange scale;                        // a dynamic scale's range; empty otherwise
