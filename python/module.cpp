@@ -28,6 +28,7 @@
 #include "input_class.h"
 #include "isolation.h"
 #include "kernel_host.h"
+#include "normcheck/call_buffers.h"
 #include "normcheck/io.h"
 #include "normcheck/row_file.h"
 #include "normcheck/seed.h"
@@ -85,7 +86,6 @@ const nc_tensor& tensor_of(const nc_call& call, TensorName t) {
 }
 
 // float32 4, bf16 / f16 2, a quantized y's codes (NC_E4M3, NC_E5M2, NC_I8) 1
-std::size_t element_bytes(int32_t dtype) { return dtype == NC_F32 ? 4 : dtype == NC_BF16 || dtype == NC_F16 ? 2 : 1; }
 
 // The name of a quantized spec's scale among the function's inputs (static)
 // or outputs (dynamic), as in the files (case_files.h).
@@ -97,7 +97,7 @@ constexpr const char* kScale = cli::kScaleTensor;
 // cols; None when the call has none.
 py::object input_array(const nc_tensor& t, TensorName name, bool vector = false) {
   if (!t.data) return py::none();
-  const std::size_t bytes = element_bytes(t.dtype);
+  const std::size_t bytes = nc_dtype_bytes(t.dtype);
   std::vector<py::ssize_t> shape = {t.rows, t.cols};
   if (vector || name == TensorName::gamma || name == TensorName::beta) shape = {t.cols};
   py::array out = t.dtype == NC_F32 ? py::array(py::dtype::of<float>(), shape) : py::array(py::dtype::of<uint16_t>(), shape);
@@ -116,7 +116,7 @@ py::object input_array(const nc_tensor& t, TensorName name, bool vector = false)
 void copy_output(const nc_tensor& t, const py::handle& value, const std::string& name) {
   if (!t.data) return;
   const py::array a = py::array::ensure(value, py::array::c_style);
-  const std::size_t bytes = element_bytes(t.dtype);
+  const std::size_t bytes = nc_dtype_bytes(t.dtype);
   const std::size_t row_bytes = static_cast<std::size_t>(t.cols) * bytes;
   if (!a || static_cast<std::size_t>(a.itemsize()) != bytes ||
       static_cast<std::size_t>(a.nbytes()) != row_bytes * static_cast<std::size_t>(t.rows))

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "case_files.h"
+#include "normcheck/call_buffers.h"
 #include "normcheck/bounds.h"
 
 namespace normcheck::cli {
@@ -16,21 +17,18 @@ struct Recording {
 };
 Recording current;
 
-// float32 4, bf16 / f16 2, a quantized y's codes (NC_E4M3, NC_E5M2, NC_I8) 1
-int element_bytes(int32_t dtype) { return dtype == NC_F32 ? 4 : dtype == NC_BF16 || dtype == NC_F16 ? 2 : 1; }
-
 // The recorded tensor `name` into the call's tensor `t`, row by row (the
 // call's rows may be further apart than the file's).
 void copy_into(const nc_tensor& t, const std::string& name) {
   if (!t.data) return;
   const fold::Tensor* recorded = current.outputs->find(name);
   if (!recorded) throw std::logic_error("recorded kernel: no tensor '" + name + "' (read_outputs checks them)");
-  const auto row_bytes = static_cast<std::size_t>(t.cols * element_bytes(t.dtype));
+  const auto row_bytes = static_cast<std::size_t>(t.cols * nc_dtype_bytes(t.dtype));
   if (recorded->bytes.size() != row_bytes * static_cast<std::size_t>(t.rows))
     throw std::logic_error("recorded kernel: tensor '" + name + "' does not have the call's size");
   auto* base = static_cast<unsigned char*>(t.data);
   for (int64_t r = 0; r < t.rows; ++r)
-    std::memcpy(base + r * t.row_stride * element_bytes(t.dtype), recorded->bytes.data() + r * row_bytes, row_bytes);
+    std::memcpy(base + r * t.row_stride * nc_dtype_bytes(t.dtype), recorded->bytes.data() + r * row_bytes, row_bytes);
 }
 
 void replay(const nc_call* call) {

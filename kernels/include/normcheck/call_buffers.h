@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -13,6 +14,12 @@
 #include "normcheck/kernel.h"
 
 namespace normcheck {
+
+// The bytes of one element of an nc_tensor of ABI dtype `dtype` (plugin.h):
+// float32 4, bf16 and f16 2, a quantized y's codes (NC_E4M3, NC_E5M2, NC_I8) 1.
+inline std::size_t nc_dtype_bytes(int32_t dtype) {
+  return dtype == NC_F32 ? 4 : dtype == NC_BF16 || dtype == NC_F16 ? 2 : 1;
+}
 
 struct CallBuffer {
   std::string_view name;  // the KernelArgs member: "x", "dy", "gamma", ..., "out", "dgamma"
