@@ -23,8 +23,9 @@ struct QuantRowParams {
 
 // The smallest per-token scale of the rows, as vLLM's fused RMSNorm + dynamic
 // quantization takes it (min_scaling_factor in its quantization kernels):
-// fp8, fl32(1 / (448 * 512)); int8, FLT_EPSILON = 2^-23. Either keeps the scale of an all-zero row positive: s = scale_min, inv finite,
-// every t 0 (codes +0), where scale_min = 0 would give s = 0, inv = inf and
+// fp8, fl32(1 / (448 * 512)); int8, FLT_EPSILON = 2^-23. Either keeps the
+// scale of an all-zero row positive: s = scale_min, inv finite, every t 0
+// (codes +0), where scale_min = 0 would give s = 0, inv = inf and
 // t = 0 * inf = NaN (e4m3's NaN code; int8's 0) with a zero scale a consumer
 // divides by.
 constexpr float kE4m3MinScale = 1.0f / (448.0f * 512.0f);
