@@ -197,6 +197,16 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
     const bool has_beta = opts.op == Op::layernorm_fwd || opts.op == Op::layernorm_linear_fwd || opts.beta;
     if (has_beta && rng() % 3 != 0) p.beta = draw_affine(rng, p.cols, 0.0f);
   }
+  // A backward under weight=1+gamma is judged with w = 1 + gamma exact in
+  // float32 (evaluate/backward_spec.h): each gamma_j moves to the nearest
+  // value that keeps it so, w_j - 1 for w_j = fl(1 + gamma_j).
+  if (backward && opts.weight == Weight::one_plus_gamma)
+    for (float& g : p.gamma) {
+      const float w = 1.0f + g;
+      g = static_cast<double>(static_cast<float>(static_cast<double>(w) - 1.0)) + 1.0 == static_cast<double>(w)
+              ? static_cast<float>(static_cast<double>(w) - 1.0)
+              : 0.0f;
+    }
   if (is_norm_linear(opts.op)) {
     draw_linear(opts, rng, p);
     if (opts.unit_gamma || !opts.affine) {

@@ -419,7 +419,8 @@ PYBIND11_MODULE(_normcheck, m) {
               policies.append(p);
             }
             py::dict d;
-            d["problems"] = id.problems, d["declined"] = id.declined, d["exact_math_ulp"] = id.exact_math_ulp;
+            d["problems"] = id.problems.judged, d["declined"] = id.problems.declined;
+            d["declined_reason"] = id.problems.first_decline, d["exact_math_ulp"] = id.exact_math_ulp;
             d["fault"] = id.fault, d["policies"] = policies;
             return d;
           },
