@@ -32,8 +32,10 @@ std::string decline_group(std::string reason) {
     if (const auto colon = reason.find("): "); colon != std::string::npos) reason = reason.substr(colon + 3);
   }
   static const std::regex x_value(R"(\|x\| = \S+ is )");
+  static const std::regex x_limit_here(R"( \(\|x\| <= \S+ here\))");  // the row's own limit: the group is the domain's
   static const std::regex number(R"(= [-+0-9.e]+(inf)?)");
   reason = std::regex_replace(reason, x_value, "");
+  reason = std::regex_replace(reason, x_limit_here, "");
   return std::regex_replace(reason, number, "= ...");
 }
 
