@@ -344,7 +344,7 @@ def _probe(h, adapter):
     if fault is None:
         return
     what = "returned outputs that are not the spec's" if isinstance(fault, OutputError) else "raised"
-    raise UsageError(f"fn {_fn_name(adapter.fn)} {what} on a small well-formed problem (2 x {adapter.probe_cols}, "
+    raise (OutputError if isinstance(fault, OutputError) else UsageError)(f"fn {_fn_name(adapter.fn)} {what} on a small well-formed problem (2 x {adapter.probe_cols}, "
                      f"{adapter.tensors} tensors): {type(fault).__name__}: {fault}\nexpected {adapter.expected}") from None
 
 
