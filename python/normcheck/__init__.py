@@ -444,7 +444,11 @@ def _dec(v):
 
 
 def _hex(v):
-    return float(v).hex() if np.isfinite(v) else str(float(v))
+    """'0x1.0c6f7ap-20': the value's hex float without the mantissa's trailing zeros (as C's %a)."""
+    if not np.isfinite(v):
+        return str(float(v))
+    mantissa, exponent = float(v).hex().split("p")
+    return mantissa.rstrip("0").rstrip(".") + "p" + exponent
 
 
 # A problem's tensors are printed value by value up to this many per row (and
@@ -454,7 +458,10 @@ _PRINTED_COLS, _PRINTED_ROWS = 16, 4
 
 def _policy_text(policy):
     """'HF LlamaRMSNorm: x r rounded before the weight (rmsnorm fwd ... round=xhat:bf16)', or the spec alone."""
-    name = _normcheck.policy_name(policy)
+    try:
+        name = _normcheck.policy_name(policy)
+    except ValueError:  # not a spec's text: said as it is
+        name = ""
     return f"{name} ({policy})" if name else policy
 
 

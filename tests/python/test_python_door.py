@@ -135,7 +135,8 @@ def test_a_finding_message_holds_class_eps_problem_policy_and_python_replay(tmp_
     assert "problem: " in message and "eps = " in message and "(d = " in message
     assert "x[0] = [" in message and "hex [" in message  # the shrunk input, decimal and hex
     assert "worst: y[row " in message and "exact " in message and "(0x" in message
-    assert "the spec's rounding policy: HF LlamaRMSNorm" in message and LLAMA in message
+    assert "the spec's rounding policy: x r rounded before the weight (Hugging Face LlamaRMSNorm" in message
+    assert f"({LLAMA})" in message
     assert "its outputs follow: one rounding at the output" in message
     path = next(tmp_path.iterdir())
     assert f"replay: normcheck.replay(fn, '{path}')" in message
