@@ -228,6 +228,15 @@ def test_check_module_nn_layernorm_float32_at_user_shapes():
     assert {c.input_class for c in drawn.findings} <= {"mean_sigma_ge_1e5", "subnormal"}, drawn.summary()
 
 
+def test_check_module_nn_layernorm_bf16_is_flagged_on_this_cpu():
+    """torch 1.13's CPU LayerNorm on bf16 tensors (test_python_module.py:
+    F.layer_norm) is outside the bound of a LayerNorm rounded once at y: the
+    module is judged, with accuracy findings, not a usage error."""
+    ln = torch.nn.LayerNorm(768).to(torch.bfloat16)
+    result = normcheck.torch.check_module(ln, LAYERNORM_BF16, problems=[realistic(768, rows=8)])
+    assert labels(result) == ["accuracy"], result.summary()
+
+
 def test_check_module_hf_rmsnorm_bf16_at_user_shapes():
     llama = hf.LlamaRMSNorm(4096).to(torch.bfloat16)
     before = llama.weight.detach().clone()
