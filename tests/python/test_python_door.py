@@ -318,3 +318,13 @@ def test_pytest_failure_is_short_and_the_fixture_has_its_defaults(tmp_path):
     assert "normcheck: GemmaWeightNotOnePlus breaks" in failure and "seed=7" in failure
     assert "def assert_within_bound" not in failure and "normcheck/__init__.py" not in failure
     assert len(failure.splitlines()) < 40, failure
+
+
+def test_a_report_replays_its_findings_in_python(tmp_path):
+    result = normcheck.check(hf.as_fn(hf.LlamaRoundsOnce), LLAMA, cases=16, seed=SEED)
+    assert result.findings
+    result.report(tmp_path / "report")
+    md = (tmp_path / "report" / "report.md").read_text()
+    first = tmp_path / "report" / "findings" / f"case-{result.findings[0].index}.finding.txt"
+    assert f"replay: normcheck.replay(fn, '{first}')" in md
+    assert labels(normcheck.replay(hf.as_fn(hf.LlamaRoundsOnce), first)) == ["policy_mismatch"]
