@@ -72,6 +72,8 @@ def module_fn(module):
 
     def call(x, gamma, beta, eps):
         weight, bias = module.weight, module.bias if has_bias else None
+        if gamma.shape != weight.shape:  # a problem of another d (a shrinker's candidate): not this module's
+            raise ValueError(f"d = {gamma.shape[0]}: {type(module).__name__} is of d = {weight.shape[0]}")
         if weight.dtype != gamma.dtype:  # a TypeError: a usage error (normcheck's probe), not a finding per case
             raise TypeError(f"{type(module).__name__}'s weight is {weight.dtype}, the spec's gamma {gamma.dtype}: "
                             "give the spec the module's dtypes, or module.to() the spec's")

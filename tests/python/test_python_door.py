@@ -328,3 +328,12 @@ def test_a_report_replays_its_findings_in_python(tmp_path):
     first = tmp_path / "report" / "findings" / f"case-{result.findings[0].index}.finding.txt"
     assert f"replay: normcheck.replay(fn, '{first}')" in md
     assert labels(normcheck.replay(hf.as_fn(hf.LlamaRoundsOnce), first)) == ["policy_mismatch"]
+
+
+def test_fuzz_module_saves_a_finding_that_replays_on_the_module(tmp_path):
+    broken = hf.LlamaRoundsOnce(64).to(torch.bfloat16)
+    result = normcheck.torch.fuzz_module(broken, LLAMA, cases=24, seed=SEED, out_dir=tmp_path, quiet=True,
+                                         shrink_seconds=5)
+    finding = next(f for f in result.findings if f.label == "policy_mismatch")
+    assert finding.case.problem.cols == 64  # a module's d is its weight's: shrinking keeps it
+    assert labels(normcheck.replay(normcheck.torch.module_fn(broken), finding.file)) == ["policy_mismatch"]
