@@ -506,8 +506,14 @@ class Case:
         lines = [f"problem: {p.rows} x {p.cols} (d = {p.cols}), eps = {_dec(p.eps)} ({_hex(p.eps)})"
                  + (f", static scale {_dec(p.scale)}" if p.scale else "")]
         tensors = [("x", p.x), ("residual", p.residual), ("gamma", p.gamma), ("beta", p.beta)]
+        words = (self.spec or "").split()
+        absent = {"gamma": None if "weight=none" in words else "0" if "weight=1+gamma" in words else "1",
+                  "beta": "0" if (words[:1] == ["layernorm"] and "bias=none" not in words) or "bias" in words
+                  else None}
         for name, values in tensors:
             if values.size == 0:
+                if absent.get(name):  # the spec has it; the problem leaves it at its default
+                    lines.append(f"{name} = {absent[name]} (every element: none given)")
                 continue
             rows = values.reshape(-1, p.cols)
             if p.cols > _PRINTED_COLS or rows.shape[0] > _PRINTED_ROWS:
