@@ -335,7 +335,8 @@ using namespace normcheck::python;
 PYBIND11_MODULE(_normcheck, m) {
   m.doc() = "normcheck's C++ side: the harness row, generators, evaluate(), identify, problem files";
 
-  // The projects that ship a rounding policy ("HF LlamaRMSNorm: ..."), or "".
+  // A rounding policy (spec text) by name and the projects that ship it
+  // ("x r rounded before the weight (Hugging Face LlamaRMSNorm, ...)"), or "".
   m.def(
       "policy_name",
       [](const std::string& policy) {

@@ -457,7 +457,7 @@ _PRINTED_COLS, _PRINTED_ROWS = 16, 4
 
 
 def _policy_text(policy):
-    """'HF LlamaRMSNorm: x r rounded before the weight (rmsnorm fwd ... round=xhat:bf16)', or the spec alone."""
+    """'x r rounded before the weight (Hugging Face LlamaRMSNorm, ...) (rmsnorm fwd ... round=xhat:bf16)', or the spec alone."""
     try:
         name = _normcheck.policy_name(policy)
     except ValueError:  # not a spec's text: said as it is
