@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <tuple>
 
 #include "generators.h"
 #include "normcheck/op_spec.h"
@@ -162,6 +163,8 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
     p.cols = std::clamp<int64_t>(static_cast<int64_t>(std::exp2(std::uniform_real_distribution<double>(lo, hi)(rng))),
                                  max_d + 1, long_cap);
   }
+  // The caller's shapes, when given, replace the rows and d drawn above.
+  if (!opts.shapes.empty()) std::tie(p.rows, p.cols) = opts.shapes[rng() % opts.shapes.size()];
   p.eps = opts.eps ? *opts.eps : draw_eps(rng, opts.range.min_eps);
   p.misalign_floats = (rng() & 1) ? 0 : 1 + static_cast<int>(rng() % 15);
   if (opts.row_stride && rng() % 3 == 0) p.row_stride = p.cols + 1 + static_cast<int64_t>(rng() % 17);

@@ -24,6 +24,7 @@
 #include "campaign.h"
 #include "case_files.h"
 #include "case_gen.h"
+#include "harness_draw.h"
 #include "identify.h"
 #include "input_class.h"
 #include "isolation.h"
@@ -32,9 +33,9 @@
 #include "normcheck/io.h"
 #include "normcheck/row_file.h"
 #include "normcheck/seed.h"
+#include "normcheck/spec_policy.h"
 #include "judged_report.h"
 #include "recorded_kernel.h"
-#include "shell_quote.h"
 #include "verdict.h"
 #include "writers.h"
 
@@ -181,11 +182,23 @@ class Harness {
     return out;
   }
 
-  // Case c of the seed as gen draws it (fuzz's generator on this row, the
-  // inputs rounded to their formats).
+  // Case c of the seed as gen draws it (harness_draw.h: fuzz's generator on
+  // this row, at the shapes given if any, the inputs rounded to their formats
+  // and inside the domain once rounded).
   Problem draw(uint64_t seed, int64_t c) {
-    if (!gen_) gen_.emplace(props::gen_problem(fuzz::generator_options(row_)));
-    return cli::stored_problem(spec_, fuzz::case_problem(*gen_, seed, 0, c));
+    if (!gen_) gen_.emplace(props::gen_problem(cli::harness_options(row_, shapes_)));
+    if (std::optional<Problem> p = cli::harness_case(*gen_, row_, seed, c)) return std::move(*p);
+    throw py::value_error("case " + std::to_string(c) + ": " + std::to_string(cli::kHarnessDrawTries) +
+                          " draws in a row fall outside the domain '" + domain_text() + "' once rounded to " +
+                          std::string(to_string(spec_.dtype_of(TensorName::x))) + "; widen domain=");
+  }
+
+  // The shapes (rows, cols) draw() draws at (each problem one of them);
+  // empty: the generator's sizes. ValueError for a shape outside the domain's d range.
+  void set_shapes(std::vector<std::pair<int64_t, int64_t>> shapes) {
+    cli::harness_options(row_, shapes);  // throws std::invalid_argument (ValueError) for a bad one
+    shapes_ = std::move(shapes);
+    gen_.reset();
   }
 
   Outcome run(const Problem& p) {
@@ -247,7 +260,7 @@ class Harness {
                               problem_file(p.problem, {"normcheck (Python) finding: " + p.label + " on " + name,
                                                         outcomes[i].result.detail}));
         p.problem_file = "findings/" + file;
-        p.replay = "normcheck check --input " + cli::shell_quote(p.problem_file) + " --plugin LIBRARY";
+        p.replay = "normcheck.replay(fn, '" + (fs::absolute(fs::path(out)) / p.problem_file).lexically_normal().string() + "')";
       }
       kernel.problems.push_back(std::move(p));
     }
@@ -290,6 +303,7 @@ class Harness {
   InputRange domain_;
   Kernel row_{};
   fuzz::IsolationOptions isolation_;
+  std::vector<std::pair<int64_t, int64_t>> shapes_;
   std::optional<rc::Gen<Problem>> gen_;
 };
 
@@ -320,6 +334,17 @@ using namespace normcheck::python;
 
 PYBIND11_MODULE(_normcheck, m) {
   m.doc() = "normcheck's C++ side: the harness row, generators, evaluate(), identify, problem files";
+
+  // A rounding policy (spec text) by name and the projects that ship it
+  // ("x r rounded before the weight (Hugging Face LlamaRMSNorm, ...)"), or "".
+  m.def(
+      "policy_name",
+      [](const std::string& policy) {
+        const normcheck::SpecParse parsed = normcheck::parse_spec(policy);
+        if (!parsed.spec) throw py::value_error("policy '" + policy + "': " + parsed.error);
+        return std::string(normcheck::known_policy_name(*parsed.spec));
+      },
+      py::arg("policy"));
 
   m.def("seed", &seed_of, py::arg("seed"),
         "The seed of a random run: int, seed text, or None (NORMCHECK_SEED, else 20261127)");
@@ -400,6 +425,7 @@ PYBIND11_MODULE(_normcheck, m) {
       .def_property_readonly("inputs", [](const Harness& h) { return h.tensors(false); })
       .def_property_readonly("outputs", [](const Harness& h) { return h.tensors(true); })
       .def("draw", &Harness::draw, py::arg("seed"), py::arg("case"))
+      .def("set_shapes", &Harness::set_shapes, py::arg("shapes"))
       .def("run", &Harness::run, py::arg("problem"))
       .def("shrink", &Harness::shrink, py::arg("problem"), py::arg("outcome"), py::arg("seconds"))
       .def("stored", &Harness::stored, py::arg("problem"))

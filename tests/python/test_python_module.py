@@ -214,7 +214,8 @@ def test_assert_within_bound_message_names_the_element_and_the_replay(tmp_path):
                                       out_dir=tmp_path)
     message = str(raised.value)
     assert "GemmaWeightNotOnePlus breaks " + GEMMA in message
-    assert "accuracy: y[row " in message and ", col " in message and "exact 0x" in message
+    assert "accuracy in input class " in message and "worst: y[row " in message and ", col " in message
+    assert "exact " in message and "(0x" in message
     assert "allowed error" in message
     assert f"seed={SEED}" in message
     files = list(tmp_path.iterdir())

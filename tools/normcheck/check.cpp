@@ -56,6 +56,28 @@ bool belongs_to(Op op, const std::string& family) {
 
 bool is_backward(Op op) { return op == Op::layernorm_bwd || op == Op::rmsnorm_bwd; }
 
+// The spec with mean and rstd / rrms written.
+OpSpec with_statistics(OpSpec spec) {
+  spec.stats = true;
+  return spec;
+}
+
+// Why no kernel runs a problem file of a spec: the kernels of its op and
+// dtype, each with its own spec, and what --kernel does.
+std::string no_kernel_for(const ProblemFile& file, bool plugins_only) {
+  std::string of_op;
+  for (const Kernel& k : kernel_table())
+    if (k.op == *file.op && k.dtype == file.dtype && (!plugins_only || k.origin == Origin::plugin))
+      of_op += "\n  " + std::string(k.name) + ": " + to_text(spec_of(k));
+  const std::string where = plugins_only ? "the plugins" : "the table";
+  if (of_op.empty())
+    return "no kernel of " + where + " is " + std::string(to_string(*file.op)) + " " +
+           std::string(to_string(file.dtype)) + ", the problem file's op and dtype";
+  return "no kernel of " + where + " has the problem file's spec '" + to_text(*file.spec) + "'" +
+         (file.spec->stats ? "" : " (or that spec with statistics)") + "; those of its op and dtype are:" + of_op +
+         "\n--kernel NAME judges one of them on the file's problem against its own spec";
+}
+
 // The kernels to run: those named, else every kernel of --op's family (default
 // layernorm), or for a problem file every kernel of its op and dtype. With
 // --plugin, only the plugins' kernels among those (as `fuzz` does), all of them
@@ -72,6 +94,14 @@ std::vector<const Kernel*> select_kernels(const CheckOptions& options, const Pro
                                       : belongs_to(k.op, options.op)) &&
           (!plugins_only || k.origin == Origin::plugin))
         selected.push_back(&k);
+    // A file of a spec without statistics (stats=none, as the Python module
+    // and judge save them): the kernels whose spec is the same but also
+    // writes them, each judged against its own spec on the file's problem.
+    if (selected.empty() && whole && file.spec && !file.spec->stats)
+      for (const Kernel& k : kernel_table())
+        if (k.op == *file.op && k.dtype == file.dtype && (!plugins_only || k.origin == Origin::plugin) &&
+            with_statistics(*file.spec) == spec_of(k))
+          selected.push_back(&k);
     return selected;
   }
   std::set<std::string> seen;
@@ -149,6 +179,7 @@ int run_check(CheckOptions options) {
     if (!(eps >= 0) || std::isinf(eps)) throw UsageError("--eps must be finite and >= 0, got " + options.eps_text);
   }
   const std::vector<const Kernel*> kernels = select_kernels(options, file);
+  if (kernels.empty() && whole && file.spec) throw UsageError(no_kernel_for(file, !options.plugins.paths.empty()));
   if (kernels.empty())
     throw UsageError(std::string(options.plugins.paths.empty() ? "no kernel in the table" : "no kernel of the plugins") +
                      (whole ? " for the problem file's op and dtype"

@@ -9,9 +9,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -235,6 +238,29 @@ TEST(JudgeCli, GenDrawsFromItsSeedAndRefusesWhatItCannotWrite) {
   fs::create_directories(scratch_dir() / "empty");
   EXPECT_EQ(judge(scratch_dir() / "empty", "").exit_code, 2);
   EXPECT_EQ(judge(scratch_dir() / "no_such_dir", "").exit_code, 2);
+}
+
+// --shape RxC (repeatable): every problem is one of the shapes given; a shape
+// whose d is outside the domain, or that is not RxC, is bad usage.
+TEST(JudgeCli, GenDrawsAtTheShapesGiven) {
+  const fs::path dir = scratch_dir() / "shapes";
+  fs::remove_all(dir);
+  const CliRun run = run_normcheck("gen --spec '" + std::string(kLlama) + "' --cases 8 --seed 7 --shape 3x17 --shape 2x5 --out " +
+                                   dir.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::set<std::vector<int64_t>> shapes;
+  for (int c = 0; c < 8; ++c) {
+    char name[40];
+    std::snprintf(name, sizeof name, "case-%03d.inputs.safetensors", c);
+    shapes.insert(nf::read_safetensors(dir / name).find("x")->shape);
+  }
+  EXPECT_EQ(shapes, (std::set<std::vector<int64_t>>{{3, 17}, {2, 5}}));
+  const CliRun outside = run_normcheck("gen --spec '" + std::string(kLlama) + "' --domain 'd<=8' --shape 2x16 --out " +
+                                       (scratch_dir() / "shapes_outside").string());
+  EXPECT_EQ(outside.exit_code, 2);
+  EXPECT_NE(outside.err.find("outside the domain d<=8"), std::string::npos) << outside.err;
+  EXPECT_EQ(run_normcheck("gen --spec '" + std::string(kLlama) + "' --shape 3by17 --out " +
+                          (scratch_dir() / "shapes_bad").string()).exit_code, 2);
 }
 
 // The harness in Python (judge_harness.py: numpy alone, Gemma's RMSNorm):
