@@ -546,11 +546,22 @@ class Case:
 
 
 class _Verdicts:
-    """A run's verdict: it passed when it has no finding (and is then true)."""
+    """A run's verdict: it passed when some case was judged and none has a
+    finding (and is then true). Nothing judged (every case declined) is never
+    a pass: nothing_judged() says why."""
 
     @property
     def passed(self):
-        return not self.findings
+        return not self.findings and self.judged > 0
+
+    def nothing_judged(self):
+        """'' when some case was judged, else 'nothing judged: declined N of N cases: REASON'."""
+        if self.judged > 0:
+            return ""
+        if not self.declined_count:
+            return "nothing judged: no case ran"
+        return (f"nothing judged: declined {self.declined_count} of {self.declined_count} cases: "
+                f"{self.first_decline}")
 
     def __bool__(self):
         return self.passed
@@ -588,6 +599,18 @@ class CheckResult(_Verdicts):
     def declined(self):
         return [c for c in self.cases if c.declined]
 
+    @property
+    def judged(self):
+        return len(self.cases) - len(self.declined)
+
+    @property
+    def declined_count(self):
+        return len(self.declined)
+
+    @property
+    def first_decline(self):
+        return next((c.declined for c in self.cases if c.declined), "")
+
     def summary(self):
         """'SPEC: 101 cases (seed S), 2 with a finding (accuracy 2), 1 declined, not judged: REASON (1)'."""
         seed = f" (seed {self.seed})" if self.seed is not None else ""
@@ -595,6 +618,8 @@ class CheckResult(_Verdicts):
         for c in self.findings:
             labels[c.label] = labels.get(c.label, 0) + 1
         by_label = " (" + ", ".join(f"{k} {n}" for k, n in labels.items()) + ")" if labels else ""
+        if self.judged == 0:
+            return f"{self.spec}: {len(self.cases)} cases{seed}, {self.nothing_judged()}"
         return (f"{self.spec}: {len(self.cases)} cases{seed}, {len(self.findings)} with a finding{by_label}"
                 + _declined_text(self.cases))
 
@@ -691,9 +716,18 @@ def _shrink(h, case, seconds):
 class FuzzResult(_Verdicts):
     """fuzz()'s run: seed, cases run, seconds, findings (one per label and input class)."""
 
-    def __init__(self, spec, seed, cases, seconds, findings, declined=0):
+    def __init__(self, spec, seed, cases, seconds, findings, declined=0, first_decline=""):
         self.spec, self.seed, self.cases, self.seconds, self.findings = spec, seed, cases, seconds, findings
         self.declined = declined
+        self.first_decline = first_decline
+
+    @property
+    def judged(self):
+        return self.cases - self.declined
+
+    @property
+    def declined_count(self):
+        return self.declined
 
     def __repr__(self):
         return (f"<normcheck.FuzzResult {self.spec}: {self.cases} cases, seed {self.seed}, "
@@ -716,11 +750,12 @@ def fuzz(fn, spec, cases=None, seconds=None, seed=None, out_dir="normcheck-findi
         print(f"normcheck.fuzz: seed {seed} (NORMCHECK_SEED={seed} or seed={seed} replays it), spec {h.spec}",
               file=sys.stderr)
     start = time.monotonic()
-    findings, seen, c, declined = [], set(), 0, 0
+    findings, seen, c, declined, first_decline = [], set(), 0, 0, ""
     while (cases is None or c < cases) and (seconds is None or time.monotonic() - start < seconds):
         p = h.draw(seed, c)
         case = Case(c, p, h.run(p), h.spec)
         declined += bool(case.declined)
+        first_decline = first_decline or case.declined
         key = (case.label, case.input_class)
         if case.label and key not in seen and len(findings) < max_findings:
             seen.add(key)
@@ -731,7 +766,10 @@ def fuzz(fn, spec, cases=None, seconds=None, seed=None, out_dir="normcheck-findi
                 print(f"normcheck.fuzz: {case.label} ({case.input_class}) on case {c}: {shrunk.worst_text()}\n"
                       f"    saved {path}", file=sys.stderr)
         c += 1
-    return FuzzResult(h.spec, seed, c, time.monotonic() - start, findings, declined)
+    result = FuzzResult(h.spec, seed, c, time.monotonic() - start, findings, declined, first_decline)
+    if not quiet and result.nothing_judged():
+        print(f"normcheck.fuzz: {h.spec}: {result.nothing_judged()}", file=sys.stderr)
+    return result
 
 
 def replay(fn, file, spec=None, tensors=None, device=None):
@@ -811,6 +849,8 @@ def assert_within_bound(fn, spec, problems=None, cases=101, seed=None, tensors=N
                    shapes=shapes, device=device)
     if result.passed:
         return result
+    if not result.findings:  # every case declined: no verdict, which is not a pass
+        raise AssertionError(f"normcheck: {_fn_name(result._fn)} on {result.spec}: {result.nothing_judged()}") from None
     first = result.findings[0]
     shrunk = _shrink(result._harness, first, shrink_seconds)
     if out_dir is None:
