@@ -12,7 +12,6 @@
 #include <charconv>
 #include <cstring>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -79,11 +78,18 @@ void install_handlers() {
   });
 }
 
-// Registers a temporary file for the handler for as long as it lives; with
-// every slot taken the file is only unregistered (so not removed on a signal).
+// Registers a temporary file for the handler until cleared or destroyed;
+// with every slot taken the file is not registered (so not removed on a signal).
 class LiveTemp {
  public:
-  explicit LiveTemp(const std::filesystem::path& p) : text_(p.native()) {
+  LiveTemp() = default;
+  ~LiveTemp() { clear(); }
+  LiveTemp(const LiveTemp&) = delete;
+  LiveTemp& operator=(const LiveTemp&) = delete;
+
+  void set(const std::filesystem::path& p) {
+    clear();
+    text_ = p.native();
     for (Live& l : live_temps) {
       const char* expected = nullptr;
       if (l.path.compare_exchange_strong(expected, text_.c_str())) {
@@ -93,11 +99,10 @@ class LiveTemp {
       }
     }
   }
-  ~LiveTemp() {
+  void clear() {
     if (slot_) slot_->path.store(nullptr);
+    slot_ = nullptr;
   }
-  LiveTemp(const LiveTemp&) = delete;
-  LiveTemp& operator=(const LiveTemp&) = delete;
 
  private:
   std::string text_;
@@ -151,16 +156,12 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   remove_stale_temps(directory_of(path));
   std::filesystem::path temp;
   int fd = -1;
-  std::optional<LiveTemp> live;
+  LiveTemp live;
   for (int attempt = 0; fd < 0; ++attempt) {
     temp = temp_beside(path, attempt);
-    live.reset();
-    live.emplace(temp);  // before the file exists: a signal may come between the two
+    live.set(temp);  // before the file exists: a signal may come between the two
     fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && (errno != EEXIST || attempt >= 100)) {
-      live.reset();
-      fail(path, "create temporary file", errno);
-    }
+    if (fd < 0 && (errno != EEXIST || attempt >= 100)) fail(path, "create temporary file", errno);
   }
 
   auto abandon = [&](const char* step) {
