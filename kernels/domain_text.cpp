@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "normcheck/excerpt.h"
 #include "normcheck/kernel.h"
 
 namespace normcheck {
@@ -34,7 +35,7 @@ std::string number_text(float v) {
 }
 
 [[noreturn]] void fail(std::string_view term, const std::string& why) {
-  throw std::invalid_argument("domain term '" + std::string(term) + "': " + why);
+  throw std::invalid_argument("domain term '" + excerpt(term) + "': " + why);
 }
 
 // A finite number >= 0 (a decimal, or 2^k), the whole of `s`.
@@ -141,7 +142,7 @@ InputRange parse_domain(std::string_view text, const InputRange& base) {
   }
   if (any && other) fail("any", "'any' states no limit: it cannot come with other terms");
   if (d.min_d > d.max_d)
-    throw std::invalid_argument("domain '" + std::string(text) + "': the d range " + std::to_string(d.min_d) +
+    throw std::invalid_argument("domain '" + excerpt(text) + "': the d range " + std::to_string(d.min_d) +
                                 ".." + std::to_string(d.max_d) + " is empty");
   return d;
 }

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <vector>
 
+#include "normcheck/excerpt.h"
+
 namespace normcheck {
 namespace {
 
@@ -53,7 +55,7 @@ std::vector<std::string_view> words_of(std::string_view text) {
   return words;
 }
 
-std::string quoted(std::string_view w) { return "'" + std::string(w) + "'"; }
+std::string quoted(std::string_view w) { return "'" + excerpt(w) + "'"; }
 
 // A float of the text form: a decimal number that is a float, printed back
 // as the shortest text that reads as the same float.
