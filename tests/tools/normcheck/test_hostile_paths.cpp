@@ -87,6 +87,21 @@ TEST(HostilePaths, FifosDevicesAndDirectoriesAreRefusedAtOnce) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// A harness's outputs file that is a FIFO (or /dev/zero behind a symlink):
+// judge names it and writes nothing.
+TEST(HostilePaths, JudgeRefusesAnOutputsFileThatIsNotARegularFile) {
+  const fs::path dir = scratch_dir() / "judge_fifo";
+  fs::remove_all(dir);
+  const CliRun gen = normcheck_bounded("gen --spec 'rmsnorm fwd' --cases 2 --seed 1 --out " + dir.string());
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const fs::path fifo = dir / "case-000.outputs.safetensors", zero = dir / "case-001.outputs.safetensors";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_symlink("/dev/zero", zero);
+  const CliRun run = normcheck_bounded("judge " + dir.string());
+  expect_refused(run, fifo.string(), "a FIFO, not a regular file");
+  EXPECT_NE(run.err.find(zero.string() + ": a character device, not a regular file"), std::string::npos) << run.err;
+}
+
 // A token past the limit is exit 2 naming the file and its line, and the
 // message quotes it capped and escaped.
 TEST(HostilePaths, ALongTokenIsRefusedNamingFileAndLine) {
