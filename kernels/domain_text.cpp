@@ -45,13 +45,13 @@ double parse_number(std::string_view s, std::string_view term) {
     int k = 0;
     const auto r = std::from_chars(s.data() + 2, s.data() + s.size(), k);
     if (r.ec != std::errc() || r.ptr != s.data() + s.size() || k < -1074 || k > 1023)
-      fail(term, "'" + std::string(s) + "' is not a power of two 2^k with an integer k in [-1074, 1023]");
+      fail(term, "'" + excerpt(s) + "' is not a power of two 2^k with an integer k in [-1074, 1023]");
     return std::ldexp(1.0, k);
   }
   const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || !std::isfinite(v))
-    fail(term, "'" + std::string(s) + "' is not a finite number");
-  if (v < 0) fail(term, "'" + std::string(s) + "' is negative");
+    fail(term, "'" + excerpt(s) + "' is not a finite number");
+  if (v < 0) fail(term, "'" + excerpt(s) + "' is negative");
   return v;
 }
 
@@ -59,7 +59,7 @@ int64_t parse_count(std::string_view s, std::string_view term) {
   int64_t v = 0;
   const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || v < 1)
-    fail(term, "'" + std::string(s) + "' is not an integer >= 1");
+    fail(term, "'" + excerpt(s) + "' is not an integer >= 1");
   return v;
 }
 

@@ -21,7 +21,7 @@
 namespace normcheck::fuzz {
 namespace {
 
-constexpr int kMutantsPerReader = 1500;
+constexpr int kMutantsPerReader = 4000;
 
 std::string safetensors_seed() {
   fold::TensorFile f;
@@ -61,20 +61,21 @@ std::string random_bytes(std::mt19937_64& rng, std::size_t n) {
   return s;
 }
 
-// The header of a safetensors file with its length field rewritten, so that
-// mutations of the JSON reach the JSON reader.
-std::string header_of(const std::string& file) {
+// The header of a safetensors file and the file with another header (its
+// length field rewritten), so that mutations of the JSON reach the JSON
+// reader; a length field a mutation broke counts up to the end of the file.
+uint64_t header_length(const std::string& file) {
+  if (file.size() < 8) return 0;
   uint64_t n = 0;
   std::memcpy(&n, file.data(), 8);
-  return file.substr(8, n);
+  return std::min<uint64_t>(n, file.size() - 8);
 }
+std::string header_of(const std::string& file) { return file.size() < 8 ? file : file.substr(8, header_length(file)); }
 std::string with_header(const std::string& file, const std::string& header) {
-  uint64_t old = 0;
-  std::memcpy(&old, file.data(), 8);
   const uint64_t n = header.size();
   std::string out(8, '\0');
   std::memcpy(out.data(), &n, 8);
-  return out + header + file.substr(8 + old);
+  return out + header + (file.size() < 8 ? std::string() : file.substr(8 + header_length(file)));
 }
 
 // A change that knows the format: what the hostile inputs were made of.
