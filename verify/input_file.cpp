@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 #include "normcheck/excerpt.h"
 
@@ -47,7 +48,12 @@ std::string read_input_file(const std::filesystem::path& path, uint64_t max_byte
   if (size > max_bytes)
     throw InputFileError(name + ": " + std::to_string(size) + " bytes, more than the " + std::to_string(max_bytes) +
                          " bytes normcheck reads from a file of this kind");
-  std::string out(static_cast<std::size_t>(size), '\0');
+  std::string out;
+  try {
+    out.resize(static_cast<std::size_t>(size));
+  } catch (const std::bad_alloc&) {
+    throw InputFileError(name + ": " + std::to_string(size) + " bytes do not fit in the memory normcheck may use");
+  }
   std::size_t have = 0;
   // The size fstat() gave is what is read: a file that grows meanwhile is
   // refused rather than read past its limit.
