@@ -121,7 +121,13 @@ TEST_F(WriteFileAtomically, ASignalMidWriteLeavesNoTemporary) {
       const std::string big(64 << 20, 'x');
       for (;;) write_file_atomically(dir_ / "big.bin", big);
     }
-    ::usleep(300'000);
+    // the signal goes as soon as a temporary file exists (a loaded machine may take seconds)
+    const auto has_temp = [&] {
+      for (const auto& e : fs::directory_iterator(dir_))
+        if (e.path().filename().string().find(".tmp.") != std::string::npos) return true;
+      return false;
+    };
+    for (int waited = 0; !has_temp() && waited < 30'000; waited += 1) ::usleep(1000);
     ::kill(child, sig);
     int status = 0;
     ::waitpid(child, &status, 0);
