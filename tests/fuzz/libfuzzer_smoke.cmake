@@ -1,7 +1,8 @@
 # Builds the libFuzzer target with scripts/oss_fuzz_build.sh (clang,
 # -fsanitize=fuzzer, OSS-Fuzz's variables), runs it on our kernels for a
 # bounded time (no finding expected), then on a broken plugin (the tail bug),
-# where it must stop with that kernel's failure: the negative control.
+# where it must stop with that kernel's failure: the negative control; and the
+# readers' entry point for the same time, with no failure expected.
 file(REMOVE_RECURSE ${WORK_DIR})
 set(ENV{CC} clang)
 set(ENV{CXX} clang++)
@@ -22,6 +23,17 @@ if(NOT rc EQUAL 0)
 endif()
 string(REGEX MATCH "Done [0-9]+ runs" done "${err}")
 message(STATUS "our kernels: ${done} in ${SECONDS} s")
+
+# The readers' entry point (fuzz/libfuzzer/readers.h): every input read or refused.
+file(MAKE_DIRECTORY ${WORK_DIR}/corpus_readers)
+execute_process(COMMAND ${WORK_DIR}/out/normcheck_readers_fuzzer -max_total_time=${SECONDS} -seed=1 -rss_limit_mb=4096
+                  ${WORK_DIR}/corpus_readers
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the readers' fuzzer found a failure (exit ${rc}):\n${err}")
+endif()
+string(REGEX MATCH "Done [0-9]+ runs" done "${err}")
+message(STATUS "the readers: ${done} in ${SECONDS} s")
 
 set(ENV{NORMCHECK_FUZZ_PLUGIN} ${PLUGIN})
 execute_process(COMMAND ${fuzzer} -max_total_time=${SECONDS} -seed=1 -artifact_prefix=${WORK_DIR}/
