@@ -36,7 +36,6 @@
 #include "json_text.h"
 #include "judged_report.h"
 #include "normcheck/evaluate.h"
-#include "normcheck/input_file.h"
 #include "normcheck/io.h"
 #include "normcheck/row_file.h"
 #include "recorded_kernel.h"
@@ -215,9 +214,7 @@ int run_judge(const JudgeArgs& args) {
   const fs::path dir = args.dir;
   // an OUT that cannot be a folder is bad usage, found before any case is judged;
   // it is made only once every case could be judged
-  std::error_code ec;
-  if (!args.report.empty() && fs::exists(args.report, ec) && !fs::is_directory(args.report, ec))
-    throw UsageError("cannot create the report folder " + path_text(args.report) + ": a file of that name is in the way");
+  if (!args.report.empty()) check_report_folder_or_usage(args.report);
   std::vector<CaseVerdict> verdicts;
   for (const fs::path& inputs : input_files(dir)) verdicts.push_back(judge_case(dir, inputs));
   int64_t passed = 0, findings = 0, bad = 0;
