@@ -3,6 +3,7 @@
 #include <cmath>
 #include <charconv>
 #include <cstring>
+#include <new>
 #include <fstream>
 #include <sstream>
 
@@ -285,7 +286,11 @@ ProblemFile parse_problem_file(std::string_view text, std::string_view source_vi
 }
 
 ProblemFile read_problem_file(const std::filesystem::path& path) {
-  return parse_problem_file(read_row_file_text(path), path.string());
+  try {
+    return parse_problem_file(read_row_file_text(path), path.string());
+  } catch (const std::bad_alloc&) {
+    throw out_of_memory(path);
+  }
 }
 
 }  // namespace normcheck

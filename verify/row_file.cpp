@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 
 #include "normcheck/excerpt.h"
 #include "normcheck/input_file.h"
@@ -99,8 +100,17 @@ std::string read_row_file_text(const std::filesystem::path& path) {
   }
 }
 
+RowFileError out_of_memory(const std::filesystem::path& path) {
+  return RowFileError(path_text(path) + ": its values do not fit in the memory normcheck may use", 0, 0);
+}
+
 std::vector<ParsedRow> read_row_file(const std::filesystem::path& path) {
-  auto rows = parse_rows(read_row_file_text(path), path.string());
+  std::vector<ParsedRow> rows;
+  try {
+    rows = parse_rows(read_row_file_text(path), path.string());
+  } catch (const std::bad_alloc&) {
+    throw out_of_memory(path);
+  }
   if (rows.empty()) throw RowFileError(path_text(path) + ": no rows (the file is empty or all comments)", 0, 0);
   return rows;
 }

@@ -17,8 +17,8 @@ struct JsonInputError : std::runtime_error {
 };
 
 // The limits every JSON input is held to (docs/folding.md states them): no
-// format normcheck reads nests deeper than 4 levels, and a safetensors header
-// of a real model has tens of thousands of values.
+// format normcheck reads nests deeper than 5 levels (a fold spec's consumer),
+// and a safetensors header of a real model has tens of thousands of values.
 inline constexpr int kMaxJsonDepth = 64;
 inline constexpr std::size_t kMaxJsonValues = 10'000'000;
 

@@ -67,8 +67,11 @@ std::vector<ParsedRow> parse_rows(std::string_view text, std::string_view source
 std::string read_row_file_text(const std::filesystem::path& path);
 
 // Reads and parses a file; an unreadable path or a file with no rows throws
-// RowFileError.
+// RowFileError, and so does a file whose values do not fit in memory.
 std::vector<ParsedRow> read_row_file(const std::filesystem::path& path);
+
+// The RowFileError of a file whose values do not fit in memory (std::bad_alloc while reading it).
+RowFileError out_of_memory(const std::filesystem::path& path);
 
 // The longest token a value may be: a float's exact decimal expansion takes
 // at most about 150 characters, its hex-float 16.
