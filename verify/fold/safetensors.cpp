@@ -28,11 +28,18 @@ int element_bytes(std::string_view dtype) {
   return it == sizes.end() ? 0 : it->second;
 }
 
-// A shape as messages write it: its integers; it has been checked to hold
-// only integers when this is called.
+// A shape as messages write it, bounded: its first 8 entries (an integer as
+// it is, anything else by its type), then how many there are.
 std::string shape_text(const nlohmann::json& shape) {
   std::string out = "[";
-  for (const auto& v : shape) out += (out.size() > 1 ? ", " : "") + v.dump();
+  std::size_t i = 0;
+  for (const auto& v : shape) {
+    if (i == 8) {
+      out += ", ... (" + std::to_string(shape.size()) + " entries)";
+      break;
+    }
+    out += (i++ ? ", " : "") + (v.is_number_unsigned() ? v.dump() : describe_json(v));
+  }
   return out + "]";
 }
 

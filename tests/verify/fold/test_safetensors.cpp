@@ -150,6 +150,11 @@ TEST(Safetensors, RefusesWhatTheReferenceImplementationRefuses) {
   // 2^62 x 4 elements of 4 bytes: 2^66 bytes wraps to 0, which empty data_offsets would match
   expect_refused(ft::raw_file(R"({"big":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})", ""),
                  "tensor 'big': shape [4611686018427387904, 4] holds more bytes than 2^64");
+  // the message names the shape bounded, however long it is
+  std::string ones;
+  for (int i = 0; i < 1'000'000; ++i) ones += ",1";
+  expect_refused(ft::raw_file(R"({"big":{"dtype":"F32","shape":[4611686018427387904,4)" + ones + R"(],"data_offsets":[0,0]}})", ""),
+                 "shape [4611686018427387904, 4, 1, 1, 1, 1, 1, 1, ... (1000002 entries)] holds more bytes than 2^64");
 }
 
 // Names and values from the file reach a message escaped and capped.
