@@ -5,13 +5,15 @@
 #include <cstdio>
 
 #include "fold/round.h"
+#include "normcheck/excerpt.h"
+#include "normcheck/input_file.h"
 #include "normcheck/row_file.h"
 
 namespace normcheck::cli {
 namespace {
 
-// A file as messages name it: its path as given, as the safetensors reader's messages do.
-std::string named(const std::filesystem::path& path) { return path.string(); }
+// A file as messages name it: its path as given, escaped, as the safetensors reader's messages do.
+std::string named(const std::filesystem::path& path) { return path_text(path); }
 
 // The shape of tensor t in a problem of rows x cols.
 std::vector<int64_t> shape_of(TensorName t, int64_t rows, int64_t cols) {
@@ -75,14 +77,12 @@ void no_other_tensors(const fold::TensorFile& file, const std::filesystem::path&
     if (!known) {
       std::string list;
       for (const std::string& name : expected) list += (list.empty() ? "" : ", ") + name;
-      throw CaseFileError(named(path) + ": tensor '" + t.name + "' is not one of the spec's (" + list + ")");
+      throw CaseFileError(named(path) + ": tensor '" + excerpt(t.name) + "' is not one of the spec's (" + list + ")");
     }
   }
 }
 
 fold::TensorFile read_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw CaseFileError(named(path) + ": no such file");
   try {
     return fold::read_safetensors(path);
   } catch (const fold::SafetensorsError& e) {
@@ -102,7 +102,7 @@ uint64_t unsigned_metadata(const fold::TensorFile& file, const std::filesystem::
   uint64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || error != std::errc() || end != text.data() + text.size())
-    throw CaseFileError(named(path) + ": __metadata__ '" + key + "' is \"" + text +
+    throw CaseFileError(named(path) + ": __metadata__ '" + key + "' is \"" + excerpt(text) +
                         "\", not a decimal integer in [0, 2^64)");
   return value;
 }
@@ -209,10 +209,11 @@ CaseInputs read_inputs(const std::filesystem::path& path) {
   const fold::TensorFile file = read_file(path);
   CaseInputs c;
   if (const std::string& v = metadata(file, path, "normcheck.protocol"); v != kCaseProtocol)
-    throw CaseFileError(named(path) + ": protocol version \"" + v + "\", this normcheck reads version " +
+    throw CaseFileError(named(path) + ": protocol version \"" + excerpt(v) + "\", this normcheck reads version " +
                         kCaseProtocol);
   const SpecParse parsed = parse_spec(metadata(file, path, "normcheck.spec"));
-  if (!parsed.spec) throw CaseFileError(named(path) + ": __metadata__ 'normcheck.spec' is not a spec: " + parsed.error);
+  if (!parsed.spec) throw CaseFileError(named(path) + ": __metadata__ 'normcheck.spec' is not a spec: " +
+                                                  excerpt(parsed.error, 4 * kExcerptBytes));
   c.spec = *parsed.spec;
   if (c.spec.direction != Direction::fwd || c.spec.linear)
     throw CaseFileError(named(path) + ": the spec " + to_text(c.spec) + " is not a forward norm");
@@ -275,7 +276,7 @@ fold::TensorFile read_outputs(const std::filesystem::path& path, const CaseInput
     wanted += (wanted.empty() ? "" : ", ") + w.name + " (" + w.dtypes.front() + " " + shape_text(w.shape) + ")";
   }
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
+  if (!std::filesystem::exists(path, ec))  // what is there but is not a regular file, read_file names
     throw CaseFileError(named(path) + ": no such file; the harness writes the tensors " + wanted + " there");
   fold::TensorFile file = read_file(path);
   for (const Wanted& w : outputs) checked(file, path, w.name, w.dtypes, w.shape);

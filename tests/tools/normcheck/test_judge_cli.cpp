@@ -713,6 +713,21 @@ TEST(JudgeReport, CasesOfTwoSpecsAreTwoKernelRows) {
   for (const auto& k : kernels) EXPECT_EQ(k.at("grade"), "trusted") << k.dump();
 }
 
+// One case that is bad input: exit 2 and nothing written, neither the other
+// cases' finding files nor the --report folder.
+TEST(JudgeReport, OneBadCaseWritesNothing) {
+  const fs::path dir = generate("bad_case_writes_nothing", kLlama, 24);
+  harness(dir, "broken.llama_rounds_once", "BF16", JUDGE_HARNESS_BROKEN);
+  fs::remove(outputs_of(dir, 1));
+  const fs::path out = scratch_dir() / "bad_case_report";
+  fs::remove_all(out);
+  const CliRun run = judge(dir, "--report " + out.string());
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+  EXPECT_FALSE(fs::exists(out));
+  for (const fs::directory_entry& e : fs::directory_iterator(dir))
+    EXPECT_EQ(e.path().string().find(".finding.txt"), std::string::npos) << e.path();
+}
+
 TEST(JudgeReport, AnOutFolderThatIsAFileIsBadUsageAndNothingIsWritten) {
   const fs::path dir = judged_llama("report_bad_out");
   const fs::path file = scratch_dir() / "report_out_is_a_file";
