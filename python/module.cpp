@@ -174,7 +174,7 @@ class Harness {
   std::vector<std::pair<std::string, std::string>> tensors(bool outputs) const {
     std::vector<std::pair<std::string, std::string>> out;
     for (TensorName t : outputs ? cli::output_tensors(spec_) : cli::input_tensors(spec_))
-      out.emplace_back(cli::tensor_file_name(t, spec_.norm),
+      out.emplace_back(cli::tensor_file_name(spec_, t),
                        t == TensorName::y && spec_.quant ? std::string(to_string(spec_.quant->cast.format))  // its codes
                                                          : std::string(to_string(spec_.dtype_of(t))));
     // a quantized spec's scale, float32: the static one an input, a dynamic one an output
@@ -282,13 +282,13 @@ class Harness {
     Harness& h = *g_current;
     py::dict inputs;
     for (TensorName t : cli::input_tensors(h.spec_))
-      inputs[py::str(cli::tensor_file_name(t, h.spec_.norm))] = input_array(tensor_of(*call, t), t);
+      inputs[py::str(cli::tensor_file_name(h.spec_, t))] = input_array(tensor_of(*call, t), t);
     if (cli::scale_is_input(h.spec_)) inputs[py::str(kScale)] = input_array(call->scale, TensorName::x, true);
     const py::object out = h.adapter_(inputs, static_cast<double>(call->eps));
     if (py::isinstance<py::str>(out)) throw fuzz::KernelCallFault("exception", out.cast<std::string>());
     const py::dict outputs = out.cast<py::dict>();
     for (TensorName t : cli::output_tensors(h.spec_)) {
-      const std::string name = cli::tensor_file_name(t, h.spec_.norm);
+      const std::string name = cli::tensor_file_name(h.spec_, t);
       if (!outputs.contains(name)) throw py::value_error("no output '" + name + "'");
       copy_output(tensor_of(*call, t), outputs[py::str(name)], name);
     }
