@@ -524,11 +524,15 @@ class Case:
         p = self.problem
         lines = [f"problem: {p.rows} x {p.cols} (d = {p.cols}), eps = {_dec(p.eps)} ({_hex(p.eps)})"
                  + (f", static scale {_dec(p.scale)}" if p.scale else "")]
-        tensors = [("x", p.x), ("residual", p.residual), ("gamma", p.gamma), ("beta", p.beta)]
         words = (self.spec or "").split()
+        backward = words[1:2] == ["bwd"]
+        # a backward's inputs: dy, x, dresidual (the problem's residual), gamma; beta only from=y
+        tensors = ([("dy", p.dy), ("x", p.x), ("dresidual", p.residual), ("gamma", p.gamma), ("beta", p.beta)]
+                   if backward else [("x", p.x), ("residual", p.residual), ("gamma", p.gamma), ("beta", p.beta)])
+        has_beta = ((words[:1] == ["layernorm"] and "bias=none" not in words) or "bias" in words) and \
+            (not backward or "from=y" in words)
         absent = {"gamma": None if "weight=none" in words else "0" if "weight=1+gamma" in words else "1",
-                  "beta": "0" if (words[:1] == ["layernorm"] and "bias=none" not in words) or "bias" in words
-                  else None}
+                  "beta": "0" if has_beta else None}
         for name, values in tensors:
             if values.size == 0:
                 if absent.get(name):  # the spec has it; the problem leaves it at its default
