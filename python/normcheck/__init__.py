@@ -372,10 +372,7 @@ def _torch_available():
 def _harness(fn, spec, tensors, domain, shapes=None, device=None):
     if _is_module(fn):
         from . import torch as _nc_torch
-        module = fn
-        backward = isinstance(spec, str) and spec.split()[1:2] == ["bwd"]
-        fn = _nc_torch.module_backward_fn(module, spec) if backward else _nc_torch.module_fn(module, _nc_torch._adds(spec))
-        shapes = _nc_torch.module_shapes(module, shapes)
+        fn, shapes = _nc_torch.module_function(fn, spec), _nc_torch.module_shapes(fn, shapes)
     if not callable(fn):
         raise TypeError(f"fn: {fn!r} is not callable")
     if not isinstance(spec, str):

@@ -26,7 +26,8 @@ import torch
 
 import normcheck
 
-__all__ = ["check_module", "check_module_backward", "fuzz_module", "module_fn", "module_backward_fn", "module_shapes",
+__all__ = ["check_module", "check_module_backward", "fuzz_module", "module_fn", "module_backward_fn", "module_function",
+           "module_shapes",
            "ModuleResult"]
 
 # The attributes a module keeps its eps in: torch's nn.LayerNorm (eps),
@@ -205,16 +206,21 @@ class ModuleResult:
         return f"<normcheck.torch.ModuleResult {self.summary()!r}>"
 
 
-def _adds(spec):
-    return "add" in str(spec).split()
+def module_function(module, spec):
+    """The function normcheck calls for a module under `spec`: its autograd
+    backward (module_backward_fn) for a backward spec, else its forward
+    (module_fn, with the residual under `add`)."""
+    words = str(spec).split()
+    return module_backward_fn(module, spec) if words[1:2] == ["bwd"] else module_fn(module, "add" in words)
 
 
 def check_module(module, spec, shapes=None, **kwargs):
     """normcheck.check() of the module (module_fn): problems at `shapes`
     (each (rows, d) with the module's d; default rows 1, 4, 7). device= moves
     the inputs there (the module must be on it) and the outputs come back.
-    Under a spec with `add` the module is called as module(x, residual)."""
-    return normcheck.check(module_fn(module, _adds(spec)), spec, shapes=module_shapes(module, shapes), **kwargs)
+    Under a spec with `add` the module is called as module(x, residual); a
+    backward spec judges its autograd backward (module_backward_fn)."""
+    return normcheck.check(module, spec, shapes=module_shapes(module, shapes), **kwargs)  # module_function()
 
 
 def check_module_backward(module, forward_spec, backward_spec, shapes=None, problems=None, **kwargs):
@@ -226,11 +232,10 @@ def check_module_backward(module, forward_spec, backward_spec, shapes=None, prob
     check()'s (cases, seed, domain, device)."""
     shapes = module_shapes(module, shapes)
     forward = check_module(module, forward_spec, shapes=shapes, problems=problems, **kwargs)
-    backward = normcheck.check(module_backward_fn(module, backward_spec), backward_spec, shapes=shapes,
-                               problems=problems, tensors="torch", **kwargs)
+    backward = check_module(module, backward_spec, shapes=shapes, problems=problems, tensors="torch", **kwargs)
     return ModuleResult(forward, backward)
 
 
 def fuzz_module(module, spec, shapes=None, **kwargs):
     """normcheck.fuzz() of the module, as check_module."""
-    return normcheck.fuzz(module_fn(module, _adds(spec)), spec, shapes=module_shapes(module, shapes), **kwargs)
+    return normcheck.fuzz(module, spec, shapes=module_shapes(module, shapes), **kwargs)

@@ -162,3 +162,15 @@ def test_torch_bf16_layernorm_backward_sums_dbeta_in_bf16_and_is_caught():
                                                 "layernorm bwd stats=none",
                                                 problems=[realistic(4096, 64, dy_mean=0.5)])
     assert f32.passed, f32.summary()
+
+
+def test_a_modules_backward_finding_replays_on_the_module(tmp_path):
+    module = AddRMSNorm(64, forget_residual_gradient=True)
+    fuzzed = normcheck.torch.fuzz_module(module, "rmsnorm bwd add stats=none", shapes=[(4, 64)], cases=8,
+                                         domain="finite", out_dir=tmp_path, quiet=True, shrink_seconds=5)
+    assert fuzzed.findings
+    finding = fuzzed.findings[0]
+    replayed = normcheck.replay(module, finding.file)  # a module and a backward file: its autograd backward
+    assert [c.label for c in replayed.cases] == [finding.label]
+    assert replayed.cases[0].worst == finding.case.worst
+    assert normcheck.replay(AddRMSNorm(64), finding.file).passed  # the module that keeps dresidual passes it
