@@ -645,12 +645,14 @@ def check(fn, spec, problems=None, cases=101, seed=None, tensors=None, domain=""
     problems: None (cases 0..cases-1 of the seed, drawn as `normcheck gen` draws
     them, at `shapes` [(rows, cols), ...] when given), or Problem objects, dicts
     of arrays (problem()'s arguments) or problem files. fn is called with the
-    spec's inputs x, residual, gamma, beta and eps, by the names of its
-    signature (normcheck's, or torch's weight, bias, normalized_shape), numpy
+    spec's inputs x, residual, gamma, beta and eps (a backward spec's: dy, x,
+    gamma, the saved mean and rstd / rrms, dresidual with `add`, y and beta
+    with from=y; eps if fn takes it), by the names of its signature
+    (normcheck's, or torch's weight, bias, grad_output, normalized_shape), numpy
     arrays or torch tensors in the spec's formats (tensors: 'numpy', 'torch',
     or None: told from what fn accepts; torch for a bf16 spec), on `device`
     when given, and returns y, or a tuple or dict of the spec's outputs (y,
-    residual_out, mean, rstd / rrms). fn may be an nn.Module (normcheck.torch).
+    residual_out, mean, rstd / rrms; a backward's dx, dgamma, dbeta, dresidual). fn may be an nn.Module (normcheck.torch).
     A signature or return value normcheck cannot use is one UsageError."""
     h, fn = _harness(fn, spec, tensors, domain, shapes, device)
     if problems is None:
