@@ -652,7 +652,8 @@ def check(fn, spec, problems=None, cases=101, seed=None, tensors=None, domain=""
     arrays or torch tensors in the spec's formats (tensors: 'numpy', 'torch',
     or None: told from what fn accepts; torch for a bf16 spec), on `device`
     when given, and returns y, or a tuple or dict of the spec's outputs (y,
-    residual_out, mean, rstd / rrms; a backward's dx, dgamma, dbeta, dresidual). fn may be an nn.Module (normcheck.torch).
+    residual_out, mean, rstd / rrms; a backward's dx, dgamma, dbeta,
+    dresidual). fn may be an nn.Module (normcheck.torch).
     A signature or return value normcheck cannot use is one UsageError."""
     h, fn = _harness(fn, spec, tensors, domain, shapes, device)
     if problems is None:
