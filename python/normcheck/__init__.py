@@ -67,6 +67,16 @@ _PARAMETER_NAMES = {
     "beta": ("beta", "bias"),
     "scale": ("scale",),
     "eps": ("eps", "epsilon", "variance_epsilon"),
+    # a backward's: the gradient arriving at y (torch's grad_output), the
+    # forward's y (from=y), the saved statistics (an RMSNorm's rrms is often
+    # called rstd: Liger-Kernel, flash-attention), and with `add` the residual
+    # stream's gradient
+    "dy": ("dy", "grad_output"),
+    "y": ("y",),
+    "mean": ("mean",),
+    "rstd": ("rstd",),
+    "rrms": ("rrms", "rstd"),
+    "dresidual": ("dresidual",),
 }
 _SHAPE_PARAMETER = "normalized_shape"
 # What fn raises when it gets tensors of the other library (x.float() on a
@@ -80,7 +90,7 @@ class _Binding:
     positionally when the parameter is positional-only. A function without a
     signature (a builtin) gets the module's names as keywords."""
 
-    def __init__(self, fn, names, expected):
+    def __init__(self, fn, names, expected, optional=()):
         self.positional, self.keywords, self.shape_keyword = [], {}, False
         try:
             params = inspect.signature(fn).parameters
@@ -99,7 +109,7 @@ class _Binding:
                 owner[hits[0]] = n
             elif takes_any:
                 owner[n] = n
-            else:
+            elif n not in optional:
                 missing.append(n)
         unknown = [p.name for p in params.values() if p.name not in owner and p.name != _SHAPE_PARAMETER
                    and p.kind not in variadic and p.default is inspect.Parameter.empty]
@@ -183,7 +193,10 @@ class _Adapter:
             raise ValueError(f"spec '{harness.spec}' has bf16 tensors, which numpy has no type for: use tensors='torch'")
         self.torch = _torch() if self.tensors == "torch" else None
         self.expected = _expected_signature(self.inputs, self.outputs, self.tensors)
-        self.binding = _Binding(self.fn, [n for n, _ in self.inputs] + ["eps"], self.expected)
+        # a backward's eps: only one that recomputes the statistics (stats=none) needs it
+        self.backward = harness.backward
+        self.binding = _Binding(self.fn, [n for n, _ in self.inputs] + ["eps"], self.expected,
+                                optional=("eps",) if self.backward else ())
 
     def use(self, tensors):
         """Calls fn with numpy arrays or torch tensors from now on."""
@@ -251,7 +264,7 @@ class _Adapter:
         return arr.view(np.uint16) if dtype == "f16" else arr
 
     def __call__(self, inputs, eps):
-        rows, cols = inputs["x"].shape
+        rows, cols = inputs["dy" if self.backward else "x"].shape
         kwargs = {}
         for name, dtype in self.inputs:
             raw = inputs[name]
@@ -283,7 +296,7 @@ class _Adapter:
         result = {}
         for (name, dtype), value in zip(self.outputs, values):
             stat = name in ("mean", "rstd", "rrms")
-            shapes = [(rows,), (rows, 1)] if stat else [(rows, cols)]
+            shapes = [(rows,), (rows, 1)] if stat else [(cols,)] if name in ("dgamma", "dbeta") else [(rows, cols)]
             if name == "scale":  # a dynamic scale: rows x its scales per row ((rows,) for one)
                 per_row = 1 if self.scale_block is None else -(-cols // self.scale_block)
                 shapes = [(rows, per_row)] + ([(rows,)] if per_row == 1 else [])
@@ -314,8 +327,8 @@ def _probe_problem(h, adapter):
     x[1] *= 3
     ramp = np.resize(np.array([1.0, 0.875, 1.125, 0.75], np.float32), cols)
     return problem(x, gamma=ramp if "gamma" in names else None, beta=(ramp - 1) if "beta" in names else None,
-                   residual=x[::-1].copy() if "residual" in names else None, eps=1e-5,
-                   scale=0.0625 if "scale" in names else None)
+                   residual=x[::-1].copy() if "residual" in names or "dresidual" in names else None, eps=1e-5,
+                   scale=0.0625 if "scale" in names else None, dy=(x[:, ::-1] * 0.5).copy() if h.backward else None)
 
 
 def _probe(h, adapter):
@@ -359,7 +372,7 @@ def _torch_available():
 def _harness(fn, spec, tensors, domain, shapes=None, device=None):
     if _is_module(fn):
         from . import torch as _nc_torch
-        fn, shapes = _nc_torch.module_fn(fn), _nc_torch.module_shapes(fn, shapes)
+        fn, shapes = _nc_torch.module_function(fn, spec), _nc_torch.module_shapes(fn, shapes)
     if not callable(fn):
         raise TypeError(f"fn: {fn!r} is not callable")
     if not isinstance(spec, str):
@@ -393,10 +406,13 @@ def _fn_name(fn):
 
 # ---- problems ----
 
-def problem(x, gamma=None, beta=None, residual=None, eps=1e-5, scale=None):
+def problem(x, gamma=None, beta=None, residual=None, eps=1e-5, scale=None, dy=None):
     """A problem from arrays (x rows x cols; gamma, beta of cols; residual like x),
-    and for a spec with quant= and scale=static the scale y is divided by (a
-    float > 0). Its values are rounded to the spec's formats when it is run."""
+    for a spec with quant= and scale=static the scale y is divided by (a
+    float > 0), and for a backward spec dy, the gradient arriving at y (like x;
+    with `add`, residual is the residual stream's gradient, dresidual). Its
+    values are rounded to the spec's formats when it is run; a backward's
+    saved statistics (and y, from=y) are normcheck's, from x."""
     def host(a):
         if a is None:
             return None
@@ -404,7 +420,7 @@ def problem(x, gamma=None, beta=None, residual=None, eps=1e-5, scale=None):
             a = a.detach().to("cpu").float().numpy()
         return np.asarray(a, dtype=np.float32)
     return _normcheck.make_problem(host(x), host(residual), host(gamma), host(beta), float(eps),
-                                   0.0 if scale is None else float(scale))
+                                   0.0 if scale is None else float(scale), host(dy))
 
 
 def problems(spec, cases=101, seed=None, domain="", shapes=None):
@@ -505,11 +521,15 @@ class Case:
         p = self.problem
         lines = [f"problem: {p.rows} x {p.cols} (d = {p.cols}), eps = {_dec(p.eps)} ({_hex(p.eps)})"
                  + (f", static scale {_dec(p.scale)}" if p.scale else "")]
-        tensors = [("x", p.x), ("residual", p.residual), ("gamma", p.gamma), ("beta", p.beta)]
         words = (self.spec or "").split()
+        backward = words[1:2] == ["bwd"]
+        # a backward's inputs: dy, x, dresidual (the problem's residual), gamma; beta only from=y
+        tensors = ([("dy", p.dy), ("x", p.x), ("dresidual", p.residual), ("gamma", p.gamma), ("beta", p.beta)]
+                   if backward else [("x", p.x), ("residual", p.residual), ("gamma", p.gamma), ("beta", p.beta)])
+        has_beta = ((words[:1] == ["layernorm"] and "bias=none" not in words) or "bias" in words) and \
+            (not backward or "from=y" in words)
         absent = {"gamma": None if "weight=none" in words else "0" if "weight=1+gamma" in words else "1",
-                  "beta": "0" if (words[:1] == ["layernorm"] and "bias=none" not in words) or "bias" in words
-                  else None}
+                  "beta": "0" if has_beta else None}
         for name, values in tensors:
             if values.size == 0:
                 if absent.get(name):  # the spec has it; the problem leaves it at its default
@@ -650,12 +670,15 @@ def check(fn, spec, problems=None, cases=101, seed=None, tensors=None, domain=""
     problems: None (cases 0..cases-1 of the seed, drawn as `normcheck gen` draws
     them, at `shapes` [(rows, cols), ...] when given), or Problem objects, dicts
     of arrays (problem()'s arguments) or problem files. fn is called with the
-    spec's inputs x, residual, gamma, beta and eps, by the names of its
-    signature (normcheck's, or torch's weight, bias, normalized_shape), numpy
+    spec's inputs x, residual, gamma, beta and eps (a backward spec's: dy, x,
+    gamma, the saved mean and rstd / rrms, dresidual with `add`, y and beta
+    with from=y; eps if fn takes it), by the names of its signature
+    (normcheck's, or torch's weight, bias, grad_output, normalized_shape), numpy
     arrays or torch tensors in the spec's formats (tensors: 'numpy', 'torch',
     or None: told from what fn accepts; torch for a bf16 spec), on `device`
     when given, and returns y, or a tuple or dict of the spec's outputs (y,
-    residual_out, mean, rstd / rrms). fn may be an nn.Module (normcheck.torch).
+    residual_out, mean, rstd / rrms; a backward's dx, dgamma, dbeta,
+    dresidual). fn may be an nn.Module (normcheck.torch).
     A signature or return value normcheck cannot use is one UsageError."""
     h, fn = _harness(fn, spec, tensors, domain, shapes, device)
     if problems is None:
