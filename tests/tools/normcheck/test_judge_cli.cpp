@@ -382,9 +382,9 @@ TEST(JudgeBackward, DgammaSummedInBf16OverThousandsOfRowsIsCaughtAndReplays) {
     if (k.at("verdict") == "fail") finding = k.at("problem_file").get<std::string>();
   ASSERT_FALSE(finding.empty());
   // the problem file is the case as a kernel of the spec is given it: a table kernel replays it and passes
-  const CliRun replay = run_normcheck("check --input " + finding + " --kernel layernorm_bwd.onednn");
+  const CliRun replay = run_normcheck("check --input " + finding + " --kernel layernorm_bwd.twopass");
   EXPECT_EQ(replay.exit_code, 0) << replay.out << replay.err;
-  EXPECT_NE(replay.out.find("layernorm_bwd.onednn"), std::string::npos) << replay.out;
+  EXPECT_NE(replay.out.find("layernorm_bwd.twopass"), std::string::npos) << replay.out;
 }
 
 // A backward's inputs file whose saved statistic is not normcheck's, an
