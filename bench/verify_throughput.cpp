@@ -128,6 +128,12 @@ void register_verify_benchmarks() {
       ->UseRealTime()
       ->Iterations(1)
       ->Unit(benchmark::kSecond);
+  // The exact reference of the same problem alone (about 7 GB).
+  benchmark::RegisterBenchmark("verify/reference_batch/layernorm_bwd/65536x4096", run_reference_bwd,
+                               int64_t{65536}, int64_t{4096})
+      ->UseRealTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kSecond);
 }
 
 }  // namespace normcheck::bench

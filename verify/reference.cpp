@@ -80,8 +80,8 @@ template <class Out>
 void forward_rows(Out& out, ExactValues& r_out, ExactValues* mean_out, Norm norm,
                   std::span<const float> x, std::span<const float> gamma,
                   std::span<const float> beta, int64_t rows, int64_t cols, float eps,
-                  unsigned precision_bits) {
-  const std::size_t n = static_cast<std::size_t>(rows) * cols;
+                  unsigned precision_bits, bool elements = true) {
+  const std::size_t n = elements ? static_cast<std::size_t>(rows) * cols : 0;
   out.y = sized(n);
   out.xhat = sized(n);
   r_out = sized(rows);
@@ -89,7 +89,7 @@ void forward_rows(Out& out, ExactValues& r_out, ExactValues* mean_out, Norm norm
   out.stats.resize(rows);
   auto store = [&](int64_t i, const auto& decided) {
     const std::size_t base = static_cast<std::size_t>(i) * cols;
-    for (int64_t j = 0; j < cols; ++j) {
+    for (int64_t j = 0; elements && j < cols; ++j) {
       put(out.y, base + j, decided.y[j]);
       put(out.xhat, base + j, decided.xhat[j]);
     }
@@ -263,6 +263,17 @@ LayerNormFwdReference reference_layernorm_fwd(std::span<const float> x, std::spa
   return out;
 }
 
+LayerNormFwdReference reference_layernorm_fwd_statistics(std::span<const float> x, int64_t rows,
+                                                         int64_t cols, float eps,
+                                                         unsigned precision_bits) {
+  const char* fn = "reference_layernorm_fwd_statistics";
+  require_len(fn, "x", x, checked_size(fn, rows, cols, eps, precision_bits), false);
+  LayerNormFwdReference out;
+  forward_rows(out, out.rstd, &out.mean, Norm::layer, x, {}, {}, rows, cols, eps, precision_bits,
+               /*elements=*/false);
+  return out;
+}
+
 LayerNormBwdReference reference_layernorm_bwd(std::span<const float> dy, std::span<const float> x,
                                               std::span<const float> gamma, int64_t rows,
                                               int64_t cols, float eps, unsigned precision_bits) {
@@ -285,6 +296,17 @@ RmsNormFwdReference reference_rmsnorm_fwd(std::span<const float> x, std::span<co
   require_len(fn, "gamma", gamma, cols, true);
   RmsNormFwdReference out;
   forward_rows(out, out.rrms, nullptr, Norm::rms, x, gamma, {}, rows, cols, eps, precision_bits);
+  return out;
+}
+
+RmsNormFwdReference reference_rmsnorm_fwd_statistics(std::span<const float> x, int64_t rows,
+                                                     int64_t cols, float eps,
+                                                     unsigned precision_bits) {
+  const char* fn = "reference_rmsnorm_fwd_statistics";
+  require_len(fn, "x", x, checked_size(fn, rows, cols, eps, precision_bits), false);
+  RmsNormFwdReference out;
+  forward_rows(out, out.rrms, nullptr, Norm::rms, x, {}, {}, rows, cols, eps, precision_bits,
+               /*elements=*/false);
   return out;
 }
 

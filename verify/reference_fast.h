@@ -108,6 +108,8 @@ class ColumnSums {
 
   std::vector<char> nonzero_;   // some dy of the column is not zero
   std::vector<char> dy_exact_;  // dy_ holds the column's sum of dy exactly
+  std::vector<char> abs_dy_exact_;  // abs_dy_ holds the sum of |dy| exactly
+  std::vector<int> dy_field_;       // the smallest max(exponent field, 1) of a non-zero dy
   double rho_term_ = 0;        // the largest relative bound of a term dy xhat
   int64_t additions_ = 0;      // rows added and partial sums merged
   int64_t rows_ = 0;

@@ -41,7 +41,11 @@
 //     |T_p - T| <= 1.01 (d + 5) 2^-p T for T = c B / d.
 // Each is decided with its double-double error plus the p-bit path's: then
 // the exact value and the p-bit one lie inside the same double's rounding
-// interval, and the decided double is the one that path returns.
+// interval, and the decided double is the one that path returns. A sum of
+// non-negative terms the double-double chain held exactly (sum|g| here,
+// sum|dy| below: sums of floats and of 48-bit products, often double
+// midpoints) is instead rounded exactly when its p-bit sums were exact too
+// (scale_double).
 //   A_g: as Sg, e = 2.01 d u^2 A_g;  T = (B c) / d: B summed with add_nonneg
 //   (3.02 d u^2 B after the terms' rho_dev + 8 u^2), then rho_c + 8 u^2 + 32 u^2.
 //
@@ -64,6 +68,7 @@
 #include "reference_fast.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace normcheck::fast {
@@ -73,6 +78,33 @@ namespace {
 double p_bit_error(double n, unsigned p) { return 1.01 * n * std::ldexp(1.0, -static_cast<int>(p)); }
 
 [[gnu::always_inline]] inline DD magnitude(DD v) { return v.h < 0 ? neg(v) : v; }
+
+// The exponent field of a double, and of a float: a non-zero double is a
+// multiple of 2^(field - 1075), a non-zero float of 2^(max(field, 1) - 150).
+[[gnu::always_inline]] inline int field(double v) {
+  return static_cast<int>((std::bit_cast<uint64_t>(v) >> 52) & 0x7ff);
+}
+[[gnu::always_inline]] inline int field(float v) {
+  return static_cast<int>((std::bit_cast<uint32_t>(v) >> 23) & 0xff);
+}
+
+// The double the p-bit path returns for a sum of non-negative terms, each a
+// multiple of 2^lowest: when the double-double chain held the sum exactly
+// (`exact`) and the sum spans at most p bits, every p-bit partial sum (at
+// most the sum, a multiple of 2^lowest) was exact too, so the p-bit path's
+// double is the exact sum's, ties to even included (exact_roundings: such
+// sums are often double midpoints, which no bound decides). Otherwise the
+// sum is decided within e (which holds the p-bit path's error).
+bool scale_double(DD sum, bool exact, int lowest, unsigned p, double e, double up, double& out) {
+  Roundings r;
+  if (exact && sum.h > 0 && std::ilogb(sum.h) + 2 - lowest <= static_cast<int>(p)) {
+    if (!exact_roundings(sum, r)) return false;
+  } else if (!decide(sum, e, r, false, up)) {
+    return false;
+  }
+  out = r.d;
+  return true;
+}
 
 NORMCHECK_FMA_CLONES
 bool backward_row_clones(bool layer, const ForwardRow& fwd, std::span<const float> dy,
@@ -89,11 +121,14 @@ bool backward_row_clones(bool layer, const ForwardRow& fwd, std::span<const floa
   out.dx.resize(d);
   // Sums over the row: Sg, A_g, G, B.
   DD sg, a_g, G, B;
+  bool a_g_exact = true;
+  int g_field = 0x7ff;  // the smallest exponent field of a non-zero g
   for (int64_t i = 0; i < d; ++i) {
     const double g = gamma.empty() ? double{dy[i]} : double{gamma[i]} * double{dy[i]};
     if (!std::isfinite(g)) return false;
     sg = add_double(sg, g);
-    a_g = add_double(a_g, std::fabs(g));
+    a_g = add_double(a_g, std::fabs(g), a_g_exact);
+    g_field = std::min(g_field, g == 0 ? 0x7ff : field(g));
     const DD t = mul(fwd.dev[i], DD{g, 0}, ok);
     G = add_signed(G, t);
     B = add_nonneg(B, magnitude(t));
@@ -106,11 +141,12 @@ bool backward_row_clones(bool layer, const ForwardRow& fwd, std::span<const floa
   const double e_g = (rho_t + 3.02 * dd_d * u2) * b_bound;
 
   // Scales.
-  Roundings scale_rounding;
-  if (!decide(a_g, (e_sg + p_bit_error(dd_d, scale_bits) * bs * a_g_bound) * kSlack, scale_rounding,
-              false, up))
+  double sum_abs_g;
+  if (!scale_double(a_g, a_g_exact, g_field - 1075, scale_bits,
+                    (e_sg + p_bit_error(dd_d, scale_bits) * bs * a_g_bound) * kSlack, up, sum_abs_g))
     return false;
-  out.mean_abs_g = scale_rounding.d / dd_d;
+  out.mean_abs_g = sum_abs_g / dd_d;
+  Roundings scale_rounding;
   const DD T = div(mul(B, fwd.c, ok), DD{dd_d, 0}, ok);
   const double rho_T = rho_t + 3.02 * dd_d * u2 + rho_c + 40 * u2;
   if (!decide(T, (rho_T + p_bit_error(dd_d + 5, scale_bits) * bs) * std::fabs(T.h) * kSlack,
@@ -154,7 +190,8 @@ bool backward_row_clones(bool layer, const ForwardRow& fwd, std::span<const floa
 NORMCHECK_FMA_CLONES
 bool add_row_clones(const ForwardRow& fwd, std::span<const float> dy, std::vector<DD>& dy_xhat,
                     std::vector<DD>& abs_dy_xhat, std::vector<DD>& dy_sum, std::vector<DD>& abs_dy,
-                    std::vector<char>& nonzero, std::vector<char>& dy_exact) {
+                    std::vector<char>& nonzero, std::vector<char>& dy_exact,
+                    std::vector<char>& abs_dy_exact, std::vector<int>& dy_field) {
   bool ok = true;
   for (std::size_t j = 0; j < dy.size(); ++j) {
     const double y = dy[j];
@@ -165,7 +202,10 @@ bool add_row_clones(const ForwardRow& fwd, std::span<const float> dy, std::vecto
     bool exact = dy_exact[j];
     dy_sum[j] = add_double(dy_sum[j], y, exact);
     dy_exact[j] = exact;
-    abs_dy[j] = add_double(abs_dy[j], std::fabs(y));
+    bool abs_exact = abs_dy_exact[j];
+    abs_dy[j] = add_double(abs_dy[j], std::fabs(y), abs_exact);
+    abs_dy_exact[j] = abs_exact;
+    dy_field[j] = std::min(dy_field[j], y == 0 ? 0xff : std::max(field(dy[j]), 1));
     nonzero[j] |= y != 0;
   }
   return ok;
@@ -182,12 +222,14 @@ bool backward_row(bool layer, const ForwardRow& fwd, std::span<const float> dy,
 
 ColumnSums::ColumnSums(int64_t cols, double bound_scale)
     : dy_xhat_(cols), abs_dy_xhat_(cols), dy_(cols), abs_dy_(cols), nonzero_(cols, 0), dy_exact_(cols, 1),
+      abs_dy_exact_(cols, 1), dy_field_(cols, 0xff),
       bs_(bound_scale) {}
 
 void ColumnSums::add(const ForwardRow& fwd, std::span<const float> dy) {
   if (failed_) return;
   if (!fwd.has_state || dy.size() != dy_.size() || fwd.d() != static_cast<int64_t>(dy.size()) ||
-      !add_row_clones(fwd, dy, dy_xhat_, abs_dy_xhat_, dy_, abs_dy_, nonzero_, dy_exact_)) {
+      !add_row_clones(fwd, dy, dy_xhat_, abs_dy_xhat_, dy_, abs_dy_, nonzero_, dy_exact_,
+                      abs_dy_exact_, dy_field_)) {
     failed_ = true;
     return;
   }
@@ -205,7 +247,10 @@ void ColumnSums::merge(const ColumnSums& other) {
     bool exact = dy_exact_[j] && other.dy_exact_[j];
     dy_[j] = add_signed(dy_[j], other.dy_[j], exact);
     dy_exact_[j] = exact;
-    abs_dy_[j] = add_nonneg(abs_dy_[j], other.abs_dy_[j]);
+    bool abs_exact = abs_dy_exact_[j] && other.abs_dy_exact_[j];
+    abs_dy_[j] = add_signed(abs_dy_[j], other.abs_dy_[j], abs_exact);
+    abs_dy_exact_[j] = abs_exact;
+    dy_field_[j] = std::min(dy_field_[j], other.dy_field_[j]);
     nonzero_[j] |= other.nonzero_[j];
   }
   rho_term_ = std::max(rho_term_, other.rho_term_);
@@ -248,8 +293,9 @@ bool ColumnSums::decide(unsigned bits, Decided& out) const {
                       false, up))
       return false;
     out.sum_abs_dy_xhat[j] = scale.d;
-    if (!fast::decide(abs_dy_[j], (chain + p_abs_dy) * y * kSlack, scale, false, up)) return false;
-    out.sum_abs_dy[j] = scale.d;
+    if (!scale_double(abs_dy_[j], abs_dy_exact_[j], dy_field_[j] - 150, bits,
+                      (chain + p_abs_dy) * y * kSlack, up, out.sum_abs_dy[j]))
+      return false;
   }
   return true;
 }

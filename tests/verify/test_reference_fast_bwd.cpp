@@ -6,8 +6,9 @@
 // column scales must be bit for bit mp::column_sums', whatever the split of
 // the rows into partial sums. Rows: the forward fast phase's (fast_rows.h)
 // with dy drawn several ways (normal, zeros and +-1, scaled by 2^+-60, one
-// non-finite), and rows built so that an exact dx or an exact dgamma is a
-// double midpoint reached through a c that is not dyadic. Seeded
+// non-finite), rows and columns whose sums of |g|, dy and |dy| are exact
+// double or float midpoints, and rows built so that an exact dx or an exact
+// dgamma is a double midpoint reached through a c that is not dyadic. Seeded
 // (NORMCHECK_SEED, printed).
 //
 // How it fails: a fast value that is not the correct rounding, or a scale
@@ -134,6 +135,9 @@ std::vector<BackwardCase> backward_cases(std::mt19937_64& rng) {
     out.push_back({"non-finite dy", layer, {1, 2, 4}, {nan, 1, 0}, {1, 2, 3}, 1e-5f});
     out.push_back({"non-finite gamma", layer, {1, 2, 4}, {1, 1, 1}, {1, inf, 3}, 1e-5f});
     out.push_back({"dy zero", layer, {1, 2, 4}, {0, -0.0f, 0}, {1, 2, 3}, 1e-5f});
+    // sum|g| = 1 + 2^-53 and 1 + 3 2^-53: exact double midpoints (ties to even).
+    out.push_back({"sum|g| a double midpoint", layer, {1, 2, 4}, {1, 0x1p-53f, -0.5f}, {1, 1, 0x1p-1f}, 1e-5f});
+    out.push_back({"sum|g| a double midpoint", layer, {1, 2, 4}, {1, 0x1p-53f, 0x1p-52f}, {}, 1e-5f});
   }
   return out;
 }
@@ -252,6 +256,11 @@ std::vector<Problem> column_problems(std::mt19937_64& rng) {
     Problem constant{"a constant row", layer, 4, 3, draw(12, 1, 0), draw(12, 1, 0), 1e-5f};
     for (int j = 0; j < 3; ++j) constant.x[3 + j] = layer ? 2.0f : 0.0f;
     out.push_back(constant);
+    // dbeta and sum|dy| on exact double midpoints (1 + 2^-53, 1 + 3 2^-53:
+    // ties to even) and on float midpoints (1 + 2^-24).
+    Problem ties{"exact midpoint sums", layer, 3, 4, draw(12, 1, 0), {}, 1e-5f};
+    ties.dy = {1, 1, -1, 1, 0x1p-53f, 0x1p-53f, -0x1p-53f, 0x1p-24f, 0, 0x1p-52f, 0, 0};
+    out.push_back(ties);
     // Opposite dy on identical rows: dgamma and dbeta exactly 0.
     Problem cancel{"cancelling rows", layer, 2, 5, draw(5, 1, 0), draw(5, 1, 0), 1e-5f};
     cancel.x.insert(cancel.x.end(), cancel.x.begin(), cancel.x.end());
@@ -330,6 +339,9 @@ TEST(ReferenceFastBwd, DecidedRowsMatchTheMpfrPathBitForBit) {
   EXPECT_EQ(by_family.at("dx midpoints").decided, 0);
   for (const char* family : {"non-finite dy", "non-finite gamma", "dy zero"})
     EXPECT_EQ(by_family.at(family).decided, 0) << family;
+  // Exact sums are rounded exactly, ties included (a row may still go to
+  // MPFR for its dx).
+  EXPECT_GT(by_family.at("sum|g| a double midpoint").decided, 0);
 }
 
 TEST(ReferenceFastBwd, DecidedColumnSumsMatchTheMpfrPathBitForBit) {
@@ -340,7 +352,8 @@ TEST(ReferenceFastBwd, DecidedColumnSumsMatchTheMpfrPathBitForBit) {
     const Tally& t = by_family.at(family);
     EXPECT_EQ(t.decided, t.rows) << family;
   }
-  EXPECT_GT(by_family.at("a constant row").decided, 0);  // LayerNorm's: the fast phase has its c
+  EXPECT_GT(by_family.at("a constant row").decided, 0);
+  EXPECT_EQ(by_family.at("exact midpoint sums").decided, by_family.at("exact midpoint sums").rows);  // LayerNorm's: the fast phase has its c
   EXPECT_GT(by_family.at("dgamma midpoints").rows, 0);
   EXPECT_EQ(by_family.at("dgamma midpoints").decided, 0);
   for (const char* family : {"a non-finite dy", "a row the fast phase leaves", "cancelling rows"})
