@@ -28,21 +28,22 @@ Problem problem() {
   return p;
 }
 
-// The labels of `cases` cases of the plugin's LayerNorm, loaded afresh (its
-// hosts count calls from 1) with call number `at` doing `what`.
+// The results of `cases` cases of the plugin's LayerNorm, loaded afresh, with
+// call number `at` of each of its hosts (they count from 1) doing `what`.
 std::vector<CaseResult> run(const std::string& what, int at, std::size_t cases, bool run_twice = false,
                             bool stop_at_first_label = false, int timeout_ms = 2000) {
   setenv("HOSTILE_AT_CALL", std::to_string(at).c_str(), 1);
   setenv("HOSTILE_AT_WHAT", what.c_str(), 1);
   const std::vector<Kernel> rows = load_plugin(HOSTILE_CALL_AT);
-  unsetenv("HOSTILE_AT_CALL");
-  unsetenv("HOSTILE_AT_WHAT");
   IsolationOptions o;
   o.run_twice = run_twice;
   o.stop_at_first_label = stop_at_first_label;
   o.timeout_ms = timeout_ms;
   const std::vector<Problem> problems(cases, problem());
-  return run_isolated(rows.at(0), problems, o);
+  auto results = run_isolated(rows.at(0), problems, o);  // each new host reads the variables
+  unsetenv("HOSTILE_AT_CALL");
+  unsetenv("HOSTILE_AT_WHAT");
+  return results;
 }
 
 // Every case has `label` where `labelled` holds its index and passes (finished,
