@@ -1,5 +1,6 @@
 #include "call_batch.h"
 
+#include <exception>
 #include <memory>
 #include <stdexcept>
 #include <utility>
@@ -58,16 +59,20 @@ void gather_calls(std::size_t n, const std::function<bool(std::size_t)>& run_cas
   Gathering* const enclosing = std::exchange(t_gathering, &g);
   std::vector<std::unique_ptr<Fiber>> fibers;
   std::size_t end = n;  // the cases from here on are abandoned
+  std::exception_ptr failure;  // an exception out of a case: rethrown here
   for (std::size_t i = 0; i < n; ++i)
-    fibers.push_back(std::make_unique<Fiber>([&run_case, &end, i] {
+    fibers.push_back(std::make_unique<Fiber>([&run_case, &end, &failure, i] {
       try {
         if (run_case(i) && i + 1 < end) end = i + 1;
       } catch (const Abandoned&) {
+      } catch (...) {
+        failure = std::current_exception();
       }
     }));
   const auto resume = [&](std::size_t i) {
     g.running = i;
     fibers[i]->resume();
+    if (failure) std::rethrow_exception(std::exchange(failure, nullptr));
   };
   // Unwinds the cases from `first` on that wait in a parked call.
   const auto abandon = [&](std::size_t first) {
@@ -108,7 +113,7 @@ void gather_calls(std::size_t n, const std::function<bool(std::size_t)>& run_cas
           }
       }
     }
-  } catch (...) {  // normcheck's own failure (a call the protocol cannot carry): no case goes on
+  } catch (...) {  // normcheck's own failure (a case's, or a call the protocol cannot carry): no case goes on
     abandon(0);
     t_gathering = enclosing;
     throw;

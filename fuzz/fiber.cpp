@@ -1,15 +1,69 @@
 #include "fiber.h"
 
 #include <sys/mman.h>
-#include <ucontext.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
 #endif
+
+// The switch between two stacks (x86-64 System V): the registers a callee
+// keeps (rbp, rbx, r12 to r15, MXCSR's control bits and the x87 control word)
+// pushed on the stack being left, its stack pointer saved in *from, and the
+// same popped from `to`. No system call: ucontext's swapcontext also saves
+// the signal mask, a system call per switch, which cost more than a small
+// case's evaluation. A new fiber's stack is laid out as a switch left it,
+// returning into normcheck_fiber_start, which calls r12 with rbx.
+extern "C" void normcheck_fiber_switch(void** from, void* to);
+extern "C" void normcheck_fiber_start();
+asm(R"(
+  .text
+  .p2align 4
+  .globl normcheck_fiber_switch
+  .hidden normcheck_fiber_switch
+  .type normcheck_fiber_switch, @function
+normcheck_fiber_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  subq $8, %rsp
+  stmxcsr (%rsp)
+  fnstcw 4(%rsp)
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  ldmxcsr (%rsp)
+  fldcw 4(%rsp)
+  addq $8, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size normcheck_fiber_switch, .-normcheck_fiber_switch
+
+  .p2align 4
+  .globl normcheck_fiber_start
+  .hidden normcheck_fiber_start
+  .type normcheck_fiber_start, @function
+normcheck_fiber_start:
+  .cfi_startproc
+  .cfi_undefined rip
+  movq %rbx, %rdi
+  callq *%r12
+  ud2
+  .cfi_endproc
+  .size normcheck_fiber_start, .-normcheck_fiber_start
+)");
 
 namespace normcheck::fuzz {
 namespace {
@@ -51,8 +105,9 @@ thread_local Fiber* t_current = nullptr;
 }  // namespace
 
 struct Fiber::Context {
-  ucontext_t fiber{}, caller{};
-  // AddressSanitizer's view of the stacks being switched between.
+  void* fiber_sp = nullptr;   // where the fiber's stack was left
+  void* caller_sp = nullptr;  // ... and the resume()'s
+  // AddressSanitizer's view of the stack the fiber was resumed from.
   const void* caller_bottom = nullptr;
   std::size_t caller_size = 0;
 };
@@ -67,8 +122,7 @@ Fiber::~Fiber() {
 
 Fiber* Fiber::current() { return t_current; }
 
-void Fiber::entry() {
-  Fiber* self = t_current;
+void Fiber::entry(Fiber* self) {
 #if defined(__SANITIZE_ADDRESS__)
   __sanitizer_finish_switch_fiber(nullptr, &self->context_->caller_bottom, &self->context_->caller_size);
 #endif
@@ -77,7 +131,8 @@ void Fiber::entry() {
 #if defined(__SANITIZE_ADDRESS__)
   __sanitizer_start_switch_fiber(nullptr, self->context_->caller_bottom, self->context_->caller_size);
 #endif
-  // uc_link returns to the resume() that ran it.
+  normcheck_fiber_switch(&self->context_->fiber_sp, self->context_->caller_sp);  // for good
+  std::abort();
 }
 
 bool Fiber::resume() {
@@ -86,18 +141,30 @@ bool Fiber::resume() {
   if (!started_) {
     started_ = true;
     stack_ = take_stack();
-    getcontext(&context_->fiber);
-    context_->fiber.uc_stack.ss_sp = stack_;
-    context_->fiber.uc_stack.ss_size = kStackBytes;
-    context_->fiber.uc_link = &context_->caller;
-    makecontext(&context_->fiber, &Fiber::entry, 0);
+    // As normcheck_fiber_switch leaves a stack: the return into
+    // normcheck_fiber_start, rbp, rbx (this), r12 (entry), r13 to r15, then
+    // the control words this thread has now.
+    auto* top = reinterpret_cast<uint64_t*>(static_cast<char*>(stack_) + kStackBytes);
+    uint64_t* sp = top - 8;
+    sp[7] = reinterpret_cast<uint64_t>(&normcheck_fiber_start);
+    sp[6] = 0;
+    sp[5] = reinterpret_cast<uint64_t>(this);
+    sp[4] = reinterpret_cast<uint64_t>(&Fiber::entry);
+    sp[3] = sp[2] = sp[1] = 0;
+    uint32_t mxcsr = 0;
+    uint16_t x87 = 0;
+    asm volatile("stmxcsr %0" : "=m"(mxcsr));
+    asm volatile("fnstcw %0" : "=m"(x87));
+    std::memcpy(&sp[0], &mxcsr, sizeof mxcsr);
+    std::memcpy(reinterpret_cast<char*>(&sp[0]) + 4, &x87, sizeof x87);
+    context_->fiber_sp = sp;
   }
   t_current = this;
 #if defined(__SANITIZE_ADDRESS__)
   void* fake_stack = nullptr;
   __sanitizer_start_switch_fiber(&fake_stack, stack_, kStackBytes);
 #endif
-  swapcontext(&context_->caller, &context_->fiber);
+  normcheck_fiber_switch(&context_->caller_sp, context_->fiber_sp);
 #if defined(__SANITIZE_ADDRESS__)
   __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
 #endif
@@ -112,7 +179,7 @@ void Fiber::yield() {
   void* fake_stack = nullptr;
   __sanitizer_start_switch_fiber(&fake_stack, self->context_->caller_bottom, self->context_->caller_size);
 #endif
-  swapcontext(&self->context_->fiber, &self->context_->caller);
+  normcheck_fiber_switch(&self->context_->fiber_sp, self->context_->caller_sp);
 #if defined(__SANITIZE_ADDRESS__)
   __sanitizer_finish_switch_fiber(fake_stack, &self->context_->caller_bottom, &self->context_->caller_size);
 #endif

@@ -4,8 +4,10 @@
 // the kernel calls of many cases' evaluate() can be gathered into one round
 // trip while each evaluate() reads as a plain sequence of steps.
 //
-// A fiber holds the thread's thread_local state with the thread: code that
-// yields inside a thread_local's use shares it with the other fibers.
+// A fiber shares the thread's thread_local state with the thread's other
+// fibers: code that yields while using a thread_local shares it with them.
+// x86-64 only (its switch is a few instructions of assembly, fiber.cpp), as
+// the kernel host is.
 #pragma once
 
 #include <cstddef>
@@ -33,7 +35,7 @@ class Fiber {
 
  private:
   struct Context;
-  static void entry();
+  static void entry(Fiber* self);
   std::function<void()> body_;
   Context* context_;
   void* stack_;
