@@ -206,8 +206,8 @@ class HostProcess {
   // The fault the host recorded (or its exit), for the call whose arrays are
   // `laid`; ends the host.
   KernelCallFault fault_of(const std::vector<Laid>& laid);
-  // The guard page of a new place for `bytes` (a canary zone and an array),
-  // for this batch (places_ restarts).
+  // The guard page of a place for `bytes` (a canary zone and an array) that
+  // this batch has not taken yet.
   std::size_t place(std::size_t bytes);
   // A completed call's outputs back to its arrays, after its canaries and its
   // two runs are compared.
@@ -437,14 +437,17 @@ std::size_t HostProcess::run(std::span<const HostCall> calls, std::span<Ran> res
   // Each run's copy of each array: a canary zone of kCanaryZoneBytes before
   // its start (a write there is out of bounds, as evaluate()'s zones say),
   // its end flush against a guard page of its own. A batch takes calls while
-  // their new places keep the arena within kArenaBudget (the first call always).
-  constexpr std::size_t kArenaBudget = std::size_t{256} << 20;
+  // their places stay within kBatchBytes (the first call always): a batch of
+  // wide rows then takes a few round trips, which cost little beside its
+  // calls, and the arena (memory the host keeps) stays small.
+  constexpr std::size_t kBatchBytes = std::size_t{32} << 20;
   if (end_ == 0) end_ = host::arrays_offset(page_);
   used_.clear();
   std::vector<std::vector<Laid>> laid;
   std::vector<std::size_t> buffer_counts;
+  std::size_t batch_bytes = 0;
   for (const HostCall& c : calls) {
-    if (laid.size() == host::kMaxCalls || (!laid.empty() && end_ > kArenaBudget)) break;
+    if (laid.size() == host::kMaxCalls || (!laid.empty() && batch_bytes > kBatchBytes)) break;
     const std::vector<CallBuffer> buffers = call_buffers(*c.kernel, *c.args);
     if (c.runs < 1 || c.runs > 2 || c.runs * buffers.size() > static_cast<std::size_t>(host::kMaxBuffers))
       throw std::logic_error("a call with more arrays or runs than the host protocol carries");
@@ -453,6 +456,7 @@ std::size_t HostProcess::run(std::span<const HostCall> calls, std::span<Ran> res
       for (const CallBuffer& b : buffers) {
         const std::size_t guard = place(kCanaryZoneBytes + b.bytes);
         call.push_back({b, guard - b.bytes - kCanaryZoneBytes, guard - b.bytes, guard});
+        batch_bytes += kCanaryZoneBytes + b.bytes;
       }
     buffer_counts.push_back(buffers.size());
   }
