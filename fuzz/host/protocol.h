@@ -38,7 +38,9 @@ namespace normcheck::host {
 
 inline constexpr int kChannelFd = 3;
 inline constexpr int kArenaFd = 4;
-inline constexpr uint32_t kMagic = 0x6e63686fu;  // "ncho"
+// Changes with the protocol, so that a host of another build (NORMCHECK_KERNEL_HOST)
+// is refused at its greeting: "nch2", the version with batches.
+inline constexpr uint32_t kMagic = 0x6e636832u;
 inline constexpr uint32_t kMaxFrame = 16u << 20;
 // The host's exit status after it recorded a fault in the status page.
 inline constexpr int kFaultExit = 86;
