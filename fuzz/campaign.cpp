@@ -289,6 +289,7 @@ CampaignResult run_campaign(const CampaignOptions& options) {
     }
 
     const rc::Gen<Problem> gen = props::gen_problem(generator_options(k));
+    JudgedTally& tally = result.judged.emplace_back(std::string(k.name), JudgedTally{}).second;
     int64_t done = 0;
     const int jobs = std::max(1, options.jobs);
     for (int64_t c0 = 0;; c0 += kBatch * jobs) {
@@ -324,6 +325,7 @@ CampaignResult run_campaign(const CampaignOptions& options) {
         done += static_cast<int64_t>(batch.size());
         result.cases += static_cast<int64_t>(batch.size());
         for (std::size_t i = 0; i < results.size(); ++i) {
+          count_case(tally, results[i]);
           const std::string& label = results[i].label;
           if (label.empty()) continue;
           if (options.wide_range) {

@@ -91,6 +91,10 @@ struct CampaignResult {
   // wide_range: labelled cases outside the kernel's declared range (file
   // empty: limits are not saved), at most one per (kernel, label).
   std::vector<Finding> limits;
+  // Per kernel fuzzed, in order: its generated cases judged and declined.
+  // A kernel with none judged has no verdict (docs/plugins.md, "Nothing
+  // judged is never a pass").
+  std::vector<std::pair<std::string, JudgedTally>> judged;
 };
 
 CampaignResult run_campaign(const CampaignOptions& options);

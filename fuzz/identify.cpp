@@ -44,11 +44,8 @@ Identification identify(const Kernel& kernel, int64_t cases, uint64_t seed, int6
       id.fault = fault.label + ": " + fault.what();
       return id;
     }
-    if (!ev.declined.empty()) {
-      ++id.declined;
-      continue;
-    }
-    ++id.problems;
+    id.problems.add(ev);
+    if (!ev.declined.empty()) continue;
     id.exact_math_ulp = std::max(id.exact_math_ulp, ev.exact_math_ulp);
     for (const Evaluation::PolicyFit& fit : ev.policy_fits)
       for (PolicyVerdict& v : id.policies)

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
 #include "normcheck/op_spec.h"
 
@@ -24,7 +25,7 @@ struct PolicyVerdict {
 struct Identification {
   std::string kernel;
   OpSpec declared;
-  int64_t problems = 0, declined = 0;  // run, and declined by the kernel (not counted in `problems`)
+  JudgedTally problems;                // judged, and declined by the kernel
   double exact_math_ulp = 0;           // the kernel's own y against exact math, the largest over the problems
   std::vector<PolicyVerdict> policies; // candidate_policies(declared), in that order
   std::string fault;                   // the call could not complete (crash, hang, ...): why; nothing else is known

@@ -65,6 +65,13 @@ struct CaseResult {
   std::string detail;      // one line: the signal, the output that broke its bound, ...
 };
 
+// Counts the case into `tally`: a finished one judged or declined by its
+// evaluation, one that ended without an evaluation (a crash, a hang) judged.
+inline void count_case(JudgedTally& tally, const CaseResult& r) {
+  if (r.finished) tally.add(r.evaluation);
+  else tally.add_judged();
+}
+
 // The label of a finished evaluation ("" when it passed; declined counts as
 // passed). `batch_variance`: why a row's outputs depend on the batch around
 // it (batch_variance() below), or empty.

@@ -12,6 +12,7 @@
 #include "host/plugin_abi.h"
 #include "kernel_host.h"
 #include "normcheck/bounds.h"
+#include "normcheck/evaluate.h"
 #include "normcheck/op_spec.h"
 #include "normcheck/plugin.h"
 
@@ -73,6 +74,10 @@ std::vector<Kernel> rows_of(const std::vector<HostedPlugin::Entry>& listing, con
       const SpecParse parsed = parse_spec(e.spec);
       if (!parsed.spec) throw PluginError(where + "kernel '" + name + "' has a spec that is not one: " + parsed.error);
       spec = own(*parsed.spec);
+      // Loaded all the same (`list` shows it); every case of it will be declined.
+      if (const std::string why = spec_not_judged(*spec); !why.empty())
+        std::fprintf(stderr, "normcheck: warning: %skernel '%s': %s; every case of it is declined\n", where.c_str(),
+                     name.c_str(), why.c_str());
       op = op_of(*spec);
       dtype = spec->dtype_of(TensorName::x);
     } else {

@@ -39,8 +39,8 @@ std::vector<CallBuffer> call_buffers(const Kernel& k, const KernelArgs& a) {
   add("residual_out", a.residual_out, matrix * size(TensorName::residual_out), true, s.has(TensorName::residual_out));
   add("gamma", a.gamma, cols * size(TensorName::gamma), false, s.has(TensorName::gamma));
   add("beta", a.beta, cols * size(TensorName::beta), false, s.has(TensorName::beta));
-  add("dgamma", a.dgamma, cols * sizeof(float), true, s.has(TensorName::dgamma));
-  add("dbeta", a.dbeta, cols * sizeof(float), true, s.has(TensorName::dbeta));
+  add("dgamma", a.dgamma, cols * size(TensorName::dgamma), true, s.has(TensorName::dgamma));
+  add("dbeta", a.dbeta, cols * size(TensorName::dbeta), true, s.has(TensorName::dbeta));
   add("saved_mean", a.saved_mean, rows * size(TensorName::mean), false, !fwd && s.has(TensorName::mean));
   add("saved_stat", a.saved_stat, rows * size(TensorName::stat), false, !fwd && s.has(TensorName::stat));
   add("saved_y", a.saved_y, matrix * size(TensorName::y), false, !fwd && s.has(TensorName::y));
@@ -60,8 +60,8 @@ bool bind_call_buffer(KernelArgs& a, std::string_view name, void* data) {
   else if (name == "residual_out") a.residual_out = data;
   else if (name == "gamma") a.gamma = data;
   else if (name == "beta") a.beta = data;
-  else if (name == "dgamma") a.dgamma = f;
-  else if (name == "dbeta") a.dbeta = f;
+  else if (name == "dgamma") a.dgamma = data;
+  else if (name == "dbeta") a.dbeta = data;
   else if (name == "saved_mean") a.saved_mean = data;
   else if (name == "saved_stat") a.saved_stat = data;
   else if (name == "saved_y") a.saved_y = data;

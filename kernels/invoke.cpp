@@ -35,13 +35,13 @@ void call(const Kernel& k, const KernelArgs& a) {
       return;
     case Op::layernorm_bwd:
       function_of<Bwd>(k)(in<T>(a.dy), in<T>(a.x), gamma, in<float>(a.saved_mean), in<float>(a.saved_stat),
-                          out<T>(a.out), a.dgamma, a.dbeta, a.rows, a.cols);
+                          out<T>(a.out), out<float>(a.dgamma), out<float>(a.dbeta), a.rows, a.cols);
       return;
     case Op::rmsnorm_fwd:
       function_of<RmsFwd>(k)(in<T>(a.x), gamma, out<T>(a.out), out<float>(a.stat), a.rows, a.cols, a.eps);
       return;
     case Op::rmsnorm_bwd:
-      function_of<RmsBwd>(k)(in<T>(a.dy), in<T>(a.x), gamma, in<float>(a.saved_stat), out<T>(a.out), a.dgamma,
+      function_of<RmsBwd>(k)(in<T>(a.dy), in<T>(a.x), gamma, in<float>(a.saved_stat), out<T>(a.out), out<float>(a.dgamma),
                              a.rows, a.cols);
       return;
     case Op::layernorm_linear_fwd:

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <vector>
 
+#include "normcheck/excerpt.h"
+
 namespace normcheck {
 namespace {
 
@@ -20,8 +22,16 @@ constexpr TensorName kTensors[] = {
     TensorName::dgamma, TensorName::dbeta,  TensorName::w,      TensorName::b,    TensorName::z};
 static_assert(std::size(kTensors) == kTensorNameCount);
 
-constexpr RoundingPoint kPoints[] = {RoundingPoint::sum, RoundingPoint::r, RoundingPoint::xhat,
-                                     RoundingPoint::weight, RoundingPoint::scaled};
+constexpr RoundingPoint kPoints[] = {RoundingPoint::sum,    RoundingPoint::r,   RoundingPoint::xhat,
+                                     RoundingPoint::weight, RoundingPoint::scaled, RoundingPoint::dyw,
+                                     RoundingPoint::dw_row};
+
+// The rounding points of each direction (op_spec.h, RoundingPoint).
+constexpr bool point_of(RoundingPoint p, Direction d) {
+  if (p == RoundingPoint::xhat) return true;
+  const bool backward_point = p == RoundingPoint::dyw || p == RoundingPoint::dw_row;
+  return backward_point == (d == Direction::bwd);
+}
 static_assert(std::size(kPoints) == kRoundingPointCount);
 
 // The tensors `dtype=D` sets: the activations, stored in the model's format.
@@ -53,7 +63,7 @@ std::vector<std::string_view> words_of(std::string_view text) {
   return words;
 }
 
-std::string quoted(std::string_view w) { return "'" + std::string(w) + "'"; }
+std::string quoted(std::string_view w) { return "'" + excerpt(w) + "'"; }
 
 // A float of the text form: a decimal number that is a float, printed back
 // as the shortest text that reads as the same float.
@@ -183,12 +193,19 @@ std::string spec_error(const OpSpec& s) {
     if (q.scale_min > q.scale_ub) return "'scale_min=' above 'scale_ub=': no scale satisfies both";
     if ((q.scale == ScaleKind::per_block) != (q.group > 0)) return "a block scale has its group size: scale=block:G";
   }
-  if (s.add && !fwd)
-    return "'add' on a backward: the gradient of a fused residual add is dx itself, not a norm op of its own";
+  if (s.reduce) {
+    if (fwd) return "'reduce=': how a backward sums dgamma and dbeta over the rows";
+    if (!s.has(TensorName::dgamma) && !s.has(TensorName::dbeta)) return "'reduce=': there is no dgamma or dbeta to sum";
+    if (s.reduce->rows < 1) return "'reduce=block:R:P': R is a positive number of rows";
+  }
   for (RoundingPoint p : kPoints) {
     if (!s.rounding_at(p)) continue;
     const std::string what = "round=" + std::string(to_string(p));
-    if (!fwd) return quoted(what) + ": rounding points are stages of the forward";
+    if (!point_of(p, s.direction))
+      return quoted(what) + (fwd ? ": a rounding point of the backward (dyw, dw_row)"
+                                 : ": a stage of the forward; the backward's points are xhat, dyw and dw_row");
+    if (!fwd && p != RoundingPoint::xhat && s.weight == Weight::none)
+      return quoted(what) + ": there is no weight (weight=none), so no dy w and no dgamma";
     if (p == RoundingPoint::sum && !s.add) return quoted(what) + ": there is no sum without 'add'";
     if ((p == RoundingPoint::weight || p == RoundingPoint::scaled) && s.weight == Weight::none)
       return quoted(what) + ": there is no weight (weight=none)";
@@ -226,14 +243,14 @@ SpecParse parse_spec(std::string_view text) {
     if (std::find(keys_seen.begin(), keys_seen.end(), key) != keys_seen.end())
       return {std::nullopt, quoted(key) + " is given twice"};
     keys_seen.push_back(key);
-    auto needs_value = [&]() { return quoted(word) + ": '" + std::string(key) + "' takes a value"; };
+    auto needs_value = [&]() { return quoted(word) + ": '" + excerpt(key) + "' takes a value"; };
     if (std::find(std::begin(kQuantWords), std::end(kQuantWords), key) != std::end(kQuantWords)) {
       if (!has_value) return {std::nullopt, needs_value()};
       if (!quant) quant.emplace();
       if (std::string e = parse_quant_word(key, value, word, *quant); !e.empty()) return {std::nullopt, std::move(e)};
       if (key == "quant") quant_named = true;
     } else if (key == "add" || key == "linear") {
-      if (has_value) return {std::nullopt, quoted(word) + ": '" + std::string(key) + "' takes no value"};
+      if (has_value) return {std::nullopt, quoted(word) + ": '" + excerpt(key) + "' takes no value"};
       (key == "add" ? s.add : s.linear) = true;
     } else if (key == "stats") {
       if (value != "none" || !has_value) return {std::nullopt, quoted(word) + ": the statistics are 'stats=none' or left out"};
@@ -265,7 +282,8 @@ SpecParse parse_spec(std::string_view text) {
         const std::optional<RoundingPoint> p = point_named(item.substr(0, colon));
         if (!p)
           return {std::nullopt, quoted(item) + " in " + quoted(word) +
-                                    ": a rounding point is sum, r, xhat, weight or scaled, then ':' and a dtype"};
+                                    ": a rounding point is sum, r, xhat, weight or scaled (forward), xhat, dyw or "
+                                    "dw_row (backward), then ':' and a dtype"};
         const std::optional<DType> t =
             colon == std::string_view::npos ? std::nullopt : parse_dtype(item.substr(colon + 1));
         if (!t) return {std::nullopt, quoted(item) + " in " + quoted(word) + ": the dtype after ':' is f32, bf16 or f16"};
@@ -273,6 +291,27 @@ SpecParse parse_spec(std::string_view text) {
         s.round[index(*p)] = *t;
         start = comma + 1;
       }
+    } else if (key == "acc") {
+      if (!has_value) return {std::nullopt, needs_value()};
+      s.acc = parse_dtype(value);
+      if (!s.acc) return {std::nullopt, quoted(word) + ": " + quoted(value) + " is not a dtype (f32, bf16, f16)"};
+      if (*s.acc == DType::f32) s.acc.reset();  // float32 sums: the default
+    } else if (key == "reduce") {
+      // block:R:P
+      constexpr std::string_view kBlock = "block:";
+      const bool block = value.substr(0, kBlock.size()) == kBlock;
+      const std::string_view rest = block ? value.substr(kBlock.size()) : std::string_view();
+      const std::size_t colon = rest.find(':');
+      const std::string_view rows = rest.substr(0, colon);
+      Reduction r;
+      const auto [end, ec] = std::from_chars(rows.data(), rows.data() + rows.size(), r.rows);
+      const std::optional<DType> partial =
+          colon == std::string_view::npos ? std::nullopt : parse_dtype(rest.substr(colon + 1));
+      if (!has_value || !block || ec != std::errc() || end != rows.data() + rows.size() || r.rows < 1 || !partial)
+        return {std::nullopt, quoted(word) + ": a reduction is 'reduce=block:R:P', R rows a partial, P its format "
+                                             "(reduce=block:256:f32)"};
+      r.partial = *partial;
+      s.reduce = r;
     } else if (const std::optional<TensorName> t = tensor_named(key, norm)) {
       if (!has_value) return {std::nullopt, needs_value()};
       own[index(*t)] = parse_dtype(value);
@@ -319,6 +358,9 @@ std::string to_text(const OpSpec& s) {
     if (const auto t = s.rounding_at(p))
       points += (points.empty() ? "" : ",") + std::string(to_string(p)) + ":" + std::string(to_string(*t));
   if (!points.empty()) text += " round=" + points;
+  if (s.acc) text += " acc=" + std::string(to_string(*s.acc));
+  if (s.reduce)
+    text += " reduce=block:" + std::to_string(s.reduce->rows) + ":" + std::string(to_string(s.reduce->partial));
   if (!s.stats && !s.linear) text += " stats=none";
   if (s.from_y) text += " from=y";
   if (s.linear) text += " linear";
@@ -390,6 +432,8 @@ std::string_view to_string(RoundingPoint p) {
     case RoundingPoint::xhat: return "xhat";
     case RoundingPoint::weight: return "weight";
     case RoundingPoint::scaled: return "scaled";
+    case RoundingPoint::dyw: return "dyw";
+    case RoundingPoint::dw_row: return "dw_row";
   }
   return "?";
 }

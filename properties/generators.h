@@ -17,6 +17,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <rapidcheck.h>
@@ -49,6 +50,11 @@ struct GenOptions {
   bool nonconstant = false;         // every row has two distinct values (sigma > 0)
   int max_rows = 4;
   int64_t max_d = 65536;
+  // The caller's shapes (rows, cols): each problem is one of them, drawn
+  // uniformly, in place of the size-driven rows and d (and of long rows);
+  // its values come from the same row families. The caller keeps them inside
+  // the kernel's d range. Empty: the size-driven draw.
+  std::vector<std::pair<int64_t, int64_t>> shapes;
   bool residual = false;            // a residual of the row's family beside x (a spec with `add`)
   bool row_stride = false;          // rows further apart than cols on a third of the problems
   // Rows longer than max_d: with long_d > max_d, one problem in long_one_in

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <tuple>
 
 #include "generators.h"
 #include "normcheck/op_spec.h"
@@ -162,6 +163,8 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
     p.cols = std::clamp<int64_t>(static_cast<int64_t>(std::exp2(std::uniform_real_distribution<double>(lo, hi)(rng))),
                                  max_d + 1, long_cap);
   }
+  // The caller's shapes, when given, replace the rows and d drawn above.
+  if (!opts.shapes.empty()) std::tie(p.rows, p.cols) = opts.shapes[rng() % opts.shapes.size()];
   p.eps = opts.eps ? *opts.eps : draw_eps(rng, opts.range.min_eps);
   p.misalign_floats = (rng() & 1) ? 0 : 1 + static_cast<int>(rng() % 15);
   if (opts.row_stride && rng() % 3 == 0) p.row_stride = p.cols + 1 + static_cast<int64_t>(rng() % 17);
@@ -197,6 +200,16 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
     const bool has_beta = opts.op == Op::layernorm_fwd || opts.op == Op::layernorm_linear_fwd || opts.beta;
     if (has_beta && rng() % 3 != 0) p.beta = draw_affine(rng, p.cols, 0.0f);
   }
+  // A backward under weight=1+gamma is judged with w = 1 + gamma exact in
+  // float32 (evaluate/backward_spec.h): each gamma_j moves to the nearest
+  // value that keeps it so, w_j - 1 for w_j = fl(1 + gamma_j).
+  if (backward && opts.weight == Weight::one_plus_gamma)
+    for (float& g : p.gamma) {
+      const float w = 1.0f + g;
+      g = static_cast<double>(static_cast<float>(static_cast<double>(w) - 1.0)) + 1.0 == static_cast<double>(w)
+              ? static_cast<float>(static_cast<double>(w) - 1.0)
+              : 0.0f;
+    }
   if (is_norm_linear(opts.op)) {
     draw_linear(opts, rng, p);
     if (opts.unit_gamma || !opts.affine) {

@@ -24,6 +24,7 @@
 #include "campaign.h"
 #include "case_files.h"
 #include "case_gen.h"
+#include "harness_draw.h"
 #include "identify.h"
 #include "input_class.h"
 #include "isolation.h"
@@ -32,9 +33,9 @@
 #include "normcheck/io.h"
 #include "normcheck/row_file.h"
 #include "normcheck/seed.h"
+#include "normcheck/spec_policy.h"
 #include "judged_report.h"
 #include "recorded_kernel.h"
-#include "shell_quote.h"
 #include "verdict.h"
 #include "writers.h"
 
@@ -53,13 +54,13 @@ uint64_t seed_of(const py::object& seed) {
   throw py::type_error("seed: an int, a str (decimal or 0x hex) or None");
 }
 
-OpSpec forward_spec(const std::string& text) {
+OpSpec harness_spec(const std::string& text) {
   const SpecParse parsed = parse_spec(text);
   if (!parsed.spec) throw py::value_error("spec '" + text + "': " + parsed.error);
   const OpSpec& spec = *parsed.spec;
-  if (spec.direction != Direction::fwd || spec.linear)
-    throw py::value_error("spec '" + text + "': the Python module judges forward norms (a backward's dy and saved "
-                          "statistics, or a Linear after the norm, are not in its calls)");
+  if (spec.linear)
+    throw py::value_error("spec '" + text + "': the Python module judges norms (a Linear after the norm, its W and b, "
+                          "are not in its calls)");
   return spec;
 }
 
@@ -71,20 +72,6 @@ InputRange domain_of(const std::string& text) {
   return parse_domain(text, twopass->range);
 }
 
-const nc_tensor& tensor_of(const nc_call& call, TensorName t) {
-  switch (t) {
-    case TensorName::x: return call.x;
-    case TensorName::residual: return call.residual;
-    case TensorName::gamma: return call.gamma;
-    case TensorName::beta: return call.beta;
-    case TensorName::y: return call.y;
-    case TensorName::residual_out: return call.residual_out;
-    case TensorName::mean: return call.mean;
-    case TensorName::stat: return call.rstd;
-    default: throw std::logic_error("no such tensor in a forward call");
-  }
-}
-
 // float32 4, bf16 / f16 2, a quantized y's codes (NC_E4M3, NC_E5M2, NC_I8) 1
 
 // The name of a quantized spec's scale among the function's inputs (static)
@@ -93,13 +80,15 @@ constexpr const char* kScale = cli::kScaleTensor;
 
 // A tensor of the call as a new contiguous array: float32 values, or the bit
 // patterns of bf16 / f16 as uint16 (the Python side views them in its type).
-// gamma and beta (`vector`: and a static scale) are 1-D, the others rows x
-// cols; None when the call has none.
+// gamma and beta (`vector`: and a static scale) are 1-D [cols], a
+// backward's saved statistics 1-D [rows], the others rows x cols; None when
+// the call has none.
 py::object input_array(const nc_tensor& t, TensorName name, bool vector = false) {
   if (!t.data) return py::none();
   const std::size_t bytes = nc_dtype_bytes(t.dtype);
   std::vector<py::ssize_t> shape = {t.rows, t.cols};
   if (vector || name == TensorName::gamma || name == TensorName::beta) shape = {t.cols};
+  if (name == TensorName::mean || name == TensorName::stat) shape = {t.rows};
   py::array out = t.dtype == NC_F32 ? py::array(py::dtype::of<float>(), shape) : py::array(py::dtype::of<uint16_t>(), shape);
   auto* dst = static_cast<unsigned char*>(out.mutable_data());
   const auto* src = static_cast<const unsigned char*>(t.data);
@@ -156,7 +145,7 @@ thread_local Harness* g_current = nullptr;
 class Harness {
  public:
   Harness(const std::string& spec_text, py::object adapter, const std::string& domain)
-      : spec_(forward_spec(spec_text)), adapter_(std::move(adapter)), domain_(domain_of(domain)) {
+      : spec_(harness_spec(spec_text)), adapter_(std::move(adapter)), domain_(domain_of(domain)) {
     row_ = cli::harness_row(spec_, domain_);
     row_.name = "python";
     row_.algorithm = "a Python function (normcheck Python module)";
@@ -169,11 +158,12 @@ class Harness {
   Harness& operator=(const Harness&) = delete;
 
   std::string spec_text() const { return to_text(spec_); }
+  bool backward() const { return spec_.direction == Direction::bwd; }
   std::string domain_text() const { return normcheck::domain_text(domain_); }
   std::vector<std::pair<std::string, std::string>> tensors(bool outputs) const {
     std::vector<std::pair<std::string, std::string>> out;
     for (TensorName t : outputs ? cli::output_tensors(spec_) : cli::input_tensors(spec_))
-      out.emplace_back(cli::tensor_file_name(t, spec_.norm),
+      out.emplace_back(cli::tensor_file_name(spec_, t),
                        t == TensorName::y && spec_.quant ? std::string(to_string(spec_.quant->cast.format))  // its codes
                                                          : std::string(to_string(spec_.dtype_of(t))));
     // a quantized spec's scale, float32: the static one an input, a dynamic one an output
@@ -181,11 +171,23 @@ class Harness {
     return out;
   }
 
-  // Case c of the seed as gen draws it (fuzz's generator on this row, the
-  // inputs rounded to their formats).
+  // Case c of the seed as gen draws it (harness_draw.h: fuzz's generator on
+  // this row, at the shapes given if any, the inputs rounded to their formats
+  // and inside the domain once rounded).
   Problem draw(uint64_t seed, int64_t c) {
-    if (!gen_) gen_.emplace(props::gen_problem(fuzz::generator_options(row_)));
-    return cli::stored_problem(spec_, fuzz::case_problem(*gen_, seed, 0, c));
+    if (!gen_) gen_.emplace(props::gen_problem(cli::harness_options(row_, shapes_)));
+    if (std::optional<Problem> p = cli::harness_case(*gen_, row_, seed, c)) return std::move(*p);
+    throw py::value_error("case " + std::to_string(c) + ": " + std::to_string(cli::kHarnessDrawTries) +
+                          " draws in a row fall outside the domain '" + domain_text() + "' once rounded to " +
+                          std::string(to_string(spec_.dtype_of(TensorName::x))) + "; widen domain=");
+  }
+
+  // The shapes (rows, cols) draw() draws at (each problem one of them);
+  // empty: the generator's sizes. ValueError for a shape outside the domain's d range.
+  void set_shapes(std::vector<std::pair<int64_t, int64_t>> shapes) {
+    cli::harness_options(row_, shapes);  // throws std::invalid_argument (ValueError) for a bad one
+    shapes_ = std::move(shapes);
+    gen_.reset();
   }
 
   Outcome run(const Problem& p) {
@@ -212,6 +214,9 @@ class Harness {
 
   // A given problem as the files hold it; a static scale's spec needs the problem's scale.
   Problem stored(const Problem& p) const {
+    if (spec_.direction == Direction::bwd && p.dy.size() != p.x.size())
+      throw py::value_error("spec '" + to_text(spec_) + "' is a backward: the problem needs dy, the gradient arriving "
+                            "at y, rows x cols like x (problem(..., dy=DY))");
     if (cli::scale_is_input(spec_) && !(p.scale > 0 && std::isfinite(p.scale)))
       throw py::value_error("spec '" + to_text(spec_) +
                             "' quantizes y by a static scale: the problem needs one (problem(..., scale=S), S > 0)");
@@ -247,7 +252,7 @@ class Harness {
                               problem_file(p.problem, {"normcheck (Python) finding: " + p.label + " on " + name,
                                                         outcomes[i].result.detail}));
         p.problem_file = "findings/" + file;
-        p.replay = "normcheck check --input " + cli::shell_quote(p.problem_file) + " --plugin LIBRARY";
+        p.replay = "normcheck.replay(fn, '" + (fs::absolute(fs::path(out)) / p.problem_file).lexically_normal().string() + "')";
       }
       kernel.problems.push_back(std::move(p));
     }
@@ -269,15 +274,15 @@ class Harness {
     Harness& h = *g_current;
     py::dict inputs;
     for (TensorName t : cli::input_tensors(h.spec_))
-      inputs[py::str(cli::tensor_file_name(t, h.spec_.norm))] = input_array(tensor_of(*call, t), t);
+      inputs[py::str(cli::tensor_file_name(h.spec_, t))] = input_array(cli::call_tensor(*call, t), t);
     if (cli::scale_is_input(h.spec_)) inputs[py::str(kScale)] = input_array(call->scale, TensorName::x, true);
     const py::object out = h.adapter_(inputs, static_cast<double>(call->eps));
     if (py::isinstance<py::str>(out)) throw fuzz::KernelCallFault("exception", out.cast<std::string>());
     const py::dict outputs = out.cast<py::dict>();
     for (TensorName t : cli::output_tensors(h.spec_)) {
-      const std::string name = cli::tensor_file_name(t, h.spec_.norm);
+      const std::string name = cli::tensor_file_name(h.spec_, t);
       if (!outputs.contains(name)) throw py::value_error("no output '" + name + "'");
-      copy_output(tensor_of(*call, t), outputs[py::str(name)], name);
+      copy_output(cli::call_tensor(*call, t), outputs[py::str(name)], name);
     }
     if (cli::scale_is_output(h.spec_)) {
       if (!outputs.contains(kScale)) throw py::value_error(std::string("no output '") + kScale + "'");
@@ -290,6 +295,7 @@ class Harness {
   InputRange domain_;
   Kernel row_{};
   fuzz::IsolationOptions isolation_;
+  std::vector<std::pair<int64_t, int64_t>> shapes_;
   std::optional<rc::Gen<Problem>> gen_;
 };
 
@@ -321,6 +327,17 @@ using namespace normcheck::python;
 PYBIND11_MODULE(_normcheck, m) {
   m.doc() = "normcheck's C++ side: the harness row, generators, evaluate(), identify, problem files";
 
+  // A rounding policy (spec text) by name and the projects that ship it
+  // ("x r rounded before the weight (Hugging Face LlamaRMSNorm, ...)"), or "".
+  m.def(
+      "policy_name",
+      [](const std::string& policy) {
+        const normcheck::SpecParse parsed = normcheck::parse_spec(policy);
+        if (!parsed.spec) throw py::value_error("policy '" + policy + "': " + parsed.error);
+        return std::string(normcheck::known_policy_name(*parsed.spec));
+      },
+      py::arg("policy"));
+
   m.def("seed", &seed_of, py::arg("seed"),
         "The seed of a random run: int, seed text, or None (NORMCHECK_SEED, else 20261127)");
 
@@ -333,6 +350,7 @@ PYBIND11_MODULE(_normcheck, m) {
       .def_property_readonly("residual", [](const Problem& p) { return floats(p.residual, p.rows, p.cols); })
       .def_property_readonly("gamma", [](const Problem& p) { return floats(p.gamma, 0, p.cols); })
       .def_property_readonly("beta", [](const Problem& p) { return floats(p.beta, 0, p.cols); })
+      .def_property_readonly("dy", [](const Problem& p) { return floats(p.dy, p.rows, p.cols); })
       .def("__repr__", [](const Problem& p) {
         return "<normcheck.Problem " + std::to_string(p.rows) + "x" + std::to_string(p.cols) + " eps=" + hex(p.eps) + ">";
       });
@@ -340,7 +358,7 @@ PYBIND11_MODULE(_normcheck, m) {
   m.def(
       "make_problem",
       [](const py::object& x, const py::object& residual, const py::object& gamma, const py::object& beta, float eps,
-         float scale) {
+         float scale, const py::object& dy) {
         const auto arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(x);
         if (!arr || arr.ndim() != 2 || arr.shape(0) < 1 || arr.shape(1) < 1)
           throw py::value_error("x: a 2-D array of rows x cols, both at least 1");
@@ -351,11 +369,13 @@ PYBIND11_MODULE(_normcheck, m) {
         p.residual = to_floats(residual, n, "residual");
         p.gamma = to_floats(gamma, d, "gamma");
         p.beta = to_floats(beta, d, "beta");
+        p.dy = to_floats(dy, n, "dy");  // a backward's upstream gradient, like x
         if (!(scale >= 0) || std::isinf(scale)) throw py::value_error("scale: a finite value > 0 (0: none)");
         p.scale = scale;
         return p;
       },
-      py::arg("x"), py::arg("residual"), py::arg("gamma"), py::arg("beta"), py::arg("eps"), py::arg("scale") = 0.0f);
+      py::arg("x"), py::arg("residual"), py::arg("gamma"), py::arg("beta"), py::arg("eps"), py::arg("scale") = 0.0f,
+      py::arg("dy") = py::none());
 
   // A problem file (row_file.h): its spec (nc.spec, else its op and dtype's),
   // or None for a plain row file, and its problems.
@@ -392,14 +412,16 @@ PYBIND11_MODULE(_normcheck, m) {
         return d;
       });
 
-  py::class_<Harness>(m, "Harness", "A Python function as a kernel row of a forward spec")
+  py::class_<Harness>(m, "Harness", "A Python function as a kernel row of a norm's spec, forward or backward")
       .def(py::init<const std::string&, py::object, const std::string&>(), py::arg("spec"), py::arg("adapter"),
            py::arg("domain"))
       .def_property_readonly("spec", &Harness::spec_text)
       .def_property_readonly("domain", &Harness::domain_text)
+      .def_property_readonly("backward", &Harness::backward)
       .def_property_readonly("inputs", [](const Harness& h) { return h.tensors(false); })
       .def_property_readonly("outputs", [](const Harness& h) { return h.tensors(true); })
       .def("draw", &Harness::draw, py::arg("seed"), py::arg("case"))
+      .def("set_shapes", &Harness::set_shapes, py::arg("shapes"))
       .def("run", &Harness::run, py::arg("problem"))
       .def("shrink", &Harness::shrink, py::arg("problem"), py::arg("outcome"), py::arg("seconds"))
       .def("stored", &Harness::stored, py::arg("problem"))
@@ -419,7 +441,8 @@ PYBIND11_MODULE(_normcheck, m) {
               policies.append(p);
             }
             py::dict d;
-            d["problems"] = id.problems, d["declined"] = id.declined, d["exact_math_ulp"] = id.exact_math_ulp;
+            d["problems"] = id.problems.judged, d["declined"] = id.problems.declined;
+            d["declined_reason"] = id.problems.first_decline, d["exact_math_ulp"] = id.exact_math_ulp;
             d["fault"] = id.fault, d["policies"] = policies;
             return d;
           },

@@ -26,14 +26,19 @@ void add(std::vector<Count>& counts, const std::string& what) {
   else ++it->rows;
 }
 
-// Decline reasons name the row's figures; grouped without them.
+// Decline reasons name the row's figures; grouped without them: "eps = 0
+// is outside the kernel's declared domain eps>=1e-06" is "eps outside the
+// kernel's declared domain eps>=1e-06", and |x|'s limit at the row's d
+// ("(|x| <= 1.1e+18 here)") is left to the domain's text.
 std::string decline_group(std::string reason) {
   if (reason.rfind("row ", 0) == 0) {
     if (const auto colon = reason.find("): "); colon != std::string::npos) reason = reason.substr(colon + 3);
   }
-  static const std::regex x_value(R"(\|x\| = \S+ is )");
+  static const std::regex value_outside(R"((\S+) = \S+ is outside)");
+  static const std::regex x_limit_here(R"( \(\|x\| <= \S+ here\))");
   static const std::regex number(R"(= [-+0-9.e]+(inf)?)");
-  reason = std::regex_replace(reason, x_value, "");
+  reason = std::regex_replace(reason, value_outside, "$1 outside");
+  reason = std::regex_replace(reason, x_limit_here, "");
   return std::regex_replace(reason, number, "= ...");
 }
 

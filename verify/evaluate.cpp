@@ -133,6 +133,63 @@ std::string norm_linear_problem_declined(const Kernel& kernel, const Problem& p)
   return {};
 }
 
+void JudgedTally::add(const Evaluation& ev) {
+  if (ev.declined.empty()) {
+    ++judged;
+    return;
+  }
+  if (declined++ == 0) first_decline = ev.declined;
+}
+
+void JudgedTally::add(const JudgedTally& other) {
+  judged += other.judged;
+  if (declined == 0) first_decline = other.first_decline;
+  declined += other.declined;
+}
+
+std::string JudgedTally::declined_text(std::string_view unit) const {
+  if (declined == 0) return {};
+  return "declined " + std::to_string(declined) + " of " + std::to_string(declined + judged) + " " +
+         std::string(unit) + ": " + first_decline;
+}
+
+std::string spec_not_judged(const OpSpec& spec) {
+  if (spec.direction == Direction::fwd && spec.acc)
+    return "evaluate() judges no forward spec with 'acc=' (" + to_text(spec) +
+           ") yet: the forward's rounding policy sums in float32";
+  if (spec.direction != Direction::bwd) return {};
+  // The backward is held to its op's bound plus what the words below cost
+  // (evaluate/backward_spec.h): the formats of gamma, the saved statistics,
+  // y (from=y), dgamma and dbeta, the weight, the rounding points, acc=,
+  // reduce=, add, stats=none, from=y, and beta's absence. Every other word leaves the table's op of the spec's activation
+  // format: that is what is compared.
+  const DType activations = spec.dtype_of(TensorName::x);
+  if (spec.dtype_of(TensorName::dy) != activations || spec.dtype_of(TensorName::dx) != activations)
+    return "evaluate() judges no backward spec whose dy or dx is not in x's format (" + to_text(spec) + ") yet";
+  if (spec.norm == NormKind::rmsnorm && spec.bias)
+    return "evaluate() judges no RMSNorm backward with 'bias' (" + to_text(spec) + ") yet: its dbeta has no reference";
+  if (spec.from_y && spec.bias && spec.dtype_of(TensorName::beta) != DType::f32)
+    return "evaluate() judges no backward from=y whose beta is not float32 (" + to_text(spec) + ") yet";
+  OpSpec judged = spec;
+  for (TensorName t : {TensorName::gamma, TensorName::mean, TensorName::stat, TensorName::dgamma, TensorName::dbeta})
+    judged.dtype[static_cast<std::size_t>(t)] = DType::f32;
+  judged.dtype[static_cast<std::size_t>(TensorName::y)] = activations;
+  judged.weight = Weight::gamma;
+  judged.add = false;
+  judged.dtype[static_cast<std::size_t>(TensorName::residual)] = activations;
+  judged.dtype[static_cast<std::size_t>(TensorName::residual_out)] = activations;
+  judged.round = {};
+  judged.acc.reset();
+  judged.reduce.reset();
+  judged.stats = true;
+  judged.from_y = false;
+  judged.bias = spec.norm == NormKind::layernorm;
+  if (judged == spec_of(op_of(spec), activations)) return {};
+  return "evaluate() judges no backward spec " + to_text(spec) +
+         " yet: only its op's with other formats of gamma, the statistics, dgamma and dbeta, weight=1+gamma or "
+         "none, bias=none, rounding points, acc=, reduce=, add, stats=none or from=y (docs/ops.md)";
+}
+
 Evaluation evaluate(const Kernel& kernel, const Problem& problem,
                     std::optional<BoundFn> bound_override) {
   EvaluateOptions options;
@@ -155,13 +212,9 @@ Evaluation evaluate(const Kernel& kernel, const Problem& problem, const Evaluate
   const OpSpec spec = spec_of(kernel);
   if (ev.declined.empty() && p.row_stride != 0 && p.row_stride != p.cols && !kernel.takes_row_stride)
     ev.declined = "rows " + std::to_string(p.row_stride) + " elements apart: the kernel takes contiguous rows only";
+  if (ev.declined.empty()) ev.declined = spec_not_judged(spec);
   if (ev.declined.empty() && spec.direction == Direction::bwd) {
-    OpSpec with_stats = spec;
-    with_stats.stats = true;
-    with_stats.from_y = false;
-    if (!table_op(with_stats))
-      ev.declined = "a backward spec other than its op's (" + to_text(spec) + "): not judged yet (docs/ops.md)";
-    else if (spec.from_y && p.cols > kSpecReferenceMaxCols)
+    if (spec.from_y && p.cols > kSpecReferenceMaxCols)
       ev.declined = "d = " + std::to_string(p.cols) + ": the y a backward from=y reads comes from the exact forward, "
                     "which takes rows of at most " + std::to_string(kSpecReferenceMaxCols) + " elements";
   }
@@ -177,8 +230,8 @@ Evaluation evaluate(const Kernel& kernel, const Problem& problem, const Evaluate
   switch (kernel.op) {
     case Op::layernorm_fwd:
     case Op::rmsnorm_fwd: evaluation::evaluate_spec_fwd(run, ev); break;  // any forward spec
-    case Op::layernorm_bwd: evaluation::evaluate_layernorm_bwd(run, ev); break;
-    case Op::rmsnorm_bwd: evaluation::evaluate_rmsnorm_bwd(run, ev); break;
+    case Op::layernorm_bwd:
+    case Op::rmsnorm_bwd: evaluation::evaluate_bwd(run, ev); break;
     case Op::layernorm_linear_fwd:
     case Op::rmsnorm_linear_fwd: evaluation::evaluate_norm_linear(run, ev); break;
   }

@@ -12,6 +12,7 @@ only moves arrays between that row's calls and the function.
 """
 
 import hashlib
+import inspect
 import os
 import re
 import sys
@@ -23,12 +24,20 @@ import numpy as np
 from . import _normcheck
 
 __all__ = [
-    "OutputError", "Case", "CheckResult", "Finding", "FuzzResult", "Policy", "Identification",
+    "UsageError", "OutputError", "Case", "CheckResult", "Finding", "FuzzResult", "Policy", "Identification",
     "check", "fuzz", "replay", "identify", "assert_within_bound", "problems", "problem",
 ]
 
 
-class OutputError(ValueError):
+class UsageError(ValueError):
+    """normcheck cannot call fn as the spec needs: its signature has no
+    parameter for one of the spec's inputs, or one normcheck does not pass, or
+    fn raised a TypeError or AttributeError on a small well-formed problem
+    (numpy arrays given to a torch function, say). Raised once, before any
+    case, as `normcheck judge` exits 2 on a malformed harness; not a finding."""
+
+
+class OutputError(UsageError):
     """fn's return value is not the spec's outputs: a missing or unknown tensor,
     a wrong shape or dtype. A usage error (raised), not a finding."""
 
@@ -47,6 +56,102 @@ _TORCH_FP8_NAMES = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
 _ONE_BITS = {"bf16": 0x3F80, "f16": 0x3C00}
 
 
+# The parameter names fn may give each argument normcheck passes: the
+# module's own (first), torch's (F.layer_norm's input, weight, bias; an
+# nn.Module's weight and bias) and Hugging Face's (hidden_states,
+# variance_epsilon). A parameter `normalized_shape` gets (cols,).
+_PARAMETER_NAMES = {
+    "x": ("x", "input", "hidden_states"),
+    "residual": ("residual",),
+    "gamma": ("gamma", "weight"),
+    "beta": ("beta", "bias"),
+    "scale": ("scale",),
+    "eps": ("eps", "epsilon", "variance_epsilon"),
+    # a backward's: the gradient arriving at y (torch's grad_output), the
+    # forward's y (from=y), the saved statistics (an RMSNorm's rrms is often
+    # called rstd: Liger-Kernel, flash-attention), and with `add` the residual
+    # stream's gradient
+    "dy": ("dy", "grad_output"),
+    "y": ("y",),
+    "mean": ("mean",),
+    "rstd": ("rstd",),
+    "rrms": ("rrms", "rstd"),
+    "dresidual": ("dresidual",),
+}
+_SHAPE_PARAMETER = "normalized_shape"
+# What fn raises when it gets tensors of the other library (x.float() on a
+# numpy array, torch.rsqrt of one), or arguments it does not take.
+_USAGE_FAULTS = (TypeError, AttributeError)
+
+
+class _Binding:
+    """How fn's parameters receive normcheck's arguments (the spec's inputs
+    and eps), by fn's signature: each by one of its _PARAMETER_NAMES,
+    positionally when the parameter is positional-only. A function without a
+    signature (a builtin) gets the module's names as keywords."""
+
+    def __init__(self, fn, names, expected, optional=()):
+        self.positional, self.keywords, self.shape_keyword = [], {}, False
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            self.keywords = {n: n for n in names}
+            return
+        variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        owner, missing = {}, []
+        for n in names:
+            hits = [a for a in _PARAMETER_NAMES[n] if a in params and params[a].kind not in variadic]
+            if len(hits) > 1:
+                raise UsageError(f"fn {_fn_name(fn)} takes both '{hits[0]}' and '{hits[1]}', the same argument "
+                                 f"({n}) by two names; expected {expected}")
+            if hits:
+                owner[hits[0]] = n
+            elif takes_any:
+                owner[n] = n
+            elif n not in optional:
+                missing.append(n)
+        unknown = [p.name for p in params.values() if p.name not in owner and p.name != _SHAPE_PARAMETER
+                   and p.kind not in variadic and p.default is inspect.Parameter.empty]
+        if missing or unknown:
+            what = []
+            if missing:
+                what.append("no parameter for " + ", ".join(
+                    f"{n} ({' or '.join(_PARAMETER_NAMES[n])})" for n in missing))
+            if unknown:
+                what.append("the parameter(s) " + ", ".join(f"'{u}'" for u in unknown) +
+                            " without a default, which the spec does not give")
+            raise UsageError(f"fn {_fn_name(fn)}{_signature_of(fn)} has " + " and ".join(what) +
+                             f"; expected {expected}")
+        for p in params.values():
+            ours = _SHAPE_PARAMETER if p.name == _SHAPE_PARAMETER else owner.get(p.name)
+            if ours is None:
+                continue
+            if p.kind is inspect.Parameter.POSITIONAL_ONLY:
+                self.positional.append(ours)
+            elif ours == _SHAPE_PARAMETER:
+                self.shape_keyword = True
+            else:
+                self.keywords[ours] = p.name
+        for n, name in owner.items():  # those **kwargs takes
+            if name == n and n not in self.keywords and n not in self.positional:
+                self.keywords[n] = n
+
+    def call(self, fn, values, cols):
+        args = [(cols,) if n == _SHAPE_PARAMETER else values[n] for n in self.positional]
+        kwargs = {param: values[n] for n, param in self.keywords.items()}
+        if self.shape_keyword:
+            kwargs[_SHAPE_PARAMETER] = (cols,)
+        return fn(*args, **kwargs)
+
+
+def _signature_of(fn):
+    try:
+        return str(inspect.signature(fn))
+    except (TypeError, ValueError):
+        return "(...)"
+
+
 def _torch():
     try:
         import torch
@@ -62,11 +167,16 @@ class _Adapter:
     quantized y as its uint8 or int8 codes, a dynamic scale as float32), or a
     str: the exception fn raised."""
 
-    def __init__(self, fn, tensors):
+    def __init__(self, fn, tensors, device=None):
         if tensors not in (None, "numpy", "torch"):
             raise ValueError(f"tensors={tensors!r}: 'numpy', 'torch' or None")
+        if device is not None and tensors == "numpy":
+            raise ValueError(f"device={device!r} moves torch tensors: not with tensors='numpy'")
         self.fn = fn
-        self.tensors = tensors
+        self.tensors = "torch" if device is not None and tensors is None else tensors
+        self.device = device
+        self.detected = tensors is None  # numpy or torch: told by the probe (_probe)
+        self.fault = None  # the exception fn raised on the last call
 
     def bind(self, harness):
         """The tensors of the harness's spec: (name, format) of its inputs and outputs."""
@@ -78,9 +188,21 @@ class _Adapter:
         has_bf16 = any(d == "bf16" for _, d in self.inputs + self.outputs)
         if self.tensors is None:
             self.tensors = "torch" if has_bf16 else "numpy"
+            self.detected = not has_bf16
         if self.tensors == "numpy" and has_bf16:
             raise ValueError(f"spec '{harness.spec}' has bf16 tensors, which numpy has no type for: use tensors='torch'")
         self.torch = _torch() if self.tensors == "torch" else None
+        self.expected = _expected_signature(self.inputs, self.outputs, self.tensors)
+        # a backward's eps: only one that recomputes the statistics (stats=none) needs it
+        self.backward = harness.backward
+        self.binding = _Binding(self.fn, [n for n, _ in self.inputs] + ["eps"], self.expected,
+                                optional=("eps",) if self.backward else ())
+
+    def use(self, tensors):
+        """Calls fn with numpy arrays or torch tensors from now on."""
+        self.tensors = tensors
+        self.torch = _torch() if tensors == "torch" else None
+        self.expected = _expected_signature(self.inputs, self.outputs, tensors)
 
     def _absent(self, name, dtype, cols):
         one = name == "gamma" and not self.one_plus_gamma
@@ -93,8 +215,10 @@ class _Adapter:
             return raw if dtype == "f32" else raw.view(np.float16)
         torch = self.torch
         if dtype == "bf16":
-            return torch.from_numpy(raw.view(np.int16)).view(torch.bfloat16)
-        return torch.from_numpy(raw if dtype == "f32" else raw.view(np.float16))
+            t = torch.from_numpy(raw.view(np.int16)).view(torch.bfloat16)
+        else:
+            t = torch.from_numpy(raw if dtype == "f32" else raw.view(np.float16))
+        return t if self.device is None else t.to(self.device)
 
     def _unwrap_codes(self, value, name, dtype, shape):
         """A quantized y: uint8 (fp8's bytes) or int8 codes, numpy or torch."""
@@ -118,7 +242,7 @@ class _Adapter:
     def _unwrap(self, value, name, dtype, shapes):
         if dtype in _CODE_DTYPES:
             return self._unwrap_codes(value, name, dtype, shapes[0])
-        torch = self.torch
+        torch = self.torch or sys.modules.get("torch")  # a numpy function may return a tensor
         if torch is not None and isinstance(value, torch.Tensor):
             want = getattr(torch, _TORCH_DTYPE_NAMES[dtype])
             if value.dtype != want:
@@ -140,15 +264,19 @@ class _Adapter:
         return arr.view(np.uint16) if dtype == "f16" else arr
 
     def __call__(self, inputs, eps):
-        rows, cols = inputs["x"].shape
+        rows, cols = inputs["dy" if self.backward else "x"].shape
         kwargs = {}
         for name, dtype in self.inputs:
             raw = inputs[name]
             kwargs[name] = self._wrap(self._absent(name, dtype, cols) if raw is None else raw, dtype)  # scale: (1,)
         kwargs["eps"] = eps
+        self.fault = None
         try:
-            out = self.fn(**kwargs)
+            # numpy warns on the NaN, inf and overflowing inputs normcheck draws on purpose
+            with np.errstate(all="ignore"):
+                out = self.binding.call(self.fn, kwargs, cols)
         except Exception as e:  # a finding (`exception`); KeyboardInterrupt and the like go through
+            self.fault = e
             return f"{type(e).__name__}: {e}"
         names = [n for n, _ in self.outputs]
         if isinstance(out, dict):
@@ -168,7 +296,7 @@ class _Adapter:
         result = {}
         for (name, dtype), value in zip(self.outputs, values):
             stat = name in ("mean", "rstd", "rrms")
-            shapes = [(rows,), (rows, 1)] if stat else [(rows, cols)]
+            shapes = [(rows,), (rows, 1)] if stat else [(cols,)] if name in ("dgamma", "dbeta") else [(rows, cols)]
             if name == "scale":  # a dynamic scale: rows x its scales per row ((rows,) for one)
                 per_row = 1 if self.scale_block is None else -(-cols // self.scale_block)
                 shapes = [(rows, per_row)] + ([(rows,)] if per_row == 1 else [])
@@ -176,15 +304,100 @@ class _Adapter:
         return result
 
 
-def _harness(fn, spec, tensors, domain):
+def _expected_signature(inputs, outputs, tensors):
+    """'fn(x, gamma, beta, eps) -> y (torch.Tensor, bf16 [rows, cols])' for the spec's tensors."""
+    names = [n for n, _ in inputs]
+    torch_names = [_PARAMETER_NAMES[n][1] if n in ("gamma", "beta") else n for n in names]
+    kind = "torch.Tensor" if tensors == "torch" else "numpy.ndarray"
+    outs = [n for n, _ in outputs]
+    ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ") or a dict of them"
+    text = f"fn({', '.join(names)}, eps) -> {ret}"
+    if torch_names != names:
+        text += f", or with torch's names fn({', '.join(torch_names)}, eps)"
+    return text + f"; tensors are {kind}s in the spec's formats, x [rows, cols] (docs/python.md)"
+
+
+def _probe_problem(h, adapter):
+    """A small well-formed problem of the harness's spec: 2 rows of 8 (or
+    the narrowest shape given) finite values, gamma near 1, beta near 0,
+    eps = 1e-5, a static scale where the spec takes one."""
+    names = [n for n, _ in h.inputs]
+    cols = adapter.probe_cols
+    x = np.resize(np.array([0.5, -1.25, 2.0, 0.75, -0.5, 1.5, -2.0, 0.25], np.float32), (2, cols))
+    x[1] *= 3
+    ramp = np.resize(np.array([1.0, 0.875, 1.125, 0.75], np.float32), cols)
+    return problem(x, gamma=ramp if "gamma" in names else None, beta=(ramp - 1) if "beta" in names else None,
+                   residual=x[::-1].copy() if "residual" in names or "dresidual" in names else None, eps=1e-5,
+                   scale=0.0625 if "scale" in names else None, dy=(x[:, ::-1] * 0.5).copy() if h.backward else None)
+
+
+def _probe(h, adapter):
+    """fn called once on a small well-formed problem before any case: a
+    TypeError or AttributeError there, or outputs that are not the spec's
+    (OutputError), is a usage error raised once, not a finding per case.
+    With tensors not given (and no bf16 in the spec) fn gets numpy arrays,
+    and torch tensors when it raises such an error on numpy arrays."""
+    p = h.stored(_probe_problem(h, adapter))
+
+    def attempt():
+        try:
+            h.run(p)
+        except OutputError as e:
+            return e
+        return adapter.fault if isinstance(adapter.fault, _USAGE_FAULTS) else None
+
+    fault = attempt()
+    if fault is not None and adapter.detected and adapter.tensors == "numpy" and _torch_available():
+        numpy_fault = fault
+        adapter.use("torch")
+        fault = attempt()
+        if fault is not None:
+            adapter.use("numpy")
+            fault = numpy_fault
+    if fault is None:
+        return
+    what = "returned outputs that are not the spec's" if isinstance(fault, OutputError) else "raised"
+    raise (OutputError if isinstance(fault, OutputError) else UsageError)(f"fn {_fn_name(adapter.fn)} {what} on a small well-formed problem (2 x {adapter.probe_cols}, "
+                     f"{adapter.tensors} tensors): {type(fault).__name__}: {fault}\nexpected {adapter.expected}") from None
+
+
+def _torch_available():
+    try:
+        _torch()
+        return True
+    except ImportError:
+        return False
+
+
+def _harness(fn, spec, tensors, domain, shapes=None, device=None):
+    if _is_module(fn):
+        from . import torch as _nc_torch
+        fn, shapes = _nc_torch.module_function(fn, spec), _nc_torch.module_shapes(fn, shapes)
     if not callable(fn):
         raise TypeError(f"fn: {fn!r} is not callable")
     if not isinstance(spec, str):
         raise TypeError("spec: the op spec's text, e.g. 'rmsnorm fwd dtype=bf16 gamma=bf16' (docs/ops.md)")
-    adapter = _Adapter(fn, tensors)
+    adapter = _Adapter(fn, tensors, device)
     h = _normcheck.Harness(spec, adapter, domain)
     adapter.bind(h)
-    return h
+    shapes = [] if shapes is None else [_shape(s) for s in shapes]
+    h.set_shapes(shapes)
+    adapter.probe_cols = min((c for _, c in shapes), default=8)
+    _probe(h, adapter)
+    return h, fn
+
+
+def _shape(s):
+    try:
+        rows, cols = s
+        return int(rows), int(cols)
+    except (TypeError, ValueError):
+        raise ValueError(f"shapes: {s!r} is not a (rows, cols) pair") from None
+
+
+def _is_module(fn):
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(fn, torch.nn.Module)
 
 
 def _fn_name(fn):
@@ -193,10 +406,13 @@ def _fn_name(fn):
 
 # ---- problems ----
 
-def problem(x, gamma=None, beta=None, residual=None, eps=1e-5, scale=None):
+def problem(x, gamma=None, beta=None, residual=None, eps=1e-5, scale=None, dy=None):
     """A problem from arrays (x rows x cols; gamma, beta of cols; residual like x),
-    and for a spec with quant= and scale=static the scale y is divided by (a
-    float > 0). Its values are rounded to the spec's formats when it is run."""
+    for a spec with quant= and scale=static the scale y is divided by (a
+    float > 0), and for a backward spec dy, the gradient arriving at y (like x;
+    with `add`, residual is the residual stream's gradient, dresidual). Its
+    values are rounded to the spec's formats when it is run; a backward's
+    saved statistics (and y, from=y) are normcheck's, from x."""
     def host(a):
         if a is None:
             return None
@@ -204,13 +420,14 @@ def problem(x, gamma=None, beta=None, residual=None, eps=1e-5, scale=None):
             a = a.detach().to("cpu").float().numpy()
         return np.asarray(a, dtype=np.float32)
     return _normcheck.make_problem(host(x), host(residual), host(gamma), host(beta), float(eps),
-                                   0.0 if scale is None else float(scale))
+                                   0.0 if scale is None else float(scale), host(dy))
 
 
-def problems(spec, cases=101, seed=None, domain=""):
-    """The problems `normcheck gen --spec SPEC --cases N --seed S` draws (cases 0..N-1
-    of the seed), as Problem objects. Returns (seed, [Problem])."""
+def problems(spec, cases=101, seed=None, domain="", shapes=None):
+    """The problems `normcheck gen --spec SPEC --cases N --seed S [--shape RxC]...`
+    draws (cases 0..N-1 of the seed), as Problem objects. Returns (seed, [Problem])."""
     h = _normcheck.Harness(spec, lambda inputs, eps: None, domain)
+    h.set_shapes([_shape(s) for s in shapes or []])
     seed = _normcheck.seed(seed)
     return seed, [h.draw(seed, c) for c in range(cases)]
 
@@ -236,13 +453,43 @@ def _given(h, given):
 
 # ---- verdicts ----
 
+def _dec(v):
+    """A value in decimal: the shortest text that reads back as the same float32 or double."""
+    v = float(v)
+    return str(np.float32(v)) if float(np.float32(v)) == v or not np.isfinite(v) else repr(v)
+
+
+def _hex(v):
+    """'0x1.0c6f7ap-20': the value's hex float without the mantissa's trailing zeros (as C's %a)."""
+    if not np.isfinite(v):
+        return str(float(v))
+    mantissa, exponent = float(v).hex().split("p")
+    return mantissa.rstrip("0").rstrip(".") + "p" + exponent
+
+
+# A problem's tensors are printed value by value up to this many per row (and
+# rows): a shrunk finding is usually a row or two of a few values.
+_PRINTED_COLS, _PRINTED_ROWS = 16, 4
+
+
+def _policy_text(policy):
+    """'x r rounded before the weight (Hugging Face LlamaRMSNorm, ...) (rmsnorm fwd ... round=xhat:bf16)', or the spec alone."""
+    try:
+        name = _normcheck.policy_name(policy)
+    except ValueError:  # not a spec's text: said as it is
+        name = ""
+    return f"{name} ({policy})" if name else policy
+
+
 class Case:
     """One problem's verdict. label: '' (within the bound, or declined), or a
-    finding: policy_mismatch, accuracy, nan, exception (fn raised)."""
+    finding: policy_mismatch, accuracy, nan, exception (fn raised).
+    declined: why the problem was not judged (outside the domain), or ''."""
 
-    def __init__(self, index, problem, outcome):
+    def __init__(self, index, problem, outcome, spec=None):
         self.index = index
         self.problem = problem
+        self.spec = spec
         self.label = outcome.label
         self.detail = outcome.detail
         self.input_class = outcome.input_class
@@ -260,30 +507,102 @@ class Case:
         return not self.label
 
     def worst_text(self):
-        """'y[row 0, col 1] = -0x1.4ep-15, exact -0x1.4eca267116703p-15, allowed error 1.19e-07'."""
+        """'y[row 0, col 1] = -4.0e-05 (-0x1.4ep-15), exact -3.99e-05 (-0x1.4eca267116703p-15),
+        allowed error 1.19e-07': the worst element, its value and the exact one in decimal and hex."""
         if self.label == "exception":
             return self.detail
         w = self.worst
-        return (f"{w['output']}[row {w['row']}, col {w['col']}] = {w['computed_hex']}, exact {w['exact_hex']}, "
-                f"allowed error {w['allowed']:.3g}")
+        return (f"{w['output']}[row {w['row']}, col {w['col']}] = {_dec(w['computed'])} ({w['computed_hex']}), "
+                f"exact {_dec(w['exact'])} ({w['exact_hex']}), allowed error {w['allowed']:.3g}")
+
+    def problem_lines(self):
+        """The problem in words: its shape and eps, and each input tensor's
+        values in decimal and hex when it is small (the problem file has them all)."""
+        p = self.problem
+        lines = [f"problem: {p.rows} x {p.cols} (d = {p.cols}), eps = {_dec(p.eps)} ({_hex(p.eps)})"
+                 + (f", static scale {_dec(p.scale)}" if p.scale else "")]
+        words = (self.spec or "").split()
+        backward = words[1:2] == ["bwd"]
+        # a backward's inputs: dy, x, dresidual (the problem's residual), gamma; beta only from=y
+        tensors = ([("dy", p.dy), ("x", p.x), ("dresidual", p.residual), ("gamma", p.gamma), ("beta", p.beta)]
+                   if backward else [("x", p.x), ("residual", p.residual), ("gamma", p.gamma), ("beta", p.beta)])
+        has_beta = ((words[:1] == ["layernorm"] and "bias=none" not in words) or "bias" in words) and \
+            (not backward or "from=y" in words)
+        absent = {"gamma": None if "weight=none" in words else "0" if "weight=1+gamma" in words else "1",
+                  "beta": "0" if has_beta else None}
+        for name, values in tensors:
+            if values.size == 0:
+                if absent.get(name):  # the spec has it; the problem leaves it at its default
+                    lines.append(f"{name} = {absent[name]} (every element: none given)")
+                continue
+            rows = values.reshape(-1, p.cols)
+            if p.cols > _PRINTED_COLS or rows.shape[0] > _PRINTED_ROWS:
+                lines.append(f"{name}: {' x '.join(str(n) for n in values.shape)} values (in the problem file)")
+                continue
+            for r, row in enumerate(rows):
+                label = f"{name}[{r}]" if values.ndim == 2 else name
+                lines.append(f"{label} = [{', '.join(_dec(v) for v in row)}]"
+                             f"  hex [{', '.join(_hex(v) for v in row)}]")
+        return lines
+
+    def message(self):
+        """The finding as a reader acts on it: its label and input class, the
+        problem (shape, eps, small inputs' values), the worst element, and the
+        rounding policies by name and spec: the spec's, and on a
+        policy_mismatch those the outputs do follow."""
+        if not self.label:
+            return f"case {self.index}: " + (f"declined: {self.declined}" if self.declined else "passed")
+        lines = [f"{self.label} in input class {self.input_class or '(none)'}"]
+        lines += self.problem_lines()
+        lines.append(("raised: " if self.label == "exception" else "worst: ") + self.worst_text())
+        if self.spec and self.label != "exception":
+            lines.append(f"the spec's rounding policy: {_policy_text(self.spec)}")
+        lines += [f"its outputs follow: {_policy_text(p)}" for p in self.consistent_policies]
+        lines += [f"its codes follow the cast of: {p}" for p in self.consistent_casts]
+        return "\n".join(lines)
 
     def __repr__(self):
-        return f"<normcheck.Case {self.index} {self.label or 'pass'}>"
+        return f"<normcheck.Case {self.index} {self.label or ('declined' if self.declined else 'pass')}>"
 
 
 class _Verdicts:
-    """A run's verdict: it passed when it has no finding (and is then true)."""
+    """A run's verdict: it passed when some case was judged and none has a
+    finding (and is then true). Nothing judged (every case declined) is never
+    a pass: nothing_judged() says why."""
 
     @property
     def passed(self):
-        return not self.findings
+        return not self.findings and self.judged > 0
+
+    def nothing_judged(self):
+        """'' when some case was judged, else 'nothing judged: declined N of N cases: REASON'."""
+        if self.judged > 0:
+            return ""
+        if not self.declined_count:
+            return "nothing judged: no case ran"
+        return (f"nothing judged: declined {self.declined_count} of {self.declined_count} cases: "
+                f"{self.first_decline}")
 
     def __bool__(self):
         return self.passed
 
 
+def _declined_text(cases):
+    """'3 declined (not judged): |x| = ... is outside ... (2), ...': the count and each reason's, or ''."""
+    reasons = {}
+    for c in cases:
+        if c.declined:
+            key = re.sub(r" \(\|x\| <= \S+ here\)", "", re.sub(r"\|x\| = \S+ is ", "", c.declined))
+            reasons[key] = reasons.get(key, 0) + 1
+    if not reasons:
+        return ""
+    n = sum(reasons.values())
+    return f", {n} declined, not judged: " + "; ".join(f"{r} ({k})" for r, k in reasons.items())
+
+
 class CheckResult(_Verdicts):
-    """check()'s verdicts: seed (None for given problems), cases, findings."""
+    """check()'s verdicts: seed (None for given problems), cases, findings,
+    declined (the cases outside the domain, not judged)."""
 
     def __init__(self, spec, seed, cases, harness, fn):
         self.spec = spec
@@ -296,9 +615,33 @@ class CheckResult(_Verdicts):
     def findings(self):
         return [c for c in self.cases if c.label]
 
+    @property
+    def declined(self):
+        return [c for c in self.cases if c.declined]
+
+    @property
+    def judged(self):
+        return len(self.cases) - len(self.declined)
+
+    @property
+    def declined_count(self):
+        return len(self.declined)
+
+    @property
+    def first_decline(self):
+        return next((c.declined for c in self.cases if c.declined), "")
+
     def summary(self):
+        """'SPEC: 101 cases (seed S), 2 with a finding (accuracy 2), 1 declined, not judged: REASON (1)'."""
         seed = f" (seed {self.seed})" if self.seed is not None else ""
-        return f"{self.spec}: {len(self.cases)} cases{seed}, {len(self.findings)} with a finding"
+        labels = {}
+        for c in self.findings:
+            labels[c.label] = labels.get(c.label, 0) + 1
+        by_label = " (" + ", ".join(f"{k} {n}" for k, n in labels.items()) + ")" if labels else ""
+        if self.judged == 0:
+            return f"{self.spec}: {len(self.cases)} cases{seed}, {self.nothing_judged()}"
+        return (f"{self.spec}: {len(self.cases)} cases{seed}, {len(self.findings)} with a finding{by_label}"
+                + _declined_text(self.cases))
 
     def report(self, out_dir, name=None):
         """Writes the report of these cases to out_dir as `normcheck report`
@@ -321,23 +664,30 @@ class CheckResult(_Verdicts):
         return f"<normcheck.CheckResult {self.summary()}>"
 
 
-def check(fn, spec, problems=None, cases=101, seed=None, tensors=None, domain=""):
+def check(fn, spec, problems=None, cases=101, seed=None, tensors=None, domain="", shapes=None, device=None):
     """Runs fn on problems and holds its outputs to the spec's rounding policy.
 
     problems: None (cases 0..cases-1 of the seed, drawn as `normcheck gen` draws
-    them), or Problem objects, dicts of arrays (problem()'s arguments) or
-    problem files. fn is called with keyword arguments x, residual, gamma, beta
-    (those the spec has) and eps, numpy arrays or (tensors='torch', or a spec
-    with bf16) torch tensors in the spec's formats, and returns y, or a tuple or
-    dict of the spec's outputs (y, residual_out, mean, rstd / rrms)."""
-    h = _harness(fn, spec, tensors, domain)
+    them, at `shapes` [(rows, cols), ...] when given), or Problem objects, dicts
+    of arrays (problem()'s arguments) or problem files. fn is called with the
+    spec's inputs x, residual, gamma, beta and eps (a backward spec's: dy, x,
+    gamma, the saved mean and rstd / rrms, dresidual with `add`, y and beta
+    with from=y; eps if fn takes it), by the names of its signature
+    (normcheck's, or torch's weight, bias, grad_output, normalized_shape), numpy
+    arrays or torch tensors in the spec's formats (tensors: 'numpy', 'torch',
+    or None: told from what fn accepts; torch for a bf16 spec), on `device`
+    when given, and returns y, or a tuple or dict of the spec's outputs (y,
+    residual_out, mean, rstd / rrms; a backward's dx, dgamma, dbeta,
+    dresidual). fn may be an nn.Module (normcheck.torch).
+    A signature or return value normcheck cannot use is one UsageError."""
+    h, fn = _harness(fn, spec, tensors, domain, shapes, device)
     if problems is None:
         seed = _normcheck.seed(seed)
         drawn = ((c, h.draw(seed, c)) for c in range(cases))
     else:
         seed = None
         drawn = enumerate(_given(h, problems))
-    results = [Case(c, p, h.run(p)) for c, p in drawn]
+    results = [Case(c, p, h.run(p), h.spec) for c, p in drawn]
     return CheckResult(h.spec, seed, results, h, fn)
 
 
@@ -356,6 +706,13 @@ class Finding:
         return f"<normcheck.Finding {self.label} ({self.input_class}) {self.file}>"
 
 
+def _replay_lines(path):
+    """How a saved problem file replays: in Python on fn, and with the command
+    line on a C build of the kernel or a table kernel of the spec."""
+    return [f"replay: normcheck.replay(fn, {os.fspath(path)!r})",
+            f"or: normcheck check --input {os.fspath(path)} [--plugin LIBRARY] (a plugin or table kernel of the spec)"]
+
+
 def _save(h, fn, case, out_dir, notes):
     """The case's problem as a problem file in out_dir, named by label and a
     hash of its body (as fuzz's corpus names them); returns its path."""
@@ -366,8 +723,7 @@ def _save(h, fn, case, out_dir, notes):
     notes = [f"normcheck (Python) finding: {case.label} on {_fn_name(fn)}, input class {case.input_class}"] + notes
     if case.detail:
         notes.append(case.detail)
-    notes.append("replay: normcheck check --input FILE --plugin LIBRARY (a kernel of the spec), "
-                 "or in Python normcheck.replay(fn, FILE)")
+    notes += _replay_lines(path)
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         f.write(h.problem_file(case.problem, notes))
@@ -377,40 +733,52 @@ def _save(h, fn, case, out_dir, notes):
 
 def _shrink(h, case, seconds):
     p, o = h.shrink(case.problem, case._outcome, seconds)
-    return Case(case.index, p, o)
+    return Case(case.index, p, o, case.spec)
 
 
 class FuzzResult(_Verdicts):
     """fuzz()'s run: seed, cases run, seconds, findings (one per label and input class)."""
 
-    def __init__(self, spec, seed, cases, seconds, findings):
+    def __init__(self, spec, seed, cases, seconds, findings, declined=0, first_decline=""):
         self.spec, self.seed, self.cases, self.seconds, self.findings = spec, seed, cases, seconds, findings
+        self.declined = declined
+        self.first_decline = first_decline
+
+    @property
+    def judged(self):
+        return self.cases - self.declined
+
+    @property
+    def declined_count(self):
+        return self.declined
 
     def __repr__(self):
         return (f"<normcheck.FuzzResult {self.spec}: {self.cases} cases, seed {self.seed}, "
-                f"{len(self.findings)} findings>")
+                f"{len(self.findings)} findings, {self.declined} declined>")
 
 
 def fuzz(fn, spec, cases=None, seconds=None, seed=None, out_dir="normcheck-findings", tensors=None, domain="",
-         shrink_seconds=20.0, max_findings=12, quiet=False):
-    """A fuzz campaign on fn: cases drawn as `normcheck fuzz` draws them for a
-    kernel of the spec (case c of the seed), each new (label, input class)
-    shrunk through fn and saved in out_dir as a problem file that
-    `normcheck check --input FILE --plugin LIB` and normcheck.replay(fn, FILE)
-    replay. cases and seconds both bound the run (neither: 101 cases). Prints
-    its seed on stderr unless quiet."""
+         shrink_seconds=20.0, max_findings=12, quiet=False, shapes=None, device=None):
+    """A fuzz campaign on fn (check()'s arguments): cases drawn as
+    `normcheck fuzz` draws them for a kernel of the spec (case c of the seed),
+    each new (label, input class) shrunk through fn and saved in out_dir as a
+    problem file that normcheck.replay(fn, FILE) (and `normcheck check --input
+    FILE` on a kernel of the spec) replays. cases and seconds both bound the
+    run (neither: 101 cases). Prints its seed on stderr unless quiet."""
     if cases is None and seconds is None:
         cases = 101
-    h = _harness(fn, spec, tensors, domain)
+    h, fn = _harness(fn, spec, tensors, domain, shapes, device)
     seed = _normcheck.seed(seed)
     if not quiet:
         print(f"normcheck.fuzz: seed {seed} (NORMCHECK_SEED={seed} or seed={seed} replays it), spec {h.spec}",
               file=sys.stderr)
     start = time.monotonic()
-    findings, seen, c = [], set(), 0
+    findings, seen, c, declined, first_decline = [], set(), 0, 0, ""
     while (cases is None or c < cases) and (seconds is None or time.monotonic() - start < seconds):
         p = h.draw(seed, c)
-        case = Case(c, p, h.run(p))
+        case = Case(c, p, h.run(p), h.spec)
+        declined += bool(case.declined)
+        first_decline = first_decline or case.declined
         key = (case.label, case.input_class)
         if case.label and key not in seen and len(findings) < max_findings:
             seen.add(key)
@@ -421,10 +789,13 @@ def fuzz(fn, spec, cases=None, seconds=None, seed=None, out_dir="normcheck-findi
                 print(f"normcheck.fuzz: {case.label} ({case.input_class}) on case {c}: {shrunk.worst_text()}\n"
                       f"    saved {path}", file=sys.stderr)
         c += 1
-    return FuzzResult(h.spec, seed, c, time.monotonic() - start, findings)
+    result = FuzzResult(h.spec, seed, c, time.monotonic() - start, findings, declined, first_decline)
+    if not quiet and result.nothing_judged():
+        print(f"normcheck.fuzz: {h.spec}: {result.nothing_judged()}", file=sys.stderr)
+    return result
 
 
-def replay(fn, file, spec=None, tensors=None):
+def replay(fn, file, spec=None, tensors=None, device=None):
     """Runs fn on the problem(s) of a problem file (a finding fuzz or
     assert_within_bound saved, `normcheck judge`'s case-NNN.finding.txt, a
     corpus file) and returns check()'s result. spec: the file's nc.spec
@@ -433,7 +804,7 @@ def replay(fn, file, spec=None, tensors=None):
     spec = spec or file_spec
     if spec is None:
         raise ValueError(f"{file}: a plain row file names no spec: pass spec=")
-    return check(fn, spec, problems=[file], tensors=tensors)
+    return check(fn, spec, problems=[file], tensors=tensors, device=device)
 
 
 # ---- which rounding policy ----
@@ -476,41 +847,48 @@ class Identification:
         return f"<normcheck.Identification {self.spec}: consistent with {[p.policy for p in self.consistent]}>"
 
 
-def identify(fn, spec, cases=24, seed=None, max_d=1024, tensors=None, domain=""):
+def identify(fn, spec, cases=24, seed=None, max_d=1024, tensors=None, domain="", device=None):
     """Which rounding policy fn follows: fn run on `cases` problems (finite
     inputs, eps = 1e-6, d <= max_d; `normcheck identify`'s), its outputs held
     to every candidate policy of the spec (its rounding points' subsets)."""
-    h = _harness(fn, spec, tensors, domain)
+    h, fn = _harness(fn, spec, tensors, domain, device=device)
     seed = _normcheck.seed(seed)
     return Identification(h.spec, seed, h.identify(cases, seed, max_d))
 
 
 # ---- pytest ----
 
-def assert_within_bound(fn, spec, problems=None, cases=32, seed=None, tensors=None, domain="", out_dir=None,
-                        shrink_seconds=10.0):
-    """check(), raising AssertionError on the first finding: the finding shrunk
-    through fn, saved as a problem file in out_dir (default: a new temporary
-    directory), and a message naming the output, row, column, the computed and
-    exact values in hex, the allowance, the file and how to replay it.
+def assert_within_bound(fn, spec, problems=None, cases=101, seed=None, tensors=None, domain="", out_dir=None,
+                        shrink_seconds=10.0, shapes=None, device=None):
+    """check() (the same arguments and defaults), raising AssertionError on
+    the first finding: the finding shrunk through fn, saved as a problem file
+    in out_dir (default: a new temporary directory), and a message giving its
+    label, input class, the shrunk problem (eps, d, small inputs' values),
+    the worst element (computed and exact, decimal and hex, the allowance),
+    the rounding policies by name and spec, the file and how to replay it.
     Returns check()'s result when every case passes."""
-    result = check(fn, spec, problems=problems, cases=cases, seed=seed, tensors=tensors, domain=domain)
+    __tracebackhide__ = True  # pytest: the test's line and this message, not normcheck's frames
+    result = check(fn, spec, problems=problems, cases=cases, seed=seed, tensors=tensors, domain=domain,
+                   shapes=shapes, device=device)
     if result.passed:
         return result
+    if not result.findings:  # every case declined: no verdict, which is not a pass
+        raise AssertionError(f"normcheck: {_fn_name(result._fn)} on {result.spec}: {result.nothing_judged()}") from None
     first = result.findings[0]
     shrunk = _shrink(result._harness, first, shrink_seconds)
     if out_dir is None:
         out_dir = tempfile.mkdtemp(prefix="normcheck-")
     drawn = f"case {first.index} of seed {result.seed}" if result.seed is not None else f"given problem {first.index}"
-    path = _save(result._harness, fn, shrunk, out_dir, [f"drawn as {drawn} (normcheck.assert_within_bound)"])
-    lines = [f"normcheck: {_fn_name(fn)} breaks {result.spec} on {drawn} "
-             f"({len(result.findings)} of {len(result.cases)} cases with a finding)",
-             f"  {shrunk.label}: {shrunk.worst_text()}" + (" (shrunk)" if shrunk.problem.cols < first.problem.cols
-                                                          or shrunk.problem.rows < first.problem.rows else "")]
-    lines += [f"  consistent with the policy: {p}" for p in shrunk.consistent_policies]
-    lines += [f"  its codes follow the cast of: {p}" for p in shrunk.consistent_casts]
+    path = _save(result._harness, result._fn, shrunk, out_dir, [f"drawn as {drawn} (normcheck.assert_within_bound)"])
+    smaller = shrunk.problem.cols < first.problem.cols or shrunk.problem.rows < first.problem.rows
+    lines = [f"normcheck: {_fn_name(result._fn)} breaks {result.spec} on {drawn} "
+             f"({len(result.findings)} of {len(result.cases)} cases with a finding"
+             + (f", {len(result.declined)} declined" if result.declined else "") + ")",
+             *("  " + line for line in shrunk.message().split("\n"))]
+    if smaller:
+        lines[1] += f" (shrunk from {first.problem.rows} x {first.problem.cols})"
     lines.append(f"  problem file: {path}")
-    lines.append(f"  replay: normcheck.replay(fn, {path!r}), or normcheck check --input {path} --plugin LIBRARY")
+    lines += ["  " + line for line in _replay_lines(path)]
     if result.seed is not None:
         lines.append(f"  the same cases: seed={result.seed} (or NORMCHECK_SEED={result.seed})")
-    raise AssertionError("\n".join(lines))
+    raise AssertionError("\n".join(lines)) from None

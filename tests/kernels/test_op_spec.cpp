@@ -229,8 +229,14 @@ TEST(OpSpec, ATextThatIsNotASpecIsRefusedWithTheWordAtFault) {
   EXPECT_NE(error_of("rmsnorm fwd round=xhat").find("dtype after ':'"), std::string::npos);
   EXPECT_NE(error_of("rmsnorm fwd round=sum:bf16").find("no sum without 'add'"), std::string::npos);
   EXPECT_NE(error_of("rmsnorm fwd weight=none round=scaled:bf16").find("no weight"), std::string::npos);
-  EXPECT_NE(error_of("rmsnorm bwd round=r:bf16").find("stages of the forward"), std::string::npos);
-  EXPECT_NE(error_of("rmsnorm bwd add").find("backward"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm bwd round=r:bf16").find("a stage of the forward"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd round=dyw:bf16").find("of the backward"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm bwd weight=none round=dw_row:bf16").find("no weight"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd reduce=block:64:f32").find("over the rows"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm bwd reduce=block:0:f32").find("reduce=block:R:P"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm bwd reduce=rows:64").find("reduce=block:R:P"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm bwd reduce=block:64:f64").find("reduce=block:R:P"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm bwd acc=f64").find("not a dtype"), std::string::npos);
   EXPECT_NE(error_of("rmsnorm bwd linear").find("forward op"), std::string::npos);
   EXPECT_NE(error_of("rmsnorm fwd linear add").find("reads x alone"), std::string::npos);
   EXPECT_NE(error_of("rmsnorm fwd stats=some").find("stats=none"), std::string::npos);
@@ -247,6 +253,17 @@ TEST(OpSpec, ATextThatIsNotASpecIsRefusedWithTheWordAtFault) {
   EXPECT_NE(error_of("rmsnorm bwd from=y stats=none").find("needs the saved"), std::string::npos);
   EXPECT_NE(error_of("layernorm bwd from=y x=bf16").find("no x"), std::string::npos);
   EXPECT_NE(error_of("layernorm bwd from=y mean=bf16").find("no mean"), std::string::npos);
+}
+
+// The backward's words: rounding points, the accumulator and the reduction, canonical in a fixed order.
+TEST(OpSpec, BackwardWordsRoundTrip) {
+  const OpSpec liger = parsed("rmsnorm bwd dtype=bf16 gamma=bf16 round=dw_row:bf16,xhat:bf16 reduce=block:128:f32");
+  EXPECT_EQ(to_text(liger), "rmsnorm bwd dtype=bf16 gamma=bf16 round=xhat:bf16,dw_row:bf16 reduce=block:128:f32");
+  EXPECT_EQ(liger.reduce->rows, 128);
+  const OpSpec acc = parsed("layernorm bwd dtype=bf16 acc=bf16 round=dyw:bf16");
+  EXPECT_EQ(to_text(acc), "layernorm bwd dtype=bf16 round=dyw:bf16 acc=bf16");
+  EXPECT_EQ(parsed("layernorm bwd acc=f32"), parsed("layernorm bwd"));  // float32 sums: the default
+  for (const OpSpec& s : {liger, acc}) EXPECT_EQ(parsed(to_text(s)), s);
 }
 
 // Every example of docs/ops.md's text form is a spec, written canonically.

@@ -115,7 +115,8 @@ def test_a_static_scale_is_an_input_and_fp8_codes_are_bytes():
 
     result = judged(static_fp8, STATIC_FP8)
     assert result.passed, [c.worst_text() for c in result.findings][:3]
-    assert seen == [c.problem.scale for c in result.cases] and all(s > 0 for s in seen)
+    # seen[0]: normcheck's first call, on its small problem (scale 1/16), before the cases
+    assert seen[1:] == [c.problem.scale for c in result.cases] and all(s > 0 for s in seen)
 
 
 def e4m3_bytes(t):

@@ -148,9 +148,35 @@ TEST(DomainVerdict, RowsOutsideTheDeclaredDomainAreLimitsNotFindings) {
       if (note.find(what) != std::string::npos) return true;
     return false;
   };
-  EXPECT_TRUE(note_with(v[0], "eps = ... is outside the kernel's declared domain eps>=1e-06 (1 row)"));
+  EXPECT_TRUE(note_with(v[0], "eps outside the kernel's declared domain eps>=1e-06 (1 row)"));
   EXPECT_TRUE(note_with(v[0], "Declared domain: eps>=1e-06; rows outside it are limits, not findings."));
   EXPECT_FALSE(note_with(v[1], "Declared domain:"));
+}
+
+// Rows declined for |x| at different d group as one reason, the domain's,
+// without the row's own limit or any placeholder for it.
+TEST(DomainVerdict, DeclinedRowsGroupWithoutTheirFigures) {
+  Kernel declared = *find_kernel("rmsnorm_fwd.scalar");
+  declared.range.max_abs_x = 0x1p62;
+  declared.range.sqrt_d_scaled = true;
+  KernelAccuracy ka = passing(declared);
+  for (const char* reason : {"|x| = 1.2e+18 is outside the kernel's declared domain |x|<=2^62/sqrt(d) (|x| <= 1.1e+18 here)",
+                             "|x| = 3e+17 is outside the kernel's declared domain |x|<=2^62/sqrt(d) (|x| <= 2.4e+17 here)"}) {
+    RowResult outside = ka.rows.front();
+    outside.evaluation.pass = false;
+    outside.evaluation.declined = reason;
+    ka.rows.push_back(outside);
+  }
+  ReportData data;
+  data.accuracy.push_back(ka);
+  const auto v = verdicts(data);
+  ASSERT_EQ(v.size(), 1u);
+  bool grouped = false;
+  for (const std::string& note : v[0].notes) {
+    if (note.find("declared domain") != std::string::npos) EXPECT_EQ(note.find("..."), std::string::npos) << note;
+    grouped = grouped || note.find("|x| outside the kernel's declared domain |x|<=2^62/sqrt(d) (2 rows)") != std::string::npos;
+  }
+  EXPECT_TRUE(grouped);
 }
 
 TEST(SpeedVerdict, IsTheMedianFractionOfTheStreamingLimit) {

@@ -21,6 +21,7 @@
 #include "grade.h"
 #include "json_number.h"
 #include "json_text.h"
+#include "judged.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
 #include "normcheck/op_spec.h"
@@ -55,6 +56,28 @@ bool belongs_to(Op op, const std::string& family) {
 
 bool is_backward(Op op) { return op == Op::layernorm_bwd || op == Op::rmsnorm_bwd; }
 
+// The spec with mean and rstd / rrms written.
+OpSpec with_statistics(OpSpec spec) {
+  spec.stats = true;
+  return spec;
+}
+
+// Why no kernel runs a problem file of a spec: the kernels of its op and
+// dtype, each with its own spec, and what --kernel does.
+std::string no_kernel_for(const ProblemFile& file, bool plugins_only) {
+  std::string of_op;
+  for (const Kernel& k : kernel_table())
+    if (k.op == *file.op && k.dtype == file.dtype && (!plugins_only || k.origin == Origin::plugin))
+      of_op += "\n  " + std::string(k.name) + ": " + to_text(spec_of(k));
+  const std::string where = plugins_only ? "the plugins" : "the table";
+  if (of_op.empty())
+    return "no kernel of " + where + " is " + std::string(to_string(*file.op)) + " " +
+           std::string(to_string(file.dtype)) + ", the problem file's op and dtype";
+  return "no kernel of " + where + " has the problem file's spec '" + to_text(*file.spec) + "'" +
+         (file.spec->stats ? "" : " (or that spec with statistics)") + "; those of its op and dtype are:" + of_op +
+         "\n--kernel NAME judges one of them on the file's problem against its own spec";
+}
+
 // The kernels to run: those named, else every kernel of --op's family (default
 // layernorm), or for a problem file every kernel of its op and dtype. With
 // --plugin, only the plugins' kernels among those (as `fuzz` does), all of them
@@ -71,6 +94,14 @@ std::vector<const Kernel*> select_kernels(const CheckOptions& options, const Pro
                                       : belongs_to(k.op, options.op)) &&
           (!plugins_only || k.origin == Origin::plugin))
         selected.push_back(&k);
+    // A file of a spec without statistics (stats=none, as the Python module
+    // and judge save them): the kernels whose spec is the same but also
+    // writes them, each judged against its own spec on the file's problem.
+    if (selected.empty() && whole && file.spec && !file.spec->stats)
+      for (const Kernel& k : kernel_table())
+        if (k.op == *file.op && k.dtype == file.dtype && (!plugins_only || k.origin == Origin::plugin) &&
+            with_statistics(*file.spec) == spec_of(k))
+          selected.push_back(&k);
     return selected;
   }
   std::set<std::string> seen;
@@ -91,10 +122,9 @@ std::vector<const Kernel*> select_kernels(const CheckOptions& options, const Pro
 
 struct KernelSummary {
   const Kernel* kernel;
-  int64_t rows = 0, declined = 0;
+  JudgedTally rows;  // rows judged (a crash or hang included) and declined
   double max_ulp = 0, max_ratio = 0;
   bool pass = true;
-  std::string last_decline;
   Worst worst;
   int64_t worst_line = 0;
   std::string label, detail;  // the first finding's label (fuzz's labels) and its detail
@@ -105,6 +135,24 @@ struct KernelSummary {
   // less accurate, however large, unless a label makes it wrong or unsafe.
   report::GradeFacts facts;
 };
+
+// The kernels whose having nothing judged makes the command exit 2: each
+// kernel named with --kernel and each plugin kernel, and, when the table's
+// kernels of --op run by default, all of them together (a table kernel may
+// decline a file's rows that its siblings take).
+KernelTallies unjudged_that_count(const std::vector<KernelSummary>& summaries, const CheckOptions& options) {
+  KernelTallies counted;
+  JudgedTally table;
+  for (const KernelSummary& s : summaries) {
+    if (!options.kernels.empty() || s.kernel->origin == Origin::plugin)
+      counted.emplace_back(std::string(s.kernel->name), s.rows);
+    else
+      table.add(s.rows);
+  }
+  if (!table.nothing_judged() || counted.size() == summaries.size()) return counted;
+  counted.emplace_back("every kernel of the table", table);
+  return counted;
+}
 
 int run_check(CheckOptions options) {
   // Before any plugin's constructor runs (it may chdir()): plugin_option.h.
@@ -131,6 +179,7 @@ int run_check(CheckOptions options) {
     if (!(eps >= 0) || std::isinf(eps)) throw UsageError("--eps must be finite and >= 0, got " + options.eps_text);
   }
   const std::vector<const Kernel*> kernels = select_kernels(options, file);
+  if (kernels.empty() && whole && file.spec) throw UsageError(no_kernel_for(file, !options.plugins.paths.empty()));
   if (kernels.empty())
     throw UsageError(std::string(options.plugins.paths.empty() ? "no kernel in the table" : "no kernel of the plugins") +
                      (whole ? " for the problem file's op and dtype"
@@ -174,8 +223,8 @@ int run_check(CheckOptions options) {
       Problem run = problem;
       if (!is_backward(s.kernel->op)) run.dy.clear();
       const fuzz::CaseResult r = fuzz::run_case(*s.kernel, run, isolation);
+      count_case(s.rows, r);
       if (!r.finished) {  // crash or hang: no evaluation
-        ++s.rows;
         s.facts.ran = true;
         s.facts.add_label(r.label);
         s.pass = false;
@@ -184,12 +233,7 @@ int run_check(CheckOptions options) {
         continue;
       }
       const Evaluation& e = r.evaluation;
-      if (!e.declined.empty()) {
-        ++s.declined;
-        s.last_decline = e.declined;
-        continue;
-      }
-      ++s.rows;
+      if (!e.declined.empty()) continue;
       s.facts.ran = true;
       s.facts.add_label(r.label);
       s.max_ulp = std::max(s.max_ulp, e.max_ulp);
@@ -222,7 +266,12 @@ int run_check(CheckOptions options) {
                "); its kernels run, and are judged, in that state";
   }
 
-  const bool all_pass = std::all_of(summaries.begin(), summaries.end(), [](const auto& s) { return s.pass; });
+  // A kernel none of whose rows was judged has no verdict: it does not pass.
+  for (KernelSummary& s : summaries)
+    if (s.rows.nothing_judged()) s.pass = false;
+  const bool all_pass = std::all_of(summaries.begin(), summaries.end(), [](const auto& s) {
+    return s.pass || s.rows.nothing_judged();
+  });
   if (options.json) {
     nlohmann::json out;
     out["input"] = options.input;
@@ -233,13 +282,13 @@ int run_check(CheckOptions options) {
       nlohmann::json k = {{"name", s.kernel->name},
                           {"op", to_string(s.kernel->op)},
                           {"origin", to_string(s.kernel->origin)},
-                          {"rows", s.rows},
-                          {"declined_rows", s.declined},
+                          {"rows", s.rows.judged},
+                          {"declined_rows", s.rows.declined},
                           {"max_ulp", json_number(s.max_ulp)},
                           {"max_error_over_bound", json_number(s.max_ratio)},
                           {"pass", s.pass},
                           {"grade", report::to_string(report::grade(s.facts))}};
-      if (s.declined) k["declined_reason"] = s.last_decline;
+      if (s.rows.declined) k["declined_reason"] = s.rows.first_decline;
       if (s.kernel->spec) {
         k["spec"] = to_text(*s.kernel->spec);
         k["exact_math_ulp"] = json_number(s.exact_math_ulp);
@@ -269,18 +318,18 @@ int run_check(CheckOptions options) {
       const std::string name(s.kernel->name);
       const std::string op(to_string(s.kernel->op));
       std::printf("%-34s %-14s %6lld %12.4g %14.4g  %-8s  %s\n", name.c_str(), op.c_str(),
-                  static_cast<long long>(s.rows), s.max_ulp, s.max_ratio,
-                  s.rows == 0 ? "declined" : (s.pass ? "pass" : "FAIL"),
+                  static_cast<long long>(s.rows.judged), s.max_ulp, s.max_ratio,
+                  s.rows.nothing_judged() ? "declined" : (s.pass ? "pass" : "FAIL"),
                   std::string(report::to_string(report::grade(s.facts))).c_str());
-      if (s.kernel->spec && s.rows > 0 && s.kernel->spec->direction == Direction::bwd)
+      if (s.kernel->spec && !s.rows.nothing_judged() && s.kernel->spec->direction == Direction::bwd)
         std::printf("    spec %s: held to its op's backward bound%s\n", to_text(*s.kernel->spec).c_str(),
                     s.kernel->spec->from_y ? ", plus what reading y rounded to its format costs dx and dgamma" : "");
-      else if (s.kernel->spec && s.rows > 0 && s.kernel->spec->quant)
+      else if (s.kernel->spec && !s.rows.nothing_judged() && s.kernel->spec->quant)
         std::printf("    spec %s: each code held to the codes its policy admits under the scale it was cast by%s; "
                     "codes from exact math's %.3g (the policy's own: %.3g)\n",
                     to_text(*s.kernel->spec).c_str(), s.kernel->spec->quant->dynamic() ? ", the scale to its range" : "",
                     s.exact_math_ulp, s.policy_exact_math_ulp);
-      else if (s.kernel->spec && s.rows > 0)
+      else if (s.kernel->spec && !s.rows.nothing_judged())
         std::printf("    spec %s: held to its rounding policy; y against exact math %.3g ULP (the policy's own "
                     "result: %.3g)\n",
                     to_text(*s.kernel->spec).c_str(), s.exact_math_ulp, s.policy_exact_math_ulp);
@@ -290,11 +339,10 @@ int run_check(CheckOptions options) {
                     static_cast<long long>(s.worst_line), s.worst.output.c_str(),
                     static_cast<long long>(s.worst.col), static_cast<double>(s.worst.computed),
                     s.worst.exact, s.worst.allowed);
-      if (s.declined) std::printf("    declined %lld rows: %s\n", static_cast<long long>(s.declined),
-                                  s.last_decline.c_str());
+      if (s.rows.declined) std::printf("    %s\n", s.rows.declined_text("rows").c_str());
     }
   }
-  return all_pass ? kExitOk : kExitFinding;
+  return exit_code(unjudged_that_count(summaries, options), all_pass ? kExitOk : kExitFinding, "rows");
 }
 
 }  // namespace

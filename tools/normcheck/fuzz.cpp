@@ -21,6 +21,7 @@
 #include "finding_json.h"
 #include "json_number.h"
 #include "json_text.h"
+#include "judged.h"
 #include "plugin_option.h"
 #include "seed.h"
 #include "shell_quote.h"
@@ -156,9 +157,15 @@ int run_fuzz(FuzzArgs args) {
                         {"rows", f.problem.rows}, {"cols", f.problem.cols}});
     nlohmann::json beyond_cap = nlohmann::json::array();
     for (const auto& [kernel, cases] : result.beyond_cap) beyond_cap.push_back({{"kernel", kernel}, {"cases", cases}});
+    nlohmann::json kernels = nlohmann::json::array();
+    for (const auto& [kernel, tally] : result.judged) {
+      kernels.push_back(judged_json(tally));
+      kernels.back()["kernel"] = kernel;
+    }
     nlohmann::json doc = {{"cases", result.cases},
                           {"seconds", json_number(result.seconds)},
                           {"seed", options.seed},
+                          {"kernels", kernels},
                           {"findings", findings},
                           {"beyond_cap", beyond_cap}};
     if (args.wide_range) doc["limits"] = limits;
@@ -167,6 +174,10 @@ int run_fuzz(FuzzArgs args) {
     std::printf("%lld cases on %zu kernels in %.1f s, seed %llu: %zu findings\n",
                 static_cast<long long>(result.cases), options.kernels.size(), result.seconds,
                 static_cast<unsigned long long>(options.seed), result.findings.size());
+    for (const auto& [kernel, tally] : result.judged)
+      if (tally.declined > 0 || tally.nothing_judged())
+        std::printf("%s: %s\n", kernel.c_str(),
+                    (tally.nothing_judged() ? unjudged_text(tally, "cases") : tally.declined_text()).c_str());
     for (const auto& f : result.findings) {
       if (f.input_class.empty()) {  // a library's loading: no problem, no class
         std::printf("\n%s: %s\n    %s\n", f.kernel.c_str(), f.label.c_str(), f.detail.c_str());
@@ -190,7 +201,7 @@ int run_fuzz(FuzzArgs args) {
                   f.kernel.c_str(), f.label.c_str(), static_cast<long long>(f.problem.rows),
                   static_cast<long long>(f.problem.cols), f.detail.c_str());
   }
-  return result.findings.empty() ? kExitOk : kExitFinding;
+  return exit_code(result.judged, result.findings.empty() ? kExitOk : kExitFinding);
 }
 
 }  // namespace

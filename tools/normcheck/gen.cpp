@@ -1,14 +1,18 @@
-// `normcheck gen --spec S --out DIR [--cases N] [--seed S] [--domain TEXT]`:
-// the problems of a forward op spec as files (case_files.h, docs/judge.md)
+// `normcheck gen --spec S --out DIR [--cases N] [--seed S] [--domain TEXT] [--shape RxC]...`:
+// the problems of an op spec as files (case_files.h, docs/judge.md)
 // for a harness in any language or on any device to run; `normcheck judge
 // DIR` then gives the verdicts on the outputs it writes beside them.
 //
 // The problems are those fuzz and identify draw for a version-2 kernel of
 // the spec (fuzz/case_gen.h, case c of the seed) inside the declared domain
-// (default: a plugin's, docs/plugins.md), on contiguous rows.
+// (default: a plugin's, docs/plugins.md), on contiguous rows, at the
+// --shape's given (GenOptions::shapes) or else at the generator's sizes.
 // A quantized spec's files hold y as codes and its scale (case_files.h).
-// Exit 0: written; 2: bad usage (a spec that is not one, a backward spec,
-// a directory that already holds cases).
+// A backward spec's files hold dy and the inputs evaluate() gives a kernel
+// of it (recorded_kernel.h, backward_call_inputs: the saved statistics, y for
+// from=y), and x for the judge's reference.
+// Exit 0: written; 2: bad usage (a spec that is not one, a norm followed by a
+// Linear, a directory that already holds cases).
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -16,6 +20,7 @@
 #include "case_files.h"
 #include "case_gen.h"
 #include "command.h"
+#include "harness_draw.h"
 #include "normcheck/op_spec.h"
 #include "recorded_kernel.h"
 #include "seed.h"
@@ -31,7 +36,20 @@ struct GenArgs {
   // size c mod 101, fuzz/case_gen.h), so d reaches the thousands: 16 cases
   // would stop at d <= 5 (d is capped at 2^(size/6), properties/problem_gen.cpp).
   int64_t cases = 101;
+  std::vector<std::string> shapes;  // --shape RxC: each problem one of them (GenOptions::shapes)
 };
+
+// --shape's text RxC (e.g. 8192x4096) as (rows, cols).
+std::pair<int64_t, int64_t> parse_shape(const std::string& text) {
+  const std::size_t x = text.find('x');
+  const auto count = [&](const std::string& part) {
+    if (part.empty() || part.size() > 12 || part.find_first_not_of("0123456789") != std::string::npos)
+      throw UsageError("--shape " + text + ": expected ROWSxCOLS, e.g. 8192x4096");
+    return static_cast<int64_t>(std::stoll(part));
+  };
+  if (x == std::string::npos) throw UsageError("--shape " + text + ": expected ROWSxCOLS, e.g. 8192x4096");
+  return {count(text.substr(0, x)), count(text.substr(x + 1))};
+}
 
 // The domain a harness of the spec is held to: a version-2 plugin's
 // (layernorm_fwd.twopass's range) with the terms of `text` replacing its own.
@@ -59,29 +77,18 @@ void prepare_out_dir(const fs::path& dir) {
   if (ec) throw UsageError("--out " + dir.string() + ": " + ec.message());
 }
 
-// Case c of the seed as the file holds it. The generator keeps x inside the
-// domain before x is rounded to its format; a rounding that carries |x| past
-// the limit would make the case one the judge declines, so such a draw is
-// replaced by the next stream's (fuzz::case_problem's kernel index 1, 2, ...):
-// the same seed still gives the same files.
+// Case c of the seed as the file holds it (harness_draw.h).
 Problem draw(const rc::Gen<Problem>& problems, const Kernel& row, uint64_t seed, int64_t c) {
-  const OpSpec& spec = *row.spec;
-  for (std::size_t stream = 0; stream < 1000; ++stream) {
-    const Problem p = stored_problem(spec, fuzz::case_problem(problems, seed, stream, c));
-    if (declines(row, request_for(row, p)).empty()) return p;
-  }
-  throw UsageError("case " + std::to_string(c) + ": 1000 draws in a row fall outside the domain once rounded to " +
-                   std::string(to_string(spec.dtype_of(TensorName::x))) + "; widen --domain");
+  if (std::optional<Problem> p = harness_case(problems, row, seed, c)) return *p;
+  throw UsageError("case " + std::to_string(c) + ": " + std::to_string(kHarnessDrawTries) +
+                   " draws in a row fall outside the domain once rounded to " +
+                   std::string(to_string(row.spec->dtype_of(TensorName::x))) + "; widen --domain");
 }
 
 int run_gen(const GenArgs& args) {
   const SpecParse parsed = parse_spec(args.spec);
   if (!parsed.spec) throw UsageError("--spec: " + parsed.error);
   const OpSpec spec = *parsed.spec;
-  if (spec.direction != Direction::fwd)
-    throw UsageError("--spec " + to_text(spec) +
-                     ": gen writes forward problems; a backward spec's dy and saved statistics are not in the file "
-                     "protocol (docs/judge.md)");
   if (spec.linear) throw UsageError("--spec " + to_text(spec) + ": a norm followed by a Linear is not in the file protocol");
   if (args.cases < 1) throw UsageError("--cases must be at least 1");
   const uint64_t seed = seed_from(args.seed, kDefaultCaseSeed);
@@ -90,17 +97,29 @@ int run_gen(const GenArgs& args) {
   prepare_out_dir(dir);
 
   const Kernel row = harness_row(spec, domain);
-  const rc::Gen<Problem> problems = props::gen_problem(fuzz::generator_options(row));
+  std::vector<std::pair<int64_t, int64_t>> shapes;
+  for (const std::string& s : args.shapes) shapes.push_back(parse_shape(s));
+  props::GenOptions options;
+  try {
+    options = harness_options(row, shapes);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("--shape " + std::string(e.what()));
+  }
+  const rc::Gen<Problem> problems = props::gen_problem(options);
   for (int64_t c = 0; c < args.cases; ++c) {
     const CaseInputs in{spec, draw(problems, row, seed, c), seed, c, domain_text(domain)};
-    fold::write_safetensors(dir / inputs_file_name(c), inputs_file(in));
+    try {
+      fold::write_safetensors(dir / inputs_file_name(c), inputs_file(in));
+    } catch (const std::invalid_argument& e) {  // a backward problem evaluate() declines
+      throw UsageError("case " + std::to_string(c) + ": " + e.what());
+    }
   }
   std::printf("seed %llu: %lld problems of %s in %s (domain: %s)\n", static_cast<unsigned long long>(seed),
               static_cast<long long>(args.cases), to_text(spec).c_str(), dir.string().c_str(),
               domain_text(domain).empty() ? "any" : domain_text(domain).c_str());
   std::printf("each case-NNN.inputs.safetensors wants a case-NNN.outputs.safetensors beside it with:");
   for (TensorName t : output_tensors(spec))
-    std::printf(" %s (%s)", tensor_file_name(t, spec.norm).c_str(),
+    std::printf(" %s (%s)", tensor_file_name(spec, t).c_str(),
                 t == TensorName::y && spec.quant ? file_dtypes(spec, t).front().c_str()  // the codes
                                                  : std::string(to_string(spec.dtype_of(t))).c_str());
   if (scale_is_output(spec)) {
@@ -117,7 +136,7 @@ int run_gen(const GenArgs& args) {
 }  // namespace
 
 void add_gen_command(CLI::App& app, Action& action) {
-  auto* sub = app.add_subcommand("gen", "Write a forward op spec's problems as safetensors files for a harness to run");
+  auto* sub = app.add_subcommand("gen", "Write an op spec's problems as safetensors files for a harness to run");
   auto args = std::make_shared<GenArgs>();
   sub->add_option("--spec", args->spec, "The op spec, e.g. \"rmsnorm fwd dtype=bf16 gamma=bf16\" (docs/ops.md)")
       ->required();
@@ -125,6 +144,9 @@ void add_gen_command(CLI::App& app, Action& action) {
       ->required();
   sub->add_option("--cases", args->cases, "Problems to write (default 101: one of each generator size, d up to the thousands)");
   sub->add_option("--seed", args->seed, "Seed (default: NORMCHECK_SEED, else 20261127)");
+  sub->add_option("--shape", args->shapes,
+                  "A shape ROWSxCOLS to draw problems at, e.g. 8192x4096 (repeatable: each problem one of them; "
+                  "default: 1 to 4 rows, d growing with the case number)");
   sub->add_option("--domain", args->domain,
                   "The inputs the harness supports, e.g. \"finite eps>=1e-06\" (docs/plugins.md; default: a plugin's)");
   sub->callback([&action, args] { action = [args] { return run_gen(*args); }; });

@@ -17,6 +17,7 @@
 #include "identify.h"
 #include "json_number.h"
 #include "json_text.h"
+#include "judged.h"
 #include "normcheck/op_spec.h"
 #include "normcheck/spec_policy.h"
 #include "plugin_option.h"
@@ -71,7 +72,7 @@ std::vector<const Kernel*> select(const IdentifyArgs& args) {
 // The verdict in words: the declared policy holds, another does, or none.
 std::string verdict_of(const fuzz::Identification& id) {
   if (!id.fault.empty()) return "the call failed: " + id.fault;
-  if (id.problems == 0) return "every problem was declined";
+  if (id.problems.nothing_judged()) return unjudged_text(id.problems, "problems");
   if (id.declared_verdict().consistent()) return "follows its declared policy";
   for (const fuzz::PolicyVerdict& v : id.policies)
     if (v.consistent()) return "policy_mismatch: its outputs follow another policy than the one it declares";
@@ -79,7 +80,17 @@ std::string verdict_of(const fuzz::Identification& id) {
 }
 
 bool passes(const fuzz::Identification& id) {
-  return id.fault.empty() && id.problems > 0 && id.declared_verdict().consistent();
+  return id.fault.empty() && !id.problems.nothing_judged() && id.declared_verdict().consistent();
+}
+
+// A kernel whose call failed was judged (the fault is its verdict).
+KernelTallies tallies(const std::vector<fuzz::Identification>& ids) {
+  KernelTallies t;
+  for (const auto& id : ids) {
+    t.emplace_back(id.kernel, id.problems);
+    if (!id.fault.empty()) t.back().second.add_judged();
+  }
+  return t;
 }
 
 int run_identify(const IdentifyArgs& args) {
@@ -102,8 +113,9 @@ int run_identify(const IdentifyArgs& args) {
                             {"exact_math_ulp", json_number(v.exact_math_ulp)}});
       kernels.push_back({{"name", id.kernel},
                          {"spec", to_text(id.declared)},
-                         {"problems", id.problems},
-                         {"declined", id.declined},
+                         {"problems", id.problems.judged},
+                         {"declined", id.problems.declined},
+                         {"declined_reason", judged_json(id.problems)["declined_reason"]},
                          {"exact_math_ulp", json_number(id.exact_math_ulp)},
                          {"verdict", verdict_of(id)},
                          {"pass", passes(id)},
@@ -111,15 +123,17 @@ int run_identify(const IdentifyArgs& args) {
     }
     std::cout << json_safe(nlohmann::json{{"seed", seed}, {"cases", args.cases}, {"kernels", kernels}}).dump(2)
               << "\n";
-    return all ? kExitOk : kExitFinding;
+    return exit_code(tallies(ids), all ? kExitOk : kExitFinding, "problems");
   }
   std::printf("seed %llu, %lld problems per kernel\n", static_cast<unsigned long long>(seed),
               static_cast<long long>(args.cases));
   for (const auto& id : ids) {
     std::printf("\n%s\n  declares: %s\n  %s (%lld problems run, %lld declined)\n", id.kernel.c_str(),
-                to_text(id.declared).c_str(), verdict_of(id).c_str(), static_cast<long long>(id.problems),
-                static_cast<long long>(id.declined));
-    if (!id.fault.empty() || id.problems == 0) continue;
+                to_text(id.declared).c_str(), verdict_of(id).c_str(), static_cast<long long>(id.problems.judged),
+                static_cast<long long>(id.problems.declined));
+    if (id.problems.declined > 0 && !id.problems.nothing_judged())
+      std::printf("  %s\n", id.problems.declined_text("problems").c_str());
+    if (!id.fault.empty() || id.problems.nothing_judged()) continue;
     if (id.declared.quant) {
       std::printf("  its codes against exact math's: %.3g codes apart at most\n", id.exact_math_ulp);
       std::printf("  policies its outputs are consistent with (codes: the policy's own against exact math's):\n");
@@ -138,7 +152,7 @@ int run_identify(const IdentifyArgs& args) {
     }
     if (!any) std::printf("    none\n");
   }
-  return all ? kExitOk : kExitFinding;
+  return exit_code(tallies(ids), all ? kExitOk : kExitFinding, "problems");
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "json_text.h"
 #include "normcheck/float_format.h"
 #include "normcheck/kernel.h"
+#include "normcheck/evaluate.h"
 #include "normcheck/op_spec.h"
 #include "plugin_option.h"
 
@@ -102,6 +103,7 @@ int run_list(bool json) {
                                     {"max_d", k.range.max_d},
                                     {"text", domain_text(k.range)}}},
                          {"declines_64x768", declines(k, {kTypicalShape})},
+                         {"not_judged", spec_not_judged(spec_of(k))},
                          {"ulp_promise", k.ulp_promise},
                          {"bound", bounds}});
     }
@@ -124,6 +126,8 @@ int run_list(bool json) {
                 to_string(k.family).data(), static_cast<int>(k.algorithm.size()),
                 k.algorithm.data());
     std::printf("    spec: %s\n", to_text(spec_of(k)).c_str());
+    if (const std::string why = spec_not_judged(spec_of(k)); !why.empty())
+      std::printf("    not judged: %s; every case of it is declined\n", why.c_str());
     if (k.ulp_promise > 0)
       std::printf("    promises y within %g ULP of the exact result (gamma = 1, beta = 0)\n",
                   k.ulp_promise);

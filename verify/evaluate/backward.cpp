@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "allowance.h"
+#include "backward_spec.h"
 #include "normcheck/float_format.h"
 #include "normcheck/op_spec.h"
 #include "normcheck/spec_reference.h"
@@ -89,9 +90,12 @@ double dgamma_addition(const SavedY& y, const std::vector<float>& dy, int64_t ro
 std::optional<SavedY> saved_y(const Kernel& k, const Problem& p, const std::vector<float>& x) {
   const OpSpec spec = spec_of(k);
   if (spec.direction != Direction::bwd || !spec.from_y) return std::nullopt;
+  // p.gamma is the weight w itself (evaluate_bwd: gamma, or 1 + gamma), a float32 value
   OpSpec forward = spec;
   forward.direction = Direction::fwd;
   forward.from_y = false;
+  if (forward.weight == Weight::one_plus_gamma) forward.weight = Weight::gamma;
+  forward.dtype[static_cast<std::size_t>(TensorName::gamma)] = DType::f32;
   const SpecInputs inputs{
       .rows = p.rows, .cols = p.cols, .x = x, .residual = {}, .gamma = p.gamma, .beta = p.beta, .eps = p.eps};
   const SpecForwardReference f = spec_reference_fwd(forward, inputs, SpecResult::exact_math);
@@ -99,8 +103,7 @@ std::optional<SavedY> saved_y(const Kernel& k, const Problem& p, const std::vect
   y.dtype = spec.dtype_of(TensorName::y);
   y.stored = store(y.dtype, std::vector<float>(f.y.rounded.begin(), f.y.rounded.end()));
   y.exact = f.y.exact;
-  // w = gamma (or 1 without gamma): evaluate() declines a backward spec
-  // whose weight is not the table's
+  // w (1 without gamma)
   y.weight.assign(static_cast<std::size_t>(p.cols), 1.0);
   for (std::size_t j = 0; j < p.gamma.size(); ++j) y.weight[j] = p.gamma[j];
   return y;
@@ -142,16 +145,19 @@ std::string start_backward(const OpRun& run, BackwardStart& start) {
   return declines(run.kernel, request);
 }
 
-void tally_backward(Tally& tally, Op op, const BackwardExact& ref, const Problem& p,
-                    const std::vector<float>& dy, BoundFn bound, DType dtype, const Readback& dx,
-                    const Readback& dgamma, const Readback* dbeta, MainElement* kept,
-                    const SavedY* from_y) {
+void tally_backward(Tally& tally, const OpSpec& spec, Op op, const BackwardExact& ref, const Problem& p,
+                    const std::vector<float>& dy, BoundFn bound, DType dtype, const BackwardOutputs& out,
+                    MainElement* kept, const SavedY* from_y) {
+  const Readback& dx = out.dx;
   for (int64_t row = 0; row < p.rows; ++row) {
     const auto r = static_cast<std::size_t>(row);
     const RowStats& s = ref.stats[r];
     if (!row_checked(op, s)) continue;
     const bool inputs_finite = row_inputs_finite(s, dy, row, p.cols);
-    const Bound b = bound(row_condition(s));
+    const RowCondition rc = row_condition(s);
+    const Bound b = backward_row_bound(spec, bound(rc), rc);
+    // statistics in a format that cannot hold them within the bound's error: no promise
+    const bool saved_hold = saved_formats_hold(spec, s);
     const double scale = dx_scale(s, ref.mean_abs_g[r], ref.mean_abs_g_xhat[r]);
     const FromYRow y_row =
         from_y && inputs_finite ? from_y_row(*from_y, dy, row, p.cols, s.r, ref.mean_abs_g_xhat[r], b, dtype)
@@ -162,21 +168,39 @@ void tally_backward(Tally& tally, Op op, const BackwardExact& ref, const Problem
         // A non-finite x or dy: dx is non-finite in every standard form
         // (docs/semantics.md), so the IEEE evaluation is non-finite throughout.
         tally.nonfinite_row_element("dx", row, col, dx.values[i], std::nullopt);
+        if (out.dresidual) tally.nonfinite_row_element("dresidual", row, col, out.dresidual->values[i], std::nullopt);
         if (kept) kept[i].allowed = 0;
         continue;
       }
       const double g = at_or(p.gamma, static_cast<std::size_t>(col), 1) * dy[i];
       const double allowed =
-          dx_allowance(b, s.r, g, ref.xhat[i], ref.mean_abs_g[r], ref.mean_abs_g_xhat[r]) +
-          (from_y ? y_row.dx_addition(*from_y, i, static_cast<std::size_t>(col), ref.xhat[i]) : 0);
-      tally.element("dx", row, col, dx.values[i], ref.dx[i], allowed, dtype, scale);
-      if (kept) kept[i].allowed = allowed;
+          !saved_hold ? kInf
+                      : dx_allowance(b, s.r, g, ref.xhat[i], ref.mean_abs_g[r], ref.mean_abs_g_xhat[r]) +
+                            (from_y ? y_row.dx_addition(*from_y, i, static_cast<std::size_t>(col), ref.xhat[i]) : 0);
+      if (!out.dresidual) {
+        tally.element("dx", row, col, dx.values[i], ref.dx[i], allowed, dtype, scale);
+        if (kept) kept[i].allowed = allowed;
+        continue;
+      }
+      // with `add`: ref.dx holds the norm's gradient plus the dresidual given
+      const double dx_allowed = added_residual_allowance(dtype, allowed, ref.dx[i]);
+      tally.element("dx", row, col, dx.values[i], ref.dx[i], dx_allowed, dtype, scale);
+      const DType written = spec.dtype_of(TensorName::residual_out);
+      tally.element("dresidual", row, col, out.dresidual->values[i], ref.dx[i],
+                    added_residual_allowance(written, allowed, ref.dx[i]), written, scale);
+      if (kept) kept[i].allowed = dx_allowed;
     }
   }
 
   const RowCondition cc = column_condition(op, ref.stats, p.rows);
-  const Bound bc = bound(cc);
-  const bool dgamma_checked = dgamma_promised(ref.stats);
+  const Bound bc = backward_column_bound(spec, bound, cc);
+  bool saved_hold = true;  // on every row with finite inputs: dgamma's xhat enters every column
+  for (std::size_t row = 0; row < ref.stats.size(); ++row)
+    if (row_inputs_finite(ref.stats[row], dy, static_cast<int64_t>(row), p.cols))
+      saved_hold = saved_hold && saved_formats_hold(spec, ref.stats[row]);
+  const bool dgamma_checked = dgamma_promised(ref.stats) && saved_hold;
+  const DType dgamma_format = spec.has(TensorName::dgamma) ? spec.dtype_of(TensorName::dgamma) : DType::f32;
+  const DType dbeta_format = spec.has(TensorName::dbeta) ? spec.dtype_of(TensorName::dbeta) : DType::f32;
   // dgamma and dbeta are the extended reals' column sums under both
   // conventions, held as exact values (docs/semantics.md). Where an infinite
   // dy_j meets an xhat_j whose sign the bound does not fix, the exact
@@ -189,21 +213,27 @@ void tally_backward(Tally& tally, Op op, const BackwardExact& ref, const Problem
   // is admitted, as above.
   for (std::size_t col = 0; col < static_cast<std::size_t>(p.cols); ++col) {
     const auto c = static_cast<int64_t>(col);
-    const double from_y_addition = from_y ? dgamma_addition(*from_y, dy, p.rows, p.cols, col, bc) : 0;
-    const bool unknown_weight = from_y && from_y->weight[col] == 0;
-    if (dgamma_checked && !unknown_weight && (unsigned_inf[col] || from_y_addition == kInf)) {
-      tally.nonfinite_element("dgamma", -1, c, dgamma.values[col], ref.dgamma[col]);
-    } else {
-      const double allowed =
-          dgamma_checked && !unknown_weight
-              ? dgamma_allowance(bc, ref.sum_abs_dy_xhat[col], ref.sum_abs_dy[col]) + from_y_addition
-              : kInf;
-      tally.element("dgamma", -1, c, dgamma.values[col], ref.dgamma[col], allowed, DType::f32,
-                    dgamma_scale(cc.kappa, ref.sum_abs_dy_xhat[col], ref.sum_abs_dy[col]));
+    if (out.dgamma) {
+      const Readback& dgamma = *out.dgamma;
+      const double from_y_addition = from_y ? dgamma_addition(*from_y, dy, p.rows, p.cols, col, bc) : 0;
+      const bool unknown_weight = from_y && from_y->weight[col] == 0;
+      if (dgamma_checked && !unknown_weight && (unsigned_inf[col] || from_y_addition == kInf)) {
+        tally.nonfinite_element("dgamma", -1, c, dgamma.values[col], ref.dgamma[col]);
+      } else {
+        const double allowed =
+            dgamma_checked && !unknown_weight
+                ? rounded_output_allowance(
+                      dgamma_format, dgamma_allowance(bc, ref.sum_abs_dy_xhat[col], ref.sum_abs_dy[col]) + from_y_addition,
+                      ref.dgamma[col])
+                : kInf;
+        tally.element("dgamma", -1, c, dgamma.values[col], ref.dgamma[col], allowed, dgamma_format,
+                      dgamma_scale(cc.kappa, ref.sum_abs_dy_xhat[col], ref.sum_abs_dy[col]));
+      }
     }
-    if (dbeta)
-      tally.element("dbeta", -1, c, dbeta->values[col], (*ref.dbeta)[col], dbeta_allowance(bc, ref.sum_abs_dy[col]),
-                    DType::f32, ref.sum_abs_dy[col]);
+    if (out.dbeta && ref.dbeta)
+      tally.element("dbeta", -1, c, out.dbeta->values[col], (*ref.dbeta)[col],
+                    rounded_output_allowance(dbeta_format, dbeta_allowance(bc, ref.sum_abs_dy[col]), (*ref.dbeta)[col]),
+                    dbeta_format, ref.sum_abs_dy[col]);
   }
 }
 

@@ -51,8 +51,7 @@ MainElement* keep_main_elements(const OpRun& run, Evaluation& ev, const std::vec
                                 const ExactReference& ref);
 
 void evaluate_spec_fwd(const OpRun& run, Evaluation& ev);     // every forward norm: the table's ops and any forward spec
-void evaluate_layernorm_bwd(const OpRun& run, Evaluation& ev);
-void evaluate_rmsnorm_bwd(const OpRun& run, Evaluation& ev);
+void evaluate_bwd(const OpRun& run, Evaluation& ev);         // every backward norm: LayerNorm and RMSNorm, any judged spec
 void evaluate_norm_linear(const OpRun& run, Evaluation& ev);  // layernorm_linear_fwd, rmsnorm_linear_fwd
 
 // v[i], or `missing` when v is empty (no gamma: 1, no beta: 0).
@@ -140,13 +139,21 @@ struct BackwardExact {
   const std::vector<double>& mean_abs_g_xhat;
 };
 
-// Every dx of the checked rows, then dgamma (and dbeta when given) of every
+// A backward kernel's outputs, read back (dgamma, dbeta null where the spec
+// has none; dresidual, the gradient written for the residual input, with `add`).
+struct BackwardOutputs {
+  const Readback& dx;
+  const Readback* dgamma;
+  const Readback* dbeta;
+  const Readback* dresidual;
+};
+
+// Every dx of the checked rows, then dgamma and dbeta (where given) of every
 // column, against their allowances (`dy` as the kernel saw it, widened from
-// 16 bits if need be).
-// `kept`: the main elements whose allowance to record, or null.
-void tally_backward(Tally& tally, Op op, const BackwardExact& ref, const Problem& p,
-                    const std::vector<float>& dy, BoundFn bound, DType dtype, const Readback& dx,
-                    const Readback& dgamma, const Readback* dbeta, MainElement* kept,
-                    const SavedY* from_y);
+// 16 bits if need be), each bound widened by what `spec`'s formats cost
+// (backward_spec.h). `kept`: the main elements whose allowance to record, or null.
+void tally_backward(Tally& tally, const OpSpec& spec, Op op, const BackwardExact& ref, const Problem& p,
+                    const std::vector<float>& dy, BoundFn bound, DType dtype, const BackwardOutputs& out,
+                    MainElement* kept, const SavedY* from_y);
 
 }  // namespace normcheck::evaluation

@@ -35,8 +35,8 @@ struct KernelArgs {
   // byte each); scale is the static scale (an input, one float) or the
   // per-token / per-block scales the kernel writes (rows x scales_per_row).
   void* scale = nullptr;
-  float* dgamma = nullptr;              // backward: per column (float32)
-  float* dbeta = nullptr;               // LayerNorm backward: per column (float32)
+  void* dgamma = nullptr;               // backward: per column (float32 for the table's ABI; a spec's dgamma format)
+  void* dbeta = nullptr;                // LayerNorm backward: per column (likewise)
   // Elements from one row's start to the next in x, dy, residual, saved_y,
   // out and residual_out; 0: cols (contiguous). Only a version-2 kernel takes rows
   // that are not contiguous (invoke() refuses others).

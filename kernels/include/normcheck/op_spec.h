@@ -21,7 +21,11 @@
 //   scaled = w xhat                              [scaled]
 //   y      = scaled + beta, rounded to y's dtype
 // with residual_out = s rounded to its dtype, and mean, rstd (rrms) rounded to
-// theirs. A rounding point says the kernel rounds that value to a format and
+// theirs. The backward with `add` (flash-attention's and Liger-Kernel's fused
+// add backward) reads x as the forward's s, and `residual` as the gradient
+// arriving at the forward's residual_out (the residual stream's, dresidual);
+// it writes dx = the norm's gradient + dresidual, and `residual_out` as the
+// same gradient for the forward's residual input, in that tensor's format. A rounding point says the kernel rounds that value to a format and
 // goes on from the rounded value (vLLM's fused add normalizes the sum it
 // stores: round=sum:bf16; FlashInfer's normalizes its float32 sum:
 // round=sum:f32). The same spec without its rounding points is the op in
@@ -65,10 +69,26 @@ enum class TensorName {
 };
 inline constexpr std::size_t kTensorNameCount = 15;
 
-// The intermediate values a kernel may round to a storage format on its way
-// to y (the stages above).
-enum class RoundingPoint { sum, r, xhat, weight, scaled };
-inline constexpr std::size_t kRoundingPointCount = 5;
+// The intermediate values a kernel may round to a storage format: on its way
+// to y (the forward's stages above), or in the backward:
+//   xhat    xhat recomputed from x and the saved statistics        (also a forward stage)
+//   dyw     g = w dy, the upstream gradient times the weight
+//   dw_row  each row's dgamma term dy xhat, before it is summed over the rows
+// (Liger-Kernel's RMSNorm backward in its llama mode: dW += T(dy T(x r)):
+// round=xhat:bf16,dw_row:bf16).
+enum class RoundingPoint { sum, r, xhat, weight, scaled, dyw, dw_row };
+inline constexpr std::size_t kRoundingPointCount = 7;
+
+// How a backward sums dgamma and dbeta over the rows (text: reduce=block:R:P):
+// partials of R consecutive rows, each summed in the accumulator's format and
+// stored in format P, then summed in float32 (every shipped GPU backward:
+// per-block partials, then a final pass). Without it: one sum over the rows in
+// any order.
+struct Reduction {
+  int64_t rows = 0;          // R
+  DType partial = DType::f32;  // P
+  friend bool operator==(const Reduction&, const Reduction&) = default;
+};
 
 // Where the scale of a quantized output comes from (text: scale=...).
 enum class ScaleKind {
@@ -101,7 +121,7 @@ struct Quantization {
 struct OpSpec {
   NormKind norm = NormKind::layernorm;
   Direction direction = Direction::fwd;
-  bool add = false;     // a residual added to x in front of the norm, the sum an output
+  bool add = false;     // a residual added to x in front of the norm, the sum an output (backward: above)
   Weight weight = Weight::gamma;
   bool bias = true;     // LayerNorm's beta; RMSNorm takes none unless the spec says `bias`
   bool linear = false;  // followed by a Linear: z = W y + b (float32, forward only)
@@ -115,6 +135,12 @@ struct OpSpec {
   bool from_y = false;
   // A forward whose y is written as 8-bit codes (struct Quantization).
   std::optional<Quantization> quant;
+  // The format every sum of the kernel accumulates in (text: acc=D; empty:
+  // float32): a backward's row sums mean(g), mean(g xhat) and its column sums
+  // dgamma, dbeta (Liger-Kernel's casting mode none sums in the input's format).
+  std::optional<DType> acc;
+  // A backward's reduction of dgamma and dbeta over the rows (struct Reduction).
+  std::optional<Reduction> reduce;
   // The format of each tensor (meaningful where has() is true).
   std::array<DType, kTensorNameCount> dtype{};
   // The format a rounding point rounds to; empty: the value is not rounded there.
@@ -137,7 +163,7 @@ OpSpec default_spec(NormKind norm, Direction direction);
 // `dtype=D` (x, residual, y, residual_out, dy, dx), `<tensor>=D` for one
 // tensor, `add`, `weight=none|gamma|1+gamma`, `bias`
 // (`bias=none` for a LayerNorm without beta), `round=<point>:D[,<point>:D]`,
-// `stats=none`, `from=y`, `linear`, and for a quantized y `quant=e4m3|e5m2|int8`,
+// `stats=none`, `from=y`, `linear`, `acc=D`, `reduce=block:R:P`, and for a quantized y `quant=e4m3|e5m2|int8`,
 // `scale=static|token|block:G`, `scale_apply=inverse|divide`, `ties=even|away`,
 // `qmin=-128|-127`, `saturate=none`, `scale_ub=V`, `scale_min=V`. D is f32,
 // bf16 or f16.

@@ -238,6 +238,28 @@ struct EvaluateOptions {
   bool identify = false;
 };
 
+// How many of a kernel's cases were judged and how many it declined, with
+// the reason of the first decline: every door (check, fuzz, identify, judge,
+// the Python module, the test-suite CMake function) counts with it, so that a
+// kernel none of whose cases was judged is never read as a pass
+// (docs/cli.md, "Nothing judged is never a pass").
+struct JudgedTally {
+  int64_t judged = 0, declined = 0;
+  std::string first_decline;  // evaluate()'s reason for the first case declined
+  void add(const Evaluation& ev);     // judged, or declined with its reason
+  void add_judged() { ++judged; }     // a case that ended without an evaluation (a crash, a hang)
+  void add(const JudgedTally& other);
+  bool nothing_judged() const { return judged == 0; }
+  // "declined 1000 of 1000 cases: <reason>", or empty when none was declined.
+  std::string declined_text(std::string_view unit = "cases") const;
+};
+
+// Why evaluate() judges no kernel of `spec` at all (a spec word whose policy
+// it does not model yet), or empty: what `list` and the plugin loader warn
+// about at load, and the reason evaluate() declines every problem of such a
+// kernel with.
+std::string spec_not_judged(const OpSpec& spec);
+
 // Runs `kernel` on `problem` and compares with the exact reference.
 // `bound_override`, when set, replaces the kernel's own bound (used for plugins
 // that ask for a tolerance).

@@ -1,0 +1,139 @@
+// Every backward norm kernel (LayerNorm and RMSNorm), by its spec: dx, dgamma
+// and dbeta against the kernel's bound from the forward's statistics, each
+// tensor in its spec's format. The statistics are the forward's correctly
+// rounded to float32 and then to their formats; gamma is the problem's in
+// its format, and the exact gradient is taken with the weight w (gamma, or
+// 1 + gamma). What the formats cost is backward_spec.h's. With `add`, the
+// problem's residual is the gradient arriving at the forward's sum
+// (dresidual): dx is held to the norm's gradient plus it, and the gradient
+// written for the residual input ("dresidual") likewise.
+#include <cstring>
+#include <optional>
+
+#include "backward_spec.h"
+#include "kernel_call.h"
+#include "normcheck/op_spec.h"
+#include "op.h"
+#include "tensor.h"
+
+namespace normcheck::evaluation {
+namespace {
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+
+}  // namespace
+
+void evaluate_bwd(const OpRun& given, Evaluation& ev) {
+  const Kernel& k = given.kernel;
+  const OpSpec spec = spec_of(k);
+  const bool layer = k.op == Op::layernorm_bwd;
+  const BackwardWeights weights = backward_weights(spec, given.problem.gamma);
+  if (!weights.declined.empty()) {
+    ev.declined = weights.declined;
+    return;
+  }
+  // The reference is the gradient at w: a reference given for the problem's
+  // own gamma is not it when the spec changes the weight.
+  std::optional<Problem> reweighted;
+  EvaluateOptions options = given.options;
+  if (!same_bits(weights.w, given.problem.gamma)) {
+    reweighted = given.problem;
+    reweighted->gamma = weights.w;
+    options.reference = nullptr;
+  }
+  const OpRun run{k, reweighted ? *reweighted : given.problem, given.bound, options, given.layout};
+  const Problem& p = run.problem;
+  const ArrayLayout& layout = run.layout;
+  const auto dt = [&](TensorName t) { return spec.dtype_of(t); };
+
+  BackwardStart start;
+  ev.declined = start_backward(run, start);
+  if (!ev.declined.empty()) return;
+  const StoredInput &x = start.x, &dy = start.dy;
+  const ExactReference& given_or_own = *start.reference;
+  const ExactValues& stat = layer ? given_or_own.layernorm_fwd.rstd : given_or_own.rmsnorm_fwd.rrms;
+
+  std::optional<Tensor> gamma_in, mean_in, stat_in, dgamma_out, dbeta_out, dres_in, dres_out;
+  std::vector<float> dres;  // with `add`: the dresidual given, in its format
+  if (spec.add) {
+    dres = store(dt(TensorName::residual), p.residual).widened;
+    dres_in.emplace(dt(TensorName::residual), p.rows, p.cols, p.cols, layout, dres);
+    dres_out.emplace(dt(TensorName::residual_out), p.rows, p.cols, p.cols, layout);
+  }
+  if (!weights.gamma.empty()) gamma_in.emplace(dt(TensorName::gamma), 1, p.cols, p.cols, layout, weights.gamma);
+  if (spec.has(TensorName::mean))
+    mean_in.emplace(dt(TensorName::mean), p.rows, 1, 1, layout,
+                    store(dt(TensorName::mean), given_or_own.layernorm_fwd.mean.rounded).widened);
+  if (spec.has(TensorName::stat))
+    stat_in.emplace(dt(TensorName::stat), p.rows, 1, 1, layout, store(dt(TensorName::stat), stat.rounded).widened);
+  if (spec.has(TensorName::dgamma)) dgamma_out.emplace(dt(TensorName::dgamma), 1, p.cols, p.cols, layout);
+  if (layer && spec.has(TensorName::dbeta)) dbeta_out.emplace(dt(TensorName::dbeta), 1, p.cols, p.cols, layout);
+  const auto data = [](std::optional<Tensor>& t) { return t ? t->data() : nullptr; };
+
+  KernelArgs args{.rows = p.rows, .cols = p.cols, .eps = p.eps};  // eps: a version-2 backward gets it
+  const BackwardExtraInputs extra(run, x.widened);  // a backward from=y: y and beta in place of x
+  extra.pass_to(args);
+  args.gamma = data(gamma_in);
+  args.saved_mean = data(mean_in);
+  args.saved_stat = data(stat_in);
+  args.dgamma = data(dgamma_out);
+  args.dbeta = data(dbeta_out);
+  args.residual = data(dres_in);
+  args.residual_out = data(dres_out);
+  const MainRun call = call_kernel(k, args, x, &dy, layout, run.options);
+  const Readback& dx = call.out;
+  const Readback dgamma = dgamma_out ? dgamma_out->read() : Readback{};
+  const Readback dbeta = dbeta_out ? dbeta_out->read() : Readback{};
+  const Readback dres_written = dres_out ? dres_out->read() : Readback{};
+  bool guards = call.memory_ok && extra.guards_intact(), inputs_kept = call.inputs_kept && extra.inputs_kept(p);
+  for (const std::optional<Tensor>* t : {&gamma_in, &mean_in, &stat_in, &dres_in}) {
+    if (!*t) continue;
+    guards = guards && (*t)->guards_intact() && (*t)->padding_unchanged();
+    inputs_kept = inputs_kept && (*t)->rows_unchanged();
+  }
+  for (const std::optional<Tensor>* t : {&dgamma_out, &dbeta_out, &dres_out})
+    if (*t) guards = guards && (*t)->guards_intact() && (*t)->padding_kept();
+  ev.out_of_bounds_write = !guards;
+  ev.wrote_input = !inputs_kept;
+  ev.unwritten_output = dx.unwritten || dgamma.unwritten || dbeta.unwritten || dres_written.unwritten;
+  ev.output_digest = digest_of({&dx, &dgamma, &dbeta, &dres_written});
+  // dgamma, dbeta: sums over rows
+  ev.row_digests = row_digests_of(p.rows, {{&dx, static_cast<std::size_t>(p.cols)},
+                                           {&dres_written, static_cast<std::size_t>(p.cols)}});
+  if (run.options.outputs_only) return;
+  if (&given_or_own == &start.own) compute_main_reference(start.own, x.widened, dy.widened, p);
+
+  Tally tally(ev, run.options.nonfinite);
+  const BackwardOutputs outputs{dx, dgamma_out ? &dgamma : nullptr, dbeta_out ? &dbeta : nullptr,
+                                dres_out ? &dres_written : nullptr};
+  const std::vector<double>& norm_dx = layer ? given_or_own.layernorm_bwd.dx.exact : given_or_own.rmsnorm_bwd.dx.exact;
+  // dx's exact value: the norm's gradient, plus the dresidual given with `add` (in double, within 2^-53)
+  std::vector<double> dx_sum;
+  if (spec.add) {
+    dx_sum = norm_dx;
+    for (std::size_t i = 0; i < dx_sum.size(); ++i) dx_sum[i] += dres[i];
+  }
+  const std::vector<double>& dx_exact = spec.add ? dx_sum : norm_dx;
+  MainElement* kept = keep_main_elements(run, ev, dx.values, given_or_own);
+  if (kept && spec.add)
+    for (std::size_t i = 0; i < dx_sum.size(); ++i) kept[i].exact = dx_sum[i];
+  if (layer) {
+    const LayerNormBwdReference& ref = given_or_own.layernorm_bwd;
+    tally_backward(tally, spec, k.op,
+                   {ref.stats, ref.xhat.exact, dx_exact, ref.dgamma.exact, &ref.dbeta.exact, ref.sum_abs_dy_xhat,
+                    ref.sum_abs_dy, ref.mean_abs_g, ref.mean_abs_g_xhat},
+                   p, dy.widened, run.bound, k.dtype, outputs, kept, extra.from_y());
+    finish(ev, k.op, dx.values, dx_exact, ref.stats, p.cols);
+  } else {
+    const RmsNormBwdReference& ref = given_or_own.rmsnorm_bwd;
+    tally_backward(tally, spec, k.op,
+                   {ref.stats, ref.xhat.exact, dx_exact, ref.dgamma.exact, nullptr, ref.sum_abs_dy_xhat,
+                    ref.sum_abs_dy, ref.mean_abs_g, ref.mean_abs_g_xhat},
+                   p, dy.widened, run.bound, k.dtype, outputs, kept, extra.from_y());
+    finish(ev, k.op, dx.values, dx_exact, ref.stats, p.cols);
+  }
+}
+
+}  // namespace normcheck::evaluation
