@@ -23,11 +23,11 @@ namespace normcheck::fuzz {
 // (host/protocol.h: kMaxCalls), each case having one call in flight.
 inline constexpr std::size_t kGatheredCases = 64;
 
-// Runs case(i) for i in [0, n), n <= kGatheredCases,, each in a fiber of its own, gathering their
-// hosted calls into batches. case(i) returns true to end the cases after it:
-// those not yet finished are abandoned (a parked call is then unwound with
-// an exception only this function catches) and their results must not be
-// used. Cases with no hosted call simply run in order.
+// Runs case(i) for i in [0, n), n <= kGatheredCases, each in a fiber of its
+// own, gathering their hosted calls into batches. case(i) returns true to end
+// the cases after it: those not yet finished are abandoned (a parked call is
+// then unwound with an exception only this function catches) and their
+// results must not be used. Cases with no hosted call simply run in order.
 void gather_calls(std::size_t n, const std::function<bool(std::size_t)>& run_case);
 
 // In a fiber of gather_calls(): parks `call` until its batch has run and

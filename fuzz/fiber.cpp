@@ -8,7 +8,17 @@
 #include <cstring>
 #include <vector>
 
+// AddressSanitizer is told of every switch (its fiber interface), so that it
+// checks each stack's frames against that stack: GCC defines
+// __SANITIZE_ADDRESS__, Clang answers __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
+#define NORMCHECK_FIBER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NORMCHECK_FIBER_ASAN 1
+#endif
+#endif
+#if defined(NORMCHECK_FIBER_ASAN)
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -123,12 +133,12 @@ Fiber::~Fiber() {
 Fiber* Fiber::current() { return t_current; }
 
 void Fiber::entry(Fiber* self) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(NORMCHECK_FIBER_ASAN)
   __sanitizer_finish_switch_fiber(nullptr, &self->context_->caller_bottom, &self->context_->caller_size);
 #endif
   self->body_();
   self->finished_ = true;
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(NORMCHECK_FIBER_ASAN)
   __sanitizer_start_switch_fiber(nullptr, self->context_->caller_bottom, self->context_->caller_size);
 #endif
   normcheck_fiber_switch(&self->context_->fiber_sp, self->context_->caller_sp);  // for good
@@ -160,12 +170,12 @@ bool Fiber::resume() {
     context_->fiber_sp = sp;
   }
   t_current = this;
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(NORMCHECK_FIBER_ASAN)
   void* fake_stack = nullptr;
   __sanitizer_start_switch_fiber(&fake_stack, stack_, kStackBytes);
 #endif
   normcheck_fiber_switch(&context_->caller_sp, context_->fiber_sp);
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(NORMCHECK_FIBER_ASAN)
   __sanitizer_finish_switch_fiber(fake_stack, nullptr, nullptr);
 #endif
   t_current = outer;
@@ -175,12 +185,12 @@ bool Fiber::resume() {
 void Fiber::yield() {
   Fiber* self = t_current;
   if (!self) std::abort();
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(NORMCHECK_FIBER_ASAN)
   void* fake_stack = nullptr;
   __sanitizer_start_switch_fiber(&fake_stack, self->context_->caller_bottom, self->context_->caller_size);
 #endif
   normcheck_fiber_switch(&self->context_->fiber_sp, self->context_->caller_sp);
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(NORMCHECK_FIBER_ASAN)
   __sanitizer_finish_switch_fiber(fake_stack, &self->context_->caller_bottom, &self->context_->caller_size);
 #endif
 }
