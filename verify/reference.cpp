@@ -104,7 +104,7 @@ void forward_rows(Out& out, ExactValues& r_out, ExactValues* mean_out, Norm norm
   // row's outputs depend on that row alone, so the result does not depend on
   // the thread count. The MPFR path then takes the undecided rows on this thread.
   std::vector<char> decided(rows, 0);
-  const int64_t chunks = static_cast<int64_t>(n) < simd::kParallelCheckElements
+  const int64_t chunks = rows * cols < simd::kParallelCheckElements
                              ? 1
                              : std::min<int64_t>(rows, 4 * simd::thread_count());
   simd::parallel_for(chunks, [&](int64_t c) {
@@ -206,8 +206,11 @@ void backward_rows(Out& out, Norm norm, std::span<const float> dy, std::span<con
   };
   const bool layer = norm == Norm::layer;
   std::vector<char> decided(rows, 0);
-  // One chunk per thread: each holds a partial sum of every column.
-  const int64_t chunks = std::min<int64_t>(rows, simd::thread_count());
+  // One chunk per thread (from simd::kParallelCheckElements on, as the
+  // forward's): each holds a partial sum of every column.
+  const int64_t chunks = rows * cols < simd::kParallelCheckElements
+                             ? std::min<int64_t>(rows, 1)
+                             : std::min<int64_t>(rows, simd::thread_count());
   std::vector<fast::ColumnSums> partial;
   partial.reserve(chunks);
   for (int64_t c = 0; c < chunks; ++c) partial.emplace_back(cols);
