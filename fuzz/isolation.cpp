@@ -208,7 +208,9 @@ std::string detail_for(const std::string& label, const Evaluation& ev) {
   if (label == "quantization" && ev.worst.output == "y") return quantization_detail(ev);
   if (label == "quantization" && !ev.consistent_casts.empty())
     return detail_of(ev) + "; its outputs follow '" + ev.consistent_casts.front() + "'";
-  return label.empty() ? std::string() : detail_of(ev);
+  if (label.empty()) return {};
+  const std::string hint = spec_hint(ev, label);
+  return hint.empty() ? detail_of(ev) : detail_of(ev) + "; " + hint;
 }
 
 // A plugin's kernel: evaluate() runs here (the reference, the verdict) and
@@ -267,6 +269,18 @@ std::vector<CaseResult> run_hosted(const Kernel& kernel, std::span<const Problem
 }
 
 }  // namespace
+
+std::string spec_hint(const Evaluation& ev, const std::string& label) {
+  if (label != "nan" && label != "accuracy") return {};
+  const SpecParse parsed = parse_spec(ev.spec);
+  if (!parsed.spec) return {};
+  const OpSpec& spec = *parsed.spec;
+  if (!spec.add || spec.direction != Direction::fwd || spec.dtype_of(TensorName::x) != DType::f32 ||
+      spec.rounding_at(RoundingPoint::sum))
+    return {};
+  return "the spec holds the kernel to the exact sum x + residual: declare round=sum:f32 if the kernel "
+         "normalizes its float32 sum";
+}
 
 std::string label_of(const Evaluation& ev, bool nondeterministic, const std::string& batch_variance) {
   if (!ev.declined.empty()) return {};

@@ -77,6 +77,14 @@ inline void count_case(JudgedTally& tally, const CaseResult& r) {
 // it (batch_variance() below), or empty.
 std::string label_of(const Evaluation& ev, bool nondeterministic, const std::string& batch_variance = {});
 
+// What a reader of a finding may have mis-declared, or "": a float32 `add`
+// spec without a rounding of the sum holds the kernel to the exact sum
+// x + residual, while a kernel that normalizes its float32 sum follows
+// round=sum:f32 (FlashInfer's convention); on a row whose float32 sum is
+// constant at eps = 0 the two differ by a NaN. Given on `nan` and `accuracy`
+// findings of such specs.
+std::string spec_hint(const Evaluation& ev, const std::string& label);
+
 // Whether the rows of `problem` (two or more; a case that passed) give each
 // row's outputs bit for bit whatever the batch around it: its last row run alone, and every row
 // with the rows reversed, against `ev` (evaluate() of the whole problem,

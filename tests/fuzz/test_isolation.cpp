@@ -129,6 +129,25 @@ TEST(Isolation, FlippingBitsIsNondeterministic) { EXPECT_EQ(label(&flips), "nond
 TEST(Isolation, WrongRstdIsAccuracy) { EXPECT_EQ(label(&unbiased), "accuracy"); }
 TEST(Isolation, NanForFiniteIsNan) { EXPECT_EQ(label(&nan_for_finite), "nan"); }
 
+// A float32 `add` spec without round=sum holds a kernel to the exact sum; a
+// kernel that normalizes its float32 sum is told what to declare. Only there:
+// a spec with the rounding declared, a 16-bit spec (whose candidate policies
+// include the sum's roundings: policy_mismatch names them), a table row (no
+// spec text) and a label that is not an error of the outputs get no hint.
+TEST(Isolation, AFloat32AddFindingSaysToDeclareTheFloat32Sum) {
+  Evaluation ev;
+  ev.spec = "layernorm fwd add";
+  EXPECT_NE(spec_hint(ev, "nan").find("round=sum:f32"), std::string::npos);
+  EXPECT_NE(spec_hint(ev, "accuracy").find("round=sum:f32"), std::string::npos);
+  EXPECT_EQ(spec_hint(ev, "crash"), "");
+  EXPECT_EQ(spec_hint(ev, ""), "");
+  for (const char* quiet : {"layernorm fwd add round=sum:f32", "rmsnorm fwd dtype=bf16 gamma=bf16 add", "rmsnorm fwd",
+                            "rmsnorm bwd add", ""}) {
+    ev.spec = quiet;
+    EXPECT_EQ(spec_hint(ev, "nan"), "") << quiet;
+  }
+}
+
 // A batch continues after a crashing case in a fresh child: the cases before
 // and after it are still evaluated.
 TEST(Isolation, BatchSurvivesACrash) {

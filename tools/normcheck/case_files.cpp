@@ -1,6 +1,7 @@
 #include "case_files.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -32,9 +33,9 @@ fold::Tensor make_tensor(const std::string& name, DType t, std::vector<int64_t> 
 }
 
 // The tensor `name` of `file`, checked against the dtypes it may have (the
-// first is the one messages name) and its shape.
+// first is the one messages name) and the shapes it may have.
 const fold::Tensor& checked(const fold::TensorFile& file, const std::filesystem::path& path, const std::string& name,
-                            const std::vector<std::string>& dtypes, const std::vector<int64_t>& shape) {
+                            const std::vector<std::string>& dtypes, const std::vector<std::vector<int64_t>>& shapes) {
   const fold::Tensor* t = file.find(name);
   if (!t) throw CaseFileError(named(path) + ": no tensor '" + name + "'");
   bool known = false;
@@ -44,10 +45,17 @@ const fold::Tensor& checked(const fold::TensorFile& file, const std::filesystem:
     for (std::size_t i = 1; i < dtypes.size(); ++i) said += (i + 1 < dtypes.size() ? ", " : " or ") + dtypes[i];
     throw CaseFileError(named(path) + ": tensor '" + name + "' is " + t->dtype + ", the spec says " + said);
   }
-  if (t->shape != shape)
+  if (std::find(shapes.begin(), shapes.end(), t->shape) == shapes.end()) {
+    std::string expected;
+    for (std::size_t i = 0; i < shapes.size(); ++i) expected += (i ? " or " : "") + shape_text(shapes[i]);
     throw CaseFileError(named(path) + ": tensor '" + name + "' has shape " + shape_text(t->shape) + ", expected " +
-                        shape_text(shape));
+                        expected);
+  }
   return *t;
+}
+const fold::Tensor& checked(const fold::TensorFile& file, const std::filesystem::path& path, const std::string& name,
+                            const std::vector<std::string>& dtypes, const std::vector<int64_t>& shape) {
+  return checked(file, path, name, dtypes, std::vector<std::vector<int64_t>>{shape});
 }
 const fold::Tensor& checked(const fold::TensorFile& file, const std::filesystem::path& path, const std::string& name,
                             DType dtype, const std::vector<int64_t>& shape) {
@@ -222,6 +230,7 @@ fold::TensorFile inputs_file(const CaseInputs& c) {
       throw std::invalid_argument("inputs_file: " + to_text(spec) + " quantizes y by a static scale: the problem has none");
     file.tensors.push_back(make_tensor(kScaleTensor, DType::f32, {1}, {p.scale}));
   }
+  file.tensors.push_back(make_tensor(kEpsTensor, DType::f32, {1}, {p.eps}));
   file.metadata = {{"normcheck.protocol", kCaseProtocol},
                    {"normcheck.spec", to_text(spec)},
                    {"normcheck.seed", std::to_string(c.seed)},
@@ -305,6 +314,14 @@ CaseInputs read_inputs(const std::filesystem::path& path) {
       throw CaseFileError(named(path) + ": tensor '" + std::string(kScaleTensor) + "' is " + format_float_exact(p.scale) +
                           ": a static scale is finite and > 0");
   }
+  if (file.find(kEpsTensor)) {  // written by gen beside the metadata's eps; the same float
+    names.push_back(kEpsTensor);
+    const float eps = as_floats(checked(file, path, kEpsTensor, DType::f32, {1}))[0];
+    if (std::bit_cast<uint32_t>(eps) != std::bit_cast<uint32_t>(p.eps))
+      throw CaseFileError(named(path) + ": tensor '" + std::string(kEpsTensor) + "' is " + format_float_exact(eps) +
+                          ", __metadata__ 'normcheck.eps' says " + format_float_exact(p.eps) +
+                          ": the inputs file was changed after gen wrote it");
+  }
   no_other_tensors(file, path, names);
   return c;
 }
@@ -314,25 +331,28 @@ fold::TensorFile read_outputs(const std::filesystem::path& path, const CaseInput
   struct Wanted {
     std::string name;
     std::vector<std::string> dtypes;
-    std::vector<int64_t> shape;
+    std::vector<std::vector<int64_t>> shapes;  // the first is the one messages name
   };
   std::vector<Wanted> outputs;
-  for (TensorName t : output_tensors(c.spec))
-    outputs.push_back({tensor_file_name(c.spec, t), file_dtypes(c.spec, t),
-                       tensor_shape(t, c.problem.rows, c.problem.cols)});
+  for (TensorName t : output_tensors(c.spec)) {
+    std::vector<std::vector<int64_t>> shapes = {tensor_shape(t, c.problem.rows, c.problem.cols)};
+    // a statistic per row also as a column, [rows, 1] (ONNX's Mean and InvStdDev keep the reduced axis)
+    if (t == TensorName::mean || t == TensorName::stat) shapes.push_back({c.problem.rows, 1});
+    outputs.push_back({tensor_file_name(c.spec, t), file_dtypes(c.spec, t), shapes});
+  }
   if (scale_is_output(c.spec))
-    outputs.push_back({kScaleTensor, {"F32"}, scale_shape(c.spec, c.problem.rows, c.problem.cols)});
+    outputs.push_back({kScaleTensor, {"F32"}, {scale_shape(c.spec, c.problem.rows, c.problem.cols)}});
   std::vector<std::string> names;
   std::string wanted;  // what the harness writes, for the message of a missing file
   for (const Wanted& w : outputs) {
     names.push_back(w.name);
-    wanted += (wanted.empty() ? "" : ", ") + w.name + " (" + w.dtypes.front() + " " + shape_text(w.shape) + ")";
+    wanted += (wanted.empty() ? "" : ", ") + w.name + " (" + w.dtypes.front() + " " + shape_text(w.shapes.front()) + ")";
   }
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))  // what is there but is not a regular file, read_file names
     throw CaseFileError(named(path) + ": no such file; the harness writes the tensors " + wanted + " there");
   fold::TensorFile file = read_file(path);
-  for (const Wanted& w : outputs) checked(file, path, w.name, w.dtypes, w.shape);
+  for (const Wanted& w : outputs) checked(file, path, w.name, w.dtypes, w.shapes);
   no_other_tensors(file, path, names);
   return file;
 }

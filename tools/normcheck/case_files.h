@@ -83,6 +83,12 @@ bool file_holds_reference_x(const OpSpec& spec);
 // The tensor of a quantized spec's scale in the files (above), and whether
 // the spec has it as an input (scale=static) or an output (a dynamic scale).
 inline constexpr const char* kScaleTensor = "scale";
+
+// eps as a tensor of every inputs file, F32 [1], beside the metadata's C99
+// hex float: a harness in a language without a hex-float parser (JavaScript)
+// reads it from there. Both hold the same float; judge refuses a file where
+// they differ.
+inline constexpr const char* kEpsTensor = "eps";
 bool scale_is_input(const OpSpec& spec);
 bool scale_is_output(const OpSpec& spec);
 

@@ -129,6 +129,13 @@ int run_gen(const GenArgs& args) {
   }
   if (scale_is_input(spec))
     std::printf("\n(each inputs file holds the static scale y is divided by: %s, F32 [1])", kScaleTensor);
+  // f16's largest finite value is 65504: under a domain whose |x| reaches
+  // past it (the default's 2^62/sqrt(d) does), a drawn x past it is stored as
+  // inf, and most cases judge the kernel's handling of an inf row rather than
+  // its arithmetic.
+  if (spec.dtype_of(TensorName::x) == DType::f16 && domain.limit(1) > 65504)
+    std::printf("\nnote: f16 holds |x| <= 65504; an x drawn past it is stored as inf: "
+                "--domain \"|x|<=65504\" draws finite f16 values");
   std::printf("\nthen: normcheck judge %s\n", dir.string().c_str());
   return kExitOk;
 }

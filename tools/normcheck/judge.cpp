@@ -283,6 +283,7 @@ int run_judge(const JudgeArgs& args) {
                   e.policy_exact_math_ulp, v.spec.c_str());
     if (v.label.empty()) continue;
     std::printf("    %s: %s\n", v.label.c_str(), worst_text(e.worst).c_str());
+    if (const std::string hint = fuzz::spec_hint(e, v.label); !hint.empty()) std::printf("    %s\n", hint.c_str());
     for (const std::string& p : e.consistent_policies) std::printf("    consistent with the policy: %s\n", p.c_str());
     for (const std::string& p : e.consistent_casts) std::printf("    its codes follow the cast of: %s\n", p.c_str());
     std::printf("    problem file: %s\n", v.finding_file.string().c_str());

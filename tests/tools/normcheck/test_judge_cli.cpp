@@ -8,6 +8,7 @@
 // harness (judge_harness_quant.py): JudgeQuant.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -240,6 +241,70 @@ TEST(JudgeCli, GenDrawsFromItsSeedAndRefusesWhatItCannotWrite) {
   EXPECT_EQ(judge(scratch_dir() / "no_such_dir", "").exit_code, 2);
 }
 
+// eps is also a tensor of every inputs file (F32 [1], for a harness without a
+// hex-float parser), the same float as the metadata's; an inputs file whose
+// two differ was changed after gen wrote it (bad input), and one without the
+// tensor is judged from the metadata.
+TEST(JudgeCli, EpsIsAlsoAnF32TensorTheSameAsTheMetadata) {
+  const fs::path dir = judged_llama("eps_tensor");
+  const fs::path inputs = dir / "case-003.inputs.safetensors";
+  nf::TensorFile in = nf::read_safetensors(inputs);
+  const nf::Tensor* eps = in.find("eps");
+  ASSERT_NE(eps, nullptr);
+  EXPECT_EQ(eps->dtype, "F32");
+  EXPECT_EQ(eps->shape, std::vector<int64_t>{1});
+  const float meta = normcheck::parse_float_token(in.metadata.at("normcheck.eps"));
+  EXPECT_EQ(std::bit_cast<uint32_t>(static_cast<float>(nf::tensor_values(*eps).at(0))), std::bit_cast<uint32_t>(meta));
+  ASSERT_EQ(judge(dir).exit_code, 0);
+
+  nf::set_tensor_values(*in.find("eps"), {static_cast<double>(meta) * 2 + 1e-3});
+  nf::write_safetensors(inputs, in);
+  expect_bad_input(dir, inputs, {"tensor 'eps'", "normcheck.eps"});
+
+  std::erase_if(in.tensors, [](const nf::Tensor& t) { return t.name == "eps"; });
+  nf::write_safetensors(inputs, in);
+  const CliRun without = judge(dir);
+  EXPECT_EQ(without.exit_code, 0) << without.out << without.err;
+}
+
+// A statistic per row is read as [rows] or [rows, 1] (ONNX's Mean and
+// InvStdDev keep the reduced axis); [1, rows] is still a wrong shape.
+TEST(JudgeCli, StatisticsShapedAsAColumnAreRead) {
+  const fs::path column = scratch_dir() / "stat_column";  // three rows: [1, rows] is not [rows, 1]
+  fs::remove_all(column);
+  const CliRun gen = run_normcheck("gen --spec '" + std::string(kLlama) + "' --cases 2 --seed 7 --shape 3x64 --out " +
+                                   column.string());
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  harness(column, "rmsnorm.llama", "BF16");
+  const fs::path out = outputs_of(column, 1);
+  nf::TensorFile f = nf::read_safetensors(out);
+  nf::Tensor& rrms = *f.find("rrms");
+  const int64_t rows = rrms.shape.at(0);
+  rrms.shape = {rows, 1};
+  nf::write_safetensors(out, f);
+  const CliRun run = judge(column);
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+
+  rrms.shape = {1, rows};
+  nf::write_safetensors(out, f);
+  expect_bad_input(column, out, {"'rrms' has shape", "or [" + std::to_string(rows) + ", 1]"});
+}
+
+// f16 holds |x| <= 65504: gen says that an x drawn past it is stored as inf
+// when the domain reaches past it, and says nothing when it does not.
+TEST(JudgeCli, GenSaysWhenF16CasesHoldAnInf) {
+  const fs::path wide = scratch_dir() / "f16_wide", narrow = scratch_dir() / "f16_narrow";
+  fs::remove_all(wide), fs::remove_all(narrow);
+  const std::string spec = "gen --spec 'rmsnorm fwd dtype=f16 gamma=f16' --cases 40 --seed 3 --out ";
+  const CliRun a = run_normcheck(spec + wide.string());
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_NE(a.out.find("stored as inf"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("--domain \"|x|<=65504\""), std::string::npos) << a.out;
+  const CliRun b = run_normcheck(spec + narrow.string() + " --domain '|x|<=65504'");
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(b.out.find("stored as inf"), std::string::npos) << b.out;
+}
+
 // --shape RxC (repeatable): every problem is one of the shapes given; a shape
 // whose d is outside the domain, or that is not RxC, is bad usage.
 TEST(JudgeCli, GenDrawsAtTheShapesGiven) {
@@ -332,20 +397,20 @@ TEST(JudgeBackward, GenWritesTheInputsAKernelIsGiven) {
   EXPECT_EQ(in.metadata.at("normcheck.protocol"), "2");
   std::vector<std::string> names;
   for (const nf::Tensor& t : in.tensors) names.push_back(t.name + " " + t.dtype);
-  EXPECT_EQ(names, (std::vector<std::string>{"dy BF16", "x BF16", "dresidual BF16", "gamma BF16", "rrms BF16"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"dy BF16", "x BF16", "dresidual BF16", "gamma BF16", "rrms BF16", "eps F32"}));
   EXPECT_EQ(in.find("rrms")->shape, std::vector<int64_t>{in.find("x")->shape[0]});
   // from=y: y and beta for the kernel, and x for the judge's reference
   const fs::path from_y = generate_bwd("bwd_from_y", "layernorm bwd dtype=bf16 gamma=bf16 from=y", "--cases 2");
   const nf::TensorFile y = nf::read_safetensors(from_y / "case-001.inputs.safetensors");
   names.clear();
   for (const nf::Tensor& t : y.tensors) names.push_back(t.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"dy", "y", "beta", "gamma", "rstd", "x"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"dy", "y", "beta", "gamma", "rstd", "x", "eps"}));
 }
 
 TEST(JudgeBackward, ANumpyBackwardPassesAndForgetting1PlusGammaIsCaught) {
   if (run_shell("/usr/bin/python3 -c 'import numpy'").exit_code != 0)
     GTEST_SKIP() << "/usr/bin/python3 has no numpy: install python3-numpy (scripts/setup.sh) to run this test";
-  for (const std::string spec : {std::string("layernorm bwd"), std::string(kGemmaAddBwd)}) {
+  for (const std::string& spec : {std::string("layernorm bwd"), std::string(kGemmaAddBwd)}) {
     SCOPED_TRACE(spec);
     const fs::path dir = generate_bwd("bwd_pass", spec, "--cases 24");
     bwd_harness(dir);
@@ -689,7 +754,7 @@ TEST(JudgeQuant, AMistypedOrTruncatedYOrABadScaleIsBadInput) {
   nf::set_tensor_values(*in.find("scale"), {0.0});
   nf::write_safetensors(inputs_of(zero, 1), in);
   expect_bad_input(zero, inputs_of(zero, 1), {"'scale'", "finite and > 0"});
-  in.tensors.pop_back();
+  std::erase_if(in.tensors, [](const nf::Tensor& t) { return t.name == "scale"; });
   nf::write_safetensors(inputs_of(zero, 1), in);
   expect_bad_input(zero, inputs_of(zero, 1), {"no tensor 'scale'"});
 }
