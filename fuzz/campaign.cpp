@@ -37,6 +37,7 @@ props::GenOptions generator_options(const Kernel& k) {
   const bool forward_reference = spec.direction == Direction::fwd || spec.from_y;
   o.long_d = forward_reference ? std::min(kLongRowCols, kSpecReferenceMaxCols) : kLongRowCols;
   o.long_one_in = kLongRowOneIn;
+  o.many_rows_one_in = kManyRowsOneIn;
   return o;
 }
 
