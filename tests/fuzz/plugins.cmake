@@ -118,6 +118,23 @@ fuzz_test(fuzz_v2_quant_broken_fp8_amax_unrounded libv2_quant_broken_fp8_amax_un
 fuzz_test(fuzz_v2_quant_broken_int8_divides libv2_quant_broken_int8_divides.so quantization 640)
 fuzz_test(fuzz_v2_quant_broken_int8_ties_away libv2_quant_broken_int8_ties_away.so quantization)
 fuzz_test(fuzz_v2_quant_broken_int8_clamps_at_127 libv2_quant_broken_int8_clamps_at_127.so quantization)
+# Version-2 training backwards (examples/plugin/v2_train_norms.c: Liger-Kernel's
+# llama mode, Apex's two-stage dgamma, flash-attention's fused add, Gemma's
+# 1 + gamma; docs/plugins.md "Training backwards") and their twins
+# (broken/v2_train_broken.c), each declaring its original's spec. Seed 7:
+# the clean plugin has no finding at 400 cases (one in kManyRowsOneIn = 16 of
+# them a batch of 256-65536 rows, fuzz/case_gen.h); the statistics, dresidual
+# and 1 + gamma twins are caught as accuracy in every input class they reach
+# within 400. dgamma kept in one bf16 sum over the rows is caught only on a
+# batch (the many_rows class, 55.7x its bound on 5107 rows at seed 7) and is
+# found within 100 cases; shrinking a batch and its severity rows (28M
+# elements of the exact reference) take about two minutes, so 600 s.
+fuzz_test(fuzz_v2_train_clean libv2_train_norms.so "")
+fuzz_test(fuzz_v2_train_broken_stats_in_bf16 libv2_train_broken_stats_in_bf16.so accuracy)
+fuzz_test(fuzz_v2_train_broken_forgets_dresidual libv2_train_broken_forgets_dresidual.so accuracy)
+fuzz_test(fuzz_v2_train_broken_forgets_one_plus libv2_train_broken_forgets_one_plus.so accuracy)
+fuzz_test(fuzz_v2_train_broken_dgamma_summed_in_bf16 libv2_train_broken_dgamma_summed_in_bf16.so accuracy 100)
+set_tests_properties(fuzz_v2_train_clean fuzz_v2_train_broken_dgamma_summed_in_bf16 PROPERTIES TIMEOUT 600)
 set(fused_kernels "")
 foreach(norm rmsnorm layernorm)
   foreach(variant add add_1pg)
