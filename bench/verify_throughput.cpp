@@ -119,6 +119,21 @@ void register_verify_benchmarks() {
   benchmark::RegisterBenchmark(("verify/reference/layernorm_bwd" + shape).c_str(),
                                run_reference_bwd, kRows, kCols)
       ->UseRealTime();
+  // dgamma and dbeta over a real batch's rows (issue: 8k-64k rows): one
+  // evaluate() of a 65536 x 4096 backward problem, about 12 GB (x, dy, the
+  // kernel's guarded copies and dx, the reference's exact dx and xhat), run
+  // once; its figure is the seconds one judgement takes.
+  benchmark::RegisterBenchmark("verify/evaluate_batch/layernorm_bwd.twopass/65536x4096", run_evaluate,
+                               "layernorm_bwd.twopass", int64_t{65536}, int64_t{4096})
+      ->UseRealTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kSecond);
+  // The exact reference of the same problem alone (about 7 GB).
+  benchmark::RegisterBenchmark("verify/reference_batch/layernorm_bwd/65536x4096", run_reference_bwd,
+                               int64_t{65536}, int64_t{4096})
+      ->UseRealTime()
+      ->Iterations(1)
+      ->Unit(benchmark::kSecond);
 }
 
 }  // namespace normcheck::bench

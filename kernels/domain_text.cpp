@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "normcheck/excerpt.h"
 #include "normcheck/kernel.h"
 
 namespace normcheck {
@@ -34,7 +35,7 @@ std::string number_text(float v) {
 }
 
 [[noreturn]] void fail(std::string_view term, const std::string& why) {
-  throw std::invalid_argument("domain term '" + std::string(term) + "': " + why);
+  throw std::invalid_argument("domain term '" + excerpt(term) + "': " + why);
 }
 
 // A finite number >= 0 (a decimal, or 2^k), the whole of `s`.
@@ -44,13 +45,13 @@ double parse_number(std::string_view s, std::string_view term) {
     int k = 0;
     const auto r = std::from_chars(s.data() + 2, s.data() + s.size(), k);
     if (r.ec != std::errc() || r.ptr != s.data() + s.size() || k < -1074 || k > 1023)
-      fail(term, "'" + std::string(s) + "' is not a power of two 2^k with an integer k in [-1074, 1023]");
+      fail(term, "'" + excerpt(s) + "' is not a power of two 2^k with an integer k in [-1074, 1023]");
     return std::ldexp(1.0, k);
   }
   const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || !std::isfinite(v))
-    fail(term, "'" + std::string(s) + "' is not a finite number");
-  if (v < 0) fail(term, "'" + std::string(s) + "' is negative");
+    fail(term, "'" + excerpt(s) + "' is not a finite number");
+  if (v < 0) fail(term, "'" + excerpt(s) + "' is negative");
   return v;
 }
 
@@ -58,7 +59,7 @@ int64_t parse_count(std::string_view s, std::string_view term) {
   int64_t v = 0;
   const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || v < 1)
-    fail(term, "'" + std::string(s) + "' is not an integer >= 1");
+    fail(term, "'" + excerpt(s) + "' is not an integer >= 1");
   return v;
 }
 
@@ -141,7 +142,7 @@ InputRange parse_domain(std::string_view text, const InputRange& base) {
   }
   if (any && other) fail("any", "'any' states no limit: it cannot come with other terms");
   if (d.min_d > d.max_d)
-    throw std::invalid_argument("domain '" + std::string(text) + "': the d range " + std::to_string(d.min_d) +
+    throw std::invalid_argument("domain '" + excerpt(text) + "': the d range " + std::to_string(d.min_d) +
                                 ".." + std::to_string(d.max_d) + " is empty");
   return d;
 }

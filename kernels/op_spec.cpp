@@ -7,6 +7,8 @@
 #include <cmath>
 #include <vector>
 
+#include "normcheck/excerpt.h"
+
 namespace normcheck {
 namespace {
 
@@ -61,7 +63,7 @@ std::vector<std::string_view> words_of(std::string_view text) {
   return words;
 }
 
-std::string quoted(std::string_view w) { return "'" + std::string(w) + "'"; }
+std::string quoted(std::string_view w) { return "'" + excerpt(w) + "'"; }
 
 // A float of the text form: a decimal number that is a float, printed back
 // as the shortest text that reads as the same float.
@@ -241,14 +243,14 @@ SpecParse parse_spec(std::string_view text) {
     if (std::find(keys_seen.begin(), keys_seen.end(), key) != keys_seen.end())
       return {std::nullopt, quoted(key) + " is given twice"};
     keys_seen.push_back(key);
-    auto needs_value = [&]() { return quoted(word) + ": '" + std::string(key) + "' takes a value"; };
+    auto needs_value = [&]() { return quoted(word) + ": '" + excerpt(key) + "' takes a value"; };
     if (std::find(std::begin(kQuantWords), std::end(kQuantWords), key) != std::end(kQuantWords)) {
       if (!has_value) return {std::nullopt, needs_value()};
       if (!quant) quant.emplace();
       if (std::string e = parse_quant_word(key, value, word, *quant); !e.empty()) return {std::nullopt, std::move(e)};
       if (key == "quant") quant_named = true;
     } else if (key == "add" || key == "linear") {
-      if (has_value) return {std::nullopt, quoted(word) + ": '" + std::string(key) + "' takes no value"};
+      if (has_value) return {std::nullopt, quoted(word) + ": '" + excerpt(key) + "' takes no value"};
       (key == "add" ? s.add : s.linear) = true;
     } else if (key == "stats") {
       if (value != "none" || !has_value) return {std::nullopt, quoted(word) + ": the statistics are 'stats=none' or left out"};

@@ -54,13 +54,13 @@ uint64_t seed_of(const py::object& seed) {
   throw py::type_error("seed: an int, a str (decimal or 0x hex) or None");
 }
 
-OpSpec forward_spec(const std::string& text) {
+OpSpec harness_spec(const std::string& text) {
   const SpecParse parsed = parse_spec(text);
   if (!parsed.spec) throw py::value_error("spec '" + text + "': " + parsed.error);
   const OpSpec& spec = *parsed.spec;
-  if (spec.direction != Direction::fwd || spec.linear)
-    throw py::value_error("spec '" + text + "': the Python module judges forward norms (a backward's dy and saved "
-                          "statistics, or a Linear after the norm, are not in its calls)");
+  if (spec.linear)
+    throw py::value_error("spec '" + text + "': the Python module judges norms (a Linear after the norm, its W and b, "
+                          "are not in its calls)");
   return spec;
 }
 
@@ -72,20 +72,6 @@ InputRange domain_of(const std::string& text) {
   return parse_domain(text, twopass->range);
 }
 
-const nc_tensor& tensor_of(const nc_call& call, TensorName t) {
-  switch (t) {
-    case TensorName::x: return call.x;
-    case TensorName::residual: return call.residual;
-    case TensorName::gamma: return call.gamma;
-    case TensorName::beta: return call.beta;
-    case TensorName::y: return call.y;
-    case TensorName::residual_out: return call.residual_out;
-    case TensorName::mean: return call.mean;
-    case TensorName::stat: return call.rstd;
-    default: throw std::logic_error("no such tensor in a forward call");
-  }
-}
-
 // float32 4, bf16 / f16 2, a quantized y's codes (NC_E4M3, NC_E5M2, NC_I8) 1
 
 // The name of a quantized spec's scale among the function's inputs (static)
@@ -94,13 +80,15 @@ constexpr const char* kScale = cli::kScaleTensor;
 
 // A tensor of the call as a new contiguous array: float32 values, or the bit
 // patterns of bf16 / f16 as uint16 (the Python side views them in its type).
-// gamma and beta (`vector`: and a static scale) are 1-D, the others rows x
-// cols; None when the call has none.
+// gamma and beta (`vector`: and a static scale) are 1-D [cols], a
+// backward's saved statistics 1-D [rows], the others rows x cols; None when
+// the call has none.
 py::object input_array(const nc_tensor& t, TensorName name, bool vector = false) {
   if (!t.data) return py::none();
   const std::size_t bytes = nc_dtype_bytes(t.dtype);
   std::vector<py::ssize_t> shape = {t.rows, t.cols};
   if (vector || name == TensorName::gamma || name == TensorName::beta) shape = {t.cols};
+  if (name == TensorName::mean || name == TensorName::stat) shape = {t.rows};
   py::array out = t.dtype == NC_F32 ? py::array(py::dtype::of<float>(), shape) : py::array(py::dtype::of<uint16_t>(), shape);
   auto* dst = static_cast<unsigned char*>(out.mutable_data());
   const auto* src = static_cast<const unsigned char*>(t.data);
@@ -157,7 +145,7 @@ thread_local Harness* g_current = nullptr;
 class Harness {
  public:
   Harness(const std::string& spec_text, py::object adapter, const std::string& domain)
-      : spec_(forward_spec(spec_text)), adapter_(std::move(adapter)), domain_(domain_of(domain)) {
+      : spec_(harness_spec(spec_text)), adapter_(std::move(adapter)), domain_(domain_of(domain)) {
     row_ = cli::harness_row(spec_, domain_);
     row_.name = "python";
     row_.algorithm = "a Python function (normcheck Python module)";
@@ -170,11 +158,12 @@ class Harness {
   Harness& operator=(const Harness&) = delete;
 
   std::string spec_text() const { return to_text(spec_); }
+  bool backward() const { return spec_.direction == Direction::bwd; }
   std::string domain_text() const { return normcheck::domain_text(domain_); }
   std::vector<std::pair<std::string, std::string>> tensors(bool outputs) const {
     std::vector<std::pair<std::string, std::string>> out;
     for (TensorName t : outputs ? cli::output_tensors(spec_) : cli::input_tensors(spec_))
-      out.emplace_back(cli::tensor_file_name(t, spec_.norm),
+      out.emplace_back(cli::tensor_file_name(spec_, t),
                        t == TensorName::y && spec_.quant ? std::string(to_string(spec_.quant->cast.format))  // its codes
                                                          : std::string(to_string(spec_.dtype_of(t))));
     // a quantized spec's scale, float32: the static one an input, a dynamic one an output
@@ -225,6 +214,9 @@ class Harness {
 
   // A given problem as the files hold it; a static scale's spec needs the problem's scale.
   Problem stored(const Problem& p) const {
+    if (spec_.direction == Direction::bwd && p.dy.size() != p.x.size())
+      throw py::value_error("spec '" + to_text(spec_) + "' is a backward: the problem needs dy, the gradient arriving "
+                            "at y, rows x cols like x (problem(..., dy=DY))");
     if (cli::scale_is_input(spec_) && !(p.scale > 0 && std::isfinite(p.scale)))
       throw py::value_error("spec '" + to_text(spec_) +
                             "' quantizes y by a static scale: the problem needs one (problem(..., scale=S), S > 0)");
@@ -282,15 +274,15 @@ class Harness {
     Harness& h = *g_current;
     py::dict inputs;
     for (TensorName t : cli::input_tensors(h.spec_))
-      inputs[py::str(cli::tensor_file_name(t, h.spec_.norm))] = input_array(tensor_of(*call, t), t);
+      inputs[py::str(cli::tensor_file_name(h.spec_, t))] = input_array(cli::call_tensor(*call, t), t);
     if (cli::scale_is_input(h.spec_)) inputs[py::str(kScale)] = input_array(call->scale, TensorName::x, true);
     const py::object out = h.adapter_(inputs, static_cast<double>(call->eps));
     if (py::isinstance<py::str>(out)) throw fuzz::KernelCallFault("exception", out.cast<std::string>());
     const py::dict outputs = out.cast<py::dict>();
     for (TensorName t : cli::output_tensors(h.spec_)) {
-      const std::string name = cli::tensor_file_name(t, h.spec_.norm);
+      const std::string name = cli::tensor_file_name(h.spec_, t);
       if (!outputs.contains(name)) throw py::value_error("no output '" + name + "'");
-      copy_output(tensor_of(*call, t), outputs[py::str(name)], name);
+      copy_output(cli::call_tensor(*call, t), outputs[py::str(name)], name);
     }
     if (cli::scale_is_output(h.spec_)) {
       if (!outputs.contains(kScale)) throw py::value_error(std::string("no output '") + kScale + "'");
@@ -358,6 +350,7 @@ PYBIND11_MODULE(_normcheck, m) {
       .def_property_readonly("residual", [](const Problem& p) { return floats(p.residual, p.rows, p.cols); })
       .def_property_readonly("gamma", [](const Problem& p) { return floats(p.gamma, 0, p.cols); })
       .def_property_readonly("beta", [](const Problem& p) { return floats(p.beta, 0, p.cols); })
+      .def_property_readonly("dy", [](const Problem& p) { return floats(p.dy, p.rows, p.cols); })
       .def("__repr__", [](const Problem& p) {
         return "<normcheck.Problem " + std::to_string(p.rows) + "x" + std::to_string(p.cols) + " eps=" + hex(p.eps) + ">";
       });
@@ -365,7 +358,7 @@ PYBIND11_MODULE(_normcheck, m) {
   m.def(
       "make_problem",
       [](const py::object& x, const py::object& residual, const py::object& gamma, const py::object& beta, float eps,
-         float scale) {
+         float scale, const py::object& dy) {
         const auto arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(x);
         if (!arr || arr.ndim() != 2 || arr.shape(0) < 1 || arr.shape(1) < 1)
           throw py::value_error("x: a 2-D array of rows x cols, both at least 1");
@@ -376,11 +369,13 @@ PYBIND11_MODULE(_normcheck, m) {
         p.residual = to_floats(residual, n, "residual");
         p.gamma = to_floats(gamma, d, "gamma");
         p.beta = to_floats(beta, d, "beta");
+        p.dy = to_floats(dy, n, "dy");  // a backward's upstream gradient, like x
         if (!(scale >= 0) || std::isinf(scale)) throw py::value_error("scale: a finite value > 0 (0: none)");
         p.scale = scale;
         return p;
       },
-      py::arg("x"), py::arg("residual"), py::arg("gamma"), py::arg("beta"), py::arg("eps"), py::arg("scale") = 0.0f);
+      py::arg("x"), py::arg("residual"), py::arg("gamma"), py::arg("beta"), py::arg("eps"), py::arg("scale") = 0.0f,
+      py::arg("dy") = py::none());
 
   // A problem file (row_file.h): its spec (nc.spec, else its op and dtype's),
   // or None for a plain row file, and its problems.
@@ -417,11 +412,12 @@ PYBIND11_MODULE(_normcheck, m) {
         return d;
       });
 
-  py::class_<Harness>(m, "Harness", "A Python function as a kernel row of a forward spec")
+  py::class_<Harness>(m, "Harness", "A Python function as a kernel row of a norm's spec, forward or backward")
       .def(py::init<const std::string&, py::object, const std::string&>(), py::arg("spec"), py::arg("adapter"),
            py::arg("domain"))
       .def_property_readonly("spec", &Harness::spec_text)
       .def_property_readonly("domain", &Harness::domain_text)
+      .def_property_readonly("backward", &Harness::backward)
       .def_property_readonly("inputs", [](const Harness& h) { return h.tensors(false); })
       .def_property_readonly("outputs", [](const Harness& h) { return h.tensors(true); })
       .def("draw", &Harness::draw, py::arg("seed"), py::arg("case"))

@@ -3,10 +3,11 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
+#include "normcheck/excerpt.h"
+#include "normcheck/input_file.h"
 #include "verdict.h"
 
 namespace normcheck::report {
@@ -29,7 +30,7 @@ double parse_number(const std::string& token, const std::string& where) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != token.size() || !(v >= 0)) throw std::invalid_argument(where + ": '" + token + "' is not a non-negative number");
+  if (used != token.size() || !(v >= 0)) throw std::invalid_argument(where + ": '" + excerpt(token) + "' is not a non-negative number");
   return v;
 }
 
@@ -112,11 +113,11 @@ Baseline parse_baseline(const std::string& text, const std::string& file_name) {
 }
 
 Baseline read_baseline(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument("cannot read baseline file " + path.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return parse_baseline(s.str(), path.string());
+  try {
+    return parse_baseline(read_input_file(path, kMaxSmallInput), path_text(path));
+  } catch (const InputFileError& e) {
+    throw std::invalid_argument(std::string("baseline file ") + e.what());
+  }
 }
 
 BaselineCheck check_baseline(const ReportData& data, const Baseline& baseline) {

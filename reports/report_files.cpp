@@ -12,12 +12,24 @@ namespace normcheck::report {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+[[noreturn]] void cannot_create(const fs::path& out, const std::error_code& ec) {
+  throw std::runtime_error("cannot create the report folder " + out.string() + ": " +
+                           (ec ? ec.message() : "a file of that name is in the way"));
+}
+
+}  // namespace
+
+void check_report_folder(const fs::path& out) {
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec)) cannot_create(out, {});
+}
+
 fs::path prepare_report_folder(const fs::path& out) {
   std::error_code ec;
   fs::create_directories(out, ec);
-  if (!fs::is_directory(out))
-    throw std::runtime_error("cannot create the report folder " + out.string() + ": " +
-                             (ec ? ec.message() : "a file of that name is in the way"));
+  if (!fs::is_directory(out)) cannot_create(out, ec);
   for (const auto& entry : fs::directory_iterator(out, ec))  // left by an interrupted run
     if (entry.path().filename().string().rfind("findings.partial-", 0) == 0) fs::remove_all(entry.path(), ec);
   return out / ("findings.partial-" + std::to_string(::getpid()));

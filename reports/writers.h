@@ -33,6 +33,10 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
 // (out/findings.partial-<pid>, not made). Throws std::runtime_error naming
 // `out` when it cannot be made or is not a folder (a file of that name).
 std::filesystem::path prepare_report_folder(const std::filesystem::path& out);
+// The check of prepare_report_folder that makes nothing: throws the same
+// std::runtime_error when a file of that name is in the way (a caller checks
+// before its work, and makes the folder only once there is a report to write).
+void check_report_folder(const std::filesystem::path& out);
 
 // Writes the report's files to `out` (prepare_report_folder's): results.json,
 // report.md, junit.xml and report.html, each replaced whole

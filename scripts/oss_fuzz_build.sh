@@ -22,8 +22,8 @@ cmake -S "$src" -B "$work" -DCMAKE_BUILD_TYPE=Release \
   -DNORMCHECK_WITH_ONEDNN=OFF -DNORMCHECK_WITH_TORCH=OFF \
   -DNORMCHECK_LIB_FUZZING_ENGINE="$LIB_FUZZING_ENGINE" \
   -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON -DCMAKE_BUILD_RPATH='$ORIGIN' >/dev/null
-cmake --build "$work" -j"${JOBS:-2}" --target normcheck_fuzzer
+cmake --build "$work" -j"${JOBS:-2}" --target normcheck_fuzzer normcheck_readers_fuzzer
 mkdir -p "$OUT"
-cp "$work/bin/normcheck_fuzzer" "$OUT/"
+cp "$work/bin/normcheck_fuzzer" "$work/bin/normcheck_readers_fuzzer" "$OUT/"
 # The shared normcheck libraries, found beside the fuzzer through $ORIGIN.
 cp "$work"/kernels/libnormcheck_kernels.so "$work"/verify/libnormcheck_verify.so "$OUT/"

@@ -1,10 +1,14 @@
 // Problem files: a whole problem in a row file (row_file.h states the format).
 #include <algorithm>
 #include <cmath>
+#include <charconv>
 #include <cstring>
+#include <new>
 #include <fstream>
 #include <sstream>
 
+#include "normcheck/excerpt.h"
+#include "normcheck/input_file.h"
 #include "normcheck/op_spec.h"
 #include "normcheck/reference.h"
 #include "normcheck/row_file.h"
@@ -106,7 +110,7 @@ std::string problem_file_text(Op op, DType dtype, const Problem& p, const std::v
 }
 
 ProblemFile parse_problem_file(std::string_view text, std::string_view source_view) {
-  const std::string source(source_view);
+  const std::string source = excerpt(source_view, 4 * kExcerptBytes);
   ProblemFile file;
   Problem header;
   std::vector<std::vector<float>> dy_rows, weight_rows, residual_rows;
@@ -121,27 +125,40 @@ ProblemFile parse_problem_file(std::string_view text, std::string_view source_vi
     tokens >> key;
     const std::string where = source + ":" + std::to_string(number) + ": ";
     const auto fail = [&](const std::string& why) { throw RowFileError(where + why, number, 0); };
+    // Each key takes exactly what it says: one word, one integer, nothing after.
+    const auto one_word = [&](const char* what) {
+      std::string word, extra;
+      if (!(tokens >> word) || (tokens >> extra)) fail("nc." + key + " takes one " + what);
+      return word;
+    };
+    const auto integer = [&](const char* what) {
+      const std::string word = one_word(what);
+      int64_t value = 0;
+      const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), value);
+      if (error != std::errc() || end != word.data() + word.size())
+        fail("nc." + key + " takes one " + what + ", not '" + excerpt(word) + "'");
+      return value;
+    };
     if (key == "op") {
-      std::string name;
-      tokens >> name;
+      const std::string name = one_word("op name");
       file.op = op_from_string(name);
-      if (!file.op) fail("unknown op '" + name + "'");
+      if (!file.op) fail("unknown op '" + excerpt(name) + "'");
     } else if (key == "dtype") {
-      std::string name;
-      tokens >> name;
+      const std::string name = one_word("dtype name");
       const auto t = dtype_from_string(name);
-      if (!t) fail("unknown dtype '" + name + "'");
+      if (!t) fail("unknown dtype '" + excerpt(name) + "'");
       file.dtype = *t;
     } else if (key == "kernel") {
-      tokens >> file.kernel;
+      file.kernel = one_word("kernel name");
     } else if (key == "spec") {
       std::string text;
       std::getline(tokens, text);
       const SpecParse parsed = parse_spec(text);
-      if (!parsed.spec) fail("nc.spec: " + parsed.error);
+      if (!parsed.spec) fail("nc.spec: " + excerpt(parsed.error, 4 * kExcerptBytes));
       file.spec = *parsed.spec;
     } else if (key == "row_stride") {
-      if (!(tokens >> header.row_stride) || header.row_stride < 0) fail("nc.row_stride takes one integer >= 0");
+      header.row_stride = integer("integer >= 0");
+      if (header.row_stride < 0) fail("nc.row_stride takes one integer >= 0");
     } else if (key == "scale") {
       const auto v = parse_values(tokens, source, number);
       if (v.size() != 1 || !(v[0] > 0) || std::isinf(v[0])) fail("nc.scale takes one finite value > 0");
@@ -153,8 +170,9 @@ ProblemFile parse_problem_file(std::string_view text, std::string_view source_vi
       if (v.size() != 1 || !(v[0] >= 0) || std::isinf(v[0])) fail("nc.eps takes one finite value >= 0");
       header.eps = v[0];
     } else if (key == "misalign") {
-      if (!(tokens >> header.misalign_floats) || header.misalign_floats < 0 || header.misalign_floats >= 16)
-        fail("nc.misalign takes one integer in [0, 16)");
+      const int64_t floats = integer("integer in [0, 16)");
+      if (floats < 0 || floats >= 16) fail("nc.misalign takes one integer in [0, 16)");
+      header.misalign_floats = static_cast<int>(floats);
     } else if (key == "gamma") {
       header.gamma = parse_values(tokens, source, number);
     } else if (key == "beta") {
@@ -172,9 +190,12 @@ ProblemFile parse_problem_file(std::string_view text, std::string_view source_vi
     } else if (key == "rrms") {
       rrms = parse_values(tokens, source, number);
     } else {
-      fail("unknown key nc." + key);
+      fail("unknown key nc." + excerpt(key));
     }
   }
+  // The nc. lines describe one problem of one op: without nc.op they would
+  // have no meaning, and are not silently dropped.
+  if (file.whole && !file.op) throw RowFileError(source + ": nc. lines without an nc.op line (nc.op names the problem's op)", 0, 0);
 
   const auto rows = parse_rows(text, source);
   if (rows.empty()) throw RowFileError(source + ": no rows (the file is empty or all comments)", 0, 0);
@@ -265,7 +286,11 @@ ProblemFile parse_problem_file(std::string_view text, std::string_view source_vi
 }
 
 ProblemFile read_problem_file(const std::filesystem::path& path) {
-  return parse_problem_file(read_row_file_text(path), path.string());
+  try {
+    return parse_problem_file(read_row_file_text(path), path.string());
+  } catch (const std::bad_alloc&) {
+    throw out_of_memory(path);
+  }
 }
 
 }  // namespace normcheck

@@ -1,8 +1,8 @@
 // The four exact references of reference.h: each walks the rows through one
 // mp::NormRow (verify/reference_row.cpp), which hands back correctly rounded
-// outputs, after the fast phase (verify/reference_fast.cpp) has decided the
-// forward rows it can; the dgamma/dbeta column sums are decided here the
-// same way.
+// outputs, after the fast phase (verify/reference_fast.cpp, forward rows;
+// verify/reference_fast_bwd.cpp, backward rows and column sums) has decided
+// what it can; the MPFR dgamma/dbeta column sums are decided here the same way.
 #include "normcheck/reference.h"
 
 #include <algorithm>
@@ -19,9 +19,6 @@ namespace {
 
 using mp::Norm;
 using mp::NormRow;
-using mp::raw;
-using mp::Real;
-using mp::Roundings;
 
 // precision_bits is the first working precision of the Ziv loop; the results
 // do not depend on it (docs/semantics.md). Below 64 bits nearly every output
@@ -77,159 +74,14 @@ RowStats stats_of(const Row& row, int64_t rows) {
   return s;
 }
 
-// The column sums of a backward problem, in the extended reals:
-//   dbeta_j = sum dy_ij exactly (exact_add), rounded once;
-//   dgamma_j = sum dy_ij xhat_ij = sum (dy_ij D_ij) c_i: each term is an exact
-//     product times the row's c (relative error 2u, u = 2^-p) rounded once,
-//     so within 3.01u of the term (later passes: signed_sqrt_ratio, 1.51u,
-//     exact when the term is dyadic); a p-bit sum adds at most u |partial sum|
-//     <= u A per term, with A >= sum |term~| summed upwards, and
-//     |term| <= 2 |term~|: the error is at most (8 + rows) u A
-//     <= 2^(EXP(A) + ceil(log2(rows + 8)) - p), and 0 when no term and no
-//     addition rounded (a sum of dyadic terms, e.g. xhat = +-1 for d = 2,
-//     can be a tie). Columns the decider cannot round are summed again over
-//     all rows at twice the precision, rows with equal N grouped (group_*).
-struct ColumnSums {
-  std::vector<Real> dy_xhat, abs_dy_xhat, dy, abs_dy;
-  std::vector<Real> group;  // exact sum of dy D over a group of rows
-  std::vector<char> pending;  // dgamma columns not yet decided
-  std::vector<char> exact;    // pending columns whose sum has not rounded in this pass
-  Real term, product, scaled, sum, sq, sq_d;
-  mp::RoundingDecider decider;
-
-  ColumnSums(int64_t cols, unsigned bits)
-      : dy_xhat(cols, mp::make_real(bits)),
-        abs_dy_xhat(cols, mp::make_real(bits)),
-        dy(cols, mp::make_real(64)),
-        abs_dy(cols, mp::make_real(bits)),
-        group(cols, mp::make_real(64)),
-        pending(cols, 1),
-        exact(cols, 1),
-        term(mp::make_real(24)),
-        product(mp::make_real(64)),
-        scaled(mp::make_real(bits)),
-        sum(mp::make_real(64)),
-        sq(mp::make_real(64)),
-        sq_d(mp::make_real(64)) {
-    start(bits);
-    for (std::size_t j = 0; j < dy.size(); ++j) {
-      mpfr_set_zero(raw(dy[j]), 1);
-      mpfr_set_zero(raw(abs_dy[j]), 1);
-    }
-  }
-
-  // Resets the pending dgamma sums for a pass at `bits`.
-  void start(unsigned bits) {
-    for (std::size_t j = 0; j < dy_xhat.size(); ++j) {
-      if (!pending[j]) continue;
-      exact[j] = 1;
-      mpfr_set_prec(raw(dy_xhat[j]), bits);
-      mpfr_set_prec(raw(abs_dy_xhat[j]), bits);
-      mpfr_set_zero(raw(dy_xhat[j]), 1);
-      mpfr_set_zero(raw(abs_dy_xhat[j]), 1);
-    }
-  }
-
-  // The first pass, row by row; it also sums dy (exactly) and |dy| (a scale).
-  void add(std::span<const float> dy_row, NormRow& row, unsigned bits) {
-    bool c_exact;
-    const Real& c = row.c_at(bits, c_exact);
-    mpfr_set_prec(raw(scaled), bits);
-    for (std::size_t j = 0; j < dy_row.size(); ++j) {
-      mpfr_set_flt(raw(term), dy_row[j], MPFR_RNDN);
-      mp::exact_add(sum, dy[j], term);
-      mpfr_swap(raw(sum), raw(dy[j]));
-      mpfr_add_d(raw(abs_dy[j]), raw(abs_dy[j]), std::fabs(double{dy_row[j]}), MPFR_RNDN);
-      mp::exact_mul(product, term, row.dev[j]);  // inf x 0 = NaN (docs/semantics.md)
-      accumulate(j, mpfr_mul(raw(scaled), raw(product), raw(c), MPFR_RNDN) == 0 && c_exact);
-    }
-  }
-
-  // Later passes, a group of rows with the same exact N (so the same c) at a
-  // time: sum dy D over the group exactly, then one term
-  // signed_sqrt_ratio(sum, d, N) per column. Terms that cancel within a group
-  // (identical rows, opposite dy) cancel exactly.
-  void group_start() {
-    for (std::size_t j = 0; j < group.size(); ++j)
-      if (pending[j]) mpfr_set_zero(raw(group[j]), 1);
-  }
-  void group_add(std::span<const float> dy_row, const NormRow& row) {
-    for (std::size_t j = 0; j < dy_row.size(); ++j) {
-      if (!pending[j]) continue;
-      mpfr_set_flt(raw(term), dy_row[j], MPFR_RNDN);
-      mp::exact_mul(product, term, row.dev[j]);
-      mp::exact_add(sum, group[j], product);
-      mpfr_swap(raw(sum), raw(group[j]));
-    }
-  }
-  void group_end(const NormRow& row, unsigned bits) {
-    mpfr_set_prec(raw(scaled), bits);
-    for (std::size_t j = 0; j < group.size(); ++j) {
-      if (!pending[j]) continue;
-      accumulate(j, mp::signed_sqrt_ratio(scaled, group[j], static_cast<long>(group.size()),
-                                          row.norm_sq, sq, sq_d));
-    }
-  }
-
-  // Adds `scaled` (the term of column j) to the column's sums.
-  void accumulate(std::size_t j, bool term_exact) {
-    const bool sum_exact = mpfr_add(raw(dy_xhat[j]), raw(dy_xhat[j]), raw(scaled), MPFR_RNDN) == 0;
-    exact[j] = exact[j] && term_exact && sum_exact;
-    mpfr_abs(raw(scaled), raw(scaled), MPFR_RNDN);
-    mpfr_add(raw(abs_dy_xhat[j]), raw(abs_dy_xhat[j]), raw(scaled), MPFR_RNDU);
-  }
-
-  // Decides the pending dgamma columns summed at `bits` over `rows` rows;
-  // true when all are decided.
-  // At the cap, a column still open is taken as an exact midpoint
-  // (RoundingDecider::as_midpoint).
-  bool decide(ExactValues& dgamma, int64_t rows, unsigned bits, bool at_cap = false) {
-    bool open = false;
-    const long log_terms = std::ilogb(static_cast<double>(rows + 8)) + 1;
-    for (std::size_t j = 0; j < dy_xhat.size(); ++j) {
-      if (!pending[j]) continue;
-      mp::ErrorBound error;
-      if (!exact[j] && mpfr_regular_p(raw(abs_dy_xhat[j])))
-        error = {false, mpfr_get_exp(raw(abs_dy_xhat[j])) + log_terms - static_cast<long>(bits)};
-      Roundings v;
-      if (at_cap) {
-        v = decider.as_midpoint(dy_xhat[j], error);
-        pending[j] = false;
-      } else {
-        pending[j] = !decider.decide(dy_xhat[j], error, v);
-      }
-      if (pending[j]) open = true;
-      else put(dgamma, j, v);
-    }
-    return !open;
-  }
-};
-
-std::vector<double> rounded_to_double(const std::vector<Real>& v) {
-  std::vector<double> out(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) out[i] = mpfr_get_d(raw(v[i]), MPFR_RNDN);
-  return out;
-}
-
-ExactValues exact_values(const std::vector<Real>& v) {
-  ExactValues out = sized(v.size());
-  Roundings r;
-  mp::RoundingDecider decider;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    decider.decide(v[i], {}, r);
-    put(out, i, r);
-  }
-  return out;
-}
-
 // Fills y, xhat, the row statistic r (rstd or rrms), the mean when asked
 // and the stats of a forward reference, row by row.
 template <class Out>
 void forward_rows(Out& out, ExactValues& r_out, ExactValues* mean_out, Norm norm,
                   std::span<const float> x, std::span<const float> gamma,
                   std::span<const float> beta, int64_t rows, int64_t cols, float eps,
-                  unsigned precision_bits) {
-  const std::size_t n = static_cast<std::size_t>(rows) * cols;
+                  unsigned precision_bits, bool elements = true) {
+  const std::size_t n = elements ? static_cast<std::size_t>(rows) * cols : 0;
   out.y = sized(n);
   out.xhat = sized(n);
   r_out = sized(rows);
@@ -237,7 +89,7 @@ void forward_rows(Out& out, ExactValues& r_out, ExactValues* mean_out, Norm norm
   out.stats.resize(rows);
   auto store = [&](int64_t i, const auto& decided) {
     const std::size_t base = static_cast<std::size_t>(i) * cols;
-    for (int64_t j = 0; j < cols; ++j) {
+    for (int64_t j = 0; elements && j < cols; ++j) {
       put(out.y, base + j, decided.y[j]);
       put(out.xhat, base + j, decided.xhat[j]);
     }
@@ -254,7 +106,7 @@ void forward_rows(Out& out, ExactValues& r_out, ExactValues* mean_out, Norm norm
   std::vector<char> decided(rows, 0);
   const int64_t chunks = std::min<int64_t>(rows, 4 * simd::thread_count());
   simd::parallel_for(chunks, [&](int64_t c) {
-    fast::ForwardRow fast_row;
+    thread_local fast::ForwardRow fast_row;  // as backward_rows' scratch
     for (int64_t i = rows * c / chunks; i < rows * (c + 1) / chunks; ++i)
       if (fast::forward_row(norm == Norm::layer, x_row(i), gamma, beta, eps, fast_row)) {
         store(i, fast_row);
@@ -302,12 +154,32 @@ void forward_for_backward(NormRow& row, fast::ForwardRow& fast_row, std::span<co
   row.bits_used = row.start_bits();
 }
 
-// Fills dx, xhat, stats, the row scales and dgamma of a backward reference,
-// row by row, and returns the column sums for dbeta and the column scales.
+// Fills dx, xhat, stats, the row scales, dgamma, the column scales and (for
+// LayerNorm) dbeta of a backward reference. The fast phase first, rows in
+// contiguous chunks on the kernels' thread pool: forward part, dx and the
+// row scales (fast::backward_row), and the column sums as one partial sum per
+// chunk (fast::ColumnSums), merged in chunk order. The MPFR path then takes
+// the rows the fast phase left, on this thread, and sums the columns again
+// over every row when a column value is left undecided. Decided values are
+// the correct roundings (the scales: the MPFR path's doubles) whichever path
+// and chunking ran, so the result depends on neither.
+// Column values of either path (fast::ColumnSums::Decided, mp::ColumnValues).
+template <class Out, class Columns>
+void store_columns(Out& out, Columns&& columns) {
+  const std::size_t cols = columns.dgamma.size();
+  for (std::size_t j = 0; j < cols; ++j) put(out.dgamma, j, columns.dgamma[j]);
+  out.sum_abs_dy_xhat = std::move(columns.sum_abs_dy_xhat);
+  out.sum_abs_dy = std::move(columns.sum_abs_dy);
+  if constexpr (requires { out.dbeta; }) {
+    out.dbeta = sized(cols);
+    for (std::size_t j = 0; j < cols; ++j) put(out.dbeta, j, columns.dbeta[j]);
+  }
+}
+
 template <class Out>
-ColumnSums backward_rows(Out& out, Norm norm, std::span<const float> dy, std::span<const float> x,
-                         std::span<const float> gamma, int64_t rows, int64_t cols, float eps,
-                         unsigned precision_bits) {
+void backward_rows(Out& out, Norm norm, std::span<const float> dy, std::span<const float> x,
+                   std::span<const float> gamma, int64_t rows, int64_t cols, float eps,
+                   unsigned precision_bits) {
   out.dgamma = sized(cols);
   const std::size_t n = static_cast<std::size_t>(rows) * cols;
   out.dx = sized(n);
@@ -315,63 +187,64 @@ ColumnSums backward_rows(Out& out, Norm norm, std::span<const float> dy, std::sp
   out.stats.resize(rows);
   out.mean_abs_g.resize(rows);
   out.mean_abs_g_xhat.resize(rows);
+  auto row_of = [&](std::span<const float> v, int64_t i) {
+    return v.subspan(static_cast<std::size_t>(i) * cols, cols);
+  };
+  auto store = [&](int64_t i, const auto& forward, const auto& dx, double mean_abs_g,
+                   double mean_abs_g_xhat) {
+    const std::size_t base = static_cast<std::size_t>(i) * cols;
+    for (int64_t j = 0; j < cols; ++j) {
+      put(out.dx, base + j, dx[j]);
+      put(out.xhat, base + j, forward.xhat[j]);
+    }
+    out.stats[i] = stats_of(forward, rows);
+    set_backward_maxima(out.stats[i].condition, row_of(dy, i), gamma);
+    out.mean_abs_g[i] = mean_abs_g;
+    out.mean_abs_g_xhat[i] = mean_abs_g_xhat;
+  };
+  const bool layer = norm == Norm::layer;
+  std::vector<char> decided(rows, 0);
+  // One chunk per thread: each holds a partial sum of every column.
+  const int64_t chunks = std::min<int64_t>(rows, simd::thread_count());
+  std::vector<fast::ColumnSums> partial;
+  partial.reserve(chunks);
+  for (int64_t c = 0; c < chunks; ++c) partial.emplace_back(cols);
+  simd::parallel_for(chunks, [&](int64_t c) {
+    // Per thread and kept: a row's scratch, allocated once per thread rather
+    // than per call (freed worker-thread memory goes back to the system, and
+    // page faults would then cost as much as the rows).
+    thread_local fast::ForwardRow forward;
+    thread_local fast::BackwardRow backward;
+    for (int64_t i = rows * c / chunks; i < rows * (c + 1) / chunks; ++i) {
+      const bool forward_decided = fast::forward_row(layer, row_of(x, i), {}, {}, eps, forward);
+      if (forward.has_state)
+        partial[c].add(forward, row_of(dy, i));
+      else
+        partial[c].fail();
+      if (!forward_decided ||
+          !fast::backward_row(layer, forward, row_of(dy, i), gamma, precision_bits, backward))
+        continue;
+      store(i, forward, backward.dx, backward.mean_abs_g, backward.mean_abs_g_xhat);
+      decided[i] = 1;
+    }
+  });
   NormRow row(norm, precision_bits);
   fast::ForwardRow fast_row;
-  ColumnSums sums(cols, precision_bits);
   for (int64_t i = 0; i < rows; ++i) {
-    const std::size_t base = static_cast<std::size_t>(i) * cols;
-    const auto dy_row = dy.subspan(base, cols);
-    forward_for_backward(row, fast_row, x.subspan(base, cols), eps);
-    row.backward(dy_row, gamma);
-    sums.add(dy_row, row, precision_bits);
-    for (int64_t j = 0; j < cols; ++j) {
-      put(out.dx, base + j, row.dx[j]);
-      put(out.xhat, base + j, row.xhat[j]);
-    }
-    out.stats[i] = stats_of(row, rows);
-    set_backward_maxima(out.stats[i].condition, dy_row, gamma);
-    out.mean_abs_g[i] = row.mean_abs_g;
-    out.mean_abs_g_xhat[i] = row.mean_abs_g_xhat;
+    if (decided[i]) continue;
+    forward_for_backward(row, fast_row, row_of(x, i), eps);
+    row.backward(row_of(dy, i), gamma);
+    store(i, row, row.dx, row.mean_abs_g, row.mean_abs_g_xhat);
   }
-  out.sum_abs_dy_xhat = rounded_to_double(sums.abs_dy_xhat);  // scales: first pass
-  if (sums.decide(out.dgamma, rows, precision_bits)) return sums;
-  // Rows ordered by their exact N, so that equal ones form groups (NaN: last, alone).
-  std::vector<Real> norms;
-  for (int64_t i = 0; i < rows; ++i) {
-    row.prepare(x.subspan(static_cast<std::size_t>(i) * cols, cols), eps);
-    norms.push_back(row.norm_sq);  // a copy keeps the precision: exact
+
+  fast::ColumnSums sums(cols);
+  for (const fast::ColumnSums& p : partial) sums.merge(p);
+  fast::ColumnSums::Decided columns;
+  if (sums.decide(precision_bits, columns)) {
+    store_columns(out, columns);
+    return;
   }
-  auto less = [&](int64_t a, int64_t b) {
-    if (mpfr_nan_p(raw(norms[a])) || mpfr_nan_p(raw(norms[b])))
-      return !mpfr_nan_p(raw(norms[a])) && mpfr_nan_p(raw(norms[b]));
-    return mpfr_less_p(raw(norms[a]), raw(norms[b])) != 0;
-  };
-  std::vector<int64_t> order(rows);
-  for (int64_t i = 0; i < rows; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), less);
-  for (unsigned bits = 2 * precision_bits;; bits *= 2) {
-    const bool last = 2 * bits > mp::kZivCapBits;
-    sums.start(bits);
-    for (std::size_t g = 0; g < order.size();) {
-      sums.group_start();
-      std::size_t end = g;
-      for (; end < order.size() && mpfr_equal_p(raw(norms[order[g]]), raw(norms[order[end]])); ++end) {
-        const std::size_t base = static_cast<std::size_t>(order[end]) * cols;
-        row.prepare(x.subspan(base, cols), eps);
-        sums.group_add(dy.subspan(base, cols), row);
-      }
-      end = std::max(end, g + 1);  // a NaN N equals nothing, itself included
-      if (end == g + 1 && mpfr_nan_p(raw(norms[order[g]]))) {
-        const std::size_t base = static_cast<std::size_t>(order[g]) * cols;
-        row.prepare(x.subspan(base, cols), eps);
-        sums.group_add(dy.subspan(base, cols), row);
-      }
-      sums.group_end(row, bits);
-      g = end;
-    }
-    if (sums.decide(out.dgamma, rows, bits, /*at_cap=*/last) || last) break;
-  }
-  return sums;
+  store_columns(out, mp::column_sums(norm, dy, x, rows, cols, eps, precision_bits));
 }
 
 }  // namespace
@@ -390,6 +263,17 @@ LayerNormFwdReference reference_layernorm_fwd(std::span<const float> x, std::spa
   return out;
 }
 
+LayerNormFwdReference reference_layernorm_fwd_statistics(std::span<const float> x, int64_t rows,
+                                                         int64_t cols, float eps,
+                                                         unsigned precision_bits) {
+  const char* fn = "reference_layernorm_fwd_statistics";
+  require_len(fn, "x", x, checked_size(fn, rows, cols, eps, precision_bits), false);
+  LayerNormFwdReference out;
+  forward_rows(out, out.rstd, &out.mean, Norm::layer, x, {}, {}, rows, cols, eps, precision_bits,
+               /*elements=*/false);
+  return out;
+}
+
 LayerNormBwdReference reference_layernorm_bwd(std::span<const float> dy, std::span<const float> x,
                                               std::span<const float> gamma, int64_t rows,
                                               int64_t cols, float eps, unsigned precision_bits) {
@@ -399,10 +283,7 @@ LayerNormBwdReference reference_layernorm_bwd(std::span<const float> dy, std::sp
   require_len(fn, "x", x, n, false);
   require_len(fn, "gamma", gamma, cols, true);
   LayerNormBwdReference out;
-  const ColumnSums sums =
-      backward_rows(out, Norm::layer, dy, x, gamma, rows, cols, eps, precision_bits);
-  out.dbeta = exact_values(sums.dy);
-  out.sum_abs_dy = rounded_to_double(sums.abs_dy);
+  backward_rows(out, Norm::layer, dy, x, gamma, rows, cols, eps, precision_bits);
   return out;
 }
 
@@ -418,6 +299,17 @@ RmsNormFwdReference reference_rmsnorm_fwd(std::span<const float> x, std::span<co
   return out;
 }
 
+RmsNormFwdReference reference_rmsnorm_fwd_statistics(std::span<const float> x, int64_t rows,
+                                                     int64_t cols, float eps,
+                                                     unsigned precision_bits) {
+  const char* fn = "reference_rmsnorm_fwd_statistics";
+  require_len(fn, "x", x, checked_size(fn, rows, cols, eps, precision_bits), false);
+  RmsNormFwdReference out;
+  forward_rows(out, out.rrms, nullptr, Norm::rms, x, {}, {}, rows, cols, eps, precision_bits,
+               /*elements=*/false);
+  return out;
+}
+
 RmsNormBwdReference reference_rmsnorm_bwd(std::span<const float> dy, std::span<const float> x,
                                           std::span<const float> gamma, int64_t rows, int64_t cols,
                                           float eps, unsigned precision_bits) {
@@ -427,9 +319,7 @@ RmsNormBwdReference reference_rmsnorm_bwd(std::span<const float> dy, std::span<c
   require_len(fn, "x", x, n, false);
   require_len(fn, "gamma", gamma, cols, true);
   RmsNormBwdReference out;
-  const ColumnSums sums =
-      backward_rows(out, Norm::rms, dy, x, gamma, rows, cols, eps, precision_bits);
-  out.sum_abs_dy = rounded_to_double(sums.abs_dy);
+  backward_rows(out, Norm::rms, dy, x, gamma, rows, cols, eps, precision_bits);
   return out;
 }
 

@@ -165,5 +165,17 @@ class NormRow {
   RoundingDecider decider_;
 };
 
+// The column values of a backward problem (rows x cols, row-major dy and x):
+// dgamma_j = sum_i dy_ij xhat_ij and dbeta_j = sum_i dy_ij, correctly
+// rounded (dgamma: Ziv loop up to kZivCapBits, then as_midpoint), and the
+// bound scales sum_i |dy_ij xhat_ij| and sum_i |dy_ij|, each the double
+// nearest its first pass at `precision_bits` (reference_columns.cpp).
+struct ColumnValues {
+  std::vector<Roundings> dgamma, dbeta;
+  std::vector<double> sum_abs_dy_xhat, sum_abs_dy;
+};
+ColumnValues column_sums(Norm norm, std::span<const float> dy, std::span<const float> x,
+                         int64_t rows, int64_t cols, float eps, unsigned precision_bits);
+
 }  // namespace mp
 }  // namespace normcheck

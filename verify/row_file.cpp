@@ -4,8 +4,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <new>
+
+#include "normcheck/excerpt.h"
+#include "normcheck/input_file.h"
 
 namespace normcheck {
 
@@ -23,6 +25,9 @@ std::string lower(std::string_view s) {
 
 float parse_float_token(std::string_view token) {
   if (token.empty()) throw std::invalid_argument("empty value");
+  if (token.size() > kMaxTokenBytes)
+    throw std::invalid_argument("a token of " + std::to_string(token.size()) + " bytes, more than the " +
+                                std::to_string(kMaxTokenBytes) + " a number takes: '" + excerpt(token) + "'");
   const std::string text = lower(token);
   // The format names exactly these spellings of the specials; strtof would also
   // take "nan(...)", "infinity" and leading blanks, so anything else must be
@@ -31,14 +36,14 @@ float parse_float_token(std::string_view token) {
   if (text == "inf" || text == "+inf") return INFINITY;
   if (text == "-inf") return -INFINITY;
   if (text.find_first_not_of("0123456789abcdefxp.+-") != std::string::npos)
-    throw std::invalid_argument("not a number: '" + std::string(token) + "'");
+    throw std::invalid_argument("not a number: '" + excerpt(token) + "'");
   errno = 0;
   char* end = nullptr;
   const float value = std::strtof(text.c_str(), &end);
   if (end == text.c_str() || *end != '\0')
-    throw std::invalid_argument("not a number: '" + std::string(token) + "'");
+    throw std::invalid_argument("not a number: '" + excerpt(token) + "'");
   if (errno == ERANGE && std::isinf(value))
-    throw std::invalid_argument("'" + std::string(token) + "' is outside the float range");
+    throw std::invalid_argument("'" + excerpt(token) + "' is outside the float range");
   return value;
 }
 
@@ -50,7 +55,8 @@ std::string format_float_exact(float value) {
   return buffer;
 }
 
-std::vector<ParsedRow> parse_rows(std::string_view text, std::string_view source) {
+std::vector<ParsedRow> parse_rows(std::string_view text, std::string_view source_view) {
+  const std::string source = excerpt(source_view, 4 * kExcerptBytes);
   std::vector<ParsedRow> rows;
   int64_t line_number = 0;
   size_t line_start = 0;
@@ -73,7 +79,7 @@ std::vector<ParsedRow> parse_rows(std::string_view text, std::string_view source
       try {
         row.values.push_back(parse_float_token(line.substr(i, j - i)));
       } catch (const std::invalid_argument& e) {
-        throw RowFileError(std::string(source) + ":" + std::to_string(line_number) + ":" +
+        throw RowFileError(source + ":" + std::to_string(line_number) + ":" +
                                std::to_string(i + 1) + ": " + e.what(),
                            line_number, static_cast<int64_t>(i + 1));
       }
@@ -87,20 +93,25 @@ std::vector<ParsedRow> parse_rows(std::string_view text, std::string_view source
 }
 
 std::string read_row_file_text(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw RowFileError(path.string() + ": is a directory, not a row file", 0, 0);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw RowFileError(path.string() + ": cannot open for reading", 0, 0);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw RowFileError(path.string() + ": read error", 0, 0);
-  return buffer.str();
+  try {
+    return read_input_file(path, kMaxTextInput);
+  } catch (const InputFileError& e) {
+    throw RowFileError(e.what(), 0, 0);
+  }
+}
+
+RowFileError out_of_memory(const std::filesystem::path& path) {
+  return RowFileError(path_text(path) + ": its values do not fit in the memory normcheck may use", 0, 0);
 }
 
 std::vector<ParsedRow> read_row_file(const std::filesystem::path& path) {
-  auto rows = parse_rows(read_row_file_text(path), path.string());
-  if (rows.empty()) throw RowFileError(path.string() + ": no rows (the file is empty or all comments)", 0, 0);
+  std::vector<ParsedRow> rows;
+  try {
+    rows = parse_rows(read_row_file_text(path), path.string());
+  } catch (const std::bad_alloc&) {
+    throw out_of_memory(path);
+  }
+  if (rows.empty()) throw RowFileError(path_text(path) + ": no rows (the file is empty or all comments)", 0, 0);
   return rows;
 }
 

@@ -67,6 +67,16 @@ _PARAMETER_NAMES = {
     "beta": ("beta", "bias"),
     "scale": ("scale",),
     "eps": ("eps", "epsilon", "variance_epsilon"),
+    # a backward's: the gradient arriving at y (torch's grad_output), the
+    # forward's y (from=y), the saved statistics (an RMSNorm's rrms is often
+    # called rstd: Liger-Kernel, flash-attention), and with `add` the residual
+    # stream's gradient
+    "dy": ("dy", "grad_output"),
+    "y": ("y",),
+    "mean": ("mean",),
+    "rstd": ("rstd",),
+    "rrms": ("rrms", "rstd"),
+    "dresidual": ("dresidual",),
 }
 _SHAPE_PARAMETER = "normalized_shape"
 # What fn raises when it gets tensors of the other library (x.float() on a
@@ -80,7 +90,7 @@ class _Binding:
     positionally when the parameter is positional-only. A function without a
     signature (a builtin) gets the module's names as keywords."""
 
-    def __init__(self, fn, names, expected):
+    def __init__(self, fn, names, expected, optional=()):
         self.positional, self.keywords, self.shape_keyword = [], {}, False
         try:
             params = inspect.signature(fn).parameters
@@ -99,7 +109,7 @@ class _Binding:
                 owner[hits[0]] = n
             elif takes_any:
                 owner[n] = n
-            else:
+            elif n not in optional:
                 missing.append(n)
         unknown = [p.name for p in params.values() if p.name not in owner and p.name != _SHAPE_PARAMETER
                    and p.kind not in variadic and p.default is inspect.Parameter.empty]
@@ -183,7 +193,10 @@ class _Adapter:
             raise ValueError(f"spec '{harness.spec}' has bf16 tensors, which numpy has no type for: use tensors='torch'")
         self.torch = _torch() if self.tensors == "torch" else None
         self.expected = _expected_signature(self.inputs, self.outputs, self.tensors)
-        self.binding = _Binding(self.fn, [n for n, _ in self.inputs] + ["eps"], self.expected)
+        # a backward's eps: only one that recomputes the statistics (stats=none) needs it
+        self.backward = harness.backward
+        self.binding = _Binding(self.fn, [n for n, _ in self.inputs] + ["eps"], self.expected,
+                                optional=("eps",) if self.backward else ())
 
     def use(self, tensors):
         """Calls fn with numpy arrays or torch tensors from now on."""
@@ -251,7 +264,7 @@ class _Adapter:
         return arr.view(np.uint16) if dtype == "f16" else arr
 
     def __call__(self, inputs, eps):
-        rows, cols = inputs["x"].shape
+        rows, cols = inputs["dy" if self.backward else "x"].shape
         kwargs = {}
         for name, dtype in self.inputs:
             raw = inputs[name]
@@ -283,7 +296,7 @@ class _Adapter:
         result = {}
         for (name, dtype), value in zip(self.outputs, values):
             stat = name in ("mean", "rstd", "rrms")
-            shapes = [(rows,), (rows, 1)] if stat else [(rows, cols)]
+            shapes = [(rows,), (rows, 1)] if stat else [(cols,)] if name in ("dgamma", "dbeta") else [(rows, cols)]
             if name == "scale":  # a dynamic scale: rows x its scales per row ((rows,) for one)
                 per_row = 1 if self.scale_block is None else -(-cols // self.scale_block)
                 shapes = [(rows, per_row)] + ([(rows,)] if per_row == 1 else [])
@@ -314,8 +327,8 @@ def _probe_problem(h, adapter):
     x[1] *= 3
     ramp = np.resize(np.array([1.0, 0.875, 1.125, 0.75], np.float32), cols)
     return problem(x, gamma=ramp if "gamma" in names else None, beta=(ramp - 1) if "beta" in names else None,
-                   residual=x[::-1].copy() if "residual" in names else None, eps=1e-5,
-                   scale=0.0625 if "scale" in names else None)
+                   residual=x[::-1].copy() if "residual" in names or "dresidual" in names else None, eps=1e-5,
+                   scale=0.0625 if "scale" in names else None, dy=(x[:, ::-1] * 0.5).copy() if h.backward else None)
 
 
 def _probe(h, adapter):
@@ -359,7 +372,7 @@ def _torch_available():
 def _harness(fn, spec, tensors, domain, shapes=None, device=None):
     if _is_module(fn):
         from . import torch as _nc_torch
-        fn, shapes = _nc_torch.module_fn(fn), _nc_torch.module_shapes(fn, shapes)
+        fn, shapes = _nc_torch.module_function(fn, spec), _nc_torch.module_shapes(fn, shapes)
     if not callable(fn):
         raise TypeError(f"fn: {fn!r} is not callable")
     if not isinstance(spec, str):
@@ -393,10 +406,13 @@ def _fn_name(fn):
 
 # ---- problems ----
 
-def problem(x, gamma=None, beta=None, residual=None, eps=1e-5, scale=None):
+def problem(x, gamma=None, beta=None, residual=None, eps=1e-5, scale=None, dy=None):
     """A problem from arrays (x rows x cols; gamma, beta of cols; residual like x),
-    and for a spec with quant= and scale=static the scale y is divided by (a
-    float > 0). Its values are rounded to the spec's formats when it is run."""
+    for a spec with quant= and scale=static the scale y is divided by (a
+    float > 0), and for a backward spec dy, the gradient arriving at y (like x;
+    with `add`, residual is the residual stream's gradient, dresidual). Its
+    values are rounded to the spec's formats when it is run; a backward's
+    saved statistics (and y, from=y) are normcheck's, from x."""
     def host(a):
         if a is None:
             return None
@@ -404,7 +420,7 @@ def problem(x, gamma=None, beta=None, residual=None, eps=1e-5, scale=None):
             a = a.detach().to("cpu").float().numpy()
         return np.asarray(a, dtype=np.float32)
     return _normcheck.make_problem(host(x), host(residual), host(gamma), host(beta), float(eps),
-                                   0.0 if scale is None else float(scale))
+                                   0.0 if scale is None else float(scale), host(dy))
 
 
 def problems(spec, cases=101, seed=None, domain="", shapes=None):
@@ -505,11 +521,15 @@ class Case:
         p = self.problem
         lines = [f"problem: {p.rows} x {p.cols} (d = {p.cols}), eps = {_dec(p.eps)} ({_hex(p.eps)})"
                  + (f", static scale {_dec(p.scale)}" if p.scale else "")]
-        tensors = [("x", p.x), ("residual", p.residual), ("gamma", p.gamma), ("beta", p.beta)]
         words = (self.spec or "").split()
+        backward = words[1:2] == ["bwd"]
+        # a backward's inputs: dy, x, dresidual (the problem's residual), gamma; beta only from=y
+        tensors = ([("dy", p.dy), ("x", p.x), ("dresidual", p.residual), ("gamma", p.gamma), ("beta", p.beta)]
+                   if backward else [("x", p.x), ("residual", p.residual), ("gamma", p.gamma), ("beta", p.beta)])
+        has_beta = ((words[:1] == ["layernorm"] and "bias=none" not in words) or "bias" in words) and \
+            (not backward or "from=y" in words)
         absent = {"gamma": None if "weight=none" in words else "0" if "weight=1+gamma" in words else "1",
-                  "beta": "0" if (words[:1] == ["layernorm"] and "bias=none" not in words) or "bias" in words
-                  else None}
+                  "beta": "0" if has_beta else None}
         for name, values in tensors:
             if values.size == 0:
                 if absent.get(name):  # the spec has it; the problem leaves it at its default
@@ -546,11 +566,22 @@ class Case:
 
 
 class _Verdicts:
-    """A run's verdict: it passed when it has no finding (and is then true)."""
+    """A run's verdict: it passed when some case was judged and none has a
+    finding (and is then true). Nothing judged (every case declined) is never
+    a pass: nothing_judged() says why."""
 
     @property
     def passed(self):
-        return not self.findings
+        return not self.findings and self.judged > 0
+
+    def nothing_judged(self):
+        """'' when some case was judged, else 'nothing judged: declined N of N cases: REASON'."""
+        if self.judged > 0:
+            return ""
+        if not self.declined_count:
+            return "nothing judged: no case ran"
+        return (f"nothing judged: declined {self.declined_count} of {self.declined_count} cases: "
+                f"{self.first_decline}")
 
     def __bool__(self):
         return self.passed
@@ -588,6 +619,18 @@ class CheckResult(_Verdicts):
     def declined(self):
         return [c for c in self.cases if c.declined]
 
+    @property
+    def judged(self):
+        return len(self.cases) - len(self.declined)
+
+    @property
+    def declined_count(self):
+        return len(self.declined)
+
+    @property
+    def first_decline(self):
+        return next((c.declined for c in self.cases if c.declined), "")
+
     def summary(self):
         """'SPEC: 101 cases (seed S), 2 with a finding (accuracy 2), 1 declined, not judged: REASON (1)'."""
         seed = f" (seed {self.seed})" if self.seed is not None else ""
@@ -595,6 +638,8 @@ class CheckResult(_Verdicts):
         for c in self.findings:
             labels[c.label] = labels.get(c.label, 0) + 1
         by_label = " (" + ", ".join(f"{k} {n}" for k, n in labels.items()) + ")" if labels else ""
+        if self.judged == 0:
+            return f"{self.spec}: {len(self.cases)} cases{seed}, {self.nothing_judged()}"
         return (f"{self.spec}: {len(self.cases)} cases{seed}, {len(self.findings)} with a finding{by_label}"
                 + _declined_text(self.cases))
 
@@ -625,12 +670,15 @@ def check(fn, spec, problems=None, cases=101, seed=None, tensors=None, domain=""
     problems: None (cases 0..cases-1 of the seed, drawn as `normcheck gen` draws
     them, at `shapes` [(rows, cols), ...] when given), or Problem objects, dicts
     of arrays (problem()'s arguments) or problem files. fn is called with the
-    spec's inputs x, residual, gamma, beta and eps, by the names of its
-    signature (normcheck's, or torch's weight, bias, normalized_shape), numpy
+    spec's inputs x, residual, gamma, beta and eps (a backward spec's: dy, x,
+    gamma, the saved mean and rstd / rrms, dresidual with `add`, y and beta
+    with from=y; eps if fn takes it), by the names of its signature
+    (normcheck's, or torch's weight, bias, grad_output, normalized_shape), numpy
     arrays or torch tensors in the spec's formats (tensors: 'numpy', 'torch',
     or None: told from what fn accepts; torch for a bf16 spec), on `device`
     when given, and returns y, or a tuple or dict of the spec's outputs (y,
-    residual_out, mean, rstd / rrms). fn may be an nn.Module (normcheck.torch).
+    residual_out, mean, rstd / rrms; a backward's dx, dgamma, dbeta,
+    dresidual). fn may be an nn.Module (normcheck.torch).
     A signature or return value normcheck cannot use is one UsageError."""
     h, fn = _harness(fn, spec, tensors, domain, shapes, device)
     if problems is None:
@@ -691,9 +739,18 @@ def _shrink(h, case, seconds):
 class FuzzResult(_Verdicts):
     """fuzz()'s run: seed, cases run, seconds, findings (one per label and input class)."""
 
-    def __init__(self, spec, seed, cases, seconds, findings, declined=0):
+    def __init__(self, spec, seed, cases, seconds, findings, declined=0, first_decline=""):
         self.spec, self.seed, self.cases, self.seconds, self.findings = spec, seed, cases, seconds, findings
         self.declined = declined
+        self.first_decline = first_decline
+
+    @property
+    def judged(self):
+        return self.cases - self.declined
+
+    @property
+    def declined_count(self):
+        return self.declined
 
     def __repr__(self):
         return (f"<normcheck.FuzzResult {self.spec}: {self.cases} cases, seed {self.seed}, "
@@ -716,11 +773,12 @@ def fuzz(fn, spec, cases=None, seconds=None, seed=None, out_dir="normcheck-findi
         print(f"normcheck.fuzz: seed {seed} (NORMCHECK_SEED={seed} or seed={seed} replays it), spec {h.spec}",
               file=sys.stderr)
     start = time.monotonic()
-    findings, seen, c, declined = [], set(), 0, 0
+    findings, seen, c, declined, first_decline = [], set(), 0, 0, ""
     while (cases is None or c < cases) and (seconds is None or time.monotonic() - start < seconds):
         p = h.draw(seed, c)
         case = Case(c, p, h.run(p), h.spec)
         declined += bool(case.declined)
+        first_decline = first_decline or case.declined
         key = (case.label, case.input_class)
         if case.label and key not in seen and len(findings) < max_findings:
             seen.add(key)
@@ -731,7 +789,10 @@ def fuzz(fn, spec, cases=None, seconds=None, seed=None, out_dir="normcheck-findi
                 print(f"normcheck.fuzz: {case.label} ({case.input_class}) on case {c}: {shrunk.worst_text()}\n"
                       f"    saved {path}", file=sys.stderr)
         c += 1
-    return FuzzResult(h.spec, seed, c, time.monotonic() - start, findings, declined)
+    result = FuzzResult(h.spec, seed, c, time.monotonic() - start, findings, declined, first_decline)
+    if not quiet and result.nothing_judged():
+        print(f"normcheck.fuzz: {h.spec}: {result.nothing_judged()}", file=sys.stderr)
+    return result
 
 
 def replay(fn, file, spec=None, tensors=None, device=None):
@@ -811,6 +872,8 @@ def assert_within_bound(fn, spec, problems=None, cases=101, seed=None, tensors=N
                    shapes=shapes, device=device)
     if result.passed:
         return result
+    if not result.findings:  # every case declined: no verdict, which is not a pass
+        raise AssertionError(f"normcheck: {_fn_name(result._fn)} on {result.spec}: {result.nothing_judged()}") from None
     first = result.findings[0]
     shrunk = _shrink(result._harness, first, shrink_seconds)
     if out_dir is None:

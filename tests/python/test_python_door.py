@@ -337,3 +337,22 @@ def test_fuzz_module_saves_a_finding_that_replays_on_the_module(tmp_path):
     finding = next(f for f in result.findings if f.label == "policy_mismatch")
     assert finding.case.problem.cols == 64  # a module's d is its weight's: shrinking keeps it
     assert labels(normcheck.replay(normcheck.torch.module_fn(broken), finding.file)) == ["policy_mismatch"]
+
+
+# Nothing judged is never a pass (docs/cli.md): a spec evaluate() does not
+# judge (a forward that sums in bf16) has every case declined; check() does
+# not pass, its summary says why, and the assertion helper and fuzz() say so.
+def test_nothing_judged_is_never_a_pass():
+    spec = "rmsnorm fwd acc=bf16 stats=none"
+
+    def rms(x, weight, eps):
+        return x.copy()
+
+    result = normcheck.check(rms, spec, cases=5, seed=1)
+    assert not result.passed and result.judged == 0
+    reason = "nothing judged: declined 5 of 5 cases: evaluate() judges no forward spec with 'acc='"
+    assert reason in result.summary()
+    with pytest.raises(AssertionError, match="nothing judged: declined 5 of 5 cases"):
+        normcheck.assert_within_bound(rms, spec, cases=5, seed=1)
+    fuzzed = normcheck.fuzz(rms, spec, cases=5, seed=1, quiet=True)
+    assert not fuzzed.passed and fuzzed.nothing_judged().startswith("nothing judged: declined 5 of 5 cases")

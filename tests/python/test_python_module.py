@@ -298,7 +298,10 @@ def test_wrong_outputs_are_a_clear_error():
 def test_bad_arguments_are_clear_errors():
     with pytest.raises(ValueError, match="rstd"):
         normcheck.check(layer_norm, "rmsnorm fwd rstd=bf16", cases=1)
-    with pytest.raises(ValueError, match="forward"):
+    with pytest.raises(ValueError, match="Linear"):
+        normcheck.check(layer_norm, "layernorm fwd linear", cases=1)
+    # a forward function under a backward spec: its signature lacks the backward's inputs
+    with pytest.raises(normcheck.UsageError, match=r"no parameter for dy \(dy or grad_output\)"):
         normcheck.check(layer_norm, "layernorm bwd", cases=1)
     with pytest.raises(ValueError, match="bad seed"):
         normcheck.check(layer_norm, LAYERNORM, cases=1, seed=-1)

@@ -2,6 +2,8 @@
 // with the path and the OS reason, and no temporary file is left behind.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -9,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "normcheck/io.h"
 
@@ -84,6 +87,54 @@ TEST_F(WriteFileAtomically, RelativePathWritesInTheWorkingDirectory) {
   fs::current_path(before);
   EXPECT_EQ(read(dir_ / "plain.txt"), "relative");
   EXPECT_EQ(entries(dir_), 1);
+}
+
+// The pid of a process that has ended (and been reaped).
+pid_t dead_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  return child;
+}
+
+// A SIGKILLed writer leaves its temporary file; the next write into that
+// directory removes it, and keeps a live process's and any other name.
+TEST_F(WriteFileAtomically, RemovesTheTemporariesOfAKilledWriter) {
+  const pid_t dead = dead_pid();
+  const std::string stale = ".case-0001.finding.txt.tmp." + std::to_string(dead) + ".3.0";
+  const std::string live = ".model.safetensors.tmp." + std::to_string(::getppid()) + ".0.0";
+  const std::vector<std::string> kept = {live, ".x.tmp.12a.0.0", "x.tmp." + std::to_string(dead) + ".0.0",
+                                         ".x.tmp." + std::to_string(dead) + ".0", "notes.txt"};
+  for (const std::string& name : kept) std::ofstream(dir_ / name) << "x";
+  std::ofstream(dir_ / stale) << "partial";
+  write_file_atomically(dir_ / "out.txt", "whole");
+  EXPECT_FALSE(fs::exists(dir_ / stale));
+  for (const std::string& name : kept) EXPECT_TRUE(fs::exists(dir_ / name)) << name;
+}
+
+// SIGTERM (and SIGINT, SIGHUP) in the middle of writes: the process ends by
+// the signal, and its temporary file is gone.
+TEST_F(WriteFileAtomically, ASignalMidWriteLeavesNoTemporary) {
+  for (int sig : {SIGTERM, SIGINT}) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      const std::string big(64 << 20, 'x');
+      for (;;) write_file_atomically(dir_ / "big.bin", big);
+    }
+    // the signal goes as soon as a temporary file exists (a loaded machine may take seconds)
+    const auto has_temp = [&] {
+      for (const auto& e : fs::directory_iterator(dir_))
+        if (e.path().filename().string().find(".tmp.") != std::string::npos) return true;
+      return false;
+    };
+    for (int waited = 0; !has_temp() && waited < 30'000; waited += 1) ::usleep(1000);
+    ::kill(child, sig);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << status;
+    for (const auto& e : fs::directory_iterator(dir_))
+      EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+  }
 }
 
 }  // namespace

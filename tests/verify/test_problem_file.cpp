@@ -177,5 +177,49 @@ TEST(ProblemFile, RefusesWhatItCannotReplay) {
   }
 }
 
+// Read strictly: nc. lines without nc.op mean nothing and are refused (they
+// were dropped, the rows run with eps 1e-5 and no gamma); integers are
+// integers; every line is consumed whole.
+TEST(ProblemFile, ReadsStrictly) {
+  const auto refused = [](const std::string& text, const std::string& reason) {
+    try {
+      parse_problem_file(text, "strict.txt");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const RowFileError& e) {
+      EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind("strict.txt", 0), 0u) << e.what();
+    }
+  };
+  refused("# nc.eps 0x1p-3\n# nc.gamma 2 2\n# nc.spec layernorm fwd\n1 2\n", "without an nc.op line");
+  refused("# nc.op layernorm_fwd\n# nc.misalign 1.5\n1 2\n", "nc.misalign takes one integer in [0, 16), not '1.5'");
+  refused("# nc.op layernorm_fwd\n# nc.row_stride 1.5\n1 2\n", "nc.row_stride takes one integer >= 0, not '1.5'");
+  refused("# nc.op layernorm_fwd extra\n1 2\n", "nc.op takes one op name");
+  refused("# nc.op layernorm_fwd\n# nc.dtype f32 f16\n1 2\n", "nc.dtype takes one dtype name");
+  refused("# nc.op layernorm_fwd\n# nc.misalign 1 2\n1 2\n", "nc.misalign takes one integer");
+  EXPECT_EQ(parse_problem_file("# nc.op layernorm_fwd\n# nc.misalign 3\n1 2\n", "ok").problems.at(0).misalign_floats, 3);
+}
+
+// A token past kMaxTokenBytes is refused with its line, and no message echoes
+// a token whole or a control byte raw.
+TEST(RowFile, MessagesAreBoundedAndEscaped) {
+  const std::string token = "\x1b]0;x\x07" + std::string(1'000'000, '1');
+  try {
+    parse_rows("1 2\n3 " + token + "\n", "big.txt");
+    FAIL() << "a million-byte token was accepted";
+  } catch (const RowFileError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("big.txt:2:", 0), 0u) << what;
+    EXPECT_NE(what.find("more than the 256"), std::string::npos) << what;
+    EXPECT_LT(what.size(), 400u);
+    EXPECT_EQ(what.find('\x1b'), std::string::npos);
+  }
+  try {
+    parse_rows("1 \x1b]0;x\x07\n", "ctl.txt");
+    FAIL() << "a control byte was accepted";
+  } catch (const RowFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("'\\x1b]0;x\\x07'"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace normcheck

@@ -1,28 +1,21 @@
 #include "case_files.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 
 #include "fold/round.h"
+#include "normcheck/excerpt.h"
+#include "normcheck/input_file.h"
+#include "recorded_kernel.h"
 #include "normcheck/row_file.h"
 
 namespace normcheck::cli {
 namespace {
 
-// A file as messages name it: its path as given, as the safetensors reader's messages do.
-std::string named(const std::filesystem::path& path) { return path.string(); }
-
-// The shape of tensor t in a problem of rows x cols.
-std::vector<int64_t> shape_of(TensorName t, int64_t rows, int64_t cols) {
-  switch (t) {
-    case TensorName::gamma:
-    case TensorName::beta: return {cols};
-    case TensorName::mean:
-    case TensorName::stat: return {rows};
-    default: return {rows, cols};
-  }
-}
+// A file as messages name it: its path as given, escaped, as the safetensors reader's messages do.
+std::string named(const std::filesystem::path& path) { return path_text(path); }
 
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "[";
@@ -75,14 +68,12 @@ void no_other_tensors(const fold::TensorFile& file, const std::filesystem::path&
     if (!known) {
       std::string list;
       for (const std::string& name : expected) list += (list.empty() ? "" : ", ") + name;
-      throw CaseFileError(named(path) + ": tensor '" + t.name + "' is not one of the spec's (" + list + ")");
+      throw CaseFileError(named(path) + ": tensor '" + excerpt(t.name) + "' is not one of the spec's (" + list + ")");
     }
   }
 }
 
 fold::TensorFile read_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw CaseFileError(named(path) + ": no such file");
   try {
     return fold::read_safetensors(path);
   } catch (const fold::SafetensorsError& e) {
@@ -102,7 +93,7 @@ uint64_t unsigned_metadata(const fold::TensorFile& file, const std::filesystem::
   uint64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || error != std::errc() || end != text.data() + text.size())
-    throw CaseFileError(named(path) + ": __metadata__ '" + key + "' is \"" + text +
+    throw CaseFileError(named(path) + ": __metadata__ '" + key + "' is \"" + excerpt(text) +
                         "\", not a decimal integer in [0, 2^64)");
   return value;
 }
@@ -124,7 +115,25 @@ std::string inputs_file_name(int64_t index) { return case_file_name(index, "inpu
 std::string outputs_file_name(int64_t index) { return case_file_name(index, "outputs.safetensors"); }
 std::string finding_file_name(int64_t index) { return case_file_name(index, "finding.txt"); }
 
-std::string tensor_file_name(TensorName t, NormKind norm) { return std::string(to_string(t, norm)); }
+std::string tensor_file_name(const OpSpec& spec, TensorName t) {
+  if (spec.direction == Direction::bwd && (t == TensorName::residual || t == TensorName::residual_out))
+    return "dresidual";
+  return std::string(to_string(t, spec.norm));
+}
+
+std::vector<int64_t> tensor_shape(TensorName t, int64_t rows, int64_t cols) {
+  switch (t) {
+    case TensorName::gamma:
+    case TensorName::beta:
+    case TensorName::dgamma:
+    case TensorName::dbeta: return {cols};
+    case TensorName::mean:
+    case TensorName::stat: return {rows};
+    default: return {rows, cols};
+  }
+}
+
+bool file_holds_reference_x(const OpSpec& spec) { return spec.direction == Direction::bwd && spec.from_y; }
 
 bool scale_is_input(const OpSpec& spec) { return spec.quant && !spec.quant->dynamic(); }
 bool scale_is_output(const OpSpec& spec) { return spec.quant && spec.quant->dynamic(); }
@@ -141,6 +150,12 @@ std::vector<std::string> file_dtypes(const OpSpec& spec, TensorName t) {
 
 std::vector<TensorName> input_tensors(const OpSpec& spec) {
   std::vector<TensorName> out;
+  if (spec.direction == Direction::bwd) {
+    for (TensorName t : {TensorName::dy, TensorName::x, TensorName::y, TensorName::beta, TensorName::residual,
+                         TensorName::gamma, TensorName::mean, TensorName::stat})
+      if (spec.has(t)) out.push_back(t);
+    return out;
+  }
   for (TensorName t : {TensorName::x, TensorName::residual, TensorName::gamma, TensorName::beta})
     if (spec.has(t)) out.push_back(t);
   return out;
@@ -148,7 +163,11 @@ std::vector<TensorName> input_tensors(const OpSpec& spec) {
 
 std::vector<TensorName> output_tensors(const OpSpec& spec) {
   std::vector<TensorName> out;
-  for (TensorName t : {TensorName::y, TensorName::residual_out, TensorName::mean, TensorName::stat})
+  const bool bwd = spec.direction == Direction::bwd;
+  for (TensorName t : bwd ? std::vector<TensorName>{TensorName::dx, TensorName::dgamma, TensorName::dbeta,
+                                                    TensorName::residual_out}
+                          : std::vector<TensorName>{TensorName::y, TensorName::residual_out, TensorName::mean,
+                                                    TensorName::stat})
     if (spec.has(t)) out.push_back(t);
   return out;
 }
@@ -162,7 +181,8 @@ Problem stored_problem(const OpSpec& spec, const Problem& p) {
   };
   Problem out = p;
   const auto cols = static_cast<std::size_t>(p.cols);
-  out.dy.clear();
+  if (spec.direction == Direction::bwd) out.dy = stored(TensorName::dy, p.dy);
+  else out.dy.clear();
   if (!scale_is_input(spec)) out.scale = 0;  // a dynamic scale is the kernel's output
   out.x = stored(TensorName::x, p.x);
   out.residual = spec.has(TensorName::residual) ? stored(TensorName::residual, p.residual) : std::vector<float>();
@@ -177,17 +197,25 @@ Problem stored_problem(const OpSpec& spec, const Problem& p) {
 
 fold::TensorFile inputs_file(const CaseInputs& c) {
   const OpSpec& spec = c.spec;
-  if (spec.direction != Direction::fwd || spec.linear)
-    throw std::invalid_argument("inputs_file: " + to_text(spec) + " is not a forward norm");
+  if (spec.linear) throw std::invalid_argument("inputs_file: " + to_text(spec) + " is a norm followed by a Linear");
   const Problem p = stored_problem(spec, c.problem);
   fold::TensorFile file;
-  for (TensorName t : input_tensors(spec)) {
-    const std::vector<float>& values = t == TensorName::x          ? p.x
-                                       : t == TensorName::residual ? p.residual
-                                       : t == TensorName::gamma    ? p.gamma
-                                                                   : p.beta;
-    file.tensors.push_back(make_tensor(tensor_file_name(t, spec.norm), spec.dtype_of(t), shape_of(t, p.rows, p.cols),
-                                       values));
+  if (spec.direction == Direction::bwd) {
+    BackwardCallInputs call = backward_call_inputs(spec, p);
+    if (!call.declined.empty())
+      throw std::invalid_argument("inputs_file: evaluate() declines the problem: " + call.declined);
+    file.tensors = std::move(call.tensors);
+    if (file_holds_reference_x(spec))
+      file.tensors.push_back(make_tensor("x", spec.dtype_of(TensorName::x), {p.rows, p.cols}, p.x));
+  } else {
+    for (TensorName t : input_tensors(spec)) {
+      const std::vector<float>& values = t == TensorName::x          ? p.x
+                                         : t == TensorName::residual ? p.residual
+                                         : t == TensorName::gamma    ? p.gamma
+                                                                     : p.beta;
+      file.tensors.push_back(
+          make_tensor(tensor_file_name(spec, t), spec.dtype_of(t), tensor_shape(t, p.rows, p.cols), values));
+    }
   }
   if (scale_is_input(spec)) {
     if (!(p.scale > 0) || std::isinf(p.scale))
@@ -208,14 +236,19 @@ fold::TensorFile inputs_file(const CaseInputs& c) {
 CaseInputs read_inputs(const std::filesystem::path& path) {
   const fold::TensorFile file = read_file(path);
   CaseInputs c;
-  if (const std::string& v = metadata(file, path, "normcheck.protocol"); v != kCaseProtocol)
-    throw CaseFileError(named(path) + ": protocol version \"" + v + "\", this normcheck reads version " +
-                        kCaseProtocol);
+  const std::string& version = metadata(file, path, "normcheck.protocol");
+  if (version != kCaseProtocol && version != kForwardCaseProtocol)
+    throw CaseFileError(named(path) + ": protocol version \"" + excerpt(version) + "\", this normcheck reads versions " +
+                        kForwardCaseProtocol + " and " + kCaseProtocol);
   const SpecParse parsed = parse_spec(metadata(file, path, "normcheck.spec"));
-  if (!parsed.spec) throw CaseFileError(named(path) + ": __metadata__ 'normcheck.spec' is not a spec: " + parsed.error);
+  if (!parsed.spec) throw CaseFileError(named(path) + ": __metadata__ 'normcheck.spec' is not a spec: " +
+                                                  excerpt(parsed.error, 4 * kExcerptBytes));
   c.spec = *parsed.spec;
-  if (c.spec.direction != Direction::fwd || c.spec.linear)
-    throw CaseFileError(named(path) + ": the spec " + to_text(c.spec) + " is not a forward norm");
+  if (c.spec.linear) throw CaseFileError(named(path) + ": the spec " + to_text(c.spec) + " is a norm followed by a Linear");
+  const bool bwd = c.spec.direction == Direction::bwd;
+  if (bwd && version != kCaseProtocol)
+    throw CaseFileError(named(path) + ": protocol version " + version + " has no backward specs (version " +
+                        kCaseProtocol + " has)");
   c.seed = unsigned_metadata(file, path, "normcheck.seed");
   c.index = static_cast<int64_t>(unsigned_metadata(file, path, "normcheck.case"));
   c.domain = metadata(file, path, "normcheck.domain");
@@ -235,14 +268,35 @@ CaseInputs read_inputs(const std::filesystem::path& path) {
   p.rows = static_cast<int64_t>(rows);
   p.cols = static_cast<int64_t>(cols);
   std::vector<std::string> names;
-  for (TensorName t : input_tensors(c.spec)) {
-    const std::string name = tensor_file_name(t, c.spec.norm);
+  std::vector<TensorName> read = input_tensors(c.spec);
+  if (file_holds_reference_x(c.spec)) read.push_back(TensorName::x);
+  for (TensorName t : read) {
+    const std::string name = tensor_file_name(c.spec, t);
     names.push_back(name);
-    const std::vector<float> v = as_floats(checked(file, path, name, c.spec.dtype_of(t), shape_of(t, p.rows, p.cols)));
+    const std::vector<float> v =
+        as_floats(checked(file, path, name, c.spec.dtype_of(t), tensor_shape(t, p.rows, p.cols)));
     if (t == TensorName::x) p.x = v;
+    if (t == TensorName::dy) p.dy = v;
     if (t == TensorName::residual) p.residual = v;
     if (t == TensorName::gamma) p.gamma = v;
     if (t == TensorName::beta) p.beta = v;
+  }
+  if (bwd) {
+    // the saved statistics and y are normcheck's for these inputs, bit for bit
+    const BackwardCallInputs call = backward_call_inputs(c.spec, p);
+    for (const fold::Tensor& given : call.tensors) {
+      const fold::Tensor* in_file = file.find(given.name);
+      if (in_file && in_file->bytes == given.bytes) continue;
+      std::size_t at = 0;
+      const std::size_t width = given.bytes.size() / static_cast<std::size_t>(std::max<int64_t>(1, given.elements()));
+      while (in_file && at + width <= given.bytes.size() &&
+             std::equal(given.bytes.begin() + at, given.bytes.begin() + at + width, in_file->bytes.begin() + at))
+        at += width;
+      throw CaseFileError(named(path) + ": tensor '" + given.name + "' differs at element " +
+                          std::to_string(at / width) + " from what normcheck gives a kernel of the spec for these "
+                          "inputs (the forward's values from x, correctly rounded, then to " + given.dtype +
+                          "): the inputs file was changed after gen wrote it");
+    }
   }
   if (scale_is_input(c.spec)) {
     names.push_back(kScaleTensor);
@@ -264,8 +318,8 @@ fold::TensorFile read_outputs(const std::filesystem::path& path, const CaseInput
   };
   std::vector<Wanted> outputs;
   for (TensorName t : output_tensors(c.spec))
-    outputs.push_back({tensor_file_name(t, c.spec.norm), file_dtypes(c.spec, t),
-                       shape_of(t, c.problem.rows, c.problem.cols)});
+    outputs.push_back({tensor_file_name(c.spec, t), file_dtypes(c.spec, t),
+                       tensor_shape(t, c.problem.rows, c.problem.cols)});
   if (scale_is_output(c.spec))
     outputs.push_back({kScaleTensor, {"F32"}, scale_shape(c.spec, c.problem.rows, c.problem.cols)});
   std::vector<std::string> names;
@@ -275,7 +329,7 @@ fold::TensorFile read_outputs(const std::filesystem::path& path, const CaseInput
     wanted += (wanted.empty() ? "" : ", ") + w.name + " (" + w.dtypes.front() + " " + shape_text(w.shape) + ")";
   }
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
+  if (!std::filesystem::exists(path, ec))  // what is there but is not a regular file, read_file names
     throw CaseFileError(named(path) + ": no such file; the harness writes the tensors " + wanted + " there");
   fold::TensorFile file = read_file(path);
   for (const Wanted& w : outputs) checked(file, path, w.name, w.dtypes, w.shape);

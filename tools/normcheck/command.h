@@ -27,6 +27,8 @@ inline constexpr int kExitUsage = 2;
 // report::prepare_report_folder(out) (reports/writers.h), a folder that cannot
 // be made (a file in the way) a UsageError: `report --out` and `judge --report`.
 std::filesystem::path report_folder_or_usage(const std::filesystem::path& out);  // report.cpp
+// report::check_report_folder(out), its failure a UsageError: the check alone, nothing made.
+void check_report_folder_or_usage(const std::filesystem::path& out);  // report.cpp
 
 void add_list_command(CLI::App& app, Action& action);    // list.cpp
 void add_check_command(CLI::App& app, Action& action);   // check.cpp

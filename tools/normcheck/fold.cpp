@@ -7,10 +7,8 @@
 // overflowed its storage format (nothing written); 2 bad usage, a bad file or
 // a spec the file does not fit, a Post-LN fold (nothing written).
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +16,7 @@
 #include "command.h"
 #include "fold/fold_file.h"
 #include "json_number.h"
+#include "normcheck/input_file.h"
 #include "seed.h"
 
 namespace normcheck::cli {
@@ -29,14 +28,6 @@ struct FoldArgs {
   long rows = 16;
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("cannot open '" + path + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 int run_fold(const FoldArgs& args) {
   const uint64_t seed = seed_from(args.seed, 20261121);
   if (args.rows < 1) throw UsageError("--rows must be at least 1");
@@ -46,12 +37,14 @@ int run_fold(const FoldArgs& args) {
   fold::FoldSpec spec;
   fold::FoldReport report;
   try {
-    spec = fold::parse_fold_spec(read_text(args.spec), args.spec);
+    spec = fold::parse_fold_spec(read_input_file(args.spec, kMaxSmallInput), path_text(args.spec));
     file = fold::read_safetensors(args.weights);
     report = fold::fold_file(file, spec, {seed, args.rows, args.wrong_side, args.activations == "storage"});
   } catch (const fold::SafetensorsError& e) {
     throw UsageError(e.what());
   } catch (const fold::FoldError& e) {
+    throw UsageError(e.what());
+  } catch (const InputFileError& e) {
     throw UsageError(e.what());
   }
   const bool ok = report.ok();

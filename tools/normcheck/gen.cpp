@@ -1,5 +1,5 @@
 // `normcheck gen --spec S --out DIR [--cases N] [--seed S] [--domain TEXT] [--shape RxC]...`:
-// the problems of a forward op spec as files (case_files.h, docs/judge.md)
+// the problems of an op spec as files (case_files.h, docs/judge.md)
 // for a harness in any language or on any device to run; `normcheck judge
 // DIR` then gives the verdicts on the outputs it writes beside them.
 //
@@ -8,8 +8,11 @@
 // (default: a plugin's, docs/plugins.md), on contiguous rows, at the
 // --shape's given (GenOptions::shapes) or else at the generator's sizes.
 // A quantized spec's files hold y as codes and its scale (case_files.h).
-// Exit 0: written; 2: bad usage (a spec that is not one, a backward spec,
-// a directory that already holds cases).
+// A backward spec's files hold dy and the inputs evaluate() gives a kernel
+// of it (recorded_kernel.h, backward_call_inputs: the saved statistics, y for
+// from=y), and x for the judge's reference.
+// Exit 0: written; 2: bad usage (a spec that is not one, a norm followed by a
+// Linear, a directory that already holds cases).
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -86,10 +89,6 @@ int run_gen(const GenArgs& args) {
   const SpecParse parsed = parse_spec(args.spec);
   if (!parsed.spec) throw UsageError("--spec: " + parsed.error);
   const OpSpec spec = *parsed.spec;
-  if (spec.direction != Direction::fwd)
-    throw UsageError("--spec " + to_text(spec) +
-                     ": gen writes forward problems; a backward spec's dy and saved statistics are not in the file "
-                     "protocol (docs/judge.md)");
   if (spec.linear) throw UsageError("--spec " + to_text(spec) + ": a norm followed by a Linear is not in the file protocol");
   if (args.cases < 1) throw UsageError("--cases must be at least 1");
   const uint64_t seed = seed_from(args.seed, kDefaultCaseSeed);
@@ -109,14 +108,18 @@ int run_gen(const GenArgs& args) {
   const rc::Gen<Problem> problems = props::gen_problem(options);
   for (int64_t c = 0; c < args.cases; ++c) {
     const CaseInputs in{spec, draw(problems, row, seed, c), seed, c, domain_text(domain)};
-    fold::write_safetensors(dir / inputs_file_name(c), inputs_file(in));
+    try {
+      fold::write_safetensors(dir / inputs_file_name(c), inputs_file(in));
+    } catch (const std::invalid_argument& e) {  // a backward problem evaluate() declines
+      throw UsageError("case " + std::to_string(c) + ": " + e.what());
+    }
   }
   std::printf("seed %llu: %lld problems of %s in %s (domain: %s)\n", static_cast<unsigned long long>(seed),
               static_cast<long long>(args.cases), to_text(spec).c_str(), dir.string().c_str(),
               domain_text(domain).empty() ? "any" : domain_text(domain).c_str());
   std::printf("each case-NNN.inputs.safetensors wants a case-NNN.outputs.safetensors beside it with:");
   for (TensorName t : output_tensors(spec))
-    std::printf(" %s (%s)", tensor_file_name(t, spec.norm).c_str(),
+    std::printf(" %s (%s)", tensor_file_name(spec, t).c_str(),
                 t == TensorName::y && spec.quant ? file_dtypes(spec, t).front().c_str()  // the codes
                                                  : std::string(to_string(spec.dtype_of(t))).c_str());
   if (scale_is_output(spec)) {
@@ -133,7 +136,7 @@ int run_gen(const GenArgs& args) {
 }  // namespace
 
 void add_gen_command(CLI::App& app, Action& action) {
-  auto* sub = app.add_subcommand("gen", "Write a forward op spec's problems as safetensors files for a harness to run");
+  auto* sub = app.add_subcommand("gen", "Write an op spec's problems as safetensors files for a harness to run");
   auto args = std::make_shared<GenArgs>();
   sub->add_option("--spec", args->spec, "The op spec, e.g. \"rmsnorm fwd dtype=bf16 gamma=bf16\" (docs/ops.md)")
       ->required();

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "normcheck/excerpt.h"
+
 namespace normcheck::cli {
 
 // `s` with valid UTF-8 kept as it is and every other byte written as the four
@@ -17,41 +19,7 @@ namespace normcheck::cli {
 // stays readable and says which byte it was. A string that already held the
 // characters "\x.." reads the same: the escaped form is for reading, not for
 // getting the bytes back (the text output keeps them).
-inline std::string json_text(std::string_view s) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
-  const auto in = [&](std::size_t i, unsigned lo, unsigned hi) {
-    return i < s.size() && byte(i) >= lo && byte(i) <= hi;
-  };
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    const unsigned c = byte(i);
-    // The length of the well-formed sequence starting at i (the Unicode
-    // Standard's table of well-formed UTF-8: no overlong form, no surrogate,
-    // nothing above U+10FFFF), 0 if none.
-    std::size_t n = 0;
-    if (c < 0x80) n = 1;
-    else if (c >= 0xc2 && c <= 0xdf) n = in(i + 1, 0x80, 0xbf) ? 2 : 0;
-    else if (c >= 0xe0 && c <= 0xef) {
-      const unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-      n = in(i + 1, lo, hi) && in(i + 2, 0x80, 0xbf) ? 3 : 0;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      const unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-      n = in(i + 1, lo, hi) && in(i + 2, 0x80, 0xbf) && in(i + 3, 0x80, 0xbf) ? 4 : 0;
-    }
-    if (n) {
-      out.append(s.substr(i, n));
-      i += n;
-    } else {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
-      ++i;
-    }
-  }
-  return out;
-}
+inline std::string json_text(std::string_view s) { return escape_bytes(s, false); }
 
 // `doc` with json_text() applied to every string and every object key.
 inline nlohmann::json json_safe(const nlohmann::json& doc) {

@@ -65,7 +65,8 @@ struct CaseVerdict {
   std::string bad_input;  // non-empty: the case could not be judged, and why
   std::string label;      // the finding (isolation.h's labels), empty when it passed
   Evaluation evaluation;
-  fs::path finding_file;
+  fs::path finding_file;     // with a finding: where its problem file goes
+  std::string finding_text;  // and what it holds (written once every case was judged)
 };
 
 // The inputs files of dir, in name order.
@@ -125,11 +126,7 @@ CaseVerdict judge_case(const fs::path& dir, const fs::path& inputs_path) {
     return v;
   }
   v.label = fuzz::label_of(v.evaluation, false);
-  // a case's finding file is this run's finding: one left by an earlier run goes when the case passes
-  if (v.label.empty()) {
-    std::error_code ignored;  // absent is the usual case
-    fs::remove(dir / finding_file_name(in.index), ignored);
-  } else {
+  if (!v.label.empty()) {
     v.finding_file = dir / finding_file_name(in.index);
     const std::vector<std::string> notes = {
         "normcheck judge: " + v.label + " on " + inputs_path.filename().string() + " (seed " +
@@ -137,11 +134,23 @@ CaseVerdict judge_case(const fs::path& dir, const fs::path& inputs_path) {
         "worst: " + worst_text(v.evaluation.worst),
         "replay on a kernel of the spec: normcheck check --input " + v.finding_file.filename().string() +
             " --plugin LIBRARY"};
-    write_file_atomically(v.finding_file,
-                          problem_file_text(op_of(in.spec), in.spec.dtype_of(TensorName::x), in.problem, notes,
-                                            kHarnessKernelName, &in.spec));
+    v.finding_text = problem_file_text(op_of(in.spec), in.spec.dtype_of(TensorName::x), in.problem, notes,
+                                       kHarnessKernelName, &in.spec);
   }
   return v;
+}
+
+// Each case's finding file is this run's finding: written for a finding, and
+// one left by an earlier run removed when the case passes.
+void write_finding_files(const fs::path& dir, const std::vector<CaseVerdict>& verdicts) {
+  for (const CaseVerdict& v : verdicts) {
+    if (!v.finding_file.empty()) {
+      write_file_atomically(v.finding_file, v.finding_text);
+    } else {
+      std::error_code ignored;  // absent is the usual case
+      fs::remove(dir / finding_file_name(v.index), ignored);
+    }
+  }
 }
 
 std::string case_name(const CaseVerdict& v) {
@@ -203,13 +212,14 @@ fs::path write_judged_report(const fs::path& out, const fs::path& findings, cons
 int run_judge(const JudgeArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   const fs::path dir = args.dir;
-  // an OUT that cannot be a folder is bad usage, found before any case is judged
-  const fs::path findings_dir = args.report.empty() ? fs::path() : report_folder_or_usage(args.report);
+  // an OUT that cannot be a folder is bad usage, found before any case is judged;
+  // it is made only once every case could be judged
+  if (!args.report.empty()) check_report_folder_or_usage(args.report);
   std::vector<CaseVerdict> verdicts;
   for (const fs::path& inputs : input_files(dir)) verdicts.push_back(judge_case(dir, inputs));
   int64_t passed = 0, findings = 0, bad = 0;
   for (const CaseVerdict& v : verdicts) (v.bad_input.empty() ? (v.label.empty() ? passed : findings) : bad) += 1;
-  // bad input: every reason on stderr, nothing on stdout (docs/cli.md)
+  // bad input: every reason on stderr, nothing on stdout, no file written (docs/cli.md)
   if (bad) {
     for (const CaseVerdict& v : verdicts)
       if (!v.bad_input.empty()) std::cerr << "normcheck: " << v.bad_input << "\n";
@@ -217,6 +227,8 @@ int run_judge(const JudgeArgs& args) {
               << passed << " pass, " << findings << " with a finding)\n";
     return kExitUsage;
   }
+  const fs::path findings_dir = args.report.empty() ? fs::path() : report_folder_or_usage(args.report);
+  write_finding_files(dir, verdicts);
   const int exit_code = findings ? kExitFinding : kExitOk;
   const fs::path report_page =
       args.report.empty()
@@ -261,9 +273,14 @@ int run_judge(const JudgeArgs& args) {
   std::printf(" (normcheck gen)\n\n");
   for (const CaseVerdict& v : verdicts) {
     const Evaluation& e = v.evaluation;
-    std::printf("%s  %-4s  max_err/bound %-10.4g y vs exact math %.3g ULP (the policy's own: %.3g)  %s\n",
-                case_name(v).c_str(), v.label.empty() ? "pass" : "FAIL", e.max_error_over_bound, e.exact_math_ulp,
-                e.policy_exact_math_ulp, v.spec.c_str());
+    if (v.op_spec.direction == Direction::bwd)  // no y: dx, dgamma, dbeta against their exact values
+      std::printf("%s  %-4s  max_err/bound %-10.4g largest error %.3g ULP (dx, dgamma, dbeta)  %s\n",
+                  case_name(v).c_str(), v.label.empty() ? "pass" : "FAIL", e.max_error_over_bound, e.max_ulp,
+                  v.spec.c_str());
+    else
+      std::printf("%s  %-4s  max_err/bound %-10.4g y vs exact math %.3g ULP (the policy's own: %.3g)  %s\n",
+                  case_name(v).c_str(), v.label.empty() ? "pass" : "FAIL", e.max_error_over_bound, e.exact_math_ulp,
+                  e.policy_exact_math_ulp, v.spec.c_str());
     if (v.label.empty()) continue;
     std::printf("    %s: %s\n", v.label.c_str(), worst_text(e.worst).c_str());
     for (const std::string& p : e.consistent_policies) std::printf("    consistent with the policy: %s\n", p.c_str());

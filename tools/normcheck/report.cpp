@@ -122,6 +122,14 @@ fs::path report_folder_or_usage(const fs::path& out) {
   }
 }
 
+void check_report_folder_or_usage(const fs::path& out) {
+  try {
+    report::check_report_folder(out);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
+  }
+}
+
 void add_report_command(CLI::App& app, Action& action) {
   auto args = std::make_shared<ReportArgs>();
   CLI::App* sub = app.add_subcommand(

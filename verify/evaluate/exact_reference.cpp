@@ -18,9 +18,10 @@ ExactReference empty_reference(const Kernel& k, const Problem& p) {
 }
 
 void compute_saved_statistics(ExactReference& r, const std::vector<float>& x, const Problem& p) {
-  // The saved statistics: the forward's, correctly rounded, of x without affine.
-  if (r.op == Op::layernorm_bwd) r.layernorm_fwd = reference_layernorm_fwd(x, {}, {}, p.rows, p.cols, p.eps);
-  if (r.op == Op::rmsnorm_bwd) r.rmsnorm_fwd = reference_rmsnorm_fwd(x, {}, p.rows, p.cols, p.eps);
+  // The saved statistics: the forward's, correctly rounded, of x without
+  // affine (mean, rstd / rrms; the forward's y and xhat are not needed).
+  if (r.op == Op::layernorm_bwd) r.layernorm_fwd = reference_layernorm_fwd_statistics(x, p.rows, p.cols, p.eps);
+  if (r.op == Op::rmsnorm_bwd) r.rmsnorm_fwd = reference_rmsnorm_fwd_statistics(x, p.rows, p.cols, p.eps);
 }
 
 void compute_main_reference(ExactReference& r, const std::vector<float>& x, const std::vector<float>& dy,

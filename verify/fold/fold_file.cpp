@@ -3,6 +3,7 @@
 #include <cmath>
 #include <random>
 
+#include "normcheck/excerpt.h"
 #include "round.h"
 
 namespace normcheck::fold {
@@ -16,9 +17,9 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 
 Tensor& need(TensorFile& file, const std::string& name, const std::string& role) {
   Tensor* t = file.find(name);
-  if (!t) throw FoldError(role + ": the file has no tensor '" + name + "'");
+  if (!t) throw FoldError(role + ": the file has no tensor '" + excerpt(name) + "'");
   DType dt;
-  if (!float_dtype(t->dtype, dt)) throw FoldError(role + ": tensor '" + name + "' is " + t->dtype + ", not F32, BF16 or F16");
+  if (!float_dtype(t->dtype, dt)) throw FoldError(role + ": tensor '" + excerpt(name) + "' is " + t->dtype + ", not F32, BF16 or F16");
   return *t;
 }
 
@@ -30,7 +31,7 @@ DType dtype_of(const Tensor& t) {
 
 void need_shape(const Tensor& t, const std::vector<int64_t>& shape, const std::string& role) {
   if (t.shape != shape)
-    throw FoldError(role + ": tensor '" + t.name + "' has shape " + shape_text(t.shape) + ", expected " + shape_text(shape));
+    throw FoldError(role + ": tensor '" + excerpt(t.name) + "' has shape " + shape_text(t.shape) + ", expected " + shape_text(shape));
 }
 
 // A tensor's values; a NaN or infinity is refused: the identities and the
@@ -39,7 +40,7 @@ std::vector<double> finite_values(const Tensor& t) {
   const auto v = tensor_values(t);
   for (std::size_t i = 0; i < v.size(); ++i)
     if (!std::isfinite(v[i]))
-      throw FoldError("tensor '" + t.name + "' holds " + (std::isnan(v[i]) ? "a NaN" : "an infinity") +
+      throw FoldError("tensor '" + excerpt(t.name) + "' holds " + (std::isnan(v[i]) ? "a NaN" : "an infinity") +
                       " at flat index " + std::to_string(i) + ": nothing to fold");
   return v;
 }
@@ -71,10 +72,10 @@ FoldReport fold_file(TensorFile& file, const FoldSpec& spec, const FoldOptions& 
   FoldReport report;
   uint64_t stream = 0;
   for (const NormSpec& n : spec.norms) {
-    require_foldable(n.placement, "norm '" + n.name + "'");
-    const std::string role = "norm '" + n.name + "'";
+    require_foldable(n.placement, "norm '" + excerpt(n.name) + "'");
+    const std::string role = "norm '" + excerpt(n.name) + "'";
     Tensor& gamma_t = need(file, n.weight, role);
-    if (gamma_t.shape.size() != 1) throw FoldError(role + ": gamma '" + n.weight + "' has shape " + shape_text(gamma_t.shape) + ", expected [d]");
+    if (gamma_t.shape.size() != 1) throw FoldError(role + ": gamma '" + excerpt(n.weight) + "' has shape " + shape_text(gamma_t.shape) + ", expected [d]");
     const int64_t d = gamma_t.shape[0];
     const Vector gamma = to_vector(gamma_t);
     Vector beta;
@@ -88,17 +89,17 @@ FoldReport fold_file(TensorFile& file, const FoldSpec& spec, const FoldOptions& 
       const Tensor& w = need(file, c.weight, role);
       const int in_axis = c.in_out ? 0 : 1;
       if (w.shape.size() != 2 || w.shape[in_axis] != d)
-        throw FoldError(role + ": consumer '" + c.weight + "' has shape " + shape_text(w.shape) + ", expected " +
+        throw FoldError(role + ": consumer '" + excerpt(c.weight) + "' has shape " + shape_text(w.shape) + ", expected " +
                         (c.in_out ? "[" + std::to_string(d) + ", out] (layout in_out)" : "[out, " + std::to_string(d) + "]"));
       if (!c.bias.empty()) {
         const Tensor& b = need(file, c.bias, role);
         need_shape(b, {w.shape[1 - in_axis]}, role);
-        if (b.dtype != w.dtype) throw FoldError(role + ": bias '" + c.bias + "' is " + b.dtype + " but its weight is " + w.dtype);
+        if (b.dtype != w.dtype) throw FoldError(role + ": bias '" + excerpt(c.bias) + "' is " + b.dtype + " but its weight is " + w.dtype);
       }
       if (!c.new_bias.empty() && file.find(c.new_bias))
-        throw FoldError(role + ": new_bias '" + c.new_bias + "' already exists in the file (name it as \"bias\")");
+        throw FoldError(role + ": new_bias '" + excerpt(c.new_bias) + "' already exists in the file (name it as \"bias\")");
       if (beta.size() && c.bias.empty() && c.new_bias.empty() && beta.cwiseAbs().maxCoeff() != 0)
-        throw FoldError(role + ": consumer '" + c.weight + "' has no bias to take W beta; name one with \"new_bias\"");
+        throw FoldError(role + ": consumer '" + excerpt(c.weight) + "' has no bias to take W beta; name one with \"new_bias\"");
     }
     for (const ConsumerSpec& c : n.consumers) {
       Tensor& w_t = *file.find(c.weight);
@@ -129,7 +130,7 @@ FoldReport fold_file(TensorFile& file, const FoldSpec& spec, const FoldOptions& 
     if (!n.bias.empty()) set_tensor_values(*file.find(n.bias), std::vector<double>(d, 0.0));
   }
   for (const WriterSpec& ws : spec.writers) {
-    const std::string role = "centre_writers '" + ws.weight + "'";
+    const std::string role = "centre_writers '" + excerpt(ws.weight) + "'";
     Tensor& w_t = need(file, ws.weight, role);
     if (w_t.shape.size() != 2) throw FoldError(role + ": shape " + shape_text(w_t.shape) + " is not 2-D");
     const DType storage = dtype_of(w_t);
@@ -137,7 +138,7 @@ FoldReport fold_file(TensorFile& file, const FoldSpec& spec, const FoldOptions& 
     if (!ws.bias.empty()) {
       Tensor& b_t = need(file, ws.bias, role);
       need_shape(b_t, {w_t.shape[ws.axis == Axis::rows ? 0 : 1]}, role);
-      if (b_t.dtype != w_t.dtype) throw FoldError(role + ": bias '" + ws.bias + "' is " + b_t.dtype + " but the weight is " + w_t.dtype);
+      if (b_t.dtype != w_t.dtype) throw FoldError(role + ": bias '" + excerpt(ws.bias) + "' is " + b_t.dtype + " but the weight is " + w_t.dtype);
       writer.b = to_vector(b_t);
     }
     const Linear centred = centre_writer(writer, ws.axis, storage);

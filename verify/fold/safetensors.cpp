@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <climits>
 
 #include <nlohmann/json.hpp>
 
+#include "json_input.h"
+#include "normcheck/excerpt.h"
+#include "normcheck/input_file.h"
 #include "normcheck/io.h"
 #include "round.h"
 
@@ -24,6 +26,21 @@ int element_bytes(std::string_view dtype) {
       {"F64", 8}};
   const auto it = sizes.find(dtype);
   return it == sizes.end() ? 0 : it->second;
+}
+
+// A shape as messages write it, bounded: its first 8 entries (an integer as
+// it is, anything else by its type), then how many there are.
+std::string shape_text(const nlohmann::json& shape) {
+  std::string out = "[";
+  std::size_t i = 0;
+  for (const auto& v : shape) {
+    if (i == 8) {
+      out += ", ... (" + std::to_string(shape.size()) + " entries)";
+      break;
+    }
+    out += (i++ ? ", " : "") + (v.is_number_unsigned() ? v.dump() : describe_json(v));
+  }
+  return out + "]";
 }
 
 // Header sizes above this are refused (the reference implementation's limit):
@@ -77,20 +94,17 @@ TensorFile parse_safetensors(std::string_view file, const std::string& what) {
                std::to_string(file.size() - 8) + " after the length");
   const std::string_view header = file.substr(8, header_len);
   const std::string_view data = file.substr(8 + header_len);
+  // The reference implementation refuses a byte order mark (serde_json reads
+  // JSON text, which has none); any key given twice, at any level, is refused
+  // rather than "the last wins".
+  if (header.substr(0, 3) == "\xef\xbb\xbf") throw fail("the header starts with a UTF-8 byte order mark");
   nlohmann::json doc;
-  std::vector<std::string> keys;  // top-level names: a name given twice is an error, not "the last wins"
   try {
-    doc = nlohmann::json::parse(header, [&keys](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-      if (depth == 1 && event == nlohmann::json::parse_event_t::key) keys.push_back(parsed.get<std::string>());
-      return true;
-    });
-  } catch (const nlohmann::json::exception& e) {
-    throw fail(std::string("the header is not valid JSON: ") + e.what());
+    doc = parse_json_input(header);
+  } catch (const JsonInputError& e) {
+    throw fail(std::string("the header: ") + e.what());
   }
-  if (!doc.is_object()) throw fail("the header is not a JSON object");
-  std::sort(keys.begin(), keys.end());
-  if (const auto dup = std::adjacent_find(keys.begin(), keys.end()); dup != keys.end())
-    throw fail("the header names '" + *dup + "' twice");
+  if (!doc.is_object()) throw fail("the header is " + describe_json(doc) + ", not a JSON object");
 
   TensorFile out;
   struct Span {
@@ -104,28 +118,32 @@ TensorFile parse_safetensors(std::string_view file, const std::string& what) {
     if (name == "__metadata__") {
       if (!entry.is_object()) throw fail("__metadata__ is not an object");
       for (auto m = entry.begin(); m != entry.end(); ++m) {
-        if (!m.value().is_string()) throw fail("__metadata__ value '" + m.key() + "' is not a string");
+        if (!m.value().is_string())
+          throw fail("__metadata__ value '" + excerpt(m.key()) + "' is " + describe_json(m.value()) + ", not a string");
         out.metadata[m.key()] = m.value().get<std::string>();
       }
       continue;
     }
-    const std::string where = "tensor '" + name + "'";
-    if (!entry.is_object()) throw fail(where + " is not an object");
+    const std::string where = "tensor '" + excerpt(name) + "'";
+    if (!entry.is_object()) throw fail(where + " is " + describe_json(entry) + ", not an object");
     for (const char* key : {"dtype", "shape", "data_offsets"})
       if (!entry.contains(key)) throw fail(where + " has no " + key);
-    if (!entry["dtype"].is_string()) throw fail(where + ": dtype is not a string");
+    if (!entry["dtype"].is_string()) throw fail(where + ": dtype is " + describe_json(entry["dtype"]) + ", not a string");
     Tensor t;
     t.name = name;
     t.dtype = entry["dtype"].get<std::string>();
     const int esize = element_bytes(t.dtype);
-    if (esize == 0) throw fail(where + ": unknown dtype '" + t.dtype + "'");
-    if (!entry["shape"].is_array()) throw fail(where + ": shape is not an array");
-    uint64_t count = 1;
+    if (esize == 0) throw fail(where + ": unknown dtype '" + excerpt(t.dtype) + "'");
+    if (!entry["shape"].is_array()) throw fail(where + ": shape is " + describe_json(entry["shape"]) + ", not an array");
+    // The byte count, checked for overflow before anything uses it: a shape
+    // whose product wraps 2^64 could otherwise match small data_offsets.
+    uint64_t bytes = static_cast<uint64_t>(esize);
     for (const auto& s : entry["shape"]) {
-      if (!s.is_number_unsigned()) throw fail(where + ": shape holds " + s.dump() + ", not a non-negative integer");
+      if (!s.is_number_unsigned()) throw fail(where + ": shape holds " + describe_json(s) + ", not a non-negative integer");
       const uint64_t v = s.get<uint64_t>();
-      if (v != 0 && count > (uint64_t{1} << 62) / v) throw fail(where + ": shape's element count overflows");
-      count *= v;
+      if (v > uint64_t{INT64_MAX} || (v != 0 && bytes > UINT64_MAX / v))
+        throw fail(where + ": shape " + shape_text(entry["shape"]) + " holds more bytes than 2^64");
+      bytes *= v;
       t.shape.push_back(static_cast<int64_t>(v));
     }
     const auto& off = entry["data_offsets"];
@@ -136,9 +154,9 @@ TensorFile parse_safetensors(std::string_view file, const std::string& what) {
     if (end > data.size())
       throw fail(where + ": data_offsets end " + std::to_string(end) + " is past the data (" +
                  std::to_string(data.size()) + " bytes): truncated file or wrong offsets");
-    if (end - begin != count * static_cast<uint64_t>(esize))
-      throw fail(where + ": " + t.dtype + " with shape " + entry["shape"].dump() + " needs " +
-                 std::to_string(count * esize) + " bytes, data_offsets give " + std::to_string(end - begin));
+    if (end - begin != bytes)
+      throw fail(where + ": " + t.dtype + " with shape " + shape_text(entry["shape"]) + " needs " +
+                 std::to_string(bytes) + " bytes, data_offsets give " + std::to_string(end - begin));
     t.bytes.assign(data.substr(begin, end - begin));
     spans.push_back({begin, end, name});
     out.tensors.push_back(std::move(t));
@@ -154,7 +172,7 @@ TensorFile parse_safetensors(std::string_view file, const std::string& what) {
   for (std::size_t k = 0; k < order.size(); ++k) {
     const Span& s = spans[order[k]];
     if (s.begin < at)
-      throw fail("tensors '" + spans[order[k - 1]].name + "' and '" + s.name + "' overlap (bytes " +
+      throw fail("tensors '" + excerpt(spans[order[k - 1]].name) + "' and '" + excerpt(s.name) + "' overlap (bytes " +
                  std::to_string(s.begin) + ".." + std::to_string(at) + ")");
     if (s.begin > at)
       throw fail("bytes " + std::to_string(at) + ".." + std::to_string(s.begin) + " of the data belong to no tensor");
@@ -169,13 +187,13 @@ TensorFile parse_safetensors(std::string_view file, const std::string& what) {
 }
 
 TensorFile read_safetensors(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SafetensorsError("cannot open '" + path.string() + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) throw SafetensorsError("cannot read '" + path.string() + "'");
-  const std::string bytes = s.str();
-  return parse_safetensors(bytes, path.string());
+  std::string bytes;
+  try {
+    bytes = read_input_file(path, kMaxTensorInput);
+  } catch (const InputFileError& e) {
+    throw SafetensorsError(e.what());
+  }
+  return parse_safetensors(bytes, path_text(path));
 }
 
 std::string serialize_safetensors(const TensorFile& file) {

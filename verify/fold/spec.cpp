@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_input.h"
+#include "normcheck/excerpt.h"
+
 namespace normcheck::fold {
 namespace {
 
@@ -15,11 +18,11 @@ struct Reader {
     throw FoldError(what + ": " + where + ": " + why);
   }
   void only_keys(const Json& j, const std::string& where, std::initializer_list<std::string_view> allowed) const {
-    if (!j.is_object()) fail(where, "expected an object, got " + j.dump());
+    if (!j.is_object()) fail(where, "expected an object, got " + describe_json(j));
     for (auto it = j.begin(); it != j.end(); ++it) {
       bool ok = false;
       for (auto a : allowed) ok = ok || it.key() == a;
-      if (!ok) fail(where, "unknown key '" + it.key() + "'");
+      if (!ok) fail(where, "unknown key '" + excerpt(it.key()) + "'");
     }
   }
   std::string text(const Json& j, const std::string& where, const char* key, bool required) const {
@@ -39,9 +42,9 @@ FoldSpec parse_fold_spec(std::string_view json_text, const std::string& what) {
   const Reader r{what};
   Json doc;
   try {
-    doc = Json::parse(json_text);
-  } catch (const Json::exception& e) {
-    throw FoldError(what + ": not valid JSON: " + e.what());
+    doc = parse_json_input(json_text);
+  } catch (const JsonInputError& e) {
+    throw FoldError(what + ": " + e.what());
   }
   r.only_keys(doc, "the spec", {"norms", "centre_writers"});
   FoldSpec spec;
@@ -57,12 +60,12 @@ FoldSpec parse_fold_spec(std::string_view json_text, const std::string& what) {
       const std::string kind = r.text(n, where, "kind", true);
       if (kind == "layernorm") ns.kind = NormKind::layer;
       else if (kind == "rmsnorm") ns.kind = NormKind::rms;
-      else r.fail(where, "kind '" + kind + "' is not layernorm or rmsnorm");
+      else r.fail(where, "kind '" + excerpt(kind) + "' is not layernorm or rmsnorm");
       const std::string placement = r.text(n, where, "placement", true);
       if (placement == "pre_ln") ns.placement = Placement::pre_ln;
       else if (placement == "post_ln") ns.placement = Placement::post_ln;
       else if (placement == "none") ns.placement = Placement::none;
-      else r.fail(where, "placement '" + placement + "' is not pre_ln, post_ln or none");
+      else r.fail(where, "placement '" + excerpt(placement) + "' is not pre_ln, post_ln or none");
       ns.bias = r.text(n, where, "bias", false);
       if (!ns.bias.empty() && ns.kind == NormKind::rms) r.fail(where, "an rmsnorm has no bias");
       if (!n.contains("consumers") || !n["consumers"].is_array() || n["consumers"].empty())
@@ -74,7 +77,7 @@ FoldSpec parse_fold_spec(std::string_view json_text, const std::string& what) {
         ConsumerSpec cs{r.text(cj, cw, "weight", true), r.text(cj, cw, "bias", false), r.text(cj, cw, "new_bias", false)};
         const std::string layout = cj.contains("layout") ? r.text(cj, cw, "layout", true) : "out_in";
         if (layout == "in_out") cs.in_out = true;
-        else if (layout != "out_in") r.fail(cw, "layout '" + layout + "' is not out_in (nn.Linear) or in_out (Conv1D)");
+        else if (layout != "out_in") r.fail(cw, "layout '" + excerpt(layout) + "' is not out_in (nn.Linear) or in_out (Conv1D)");
         if (!cs.bias.empty() && !cs.new_bias.empty()) r.fail(cw, "give \"bias\" or \"new_bias\", not both");
         ns.consumers.push_back(cs);
       }
@@ -91,7 +94,7 @@ FoldSpec parse_fold_spec(std::string_view json_text, const std::string& what) {
       const std::string axis = r.text(w, where, "axis", true);
       if (axis == "rows") ws.axis = Axis::rows;
       else if (axis == "columns") ws.axis = Axis::columns;
-      else r.fail(where, "axis '" + axis + "' is not rows (a Linear writing the stream, stored [d, k]) or columns "
+      else r.fail(where, "axis '" + excerpt(axis) + "' is not rows (a Linear writing the stream, stored [d, k]) or columns "
                                            "(an embedding or a Conv1D writer, stored [n, d])");
       spec.writers.push_back(ws);
     }
@@ -101,7 +104,7 @@ FoldSpec parse_fold_spec(std::string_view json_text, const std::string& what) {
   std::set<std::string> rewritten;
   auto claim = [&](const std::string& name, const std::string& role) {
     if (name.empty()) return;
-    if (!rewritten.insert(name).second) r.fail(role, "tensor '" + name + "' appears twice among the tensors the spec rewrites");
+    if (!rewritten.insert(name).second) r.fail(role, "tensor '" + excerpt(name) + "' appears twice among the tensors the spec rewrites");
   };
   for (const auto& n : spec.norms) {
     claim(n.weight, n.name);

@@ -78,11 +78,27 @@ constexpr FloatFormat float_format(DType t) {
   return kFloat32Format;
 }
 
+// The per-dtype quantities above, computed once (pow2 loops: at compile time).
+struct FormatConstants {
+  FloatFormat format;
+  double unit_roundoff, smallest_normal, half_smallest_subnormal, largest_finite;
+  double binade_above_max;  // 2^(max_exp + 1): every |v| at or above it rounds to inf
+};
+constexpr FormatConstants format_constants_of(FloatFormat f) {
+  return {f, f.unit_roundoff(), f.smallest_normal(), f.half_smallest_subnormal(), f.largest_finite(),
+          pow2(f.max_exp + 1)};
+}
+inline constexpr FormatConstants kFormatConstants[] = {
+    format_constants_of(kFloat32Format), format_constants_of(kBf16Format), format_constants_of(kF16Format)};
+static_assert(static_cast<int>(DType::f32) == 0 && static_cast<int>(DType::bf16) == 1 &&
+              static_cast<int>(DType::f16) == 2);
+constexpr const FormatConstants& format_constants(DType t) { return kFormatConstants[static_cast<int>(t)]; }
+
 // Shorthands for the per-dtype quantities above.
-constexpr double unit_roundoff(DType t) { return float_format(t).unit_roundoff(); }
-constexpr double half_smallest_subnormal(DType t) { return float_format(t).half_smallest_subnormal(); }
+constexpr double unit_roundoff(DType t) { return format_constants(t).unit_roundoff; }
+constexpr double half_smallest_subnormal(DType t) { return format_constants(t).half_smallest_subnormal; }
 // The largest finite value of the format; beyond it a value rounds to inf.
-constexpr double largest_finite(DType t) { return float_format(t).largest_finite(); }
+constexpr double largest_finite(DType t) { return format_constants(t).largest_finite; }
 
 // The spacing of the format's values at |v| (one ULP there): 2^(e - p + 1)
 // with e = floor(log2 |v|) taken within [min_exp, max_exp], so the subnormal
@@ -99,7 +115,22 @@ inline double spacing(DType t, double v) {
 // holds every value of the three formats). Exact double arithmetic: v /
 // spacing is a power-of-two scaling, and the floor and the remainder of a
 // double are exact.
+//
+// In the format's normal range the rounding is done on v's bits: the low
+// 53 - p bits of its significand are dropped, adding half of their weight
+// less one, plus the last kept bit (ties to even); a carry moves the value
+// to the next binade, exactly as rounding up does there. No floating-point
+// operation, so no dependence on the rounding mode.
 inline double round_to_format(DType t, double v) {
+  const FormatConstants& c = format_constants(t);
+  const double a = std::fabs(v);
+  if (a >= c.smallest_normal && a < c.binade_above_max) {
+    const int drop = 53 - c.format.precision;
+    const uint64_t bits = std::bit_cast<uint64_t>(v);
+    const uint64_t add = (uint64_t{1} << (drop - 1)) - 1 + ((bits >> drop) & 1);
+    const double r = std::bit_cast<double>((bits + add) & ~((uint64_t{1} << drop) - 1));
+    return std::fabs(r) > c.largest_finite ? std::copysign(std::numeric_limits<double>::infinity(), v) : r;
+  }
   if (!std::isfinite(v) || v == 0) return v;
   const double s = spacing(t, v);
   const double below = std::floor(v / s) * s, twice_rem = (v - below) * 2;

@@ -116,8 +116,9 @@ TEST(PluginDomain, ListPrintsTheDomain) {
   EXPECT_TRUE(found);
 }
 
-// `check` on a problem outside the domain declines it, naming the limit; the
-// same problem is a failure for the kernel that declares nothing.
+// `check` on a problem outside the domain declines it, naming the limit, and
+// with nothing judged exits 2 (docs/cli.md, "Nothing judged is never a pass");
+// the same problem is a failure for the kernel that declares nothing.
 TEST(PluginDomain, CheckDeclinesAProblemOutsideTheDomain) {
   const fs::path input = scratch_dir() / "tiny.txt";
   Problem tiny;
@@ -128,9 +129,11 @@ TEST(PluginDomain, CheckDeclinesAProblemOutsideTheDomain) {
   write_file_atomically(input, problem_file_text(Op::rmsnorm_fwd, DType::f32, tiny, {}, {}));
   const CliRun declared = run_normcheck(std::string("check --json --plugin '") + DOMAIN_FTZ_DECLARED +
                                         "' --input '" + input.string() + "'");
-  EXPECT_EQ(declared.exit_code, 0) << declared.err << declared.out;
+  EXPECT_EQ(declared.exit_code, 2) << declared.err << declared.out;
   EXPECT_NE(declared.out.find("eps = 0 is outside the kernel's declared domain eps>=1e-06"), std::string::npos)
       << declared.out;
+  EXPECT_NE(declared.err.find("nothing judged: declined 1 of 1 rows: eps = 0 is outside"), std::string::npos)
+      << declared.err;
   const CliRun undeclared = run_normcheck(std::string("check --json --plugin '") + DOMAIN_FTZ_UNDECLARED +
                                           "' --input '" + input.string() + "'");
   EXPECT_EQ(undeclared.exit_code, 1) << undeclared.err << undeclared.out;

@@ -231,9 +231,9 @@ TEST(JudgeCli, GenDrawsFromItsSeedAndRefusesWhatItCannotWrite) {
 
   // a directory with cases already: outputs of other problems must not be judged
   EXPECT_EQ(run_normcheck("gen --spec '" + std::string(kLlama) + "' --out " + a.string()).exit_code, 2);
-  const CliRun bwd = run_normcheck("gen --spec 'rmsnorm bwd' --out " + (scratch_dir() / "bwd").string());
-  EXPECT_EQ(bwd.exit_code, 2);
-  EXPECT_NE(bwd.err.find("forward"), std::string::npos) << bwd.err;
+  const CliRun linear = run_normcheck("gen --spec 'rmsnorm fwd linear' --out " + (scratch_dir() / "linear").string());
+  EXPECT_EQ(linear.exit_code, 2);
+  EXPECT_NE(linear.err.find("Linear"), std::string::npos) << linear.err;
   EXPECT_EQ(run_normcheck("gen --spec 'rmsnorm fwd dtype=f8' --out " + (scratch_dir() / "f8").string()).exit_code, 2);
   fs::create_directories(scratch_dir() / "empty");
   EXPECT_EQ(judge(scratch_dir() / "empty", "").exit_code, 2);
@@ -287,6 +287,157 @@ TEST(JudgeCli, APythonHarnessPassesAndItsTruncationIsCaught) {
     if (k.at("verdict") != "fail") continue;
     EXPECT_EQ(k.at("worst").at("output"), "y") << k.dump();
   }
+}
+
+// Backward specs through files (protocol version 2), with a numpy harness
+// (judge_harness_bwd.py) that computes the backward in float32 from the
+// saved statistics gen wrote: it passes on a LayerNorm and on a fused add +
+// Gemma RMSNorm with bf16 statistics and dgamma; its twin that multiplies dy
+// by gamma where the spec says 1 + gamma is caught on dx; on 4096 rows its
+// twin that keeps dgamma and dbeta's running sums in bf16 is caught on them,
+// and the finding replays with `normcheck check` on a table kernel of the
+// spec. Skipped where Debian's python3 has no numpy.
+namespace {
+
+constexpr const char* kGemmaAddBwd = "rmsnorm bwd dtype=bf16 gamma=bf16 rrms=bf16 dgamma=bf16 add weight=1+gamma";
+
+fs::path generate_bwd(const std::string& name, const std::string& spec, const std::string& extra) {
+  const fs::path dir = scratch_dir() / name;
+  fs::remove_all(dir);
+  const CliRun run = run_normcheck("gen --spec '" + spec + "' --seed 7 " + extra + " --out " + dir.string());
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  return dir;
+}
+
+void bwd_harness(const fs::path& dir, const std::string& broken = "") {
+  const CliRun run = run_shell("/usr/bin/python3 " + std::string(NORMCHECK_SOURCE_DIR) +
+                               "/tests/tools/normcheck/judge_harness_bwd.py " + dir.string() +
+                               (broken.empty() ? "" : " --broken " + broken));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+}
+
+// The outputs named worst in the failing cases of judge --json's `doc`.
+std::set<std::string> failing_outputs(const nlohmann::json& doc) {
+  std::set<std::string> out;
+  for (const auto& k : doc.at("cases"))
+    if (k.at("verdict") == "fail") out.insert(k.at("worst").at("output").get<std::string>());
+  return out;
+}
+
+}  // namespace
+
+TEST(JudgeBackward, GenWritesTheInputsAKernelIsGiven) {
+  const fs::path dir = generate_bwd("bwd_files", kGemmaAddBwd, "--cases 3");
+  const nf::TensorFile in = nf::read_safetensors(dir / "case-002.inputs.safetensors");
+  EXPECT_EQ(in.metadata.at("normcheck.protocol"), "2");
+  std::vector<std::string> names;
+  for (const nf::Tensor& t : in.tensors) names.push_back(t.name + " " + t.dtype);
+  EXPECT_EQ(names, (std::vector<std::string>{"dy BF16", "x BF16", "dresidual BF16", "gamma BF16", "rrms BF16"}));
+  EXPECT_EQ(in.find("rrms")->shape, std::vector<int64_t>{in.find("x")->shape[0]});
+  // from=y: y and beta for the kernel, and x for the judge's reference
+  const fs::path from_y = generate_bwd("bwd_from_y", "layernorm bwd dtype=bf16 gamma=bf16 from=y", "--cases 2");
+  const nf::TensorFile y = nf::read_safetensors(from_y / "case-001.inputs.safetensors");
+  names.clear();
+  for (const nf::Tensor& t : y.tensors) names.push_back(t.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"dy", "y", "beta", "gamma", "rstd", "x"}));
+}
+
+TEST(JudgeBackward, ANumpyBackwardPassesAndForgetting1PlusGammaIsCaught) {
+  if (run_shell("/usr/bin/python3 -c 'import numpy'").exit_code != 0)
+    GTEST_SKIP() << "/usr/bin/python3 has no numpy: install python3-numpy (scripts/setup.sh) to run this test";
+  for (const std::string spec : {std::string("layernorm bwd"), std::string(kGemmaAddBwd)}) {
+    SCOPED_TRACE(spec);
+    const fs::path dir = generate_bwd("bwd_pass", spec, "--cases 24");
+    bwd_harness(dir);
+    const CliRun run = judge(dir);
+    ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+    EXPECT_EQ(nlohmann::json::parse(run.out).at("passed"), 24);
+  }
+  const fs::path dir = generate_bwd("bwd_one_plus", kGemmaAddBwd, "--cases 24");
+  bwd_harness(dir, "forgot_one_plus_gamma");
+  const CliRun run = judge(dir);
+  ASSERT_EQ(run.exit_code, 1) << run.out << run.err;
+  const std::set<std::string> worst = failing_outputs(nlohmann::json::parse(run.out));
+  EXPECT_TRUE(worst.count("dx") || worst.count("dresidual")) << run.out;
+}
+
+TEST(JudgeBackward, DgammaSummedInBf16OverThousandsOfRowsIsCaughtAndReplays) {
+  if (run_shell("/usr/bin/python3 -c 'import numpy'").exit_code != 0)
+    GTEST_SKIP() << "/usr/bin/python3 has no numpy: install python3-numpy (scripts/setup.sh) to run this test";
+  // finite inputs: a NaN in a column makes its exact sum NaN, which hides nothing
+  const std::string rows = "--cases 4 --shape 4096x8 --domain finite";
+  const fs::path good = generate_bwd("bwd_rows", "layernorm bwd", rows);
+  bwd_harness(good);
+  const CliRun pass = judge(good);
+  EXPECT_EQ(pass.exit_code, 0) << pass.out << pass.err;
+
+  const fs::path bad = generate_bwd("bwd_rows_bf16", "layernorm bwd", rows);
+  bwd_harness(bad, "dgamma_bf16_sum");
+  const CliRun fail = judge(bad);
+  ASSERT_EQ(fail.exit_code, 1) << fail.out << fail.err;
+  const nlohmann::json doc = nlohmann::json::parse(fail.out);
+  for (const std::string& output : failing_outputs(doc)) EXPECT_TRUE(output == "dgamma" || output == "dbeta") << output;
+  std::string finding;
+  for (const auto& k : doc.at("cases"))
+    if (k.at("verdict") == "fail") finding = k.at("problem_file").get<std::string>();
+  ASSERT_FALSE(finding.empty());
+  // the problem file is the case as a kernel of the spec is given it: a table kernel replays it and passes
+  const CliRun replay = run_normcheck("check --input " + finding + " --kernel layernorm_bwd.twopass");
+  EXPECT_EQ(replay.exit_code, 0) << replay.out << replay.err;
+  EXPECT_NE(replay.out.find("layernorm_bwd.twopass"), std::string::npos) << replay.out;
+}
+
+// A backward's inputs file whose saved statistic is not normcheck's, an
+// outputs file without dgamma or with dx in another format, and a backward
+// case marked protocol version 1: bad input naming the file and the tensor.
+TEST(JudgeBackward, BadFilesAreRefusedNamingTheFileAndTheTensor) {
+  const auto prepared = [](const std::string& name) {
+    const fs::path dir = generate_bwd(name, kGemmaAddBwd, "--cases 4");
+    for (int c = 0; c < 4; ++c) {  // outputs of the right names, dtypes and shapes (values not judged here)
+      char file[64];
+      std::snprintf(file, sizeof file, "case-%03d.inputs.safetensors", c);
+      const nf::TensorFile in = nf::read_safetensors(dir / file);
+      nf::TensorFile out;
+      for (const char* t : {"dx", "dresidual"}) {
+        nf::Tensor v = *in.find("dy");
+        v.name = t;
+        out.tensors.push_back(v);
+      }
+      nf::Tensor g = *in.find("gamma");
+      g.name = "dgamma";
+      out.tensors.push_back(g);
+      nf::write_safetensors(outputs_of(dir, c), out);
+    }
+    return dir;
+  };
+  const fs::path stat = prepared("bwd_bad_stat");
+  const fs::path stat_in = stat / "case-001.inputs.safetensors";
+  nf::TensorFile in = nf::read_safetensors(stat_in);
+  in.find("rrms")->bytes[0] ^= 1;
+  nf::write_safetensors(stat_in, in);
+  expect_bad_input(stat, stat_in, {"tensor 'rrms' differs at element 0"});
+
+  const fs::path version = prepared("bwd_bad_version");
+  const fs::path version_in = version / "case-002.inputs.safetensors";
+  in = nf::read_safetensors(version_in);
+  in.metadata["normcheck.protocol"] = "1";
+  nf::write_safetensors(version_in, in);
+  expect_bad_input(version, version_in, {"protocol version 1 has no backward specs"});
+
+  const fs::path dropped = prepared("bwd_no_dgamma");
+  nf::TensorFile out = nf::read_safetensors(outputs_of(dropped, 3));
+  out.tensors.pop_back();
+  nf::write_safetensors(outputs_of(dropped, 3), out);
+  expect_bad_input(dropped, outputs_of(dropped, 3), {"no tensor 'dgamma'"});
+
+  const fs::path dtype = prepared("bwd_dx_f32");
+  out = nf::read_safetensors(outputs_of(dtype, 0));
+  nf::Tensor& dx = *out.find("dx");
+  const std::vector<double> v = nf::tensor_values(dx);
+  dx.dtype = "F32";
+  nf::set_tensor_values(dx, v);
+  nf::write_safetensors(outputs_of(dtype, 0), out);
+  expect_bad_input(dtype, outputs_of(dtype, 0), {"'dx' is F32, the spec says BF16"});
 }
 
 // A malformed inputs file is bad input naming it and what is wrong: a spec
@@ -711,6 +862,21 @@ TEST(JudgeReport, CasesOfTwoSpecsAreTwoKernelRows) {
   EXPECT_EQ(kernels.at(1).at("policy").at("spec"), gemma);
   EXPECT_EQ(kernels.at(1).at("rows"), 1);
   for (const auto& k : kernels) EXPECT_EQ(k.at("grade"), "trusted") << k.dump();
+}
+
+// One case that is bad input: exit 2 and nothing written, neither the other
+// cases' finding files nor the --report folder.
+TEST(JudgeReport, OneBadCaseWritesNothing) {
+  const fs::path dir = generate("bad_case_writes_nothing", kLlama, 24);
+  harness(dir, "broken.llama_rounds_once", "BF16", JUDGE_HARNESS_BROKEN);
+  fs::remove(outputs_of(dir, 1));
+  const fs::path out = scratch_dir() / "bad_case_report";
+  fs::remove_all(out);
+  const CliRun run = judge(dir, "--report " + out.string());
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+  EXPECT_FALSE(fs::exists(out));
+  for (const fs::directory_entry& e : fs::directory_iterator(dir))
+    EXPECT_EQ(e.path().string().find(".finding.txt"), std::string::npos) << e.path();
 }
 
 TEST(JudgeReport, AnOutFolderThatIsAFileIsBadUsageAndNothingIsWritten) {

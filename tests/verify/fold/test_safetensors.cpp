@@ -2,6 +2,8 @@
 // and each way a file can be bad is refused with its reason.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "fold/safetensors.h"
 #include "fold_files.h"
 
@@ -99,9 +101,75 @@ TEST(Safetensors, RefusesHeadersThatAreNotWellFormedJsonObjects) {
   expect_refused(ft::raw_file("[1,2]", ""), "not a JSON object");
   expect_refused(ft::raw_file(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
                               std::string(4, '\0')),
-                 "names 'a' twice");
+                 "the key \"a\" is given twice");
   std::string huge(8, '\0');
   const uint64_t n = uint64_t{1} << 40;
   std::memcpy(huge.data(), &n, 8);
   expect_refused(huge, "beyond the 100 MB limit");
+}
+
+// A shape nested tens of thousands of levels deep: the parse is bounded by the
+// depth limit, and no message serializes the value (dump() recursed once per
+// level and overflowed the stack).
+TEST(Safetensors, RefusesDeepNestingWithoutSerializingIt) {
+  const int depth = 100'000;
+  const std::string shape = std::string(depth, '[') + std::string(depth, ']');
+  expect_refused(ft::raw_file(R"({"a":{"dtype":"F32","shape":[)" + shape + R"(],"data_offsets":[0,4]}})", std::string(4, '\0')),
+                 "nested more than 64 levels deep");
+  // within the limit, a shape element that is an array is named by its type
+  expect_refused(ft::raw_file(R"({"a":{"dtype":"F32","shape":[[[1]]],"data_offsets":[0,4]}})", std::string(4, '\0')),
+                 "tensor 'a': shape holds an array of 1 element, not a non-negative integer");
+}
+
+// Duplicate detection is linear: 100,000 empty tensors (a 6 MB header, which
+// the quadratic check took over 60 s on) parse in well under the time a test has.
+TEST(Safetensors, ManyTensorsParseInLinearTime) {
+  std::string header = "{";
+  const int n = 100'000;
+  for (int i = 0; i < n; ++i)
+    header += (i ? "," : "") + std::string("\"t") + std::to_string(i) + R"(":{"dtype":"F32","shape":[0],"data_offsets":[0,0]})";
+  header += "}";
+  const auto start = std::chrono::steady_clock::now();
+  const nf::TensorFile f = nf::parse_safetensors(ft::raw_file(header, ""), "many");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(f.tensors.size(), static_cast<std::size_t>(n));
+  EXPECT_LT(seconds, 30.0);  // about 0.5 s in a release build
+}
+
+// As strict as the reference implementation: no byte order mark, no key given
+// twice at any level, a shape's byte count checked for overflow first and the
+// tensor named.
+TEST(Safetensors, RefusesWhatTheReferenceImplementationRefuses) {
+  const std::string one = R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
+  expect_refused(ft::raw_file("\xef\xbb\xbf" + one, std::string(4, '\0')), "byte order mark");
+  expect_refused(ft::raw_file(R"({"a":{"dtype":"F32","dtype":"F16","shape":[1],"data_offsets":[0,4]}})", std::string(4, '\0')),
+                 "the key \"dtype\" is given twice");
+  expect_refused(ft::raw_file(R"({"__metadata__":{"k":"1","k":"2"},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+                              std::string(4, '\0')),
+                 "the key \"k\" is given twice");
+  // 2^62 x 4 elements of 4 bytes: 2^66 bytes wraps to 0, which empty data_offsets would match
+  expect_refused(ft::raw_file(R"({"big":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})", ""),
+                 "tensor 'big': shape [4611686018427387904, 4] holds more bytes than 2^64");
+  // the message names the shape bounded, however long it is
+  std::string ones;
+  for (int i = 0; i < 1'000'000; ++i) ones += ",1";
+  expect_refused(ft::raw_file(R"({"big":{"dtype":"F32","shape":[4611686018427387904,4)" + ones + R"(],"data_offsets":[0,0]}})", ""),
+                 "shape [4611686018427387904, 4, 1, 1, 1, 1, 1, 1, ... (1000002 entries)] holds more bytes than 2^64");
+}
+
+// Names and values from the file reach a message escaped and capped.
+TEST(Safetensors, MessagesQuoteNamesEscapedAndCapped) {
+  try {
+    nf::parse_safetensors(ft::raw_file("{\"" + std::string("\\u001b]0;title\\u0007") + std::string(100'000, 'n') +
+                                           R"(":{"dtype":"X","shape":[1],"data_offsets":[0,4]}})",
+                                       std::string(4, '\0')),
+                          "test.safetensors");
+    ADD_FAILURE() << "accepted";
+  } catch (const nf::SafetensorsError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.find('\x1b'), std::string::npos);
+    EXPECT_EQ(what.find('\x07'), std::string::npos);
+    EXPECT_NE(what.find("\\x1b]0;title\\x07"), std::string::npos) << what;
+    EXPECT_LT(what.size(), 400u) << what;
+  }
 }

@@ -55,6 +55,13 @@ LayerNormFwdReference reference_layernorm_fwd(std::span<const float> x, std::spa
                                               int64_t cols, float eps,
                                               unsigned precision_bits = kDefaultPrecisionBits);
 
+// The same without affine and without its elements: mean, rstd and stats,
+// with y and xhat left empty (what a backward kernel is given as its saved
+// statistics, at a fraction of the memory).
+LayerNormFwdReference reference_layernorm_fwd_statistics(std::span<const float> x, int64_t rows,
+                                                         int64_t cols, float eps,
+                                                         unsigned precision_bits = kDefaultPrecisionBits);
+
 struct LayerNormBwdReference {
   ExactValues dx;               // rows x cols
   ExactValues dgamma, dbeta;    // cols
@@ -81,6 +88,11 @@ struct RmsNormFwdReference {
 RmsNormFwdReference reference_rmsnorm_fwd(std::span<const float> x, std::span<const float> gamma,
                                           int64_t rows, int64_t cols, float eps,
                                           unsigned precision_bits = kDefaultPrecisionBits);
+
+// rrms and stats alone (y and xhat empty), as reference_layernorm_fwd_statistics.
+RmsNormFwdReference reference_rmsnorm_fwd_statistics(std::span<const float> x, int64_t rows,
+                                                     int64_t cols, float eps,
+                                                     unsigned precision_bits = kDefaultPrecisionBits);
 
 struct RmsNormBwdReference {
   ExactValues dx;               // rows x cols

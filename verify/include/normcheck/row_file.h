@@ -5,6 +5,7 @@
 //   - decimal, hex-float (0x1.8p+3), nan, inf, -inf (case-insensitive);
 //   - `#` starts a comment that runs to the end of the line; blank lines are skipped.
 // A value outside the float range (1e39) is an error, not a silent infinity;
+// so is a token of more than 256 bytes and a file of more than 1 GiB;
 // decimals that fall below the subnormal range round to zero as strtof does.
 //
 // A row file may also hold one whole problem (a problem file): `# nc.<key>`
@@ -28,7 +29,8 @@
 // file whose statistics differ is refused rather than replayed differently.
 // Every value is written so that it reads back to the same bits
 // (format_float_exact). A file without nc. lines is a plain row file: each row
-// its own problem.
+// its own problem. A file with nc. lines must have nc.op; each nc. line holds
+// exactly what its key takes (one word, one integer, values), nothing after.
 #pragma once
 
 #include <cstdint>
@@ -60,15 +62,24 @@ struct ParsedRow {
 // Throws RowFileError with "<source>:<line>:<column>: <reason>".
 std::vector<ParsedRow> parse_rows(std::string_view text, std::string_view source);
 
-// The text of a row file; an unreadable path or a directory throws RowFileError.
+// The text of a row file (read_input_file, kMaxTextInput: 1 GiB); a path that
+// is not a readable regular file or is larger throws RowFileError.
 std::string read_row_file_text(const std::filesystem::path& path);
 
 // Reads and parses a file; an unreadable path or a file with no rows throws
-// RowFileError.
+// RowFileError, and so does a file whose values do not fit in memory.
 std::vector<ParsedRow> read_row_file(const std::filesystem::path& path);
 
+// The RowFileError of a file whose values do not fit in memory (std::bad_alloc while reading it).
+RowFileError out_of_memory(const std::filesystem::path& path);
+
+// The longest token a value may be: a float's exact decimal expansion takes
+// at most about 150 characters, its hex-float 16.
+inline constexpr std::size_t kMaxTokenBytes = 256;
+
 // Parses one float the way the row file does (used for --eps too); throws
-// std::invalid_argument with the reason.
+// std::invalid_argument with the reason (a token longer than kMaxTokenBytes
+// is refused unread).
 float parse_float_token(std::string_view token);
 
 // Formats a float so that parse_float_token gives back the same bits (hex-float
