@@ -25,11 +25,10 @@ inline constexpr int64_t kLongRowCols = int64_t{1} << 18;
 inline constexpr int kLongRowOneIn = 10;
 // One backward case in kManyRowsOneIn (not from=y) is 256 to 65536 rows of
 // d <= 64 (GenOptions::many_rows_one_in): dgamma and dbeta over a batch. Such
-// a case averages about 12k rows x 32 columns, ~0.35 s of the exact reference
-// (~1.1M elements/s), so one in 16 makes a backward campaign several times
-// slower per case (measured: 400 cases of each of the four kernels of
-// libv2_train_norms.so, seed 7, 107 s with other builds running, against
-// 10.5 s without many rows); fewer would leave a 400-case run one batch or two.
+// a case averages about 12k rows x 32 columns and takes most of a backward
+// campaign's time (measured on 2 shared cores: 100 cases of each of the four
+// kernels of libv2_train_norms.so, seed 7, 3.6 s); fewer would leave a
+// 100-case run one batch or two.
 inline constexpr int kManyRowsOneIn = 16;
 
 // The generator's options for a kernel: its op and declared domain (|x|, eps

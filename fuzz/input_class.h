@@ -67,8 +67,8 @@ struct SeverityPlan {
   double dy_mean = 0;             // a backward's dy ~ dy_mean + N(0, 1)
 };
 
-// The largest severity problem, rows x d: 2^25 elements, about 30 s of the
-// exact backward reference (~270 rows/s at d = 4096, ~1.1M elements/s).
+// The largest severity problem, rows x d: 2^25 elements (a 64k x 4096
+// backward's reference alone takes 51 s, docs/performance.md).
 inline constexpr int64_t kSeverityMaxElements = int64_t{1} << 25;
 
 struct InputClass {
