@@ -13,6 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "call_batch.h"
 #include "host/fault_signals.h"
 #include "kernel_host.h"
 #include "normcheck/guard_pages.h"
@@ -212,16 +213,17 @@ std::string detail_for(const std::string& label, const Evaluation& ev) {
 
 // A plugin's kernel: evaluate() runs here (the reference, the verdict) and
 // each call of the kernel runs in a kernel host (kernel_host.h), which
-// throws KernelCallFault for a call that did not complete.
+// reports a call that did not complete as a KernelCallFault. The cases run
+// together (call_batch.h), so that their calls cross to the host in batches.
 std::vector<CaseResult> run_hosted(const Kernel& kernel, std::span<const Problem> problems,
                                    const IsolationOptions& options) {
   std::vector<CaseResult> results(problems.size());
   EvaluateOptions eo;
   eo.bound_override = options.bound_override;
-  for (std::size_t i = 0; i < problems.size(); ++i) {
+  const auto run_one = [&](std::size_t i) {
     CaseResult& r = results[i];
     // Run twice: the host runs each call twice on copies of the same arrays
-    // and compares the outputs (one round trip a case, kernel_host.h).
+    // and compares the outputs.
     CallScope scope(options.timeout_ms, options.run_twice ? 2 : 1);
     try {
       r.evaluation = evaluate(kernel, problems[i], eo);
@@ -244,7 +246,22 @@ std::vector<CaseResult> run_hosted(const Kernel& kernel, std::span<const Problem
       r.label = fault.label;
       r.detail = fault.what();
     }
-    if (options.stop_at_first_label && !r.label.empty()) break;
+    return options.stop_at_first_label && !r.label.empty();
+  };
+  // At most a request's worth of cases at a time: each has one call in flight.
+  for (std::size_t start = 0; start < problems.size(); start += kGatheredCases) {
+    const std::size_t n = std::min<std::size_t>(kGatheredCases, problems.size() - start);
+    gather_calls(n, [&](std::size_t i) { return run_one(start + i); });
+    if (options.stop_at_first_label) {
+      // The cases after the first label are left unfinished, as one by one.
+      const auto first = std::find_if(results.begin() + static_cast<std::ptrdiff_t>(start),
+                                      results.begin() + static_cast<std::ptrdiff_t>(start + n),
+                                      [](const CaseResult& r) { return !r.label.empty(); });
+      if (first != results.begin() + static_cast<std::ptrdiff_t>(start + n)) {
+        std::fill(first + 1, results.end(), CaseResult{});
+        break;
+      }
+    }
   }
   return results;
 }

@@ -12,14 +12,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstddef>
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <map>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "call_batch.h"
 #include "host/protocol.h"
 #include "normcheck/call_buffers.h"
 #include "normcheck/guard_pages.h"
@@ -165,26 +170,30 @@ int duplicate_high(int fd) {
 // One host process: its channel, its arena and the thread relaying its output.
 class HostProcess {
  public:
+  // A call of a batch as the host answered it.
+  struct Ran {
+    CallReply reply{};
+    bool runs_differ = false;  // two runs: their outputs differ in some bit
+    std::optional<KernelCallFault> fault;
+  };
   HostProcess(const std::filesystem::path& binary, const std::filesystem::path& plugin);
   ~HostProcess();
 
   // The Hello frame, within `timeout_ms`; throws std::runtime_error with the
   // reason the library did not load.
   std::string read_hello(int timeout_ms);
-  // One call, run `runs` times (1 or 2) on copies of the arrays as they are
-  // now; the first run's outputs come back. Throws KernelCallFault. alive()
-  // says whether the host survived.
-  struct Outcome {
-    CallReply reply;
-    bool runs_differ = false;  // two runs: their outputs differ in some bit
-  };
-  Outcome call(uint32_t index, const Kernel& kernel, const KernelArgs& args, int timeout_ms, int runs);
+  // Runs a prefix of `calls` in one round trip, each call `runs` times (1
+  // or 2) on copies of its arrays as they are now (the first run's outputs
+  // come back): as many calls as the request and the arena's budget hold, at
+  // least one. Fills results[i] of each call run and returns how many ran;
+  // when a call ended the host (alive() false), it is the last of them.
+  std::size_t run(std::span<const HostCall> calls, std::span<Ran> results);
   bool alive() const { return pid_ > 0; }
 
  private:
   struct Laid {
     CallBuffer buffer;
-    std::size_t offset = 0, lead = 0, guard = 0;
+    std::size_t start = 0, lead = 0, guard = 0;  // the canary zone, the array, its guard page
   };
   void grow_arena(std::size_t bytes);
   StatusPage* status() const { return reinterpret_cast<StatusPage*>(arena_); }
@@ -194,7 +203,15 @@ class HostProcess {
   // (the socket's end, or a frame too large to be ours) or kLate.
   enum FrameRead { kRead, kEnded, kLate };
   FrameRead read_frame(std::string& frame, int64_t deadline_ns);
-  [[noreturn]] void fail_call(const std::vector<Laid>& laid);
+  // The fault the host recorded (or its exit), for the call whose arrays are
+  // `laid`; ends the host.
+  KernelCallFault fault_of(const std::vector<Laid>& laid);
+  // The guard page of a place for `bytes` (a canary zone and an array) that
+  // this batch has not taken yet.
+  std::size_t place(std::size_t bytes);
+  // A completed call's outputs back to its arrays, after its canaries and its
+  // two runs are compared.
+  void take_outputs(const std::vector<Laid>& laid, std::size_t buffers, int runs, Ran& ran) const;
 
   pid_t pid_ = -1;
   int channel_ = -1, arena_fd_ = -1;
@@ -202,7 +219,14 @@ class HostProcess {
   std::size_t arena_bytes_ = 0, page_ = 4096;
   clockid_t cpu_clock_{};
   bool cpu_clock_ok_ = false;
-  uint32_t seq_ = 0;  // the last call's number (StatusPage::request_seq)
+  uint32_t seq_ = 0;  // the last batch's number (StatusPage::request_seq)
+  // The places arrays are laid in, by their data pages (a power of two):
+  // the guard page's offset of each. They are kept from batch to batch, so
+  // that the host's guard pages stay where they are; a batch takes them in
+  // order (used_), and adds places at the arena's end (end_) when it needs more.
+  std::map<std::size_t, std::vector<std::size_t>> places_;
+  std::map<std::size_t, std::size_t> used_;
+  std::size_t end_ = 0;
   host::Watch watch_;  // of the reply
   std::atomic<bool> stop_relay_{false};
   std::thread relay_;
@@ -346,7 +370,7 @@ std::string HostProcess::read_hello(int timeout_ms) {
   throw std::runtime_error("the library exited with status " + std::to_string(WEXITSTATUS(status)) + " while loading");
 }
 
-void HostProcess::fail_call(const std::vector<Laid>& laid) {
+KernelCallFault HostProcess::fault_of(const std::vector<Laid>& laid) {
   StatusPage* s = status();
   const int sig = s->fault_signal.load();
   const int phase = sig ? s->fault_phase.load() : s->phase.load();
@@ -363,72 +387,142 @@ void HostProcess::fail_call(const std::vector<Laid>& laid) {
       const std::string array = guard > 0 && static_cast<std::size_t>(guard) <= laid.size()
                                     ? "array '" + std::string(laid[static_cast<std::size_t>(guard) - 1].buffer.name) + "'"
                                     : std::string("an array");
-      throw KernelCallFault("out_of_bounds", "access to a guard page past " + array + ": " + signal_text(sig) + when);
+      return KernelCallFault("out_of_bounds", "access to a guard page past " + array + ": " + signal_text(sig) + when);
     }
-    if (on_stack) throw KernelCallFault("crash", "stack overflow (the host's main thread has an 8 MiB stack): " + signal_text(sig) + when);
-    throw KernelCallFault("crash", signal_text(sig) + when);
+    if (on_stack) return KernelCallFault("crash", "stack overflow (the host's main thread has an 8 MiB stack): " + signal_text(sig) + when);
+    return KernelCallFault("crash", signal_text(sig) + when);
   }
-  if (WIFSIGNALED(status)) throw KernelCallFault("crash", "killed by " + signal_text(WTERMSIG(status)) + when);
-  throw KernelCallFault("crash", "the process exited with status " + std::to_string(WEXITSTATUS(status)) + when);
+  if (WIFSIGNALED(status)) return KernelCallFault("crash", "killed by " + signal_text(WTERMSIG(status)) + when);
+  return KernelCallFault("crash", "the process exited with status " + std::to_string(WEXITSTATUS(status)) + when);
 }
 
-HostProcess::Outcome HostProcess::call(uint32_t index, const Kernel& kernel, const KernelArgs& args, int timeout_ms,
-                                       int runs) {
-  const std::vector<CallBuffer> buffers = call_buffers(kernel, args);
-  if (runs < 1 || runs > 2 || runs * buffers.size() > static_cast<std::size_t>(host::kMaxBuffers))
-    throw std::logic_error("a call with more arrays or runs than the host protocol carries");
-  // Page 0 is the status page. Each run's copy of each array: a canary zone
-  // of kCanaryZoneBytes before its start (a write there is out of bounds, as
-  // evaluate()'s zones say), its end flush against a guard page of its own.
-  std::vector<Laid> laid;
-  std::size_t offset = page_;
-  for (int run = 0; run < runs; ++run)
-    for (const CallBuffer& b : buffers) {
-      const std::size_t region = (kCanaryZoneBytes + b.bytes + page_ - 1) / page_ * page_;
-      laid.push_back({b, offset, offset + region - b.bytes, offset + region});
-      offset += region + page_;
+std::size_t HostProcess::place(std::size_t bytes) {
+  const std::size_t pages = std::bit_ceil((bytes + page_ - 1) / page_);
+  std::vector<std::size_t>& kept = places_[pages];
+  std::size_t& used = used_[pages];
+  if (used == kept.size()) {
+    kept.push_back(end_ + pages * page_);
+    end_ += (pages + 1) * page_;
+  }
+  return kept[used++];
+}
+
+void HostProcess::take_outputs(const std::vector<Laid>& laid, std::size_t buffers, int runs, Ran& ran) const {
+  for (const Laid& l : laid)
+    if (!std::all_of(arena_ + l.start, arena_ + l.lead, [](unsigned char b) { return b == kCanaryByte; })) {
+      ran.fault.emplace("out_of_bounds", "a canary byte just before array '" + std::string(l.buffer.name) +
+                                             "' changed: the kernel wrote before its start");
+      return;
     }
-  grow_arena(offset);
-  CallRequest rq{};
-  rq.magic = kMagic;
-  rq.kernel = index;
-  rq.rows = args.rows;
-  rq.cols = args.cols;
-  rq.out_features = args.out_features;
-  rq.row_stride = args.row_stride;
-  rq.eps = args.eps;
-  rq.runs = static_cast<uint32_t>(runs);
-  rq.buffers = static_cast<uint32_t>(buffers.size());
-  rq.arena_bytes = arena_bytes_;
-  for (std::size_t i = 0; i < laid.size(); ++i) {
+  // The second run against the first, output by output, bit for bit.
+  if (runs == 2)
+    for (std::size_t i = 0; i < buffers; ++i) {
+      const Laid& first = laid[i];
+      const Laid& second = laid[buffers + i];
+      if (first.buffer.output && first.buffer.bytes &&
+          std::memcmp(arena_ + first.lead, arena_ + second.lead, first.buffer.bytes) != 0)
+        ran.runs_differ = true;
+    }
+  // The first run's outputs come back whole (an element left unwritten keeps
+  // the caller's fill); an input comes back only when the kernel changed it,
+  // as an in-process kernel writing its input would have.
+  for (std::size_t i = 0; i < buffers; ++i) {
     const Laid& l = laid[i];
-    std::memset(arena_ + l.lead - kCanaryZoneBytes, kCanaryByte, kCanaryZoneBytes);
-    if (l.buffer.bytes) std::memcpy(arena_ + l.lead, l.buffer.data, l.buffer.bytes);
-    BufferDesc& d = rq.buffer[i];
-    std::memcpy(d.name, l.buffer.name.data(), std::min<std::size_t>(l.buffer.name.size(), host::kNameBytes));
-    d.offset = l.lead;
-    d.bytes = l.buffer.bytes;
-    d.guard = l.guard;
-    d.output = l.buffer.output;
+    if (l.buffer.bytes && (l.buffer.output || std::memcmp(l.buffer.data, arena_ + l.lead, l.buffer.bytes) != 0))
+      std::memcpy(l.buffer.data, arena_ + l.lead, l.buffer.bytes);
+  }
+}
+
+std::size_t HostProcess::run(std::span<const HostCall> calls, std::span<Ran> results) {
+  // Each run's copy of each array: a canary zone of kCanaryZoneBytes before
+  // its start (a write there is out of bounds, as evaluate()'s zones say),
+  // its end flush against a guard page of its own. A batch takes calls while
+  // their places stay within kBatchBytes (the first call always): a batch of
+  // wide rows then takes a few round trips, which cost little beside its
+  // calls, and the arena (memory the host keeps) stays small.
+  constexpr std::size_t kBatchBytes = std::size_t{32} << 20;
+  if (end_ == 0) end_ = host::arrays_offset(page_);
+  used_.clear();
+  std::vector<std::vector<Laid>> laid;
+  std::vector<std::size_t> buffer_counts;
+  std::size_t batch_bytes = 0;
+  for (const HostCall& c : calls) {
+    if (laid.size() == host::kMaxCalls || (!laid.empty() && batch_bytes > kBatchBytes)) break;
+    const std::vector<CallBuffer> buffers = call_buffers(*c.kernel, *c.args);
+    if (c.runs < 1 || c.runs > 2 || c.runs * buffers.size() > static_cast<std::size_t>(host::kMaxBuffers))
+      throw std::logic_error("a call with more arrays or runs than the host protocol carries");
+    std::vector<Laid>& call = laid.emplace_back();
+    for (int run = 0; run < c.runs; ++run)
+      for (const CallBuffer& b : buffers) {
+        const std::size_t guard = place(kCanaryZoneBytes + b.bytes);
+        call.push_back({b, guard - b.bytes - kCanaryZoneBytes, guard - b.bytes, guard});
+        batch_bytes += kCanaryZoneBytes + b.bytes;
+      }
+    buffer_counts.push_back(buffers.size());
+  }
+  grow_arena(end_);
+  auto* rq = reinterpret_cast<host::BatchRequest*>(arena_ + host::kRequestOffset);
+  rq->magic = kMagic;
+  rq->calls = static_cast<uint32_t>(laid.size());
+  rq->arena_bytes = arena_bytes_;
+  uint32_t total_runs = 0;
+  for (std::size_t c = 0; c < laid.size(); ++c) {
+    const HostCall& call = calls[c];
+    host::CallRequest& r = rq->call[c];
+    std::memset(static_cast<void*>(&r), 0, offsetof(host::CallRequest, buffer));
+    r.kernel = call.index;
+    r.runs = static_cast<uint32_t>(call.runs);
+    r.buffers = static_cast<uint32_t>(buffer_counts[c]);
+    r.eps = call.args->eps;
+    r.rows = call.args->rows;
+    r.cols = call.args->cols;
+    r.out_features = call.args->out_features;
+    r.row_stride = call.args->row_stride;
+    total_runs += r.runs;
+    for (std::size_t i = 0; i < laid[c].size(); ++i) {
+      const Laid& l = laid[c][i];
+      std::memset(arena_ + l.start, kCanaryByte, kCanaryZoneBytes);
+      if (l.buffer.bytes) std::memcpy(arena_ + l.lead, l.buffer.data, l.buffer.bytes);
+      BufferDesc& d = r.buffer[i];
+      d = BufferDesc{};
+      std::memcpy(d.name, l.buffer.name.data(), std::min<std::size_t>(l.buffer.name.size(), host::kNameBytes));
+      d.start = l.start;
+      d.offset = l.lead;
+      d.bytes = l.buffer.bytes;
+      d.guard = l.guard;
+      d.output = l.buffer.output;
+    }
   }
   // The request through the status page (host/protocol.h).
   StatusPage* sp = status();
-  std::memcpy(static_cast<void*>(&sp->request), &rq, sizeof rq);
   sp->runs_started.store(0);
+  sp->calls_done.store(0);
   if (++seq_ == host::kFaulted) seq_ = 1;  // 0 is the page's start, kFaulted the fault handler's
   const uint32_t seq = seq_;
   sp->request_seq.store(seq);
   if (sp->host_sleeps.load()) host::futex_wake(sp->request_seq);
 
-  // The watchdog: the host's CPU time since the run in progress started, so
-  // that a machine busy with other work (or --jobs above its cores) gives no
-  // false hang; wall-clock time only as a backstop for a call that sleeps or
-  // blocks.
+  // The call a run of the batch belongs to (runs count from 1).
+  const auto call_of_run = [&](uint32_t run) {
+    for (std::size_t c = 0; c < laid.size(); ++c) {
+      if (run <= static_cast<uint32_t>(calls[c].runs)) return c;
+      run -= static_cast<uint32_t>(calls[c].runs);
+    }
+    return laid.size() - 1;
+  };
+  // The call that ended the host: the one in progress, else the next one
+  // (the last one when all had returned).
+  const auto ended_at = [&] {
+    return std::min<std::size_t>(sp->calls_done.load(), laid.size() - 1);
+  };
+  // The watchdog, per run: the host's CPU time since the run in progress
+  // started, so that a machine busy with other work (or --jobs above its
+  // cores) gives no false hang; wall-clock time only as a backstop for a
+  // call that sleeps or blocks.
   int64_t cpu0 = cpu_clock_ok_ ? now_ns(cpu_clock_) : -1;
   int64_t wall0 = now_ns(CLOCK_MONOTONIC);
   uint32_t run_timed = 0;
-  const int64_t cpu_limit = int64_t{timeout_ms} * 1000000;
-  const int64_t wall_limit = 10 * cpu_limit + int64_t{10} * 1000000000;
+  std::size_t failed = laid.size();  // the call that ended the host, if one did
   // The watch ends at any change: the reply, or the fault handler's kFaulted.
   watch_.watch(sp->reply_seq, seq - 1);
   for (bool slept = false;;) {
@@ -437,7 +531,11 @@ HostProcess::Outcome HostProcess::call(uint32_t index, const Kernel& kernel, con
       if (slept) watch_.slept();
       break;
     }
-    if (seen == host::kFaulted) fail_call(laid);
+    if (seen == host::kFaulted) {
+      failed = ended_at();
+      results[failed].fault = fault_of(laid[failed]);
+      break;
+    }
     sp->normcheck_sleeps.store(1);
     if (sp->reply_seq.load() == seen) host::futex_wait(sp->reply_seq, seen, 10);
     sp->normcheck_sleeps.store(0);
@@ -448,55 +546,53 @@ HostProcess::Outcome HostProcess::call(uint32_t index, const Kernel& kernel, con
     }
     // The host never writes to the socket after its greeting: readable means it ended.
     pollfd p{channel_, POLLIN, 0};
-    if (poll(&p, 1, 0) != 0) fail_call(laid);
-    if (const uint32_t started = sp->runs_started.load(); started > run_timed && started <= rq.runs) {
+    if (poll(&p, 1, 0) != 0) {
+      failed = ended_at();
+      results[failed].fault = fault_of(laid[failed]);
+      break;
+    }
+    if (const uint32_t started = sp->runs_started.load(); started > run_timed && started <= total_runs) {
       // The host's own count, which a kernel could write: at most one restart per run.
       if (run_timed > 0) cpu0 = cpu_clock_ok_ ? now_ns(cpu_clock_) : -1, wall0 = now_ns(CLOCK_MONOTONIC);
       run_timed = started;
     }
+    const std::size_t timed = call_of_run(std::max<uint32_t>(run_timed, 1));
+    const int timeout_ms = calls[timed].timeout_ms;
+    const int64_t cpu_limit = int64_t{timeout_ms} * 1000000;
+    const int64_t wall_limit = 10 * cpu_limit + int64_t{10} * 1000000000;
     const int64_t cpu = cpu_clock_ok_ ? now_ns(cpu_clock_) - cpu0 : -1;
     const int64_t wall = now_ns(CLOCK_MONOTONIC) - wall0;
     if (cpu > cpu_limit || (!cpu_clock_ok_ && wall > cpu_limit)) {
       end();
-      throw KernelCallFault("hang", "the kernel call used more than " + std::to_string(timeout_ms) + " ms of CPU time");
+      failed = timed;
+      results[failed].fault.emplace("hang", "the kernel call used more than " + std::to_string(timeout_ms) + " ms of CPU time");
+      break;
     }
     if (wall > wall_limit) {
       end();
-      throw KernelCallFault("hang", "the kernel call did not return within " + std::to_string(wall_limit / 1000000000) +
-                                        " s (it used " + std::to_string(std::max<int64_t>(cpu, 0) / 1000000) +
-                                        " ms of CPU time: it sleeps or waits)");
+      failed = timed;
+      results[failed].fault.emplace("hang", "the kernel call did not return within " +
+                                                std::to_string(wall_limit / 1000000000) + " s (it used " +
+                                                std::to_string(std::max<int64_t>(cpu, 0) / 1000000) +
+                                                " ms of CPU time: it sleeps or waits)");
+      break;
     }
   }
-  Outcome outcome;
-  std::memcpy(&outcome.reply, static_cast<const void*>(&sp->reply), sizeof outcome.reply);
-  if (outcome.reply.magic != kMagic) {
-    end();
-    throw KernelCallFault("crash", "the kernel host's reply was garbled (the kernel wrote to memory it was not given)");
-  }
-  for (const Laid& l : laid) {
-    if (!std::all_of(arena_ + l.lead - kCanaryZoneBytes, arena_ + l.lead,
-                     [](unsigned char b) { return b == kCanaryByte; }))
-      throw KernelCallFault("out_of_bounds", "a canary byte just before array '" + std::string(l.buffer.name) +
-                                                 "' changed: the kernel wrote before its start");
-  }
-  // The second run against the first, output by output, bit for bit.
-  if (runs == 2)
-    for (std::size_t i = 0; i < buffers.size(); ++i) {
-      const Laid& first = laid[i];
-      const Laid& second = laid[buffers.size() + i];
-      if (first.buffer.output && first.buffer.bytes &&
-          std::memcmp(arena_ + first.lead, arena_ + second.lead, first.buffer.bytes) != 0)
-        outcome.runs_differ = true;
+  // The calls before the one that ended the host returned: theirs are
+  // judged as any call's.
+  const auto* replies = reinterpret_cast<const CallReply*>(arena_ + host::kReplyOffset);
+  for (std::size_t c = 0; c < std::min(failed, laid.size()); ++c) {
+    Ran& ran = results[c];
+    std::memcpy(&ran.reply, static_cast<const void*>(&replies[c]), sizeof ran.reply);
+    if (ran.reply.magic != kMagic) {
+      // The kernel wrote to memory it was not given: nothing after it is trusted.
+      end();
+      ran.fault.emplace("crash", "the kernel host's reply was garbled (the kernel wrote to memory it was not given)");
+      return c + 1;
     }
-  // The first run's outputs come back whole (an element left unwritten keeps
-  // the caller's fill); an input comes back only when the kernel changed it,
-  // as an in-process kernel writing its input would have.
-  for (std::size_t i = 0; i < buffers.size(); ++i) {
-    const Laid& l = laid[i];
-    if (l.buffer.bytes && (l.buffer.output || std::memcmp(l.buffer.data, arena_ + l.lead, l.buffer.bytes) != 0))
-      std::memcpy(l.buffer.data, arena_ + l.lead, l.buffer.bytes);
+    take_outputs(laid[c], buffer_counts[c], calls[c].runs, ran);
   }
-  return outcome;
+  return failed < laid.size() ? failed + 1 : laid.size();
 }
 
 // ---- CallScope ----
@@ -507,6 +603,7 @@ CallScope::CallScope(int timeout, int runs_per_call)
 }
 CallScope::~CallScope() { t_scope = outer_; }
 CallScope* CallScope::current() { return t_scope; }
+CallScope* CallScope::exchange_current(CallScope* scope) { return std::exchange(t_scope, scope); }
 
 // ---- HostedPlugin ----
 
@@ -553,44 +650,68 @@ std::string HostedPlugin::load_fp_change() const {
   return before_ == after_ ? std::string() : host::describe_fp_change(before_, after_);
 }
 
-void HostedPlugin::call(uint32_t index, const Kernel& kernel, const KernelArgs& args) {
-  std::unique_ptr<HostProcess> host;
+std::unique_ptr<HostProcess> HostedPlugin::take_host() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!idle_.empty()) {
-      host = std::move(idle_.back());
+      std::unique_ptr<HostProcess> host = std::move(idle_.back());
       idle_.pop_back();
+      return host;
     }
   }
-  if (!host) {
-    // A host like the first: the library must load the same way again.
-    try {
-      host = start_host();
-      const std::string frame = host->read_hello(load_timeout_ms_);
-      Hello hello{};
-      if (frame.size() < sizeof hello) throw std::runtime_error("the kernel host sent a short greeting");
-      std::memcpy(&hello, frame.data(), sizeof hello);
-      if (hello.magic != kMagic || hello.refused || hello.count != listing_.size())
-        throw std::runtime_error("the library did not load as it did the first time");
-    } catch (const std::runtime_error& e) {
-      throw KernelCallFault("crash", std::string("starting a kernel host for the call failed: ") + e.what());
-    }
-  }
-  CallScope* scope = CallScope::current();
+  // A host like the first: the library must load the same way again.
   try {
-    const HostProcess::Outcome outcome =
-        host->call(index, kernel, args, scope ? scope->timeout_ms : 2000, scope ? scope->runs : 1);
-    if (scope && outcome.reply.fp_changed) scope->fp_change = host::describe_fp_change(after_, outcome.reply.during);
-    if (scope && outcome.runs_differ) scope->runs_differ = true;
-  } catch (const KernelCallFault&) {
-    if (host->alive()) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      idle_.push_back(std::move(host));
-    }
-    throw;
+    std::unique_ptr<HostProcess> host = start_host();
+    const std::string frame = host->read_hello(load_timeout_ms_);
+    Hello hello{};
+    if (frame.size() < sizeof hello) throw std::runtime_error("the kernel host sent a short greeting");
+    std::memcpy(&hello, frame.data(), sizeof hello);
+    if (hello.magic != kMagic || hello.refused || hello.count != listing_.size())
+      throw std::runtime_error("the library did not load as it did the first time");
+    return host;
+  } catch (const std::runtime_error& e) {
+    throw KernelCallFault("crash", std::string("starting a kernel host for the call failed: ") + e.what());
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  idle_.push_back(std::move(host));
+}
+
+std::vector<HostCallResult> HostedPlugin::run_calls(std::span<const HostCall> calls) {
+  std::vector<HostCallResult> results(calls.size());
+  if (calls.empty()) return results;
+  std::unique_ptr<HostProcess> host;
+  try {
+    host = take_host();
+  } catch (const KernelCallFault& fault) {
+    results[0].ran = true;
+    results[0].fault = fault;
+    return results;
+  }
+  std::vector<HostProcess::Ran> ran(calls.size());
+  for (std::size_t next = 0; next < calls.size() && host->alive();) {
+    const std::size_t n = host->run(calls.subspan(next), std::span(ran).subspan(next));
+    for (std::size_t i = next; i < next + n; ++i) {
+      HostCallResult& r = results[i];
+      r.ran = true;
+      r.fault = std::move(ran[i].fault);
+      r.runs_differ = ran[i].runs_differ;
+      if (!r.fault && ran[i].reply.fp_changed) r.fp_change = host::describe_fp_change(after_, ran[i].reply.during);
+    }
+    next += n;
+  }
+  if (host->alive()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    idle_.push_back(std::move(host));
+  }
+  return results;
+}
+
+void HostedPlugin::call(uint32_t index, const Kernel& kernel, const KernelArgs& args) {
+  CallScope* scope = CallScope::current();
+  const HostCall call{index, &kernel, &args, scope ? scope->timeout_ms : 2000, scope ? scope->runs : 1};
+  HostCallResult result;
+  if (!park_call(*this, call, result)) result = run_calls(std::span(&call, 1))[0];
+  if (result.fault) throw *result.fault;
+  if (scope && !result.fp_change.empty()) scope->fp_change = result.fp_change;
+  if (scope && result.runs_differ) scope->runs_differ = true;
 }
 
 // ---- rows ----

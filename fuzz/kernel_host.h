@@ -6,20 +6,25 @@
 // arithmetic, output or exit code.
 //
 // A HostedPlugin starts a host by exec, in a process group of its own, with
-// a load timeout, and reads the kernels the library lists. A call
-// (RemoteKernelFn, kernel.h) lays the call's arrays out in memory shared with
-// a host, each ending flush against a page the host makes inaccessible for
-// the call with a canary zone before it, waits with a watchdog on the host's
-// CPU time (and a wall-clock backstop), and copies the outputs back. A call
-// that cannot complete throws KernelCallFault with its label; the host is
-// ended with its process group and the next call starts a fresh one. Calls
-// on several threads at once each get a host of their own.
+// a load timeout, and reads the kernels the library lists. Calls go to a host
+// in batches (HostedPlugin::run_calls; a RemoteKernelFn's call, kernel.h, is
+// a batch of one unless call_batch.h gathers it with others): each call's
+// arrays are laid out in memory shared with the host, each ending flush
+// against a page the host makes inaccessible with a canary zone before it;
+// the host runs the calls in order and answers once, while normcheck watches
+// each run with a watchdog on the host's CPU time (and a wall-clock
+// backstop), then copies each call's outputs back. A call that cannot
+// complete has a KernelCallFault with its label; a crash or hang ends the
+// host with its process group, and the calls after it start a fresh one.
+// Calls on several threads at once each get a host of their own.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -60,12 +65,34 @@ class CallScope {
   std::string fp_change;
 
   static CallScope* current();
+  // Makes `scope` the innermost one and returns the one it replaces: each
+  // fiber of a batch (call_batch.h) has its own chain of scopes.
+  static CallScope* exchange_current(CallScope* scope);
 
  private:
   CallScope* outer_;
 };
 
 class HostProcess;
+
+// One call of a batch: entry `index` of the plugin on `args`' arrays (its
+// outputs are written back there), with the settings of the CallScope it was
+// made in.
+struct HostCall {
+  uint32_t index = 0;
+  const Kernel* kernel = nullptr;
+  const KernelArgs* args = nullptr;
+  int timeout_ms = 2000;
+  int runs = 1;
+};
+
+// What came of a call of a batch (CallScope's fields, for that call).
+struct HostCallResult {
+  bool ran = false;                       // false: an earlier call of its batch ended the host first
+  std::optional<KernelCallFault> fault;   // the call did not complete
+  bool runs_differ = false;
+  std::string fp_change;
+};
 
 // One library, loaded in hosts for the rest of the process.
 class HostedPlugin {
@@ -90,11 +117,21 @@ class HostedPlugin {
   // words; empty when nothing. Its kernels run in the state it set.
   std::string load_fp_change() const;
 
-  // Runs entry `index` (RemoteKernelFn's call). Throws KernelCallFault.
+  // Runs entry `index` (RemoteKernelFn's call) with the innermost
+  // CallScope's settings, reporting to it: in a fiber of gather_calls()
+  // (call_batch.h) as part of its batch, otherwise as a batch of one. Throws
+  // KernelCallFault.
   void call(uint32_t index, const Kernel& kernel, const KernelArgs& args);
+
+  // Runs `calls` in order in one host, in as few round trips as the arena
+  // holds, and returns a result for each. A crash or hang ends the host and
+  // the batch there: the calls after it are not run (ran false).
+  std::vector<HostCallResult> run_calls(std::span<const HostCall> calls);
 
  private:
   std::unique_ptr<HostProcess> start_host() const;
+  // An idle host, or a new one; throws KernelCallFault when it cannot start.
+  std::unique_ptr<HostProcess> take_host();
   std::filesystem::path path_;
   int load_timeout_ms_;
   std::vector<Entry> listing_;

@@ -100,11 +100,13 @@ void forward_rows(Out& out, ExactValues& r_out, ExactValues* mean_out, Norm norm
   auto x_row = [&](int64_t i) { return x.subspan(static_cast<std::size_t>(i) * cols, cols); };
   // The fast phase decides most rows; its outputs are the correct roundings,
   // so they are the MPFR path's (reference_fast.h). Rows in contiguous chunks
-  // on the kernels' thread pool: each row's outputs depend on that row alone,
-  // so the result does not depend on the thread count. The MPFR path then
-  // takes the undecided rows on this thread.
+  // on the kernels' thread pool (from simd::kParallelCheckElements on): each
+  // row's outputs depend on that row alone, so the result does not depend on
+  // the thread count. The MPFR path then takes the undecided rows on this thread.
   std::vector<char> decided(rows, 0);
-  const int64_t chunks = std::min<int64_t>(rows, 4 * simd::thread_count());
+  const int64_t chunks = rows * cols < simd::kParallelCheckElements
+                             ? 1
+                             : std::min<int64_t>(rows, 4 * simd::thread_count());
   simd::parallel_for(chunks, [&](int64_t c) {
     thread_local fast::ForwardRow fast_row;  // as backward_rows' scratch
     for (int64_t i = rows * c / chunks; i < rows * (c + 1) / chunks; ++i)
@@ -204,8 +206,11 @@ void backward_rows(Out& out, Norm norm, std::span<const float> dy, std::span<con
   };
   const bool layer = norm == Norm::layer;
   std::vector<char> decided(rows, 0);
-  // One chunk per thread: each holds a partial sum of every column.
-  const int64_t chunks = std::min<int64_t>(rows, simd::thread_count());
+  // One chunk per thread (from simd::kParallelCheckElements on, as the
+  // forward's): each holds a partial sum of every column.
+  const int64_t chunks = rows * cols < simd::kParallelCheckElements
+                             ? std::min<int64_t>(rows, 1)
+                             : std::min<int64_t>(rows, simd::thread_count());
   std::vector<fast::ColumnSums> partial;
   partial.reserve(chunks);
   for (int64_t c = 0; c < chunks; ++c) partial.emplace_back(cols);

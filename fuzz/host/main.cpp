@@ -6,8 +6,8 @@
 // here and nowhere else. It loads the library, reports the kernels it lists
 // and the floating-point control state before and after loading, then runs
 // calls on request on the main thread (its usual 8 MiB stack), each array of
-// the call ending flush against a page made inaccessible for the call. A
-// fault is recorded in the status page (which phase, whether the address lay
+// the call ending flush against a page made inaccessible, a batch of calls
+// per request (protocol.h). A fault is recorded in the status page (which phase, whether the address lay
 // in a guard page or just below the stack) before the host exits.
 #include <poll.h>
 #include <pthread.h>
@@ -18,7 +18,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstddef>
 #include <cstring>
+#include <iterator>
 #include <exception>
 #include <optional>
 #include <deque>
@@ -98,9 +100,10 @@ void append(std::string& out, const T& value) {
 
 unsigned char* g_arena = nullptr;
 std::size_t g_arena_bytes = 0;
-// The arena offsets of the pages now inaccessible. They stay so from one
-// call to the next while the layout does not change (a case runs twice, and
-// shapes repeat), so that a call costs no mprotect.
+// The arena offsets of the pages now inaccessible, sorted. A guard page stays
+// so from one batch to the next until an array of a later batch lies on it:
+// normcheck places a batch's arrays where the last batch's were, so that a
+// batch costs mprotect only for the places it adds.
 std::vector<uint64_t> g_protected;
 
 void map_arena(std::size_t bytes) {
@@ -131,67 +134,104 @@ uint32_t wait_for_request(uint32_t last) {
   }
 }
 
+// The batch's arrays accessible and their guard pages not: the pages of the
+// protected set that an array (or its canary zone) now lies on are opened,
+// the guards not yet protected are closed.
+void lay_guards(const BatchRequest& rq) {
+  std::vector<uint64_t> guards, opened;
+  for (uint32_t c = 0; c < rq.calls; ++c) {
+    const CallRequest& call = rq.call[c];
+    for (uint32_t i = 0; i < call.runs * call.buffers; ++i) {
+      const BufferDesc& b = call.buffer[i];
+      guards.push_back(b.guard);
+      for (auto p = std::lower_bound(g_protected.begin(), g_protected.end(), b.start / g_page * g_page);
+           p != g_protected.end() && *p < b.guard; ++p)
+        opened.push_back(*p);
+    }
+  }
+  std::sort(guards.begin(), guards.end());
+  guards.erase(std::unique(guards.begin(), guards.end()), guards.end());
+  std::sort(opened.begin(), opened.end());
+  opened.erase(std::unique(opened.begin(), opened.end()), opened.end());
+  for (const uint64_t page : opened)
+    if (mprotect(g_arena + page, g_page, PROT_READ | PROT_WRITE) != 0) _exit(4);
+  std::vector<uint64_t> kept;
+  std::set_difference(g_protected.begin(), g_protected.end(), opened.begin(), opened.end(), std::back_inserter(kept));
+  for (const uint64_t page : guards)
+    if (!std::binary_search(kept.begin(), kept.end(), page) && mprotect(g_arena + page, g_page, PROT_NONE) != 0)
+      _exit(4);
+  g_protected.clear();
+  std::set_union(kept.begin(), kept.end(), guards.begin(), guards.end(), std::back_inserter(g_protected));
+}
+
+// A copy of the request: the kernels share the arena and could change it under us.
+BatchRequest g_request;
+
 [[noreturn]] void serve(const std::vector<Kernel>& rows, FpControl loaded) {
   uint32_t last = 0;
+  const uint64_t arrays = arrays_offset(g_page);
   for (;;) {
     last = wait_for_request(last);
-    // A copy: the kernel shares the page and could change the request under us.
-    CallRequest rq;
-    std::memcpy(static_cast<void*>(&rq), &g_status->request, sizeof rq);
-    if (rq.magic != kMagic || rq.kernel >= rows.size() || rq.runs < 1 || rq.runs > 2 ||
-        rq.runs * rq.buffers > kMaxBuffers)
-      _exit(3);
+    const auto* shared = reinterpret_cast<const BatchRequest*>(g_arena + kRequestOffset);
+    std::memcpy(static_cast<void*>(&g_request), shared, offsetof(BatchRequest, call));
+    BatchRequest& rq = g_request;
+    if (rq.magic != kMagic || rq.calls < 1 || rq.calls > kMaxCalls) _exit(3);
+    std::memcpy(static_cast<void*>(rq.call), shared->call, rq.calls * sizeof(CallRequest));
     if (rq.arena_bytes > g_arena_bytes) map_arena(rq.arena_bytes);
-    const uint32_t total = rq.runs * rq.buffers;
-    std::vector<uint64_t> guards;
-    for (uint32_t i = 0; i < total; ++i) {
-      const BufferDesc& b = rq.buffer[i];
-      if (b.offset + b.bytes > g_arena_bytes || b.guard + g_page > g_arena_bytes || b.guard % g_page != 0) _exit(3);
-      g_guard_lo[i] = reinterpret_cast<uintptr_t>(g_arena + b.guard);
-      g_guard_hi[i] = g_guard_lo[i] + g_page;
-      guards.push_back(b.guard);
+    for (uint32_t c = 0; c < rq.calls; ++c) {
+      const CallRequest& call = rq.call[c];
+      if (call.kernel >= rows.size() || call.runs < 1 || call.runs > 2 || call.runs * call.buffers > kMaxBuffers)
+        _exit(3);
+      for (uint32_t i = 0; i < call.runs * call.buffers; ++i) {
+        const BufferDesc& b = call.buffer[i];
+        if (b.start < arrays || b.start > b.offset || b.offset + b.bytes > b.guard || b.guard + g_page > g_arena_bytes ||
+            b.guard % g_page != 0)
+          _exit(3);
+      }
     }
-    // The layout's guard pages inaccessible, the previous layout's others not.
-    std::sort(guards.begin(), guards.end());
-    for (const uint64_t page : g_protected)
-      if (!std::binary_search(guards.begin(), guards.end(), page) &&
-          mprotect(g_arena + page, g_page, PROT_READ | PROT_WRITE) != 0)
-        _exit(4);
-    for (const uint64_t page : guards)
-      if (!std::binary_search(g_protected.begin(), g_protected.end(), page) &&
-          mprotect(g_arena + page, g_page, PROT_NONE) != 0)
-        _exit(4);
-    g_protected = guards;
-    g_guards = static_cast<int>(total);
-    bool fp_changed = false;
-    FpControl during = loaded;
-    for (uint32_t run = 0; run < rq.runs; ++run) {
-      KernelArgs args;
-      args.rows = rq.rows;
-      args.cols = rq.cols;
-      args.out_features = rq.out_features;
-      args.row_stride = rq.row_stride;
-      args.eps = rq.eps;
-      for (uint32_t i = run * rq.buffers; i < (run + 1) * rq.buffers; ++i) {
-        const BufferDesc& b = rq.buffer[i];
-        if (!bind_call_buffer(args, std::string(b.name, strnlen(b.name, kNameBytes)), g_arena + b.offset)) _exit(3);
+    lay_guards(rq);
+    auto* replies = reinterpret_cast<CallReply*>(g_arena + kReplyOffset);
+    uint32_t runs_started = 0;
+    for (uint32_t c = 0; c < rq.calls; ++c) {
+      const CallRequest& call = rq.call[c];
+      const uint32_t total = call.runs * call.buffers;
+      for (uint32_t i = 0; i < total; ++i) {
+        g_guard_lo[i] = reinterpret_cast<uintptr_t>(g_arena + call.buffer[i].guard);
+        g_guard_hi[i] = g_guard_lo[i] + g_page;
+      }
+      g_guards = static_cast<int>(total);
+      bool fp_changed = false;
+      FpControl during = loaded;
+      for (uint32_t run = 0; run < call.runs; ++run) {
+        KernelArgs args;
+        args.rows = call.rows;
+        args.cols = call.cols;
+        args.out_features = call.out_features;
+        args.row_stride = call.row_stride;
+        args.eps = call.eps;
+        for (uint32_t i = run * call.buffers; i < (run + 1) * call.buffers; ++i) {
+          const BufferDesc& b = call.buffer[i];
+          if (!bind_call_buffer(args, std::string_view(b.name, strnlen(b.name, kNameBytes)), g_arena + b.offset))
+            _exit(3);
+        }
+        write_fp_control(loaded);
+        g_status->runs_started.store(++runs_started);
+        g_status->phase.store(kInCall);
+        try {
+          invoke(rows[call.kernel], args);
+        } catch (...) {
+          _exit(3);  // invoke() throws only on a row whose function has the wrong type: not the kernel's doing
+        }
+        g_status->phase.store(kIdle);
+        const FpControl after_run = read_fp_control();
+        if (!(after_run == loaded) && !fp_changed) fp_changed = true, during = after_run;
       }
       write_fp_control(loaded);
-      g_status->runs_started.store(run + 1);
-      g_status->phase.store(kInCall);
-      try {
-        invoke(rows[rq.kernel], args);
-      } catch (...) {
-        _exit(3);  // invoke() throws only on a row whose function has the wrong type: not the kernel's doing
-      }
-      g_status->phase.store(kIdle);
-      const FpControl after_run = read_fp_control();
-      if (!(after_run == loaded) && !fp_changed) fp_changed = true, during = after_run;
+      g_guards = 0;
+      const CallReply reply{kMagic, fp_changed ? 1u : 0u, during};
+      std::memcpy(static_cast<void*>(&replies[c]), &reply, sizeof reply);
+      g_status->calls_done.store(c + 1);
     }
-    write_fp_control(loaded);
-    g_guards = 0;
-    const CallReply reply{kMagic, fp_changed ? 1u : 0u, during};
-    std::memcpy(static_cast<void*>(&g_status->reply), &reply, sizeof reply);
     g_status->reply_seq.store(last);
     if (g_status->normcheck_sleeps.load()) futex_wake(g_status->reply_seq);
   }

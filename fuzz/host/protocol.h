@@ -2,14 +2,20 @@
 //
 // The host is started by exec with three descriptors: kChannelFd, a stream
 // socket, and kArenaFd, a memfd of shared memory holding the status page
-// (page 0) and the call's arrays. Its stdout and stderr are a pipe normcheck
+// (page 0), a batch's request and replies (from kRequestOffset) and the
+// calls' arrays (after them). Its stdout and stderr are a pipe normcheck
 // reads and shows as the plugin's output.
 //
 //   host -> normcheck, on the socket: one frame (a uint32 length, then the
 //     bytes): Hello, then the ListedKernel entries or the reason it refused;
-//   then calls through the status page (StatusPage: a CallRequest, a
-//     CallReply), until normcheck closes the socket or ends the host's
-//     process group. The socket's end tells each side the other is gone.
+//   then batches of calls (BatchRequest, one CallReply per call), announced
+//     through the status page, until normcheck closes the socket or ends the
+//     host's process group. The socket's end tells each side the other is gone.
+//
+// A batch is one round trip for many calls (AFL's persistent mode has the
+// same cost model): the host runs its calls in order and answers once, and
+// says in the status page which call it is in, so that a crash, a hang or an
+// access to a guard page is the call's own, never its batch's.
 //
 // Everything the host sends or writes can also have been written by the
 // plugin it loaded: normcheck checks each field's range and treats a message
@@ -32,7 +38,9 @@ namespace normcheck::host {
 
 inline constexpr int kChannelFd = 3;
 inline constexpr int kArenaFd = 4;
-inline constexpr uint32_t kMagic = 0x6e63686fu;  // "ncho"
+// Changes with the protocol, so that a host of another build (NORMCHECK_KERNEL_HOST)
+// is refused at its greeting: "nch2", the version with batches.
+inline constexpr uint32_t kMagic = 0x6e636832u;
 inline constexpr uint32_t kMaxFrame = 16u << 20;
 // The host's exit status after it recorded a fault in the status page.
 inline constexpr int kFaultExit = 86;
@@ -58,34 +66,45 @@ struct ListedKernel {
   uint32_t name_bytes, spec_bytes, domain_bytes;
 };
 
-// The arrays of one request: each run's own (normcheck/call_buffers.h has at
+// The arrays of one call: each run's own (normcheck/call_buffers.h has at
 // most 13 for one call), for up to two runs.
 inline constexpr int kMaxBuffers = 32;
 inline constexpr int kNameBytes = 16;
 
 // One array of the call (normcheck/call_buffers.h names them). Its bytes lie
 // at [offset, offset + bytes) of the arena, ending flush against the page at
-// `guard`, which the host makes inaccessible for the call.
+// `guard`, which the host makes inaccessible (and keeps so while no array of
+// a later batch lies on it: normcheck reuses a layout's places).
+// [start, offset) is the canary zone normcheck checks; the host keeps
+// [start, guard) accessible.
 struct BufferDesc {
   char name[kNameBytes];
-  uint64_t offset, bytes, guard;
+  uint64_t start, offset, bytes, guard;
   uint32_t output;
   uint32_t reserved;
 };
 
-// One request runs the kernel `runs` times (1 or 2), run r on its own copy
-// of the arrays, buffer[r * buffers, (r + 1) * buffers): normcheck compares the
-// two runs' outputs bit for bit (a case runs twice, fuzz/isolation.h), and
-// sends both in one request so that a case costs one round trip.
+// One call runs the kernel `runs` times (1 or 2), run r on its own copy of
+// the arrays, buffer[r * buffers, (r + 1) * buffers): normcheck compares the
+// two runs' outputs bit for bit (a case runs twice, fuzz/isolation.h).
 struct CallRequest {
-  uint32_t magic;
   uint32_t kernel;  // its index in the Hello's list
-  int64_t rows, cols, out_features, row_stride;
-  float eps;
   uint32_t runs;
   uint32_t buffers;  // per run
-  uint64_t arena_bytes;  // the arena's size now (it grows between calls)
+  float eps;
+  int64_t rows, cols, out_features, row_stride;
   BufferDesc buffer[kMaxBuffers];
+};
+
+// The calls of one round trip, at kRequestOffset of the arena; their
+// replies follow at reply_offset(). A campaign's batch is 64 cases, each at
+// one call at a time (fuzz/call_batch.h).
+inline constexpr uint32_t kMaxCalls = 64;
+struct BatchRequest {
+  uint32_t magic;
+  uint32_t calls;
+  uint64_t arena_bytes;  // the arena's size now (it grows between batches)
+  CallRequest call[kMaxCalls];
 };
 
 struct CallReply {
@@ -94,20 +113,31 @@ struct CallReply {
   FpControl during;     // the state the first such run left
 };
 
+inline constexpr uint64_t kRequestOffset = 4096;  // page 0 is the status page
+inline constexpr uint64_t kReplyOffset = kRequestOffset + sizeof(BatchRequest);
+// Where the arrays may start: past the replies, rounded up to a page.
+inline uint64_t arrays_offset(uint64_t page) {
+  return (kReplyOffset + kMaxCalls * sizeof(CallReply) + page - 1) / page * page;
+}
+
 enum Phase : int32_t { kLoading = 1, kIdle = 2, kInCall = 3 };
 
-// Page 0 of the arena: the call in flight and, after a fault, where it came.
-// A call: normcheck writes `request`, then sets request_seq to a new number;
-// the host copies the request, runs it, writes `reply` and sets reply_seq to
-// the same number. Each side watches the other's number for a while (Watch,
-// below), then sleeps on it in FUTEX_WAIT; each wakes the other with
-// FUTEX_WAKE when it sleeps. The host's fault handler fills the fault fields and sets
-// reply_seq to kFaulted before the host exits.
+// Page 0 of the arena: the batch in flight and, after a fault, where it came.
+// A batch: normcheck writes the BatchRequest, sets calls_done and
+// runs_started to 0, then sets request_seq to a new number; the host copies
+// the request, runs its calls in order (before each run it adds one to
+// runs_started; after each call it writes the call's reply and adds one to
+// calls_done), then sets reply_seq to the same number. Each side watches
+// the other's number for a while (Watch, below), then sleeps on it in
+// FUTEX_WAIT; each wakes the other with FUTEX_WAKE when it sleeps. The host's
+// fault handler fills the fault fields and sets reply_seq to kFaulted before
+// the host exits: the call that faulted is calls_done's (phase kInCall), or
+// the host was between calls (kIdle), after calls_done calls had returned.
 struct StatusPage {
   std::atomic<int32_t> phase;
   std::atomic<int32_t> fault_signal;    // 0: none
   std::atomic<int32_t> fault_phase;     // the phase when it came
-  std::atomic<int32_t> fault_in_guard;  // 1 + the index of the array whose guard page the address lay in; 0: none
+  std::atomic<int32_t> fault_in_guard;  // 1 + the index of the call's array whose guard page the address lay in; 0: none
   std::atomic<int32_t> fault_on_stack;  // ... just below the lowest address the main stack may use
   std::atomic<uint64_t> fault_address;
   std::atomic<uint32_t> request_seq, reply_seq;
@@ -117,11 +147,11 @@ struct StatusPage {
   // the number before it reads the flag (all sequentially consistent), so a
   // wake-up is never missed.
   std::atomic<uint32_t> host_sleeps, normcheck_sleeps;
-  std::atomic<uint32_t> runs_started;  // of the request in flight: the watchdog times each run
-  CallRequest request;
-  CallReply reply;
+  // Of the batch in flight: the runs started (the watchdog times each run)
+  // and the calls whose reply is written.
+  std::atomic<uint32_t> runs_started, calls_done;
 };
-static_assert(sizeof(StatusPage) <= 4096, "the status page is one page");
+static_assert(sizeof(StatusPage) <= kRequestOffset, "the status page is one page");
 
 inline constexpr uint32_t kFaulted = 0xffffffffu;
 

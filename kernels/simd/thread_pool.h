@@ -31,6 +31,15 @@ void set_thread_count(int threads);
 int64_t min_parallel_elements();
 void set_min_parallel_elements(int64_t elements);
 
+// Checking a kernel's outputs (the exact reference's fast phase, the verdict's
+// tally) costs far more per element than a kernel: the forward reference
+// alone about 27 ns (9,200 rows of 4096 a CPU second, issue 42), so from
+// 2^14 elements (about 0.4 ms of work) spreading it over the pool pays for
+// waking the workers (tens of microseconds), while a campaign's small cases
+// (a few rows of tens of elements) stay on the caller. The results do not
+// depend on it.
+inline constexpr int64_t kParallelCheckElements = int64_t{1} << 14;
+
 // Runs task(context, i) for i in [0, tasks). Runs serially on the caller when
 // there is one task, one thread, or the pool is busy with another caller (a
 // kernel called from several threads at once, or from inside a task).

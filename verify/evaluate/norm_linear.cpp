@@ -55,7 +55,7 @@ void evaluate_norm_linear(const OpRun& run, Evaluation& ev) {
   const NormLinearReference& ref = (given ? *given : own).norm_linear;
 
   const auto cols = static_cast<std::size_t>(p.cols);
-  tally_rows(ev, run.options.nonfinite, p.rows, [&](Tally& tally, int64_t row) {
+  tally_rows(ev, run.options.nonfinite, p.rows, p.cols + p.out_features, [&](Tally& tally, int64_t row) {
     const RowStats& s = ref.stats[static_cast<std::size_t>(row)];
     if (!row_checked(k.op, s)) return;
     const Bound b = run.bound(row_condition(s));

@@ -188,7 +188,7 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
                      quant_position(q.cast.format, quantized_code(q, exact / s)));
   };
 
-  tally_rows(ev, run.options.nonfinite, p.rows, [&](Tally& tally, int64_t row) {
+  tally_rows(ev, run.options.nonfinite, p.rows, p.cols, [&](Tally& tally, int64_t row) {
     const auto r = static_cast<std::size_t>(row);
     if (spec.add)
       for (std::size_t i = r * cols; i < (r + 1) * cols; ++i)

@@ -86,14 +86,16 @@ class Tally {
 // non-finite convention.
 void merge_tally(Evaluation& ev, const Evaluation& part);
 
-// check_row(tally, row) for every row, in contiguous chunks of rows on the
-// kernels' thread pool, each into its own Evaluation, merged in row order:
-// the same figures and the same worst element as one Tally over the rows in
-// order (Tally keeps the first element of the largest ratio), for every
-// thread count.
+// check_row(tally, row) for every row, each checking `row_elements`
+// elements, in contiguous chunks of rows on the kernels' thread pool, each
+// into its own Evaluation, merged in row order: the same figures and the same
+// worst element as one Tally over the rows in order (Tally keeps the first
+// element of the largest ratio), for every thread count. Fewer elements than
+// simd::kParallelCheckElements run on this thread.
 template <class CheckRow>
-void tally_rows(Evaluation& ev, NonFinite rule, int64_t rows, const CheckRow& check_row) {
-  const int64_t chunks = std::min<int64_t>(rows, 4 * simd::thread_count());
+void tally_rows(Evaluation& ev, NonFinite rule, int64_t rows, int64_t row_elements, const CheckRow& check_row) {
+  const int64_t chunks =
+      rows * row_elements < simd::kParallelCheckElements ? 1 : std::min<int64_t>(rows, 4 * simd::thread_count());
   if (chunks <= 1) {
     Tally tally(ev, rule);
     for (int64_t row = 0; row < rows; ++row) check_row(tally, row);

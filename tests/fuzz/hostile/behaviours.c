@@ -25,6 +25,13 @@
  *   HOSTILE_CALL_RECURSES          recurses until the stack runs out
  *   HOSTILE_CALL_CORRUPTS_HEAP     writes past the end of a block it malloc'd, then frees it
  *   HOSTILE_CALL_LATE_THREAD_FAULT leaves a detached thread that writes through a null pointer 20 ms later
+ * In one kernel call, the one whose number in its process (1, 2, ...) the
+ * environment variable HOSTILE_AT_CALL names:
+ *   HOSTILE_CALL_AT                what HOSTILE_AT_WHAT names: crash (writes through a null
+ *                                  pointer), hang (spins), ftz (sets FTZ and DAZ and leaves them
+ *                                  set), past_end (writes one element past the end of y),
+ *                                  unwritten (puts y[0] back to normcheck's poison 0x7fa5a5a5),
+ *                                  wrong (adds 1 to y[0])
  * While unloading (the destructor):
  *   HOSTILE_DTOR_EXITS             _exit(0)
  *   HOSTILE_DTOR_SEGV              writes through a null pointer
@@ -38,6 +45,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -151,9 +159,32 @@ static void* fault_later(void* unused) {
 }
 #endif
 
+#ifdef HOSTILE_CALL_AT
+static void at_one_call(float* y, int64_t count) {
+  static long calls = 0;
+  const char* at = getenv("HOSTILE_AT_CALL");
+  const char* what = getenv("HOSTILE_AT_WHAT");
+  if (!at || !what || ++calls != atol(at)) return;
+  if (strcmp(what, "crash") == 0) write_through_null();
+  if (strcmp(what, "hang") == 0)
+    for (volatile unsigned long spins = 0;; spins = spins + 1) {
+    }
+  if (strcmp(what, "ftz") == 0) _mm_setcsr(_mm_getcsr() | 0x8040);
+  if (strcmp(what, "past_end") == 0) ((volatile float*)y)[count] = 0;
+  if (strcmp(what, "unwritten") == 0 && count > 0) {
+    const unsigned poison = 0x7fa5a5a5u;
+    memcpy(&y[0], &poison, sizeof poison);
+  }
+  if (strcmp(what, "wrong") == 0 && count > 0) y[0] += 1.0f;
+}
+#endif
+
 void hostile_on_call(float* y, int64_t count) {
   (void)y;
   (void)count;
+#ifdef HOSTILE_CALL_AT
+  at_one_call(y, count);
+#endif
 #ifdef HOSTILE_CALL_WRONG
   if (count > 0) y[0] += 1.0f;
 #endif
