@@ -37,6 +37,9 @@ props::GenOptions generator_options(const Kernel& k) {
   const bool forward_reference = spec.direction == Direction::fwd || spec.from_y;
   o.long_d = forward_reference ? std::min(kLongRowCols, kSpecReferenceMaxCols) : kLongRowCols;
   o.long_one_in = kLongRowOneIn;
+  // Batches of many rows for a backward that reads x: one from y needs the
+  // exact forward of every row too, tens of times the cost of its backward.
+  o.many_rows_one_in = spec.from_y ? 0 : kManyRowsOneIn;
   return o;
 }
 

@@ -23,6 +23,13 @@ namespace normcheck::fuzz {
 // 1010 keeps them to about a tenth of a campaign.
 inline constexpr int64_t kLongRowCols = int64_t{1} << 18;
 inline constexpr int kLongRowOneIn = 10;
+// One backward case in kManyRowsOneIn (not from=y) is 256 to 65536 rows of
+// d <= 64 (GenOptions::many_rows_one_in): dgamma and dbeta over a batch. Such
+// a case averages about 12k rows x 32 columns and takes most of a backward
+// campaign's time (measured on 2 shared cores: 100 cases of each of the four
+// kernels of libv2_train_norms.so, seed 7, 3.6 s); fewer would leave a
+// 100-case run one batch or two.
+inline constexpr int kManyRowsOneIn = 16;
 
 // The generator's options for a kernel: its op and declared domain (|x|, eps
 // and d stay inside it), non-finite inputs only when it says the kernel

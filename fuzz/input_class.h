@@ -35,6 +35,7 @@ namespace normcheck::fuzz {
 struct RowFacts {
   Op op{};
   int64_t d = 0;
+  int64_t rows = 1;              // of the whole problem (a backward's dgamma and dbeta sum over them)
   float eps = 0;
   bool nonfinite = false;        // a NaN or inf in the row's x or dy, or in gamma, beta, W or b
   bool overflow16 = false;       // a 16-bit kernel: the row's exact main output (y or dx) beyond the format's largest finite
@@ -60,7 +61,15 @@ struct SeverityPlan {
   std::vector<double> sigma = {1.0};
   bool inf_in_first_row = false;  // x[0][d/2] = +inf: the non-finite class
   float gamma = 0;                // every gamma this value; 0: drawn 1 + 0.25 N(0,1) (beta 0.25 N(0,1))
+  // Rows per problem, crossed with d (empty: kSeverityRows), leaving out the
+  // shapes of more than kSeverityMaxElements elements.
+  std::vector<int64_t> rows = {};
+  double dy_mean = 0;             // a backward's dy ~ dy_mean + N(0, 1)
 };
+
+// The largest severity problem, rows x d: 2^25 elements (a 64k x 4096
+// backward's reference alone takes 51 s, docs/performance.md).
+inline constexpr int64_t kSeverityMaxElements = int64_t{1} << 25;
 
 struct InputClass {
   std::string_view id;    // stable: JSON "class", the corpus files' notes

@@ -356,6 +356,20 @@ HostProcess::FrameRead HostProcess::read_frame(std::string& frame, int64_t deadl
   return read_exact(frame.data(), n);
 }
 
+// A call's CPU-time limit: its timeout_ms for up to 2^20 elements, growing in
+// proportion beyond that. A kernel's work is linear in its elements, so a
+// 32768 x 768 batch of severity rows (24 times 2^20) is given 24 times the
+// timeout, and a kernel that never returns is a hang at every size.
+namespace {
+int64_t call_limit_ms(const HostCall& call) {
+  const KernelArgs& a = *call.args;
+  const uint64_t width = static_cast<uint64_t>(std::max<int64_t>({a.cols, a.out_features, 1}));
+  const uint64_t elements = static_cast<uint64_t>(std::max<int64_t>(a.rows, 1)) * width;
+  const uint64_t units = std::max<uint64_t>(1, (elements + (uint64_t{1} << 20) - 1) >> 20);
+  return int64_t{std::max(1, call.timeout_ms)} * static_cast<int64_t>(units);
+}
+}  // namespace
+
 std::string HostProcess::read_hello(int timeout_ms) {
   std::string frame;
   const FrameRead r = read_frame(frame, now_ns(CLOCK_MONOTONIC) + int64_t{timeout_ms} * 1000000);
@@ -557,15 +571,15 @@ std::size_t HostProcess::run(std::span<const HostCall> calls, std::span<Ran> res
       run_timed = started;
     }
     const std::size_t timed = call_of_run(std::max<uint32_t>(run_timed, 1));
-    const int timeout_ms = calls[timed].timeout_ms;
-    const int64_t cpu_limit = int64_t{timeout_ms} * 1000000;
+    const int64_t limit_ms = call_limit_ms(calls[timed]);
+    const int64_t cpu_limit = limit_ms * 1000000;
     const int64_t wall_limit = 10 * cpu_limit + int64_t{10} * 1000000000;
     const int64_t cpu = cpu_clock_ok_ ? now_ns(cpu_clock_) - cpu0 : -1;
     const int64_t wall = now_ns(CLOCK_MONOTONIC) - wall0;
     if (cpu > cpu_limit || (!cpu_clock_ok_ && wall > cpu_limit)) {
       end();
       failed = timed;
-      results[failed].fault.emplace("hang", "the kernel call used more than " + std::to_string(timeout_ms) + " ms of CPU time");
+      results[failed].fault.emplace("hang", "the kernel call used more than " + std::to_string(limit_ms) + " ms of CPU time");
       break;
     }
     if (wall > wall_limit) {

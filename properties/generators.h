@@ -73,6 +73,12 @@ struct GenOptions {
   // ties the row's absolute maximum (quant_gen.cpp, draw_quantized).
   std::optional<Quantization> quant;
   Weight weight = Weight::gamma;
+  // Backward problems of many rows: with many_rows_one_in > 0, one backward
+  // problem in many_rows_one_in is N rows, N log-uniform in [256,
+  // many_rows_max], of d uniform in [1, 64] (inside the kernel's d range):
+  // dgamma and dbeta summed over a batch's rows, kept cheap by the short rows.
+  int many_rows_one_in = 0;
+  int64_t many_rows_max = 65536;
 };
 
 // The options of a kernel of the table: its op and declared domain (|x|,

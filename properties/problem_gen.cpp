@@ -163,6 +163,14 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
     p.cols = std::clamp<int64_t>(static_cast<int64_t>(std::exp2(std::uniform_real_distribution<double>(lo, hi)(rng))),
                                  max_d + 1, long_cap);
   }
+  const bool backward = opts.op == Op::layernorm_bwd || opts.op == Op::rmsnorm_bwd;
+  const bool many_rows =
+      backward && opts.many_rows_one_in > 0 && rng() % static_cast<uint64_t>(opts.many_rows_one_in) == 0;
+  if (many_rows) {
+    const double hi = std::log2(static_cast<double>(std::max<int64_t>(opts.many_rows_max, 256)));
+    p.rows = static_cast<int64_t>(std::exp2(std::uniform_real_distribution<double>(8, hi)(rng)));
+    p.cols = std::clamp<int64_t>(1 + static_cast<int64_t>(rng() % 64), std::min(opts.range.min_d, max_d), max_d);
+  }
   // The caller's shapes, when given, replace the rows and d drawn above.
   if (!opts.shapes.empty()) std::tie(p.rows, p.cols) = opts.shapes[rng() % opts.shapes.size()];
   p.eps = opts.eps ? *opts.eps : draw_eps(rng, opts.range.min_eps);
@@ -171,8 +179,36 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
 
   const double limit = max_abs_x(opts.range, p.cols);
   const bool nonfinite = opts.nonfinite && opts.range.handles_nonfinite;
-  const bool backward = opts.op == Op::layernorm_bwd || opts.op == Op::rmsnorm_bwd;
+  // A batch of many rows: activations with a mean per channel and a gradient
+  // with a mean per channel, x_ij = m_j + N(0, 1), dy_ij = b_j + N(0, 1),
+  // m_j ~ N(0, 4), b_j ~ N(0.5, 1/4), so that each column's dy xhat and dy
+  // have a mean and dgamma and dbeta grow with the rows, as a real batch's do.
+  std::vector<double> channel_x, channel_dy;
+  if (many_rows) {
+    std::normal_distribution<double> n01(0, 1);
+    for (int64_t j = 0; j < p.cols; ++j) {
+      channel_x.push_back(2 * n01(rng));
+      channel_dy.push_back(0.5 + 0.5 * n01(rng));
+    }
+  }
+  const auto channel_row = [&](const std::vector<double>& mean) {
+    std::normal_distribution<double> n01(0, 1);
+    std::vector<float> row(static_cast<std::size_t>(p.cols));
+    for (std::size_t j = 0; j < row.size(); ++j)
+      row[j] = static_cast<float>(std::clamp(mean[j] + n01(rng), -limit, limit));
+    return row;
+  };
   for (int64_t r = 0; r < p.rows; ++r) {
+    if (many_rows) {
+      const auto x = channel_row(channel_x), dy = channel_row(channel_dy);
+      p.x.insert(p.x.end(), x.begin(), x.end());
+      p.dy.insert(p.dy.end(), dy.begin(), dy.end());
+      if (opts.residual) {
+        const auto res = channel_row(std::vector<double>(static_cast<std::size_t>(p.cols), 0.0));
+        p.residual.insert(p.residual.end(), res.begin(), res.end());
+      }
+      continue;
+    }
     RowFamily family;
     do family = static_cast<RowFamily>(rng() % kRowFamilyCount);
     while (opts.nonconstant && family == RowFamily::constant);

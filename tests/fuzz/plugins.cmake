@@ -54,7 +54,12 @@ fuzz_test(fuzz_broken_hang libbroken_hang.so hang 150)
 fuzz_test(fuzz_broken_nondeterministic libbroken_nondeterministic.so nondeterministic)
 fuzz_test(fuzz_broken_writes_input libbroken_writes_input.so writes_input)
 fuzz_test(fuzz_broken_batch_variant libbroken_batch_variant.so batch_variant)
-fuzz_test(fuzz_broken_bwd_wrong_projection libbroken_bwd_wrong_projection.so accuracy)
+# Caught within 30 cases (seed 7: three input classes), before the first
+# many-rows batch, whose finding (shrunk, with its severity rows) costs about
+# 30 s; the nightly run fuzzes 400 cases.
+fuzz_test(fuzz_broken_bwd_wrong_projection libbroken_bwd_wrong_projection.so accuracy 30)
+fuzz_test(fuzz_broken_bwd_wrong_projection_nightly libbroken_bwd_wrong_projection.so accuracy)
+set_tests_properties(fuzz_broken_bwd_wrong_projection_nightly PROPERTIES LABELS nightly TIMEOUT 600)
 fuzz_test(fuzz_broken_bwd_skips_dbeta libbroken_bwd_skips_dbeta.so unwritten_output)
 
 # The loader's refusals: `normcheck list --plugin X` exits 2 with the reason.
@@ -118,6 +123,43 @@ fuzz_test(fuzz_v2_quant_broken_fp8_amax_unrounded libv2_quant_broken_fp8_amax_un
 fuzz_test(fuzz_v2_quant_broken_int8_divides libv2_quant_broken_int8_divides.so quantization 640)
 fuzz_test(fuzz_v2_quant_broken_int8_ties_away libv2_quant_broken_int8_ties_away.so quantization)
 fuzz_test(fuzz_v2_quant_broken_int8_clamps_at_127 libv2_quant_broken_int8_clamps_at_127.so quantization)
+# Version-2 training backwards (examples/plugin/v2_train_norms.c: Liger-Kernel's
+# llama mode, Apex's two-stage dgamma, flash-attention's fused add, Gemma's
+# 1 + gamma; docs/plugins.md "Training backwards") and their twins
+# (broken/v2_train_broken.c), each declaring its original's spec. Seed 7: the
+# clean plugin has no finding at 100 cases (every case judged, about six of
+# each kernel's a batch of 256-65536 rows: one in kManyRowsOneIn = 16,
+# fuzz/case_gen.h); the statistics, dresidual and 1 + gamma twins are caught
+# as accuracy within 30 cases (in 3 or 4 input classes), before the first
+# batch. dgamma kept in one bf16 sum over the rows is caught only on a batch
+# (the many_rows class) and is found within 60 cases; shrinking the batch and
+# running its severity rows (N = 4096 and 32768 at d = 768) take about 30 s of
+# that test. A many-rows finding costs each twin as much, so the CI runs stop
+# before the first batch where they can; the nightly runs fuzz 400 cases of
+# each (findings in up to a dozen classes, up to 140 s each on 2 loaded cores).
+fuzz_test(fuzz_v2_train_clean libv2_train_norms.so "" 100)
+fuzz_test(fuzz_v2_train_broken_stats_in_bf16 libv2_train_broken_stats_in_bf16.so accuracy 30)
+fuzz_test(fuzz_v2_train_broken_forgets_dresidual libv2_train_broken_forgets_dresidual.so accuracy 30)
+fuzz_test(fuzz_v2_train_broken_forgets_one_plus libv2_train_broken_forgets_one_plus.so accuracy 30)
+# dgamma summed in bf16 over the rows stagnates once the sum's bf16 spacing
+# passes its terms: the many-rows finding's severity row at N = 32768 must
+# itself fail its bound (at least 1x), which a call timed out as a hang (the
+# watchdog's limit grows with the call's elements) or a pass would not give.
+add_test(NAME fuzz_v2_train_broken_dgamma_summed_in_bf16
+  COMMAND ${CMAKE_COMMAND} -DNORMCHECK=$<TARGET_FILE:normcheck>
+    -DPLUGIN=${plugin_dir}/libv2_train_broken_dgamma_summed_in_bf16.so -DLABEL=accuracy -DCASES=60
+    -DCORPUS=${CMAKE_CURRENT_BINARY_DIR}/corpus/fuzz_v2_train_broken_dgamma_summed_in_bf16
+    -DSEVERITY_CLASS=many_rows "-DSEVERITY_ROW=N = 32768, " -DSEVERITY_AT_LEAST=1
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_fuzz.cmake)
+set_tests_properties(fuzz_v2_train_broken_dgamma_summed_in_bf16 PROPERTIES LABELS unit TIMEOUT 300
+  FIXTURES_REQUIRED fuzz_plugins)
+fuzz_test(fuzz_v2_train_clean_nightly libv2_train_norms.so "")
+set(train_nightly fuzz_v2_train_clean_nightly)
+foreach(defect stats_in_bf16 forgets_dresidual forgets_one_plus dgamma_summed_in_bf16)
+  fuzz_test(fuzz_v2_train_broken_${defect}_nightly libv2_train_broken_${defect}.so accuracy)
+  list(APPEND train_nightly fuzz_v2_train_broken_${defect}_nightly)
+endforeach()
+set_tests_properties(${train_nightly} PROPERTIES LABELS nightly TIMEOUT 600)
 set(fused_kernels "")
 foreach(norm rmsnorm layernorm)
   foreach(variant add add_1pg)
