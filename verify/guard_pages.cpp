@@ -1,4 +1,5 @@
 #include "normcheck/guard_pages.h"
+#include "normcheck/huge_pages.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -35,6 +36,7 @@ PageGuardedBlock::PageGuardedBlock(std::size_t bytes) {
     munmap(mapping_, mapping_bytes_);
     throw std::runtime_error("PageGuardedBlock: mprotect failed");
   }
+  advise_huge_pages(usable_, usable_bytes_);  // before the caller's first write
   for (int i = 0; i < kSlots; ++i) {
     bool expected = false;
     if (g_ranges[i].used.compare_exchange_strong(expected, true)) {

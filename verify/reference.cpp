@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "normcheck/huge_pages.h"
 #include "reference_fast.h"
 #include "reference_mp.h"
 #include "simd/thread_pool.h"
@@ -47,7 +48,9 @@ void require_len(const char* fn, const char* name, std::span<const float> v, std
               std::to_string(n) + (optional ? " (or 0 for none)" : ""));
 }
 
-ExactValues sized(std::size_t n) { return {std::vector<double>(n), std::vector<float>(n)}; }
+// The arrays of n exact values (of a problem's every element: the largest
+// arrays of a judgement), advised for huge pages before their first touch.
+ExactValues sized(std::size_t n) { return {large_vector<double>(n), large_vector<float>(n)}; }
 
 template <class R>  // mp::Roundings or fast::Roundings
 void put(ExactValues& out, std::size_t i, R v) {

@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "normcheck/float_format.h"
+#include "normcheck/huge_pages.h"
 
 namespace normcheck::evaluation {
 
@@ -12,7 +13,7 @@ uint16_t sentinel16(DType t) { return t == DType::bf16 ? kSentinelBf16 : kSentin
 
 Readback read(const FloatArray& a) {
   Readback r;
-  r.values.resize(a.size());
+  r.values = large_vector<float>(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
     r.values[i] = a[i];
     r.unwritten |= std::bit_cast<uint32_t>(a[i]) == kSentinel32;
@@ -23,7 +24,7 @@ Readback read(const FloatArray& a) {
 Readback read(const HalfArray& a, DType t) {
   const uint16_t sentinel = sentinel16(t);
   Readback r;
-  r.values.resize(a.size());
+  r.values = large_vector<float>(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
     r.values[i] = from_16(t, a[i]);
     r.unwritten |= a[i] == sentinel;
