@@ -1,6 +1,7 @@
 #include "identify.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "case_gen.h"
@@ -18,8 +19,8 @@ const PolicyVerdict& Identification::declared_verdict() const {
 
 Identification identify(const Kernel& kernel, int64_t cases, uint64_t seed, int64_t max_d) {
   const OpSpec declared = spec_of(kernel);
-  if (declared.direction != Direction::fwd || declared.linear)
-    throw std::invalid_argument("identify: " + std::string(kernel.name) + " is not a forward norm kernel");
+  if (declared.linear)
+    throw std::invalid_argument("identify: " + std::string(kernel.name) + " is not a norm kernel (a norm followed by a Linear)");
   Identification id;
   id.kernel = std::string(kernel.name);
   id.declared = declared;
@@ -51,7 +52,9 @@ Identification identify(const Kernel& kernel, int64_t cases, uint64_t seed, int6
       for (PolicyVerdict& v : id.policies)
         if (to_text(v.policy) == fit.spec) {
           v.outside += fit.outside;
-          v.exact_math_ulp = std::max(v.exact_math_ulp, fit.exact_math_ulp);
+          // NaN: a backward policy, which has no result of its own (evaluate.h, PolicyFit)
+          v.exact_math_ulp = std::isnan(fit.exact_math_ulp) ? fit.exact_math_ulp
+                                                            : std::max(v.exact_math_ulp, fit.exact_math_ulp);
         }
   }
   return id;
