@@ -10,6 +10,16 @@
 #include "normcheck/spec_policy.h"
 
 namespace normcheck::fuzz {
+namespace {
+
+// The rows of identify's largest batch: 64 partials of the 64-row blocks
+// the training examples declare (reduce=block:64:P), where a partial's
+// format shows, and far past the rows after which a bf16 running sum stops
+// growing: at S >= 256 t half its spacing reaches a term t (8 significant
+// bits), some 512 rows of terms near 0.5.
+constexpr int64_t kMaxManyRows = 4096;
+
+}  // namespace
 
 const PolicyVerdict& Identification::declared_verdict() const {
   for (const PolicyVerdict& v : policies)
@@ -31,6 +41,9 @@ Identification identify(const Kernel& kernel, int64_t cases, uint64_t seed, int6
   // they round, and fuzz and check judge those rows.
   props::GenOptions gen = generator_options(kernel);
   gen.max_d = max_d;
+  // Every candidate's checks run on each problem (a backward's 16 to 72):
+  // a backward's batches of many rows (campaign.cpp) stop at kMaxManyRows.
+  gen.many_rows_max = std::min(gen.many_rows_max, kMaxManyRows);
   gen.nonfinite = false;
   gen.eps = 1e-6f;
   const rc::Gen<Problem> problems = props::gen_problem(gen);

@@ -464,6 +464,26 @@ std::vector<OpSpec> candidate_policies(const OpSpec& spec) {
   return candidate_policies_fwd(spec, t);
 }
 
+bool policy_within(const OpSpec& inner, const OpSpec& outer) {
+  if (inner.direction != Direction::bwd || outer.direction != Direction::bwd) return false;
+  // the same spec but for the words a backward candidate chooses (candidate_policies_bwd)
+  const auto interface = [](OpSpec s) {
+    s.round = {};
+    s.acc.reset();
+    if (s.reduce) s.reduce->partial = DType::f32;
+    return s;
+  };
+  if (!(interface(inner) == interface(outer))) return false;
+  const auto within = [](std::optional<DType> a, std::optional<DType> b) { return !a || a == b; };
+  for (std::size_t p = 0; p < kRoundingPointCount; ++p)
+    if (!within(inner.round[p], outer.round[p])) return false;
+  const auto partial = [](const OpSpec& s) -> std::optional<DType> {
+    if (!s.reduce || s.reduce->partial == DType::f32) return std::nullopt;
+    return s.reduce->partial;
+  };
+  return within(inner.acc, outer.acc) && within(partial(inner), partial(outer));
+}
+
 std::vector<OpSpec> cast_variants(const OpSpec& spec) {
   if (!spec.quant) return {};
   std::vector<OpSpec> out;

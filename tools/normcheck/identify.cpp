@@ -149,10 +149,23 @@ int run_identify(const IdentifyArgs& args) {
                   id.exact_math_ulp);
       std::printf("  policies its outputs are consistent with (ULP: the policy's own y against exact math):\n");
     }
+    // Backward policies nest (spec_policy.h, policy_within): one that only
+    // adds words to another consistent one admits these outputs by that
+    // alone, so it is counted, not listed (the declared one always is).
+    const auto implied = [&](const fuzz::PolicyVerdict& v) {
+      for (const fuzz::PolicyVerdict& w : id.policies)
+        if (w.consistent() && !(w.policy == v.policy) && policy_within(w.policy, v.policy)) return true;
+      return false;
+    };
     bool any = false;
+    int64_t more = 0;
     for (const fuzz::PolicyVerdict& v : id.policies) {
       if (!v.consistent()) continue;
       any = true;
+      if (!(v.policy == id.declared) && implied(v)) {
+        ++more;
+        continue;
+      }
       char figure[32] = "-";  // NaN: a backward policy, no result of its own
       if (!std::isnan(v.exact_math_ulp)) std::snprintf(figure, sizeof figure, "%.3g", v.exact_math_ulp);
       std::printf("    %-8s %s%s%s%s\n", figure, to_text(v.policy).c_str(),
@@ -160,6 +173,9 @@ int run_identify(const IdentifyArgs& args) {
                   v.name.c_str());
     }
     if (!any) std::printf("    none\n");
+    if (more > 0)
+      std::printf("    and %lld more, each with words added to one above (wider allowances)\n",
+                  static_cast<long long>(more));
   }
   return exit_code(tallies(ids), all ? kExitOk : kExitFinding, "problems");
 }

@@ -16,6 +16,7 @@
 #include "normcheck/op_spec.h"
 #include "normcheck/spec_policy.h"
 #include "op.h"
+#include "simd/thread_pool.h"
 #include "tensor.h"
 
 namespace normcheck::evaluation {
@@ -24,17 +25,23 @@ namespace {
 // Every candidate policy of `spec` (spec_policy.h, candidate_policies) held
 // to the kernel's outputs by `tally_as`, the checks that judge the spec
 // itself, with the candidate's words in place of the spec's: each fit counts
-// the elements outside the candidate's allowances. A backward policy has no
-// result of its own to set against exact math (its allowances are around
-// exact math), so its figure is NaN.
+// the elements outside the candidate's allowances. The candidates are
+// independent (each its own Tally on the same read-only outputs and
+// reference), so they run on the kernels' thread pool; the counts do not
+// depend on it. A backward policy has no result of its own to set against
+// exact math (its allowances are around exact math), so its figure is NaN.
 template <class TallyAs>
 void fit_policies(const OpSpec& spec, NonFinite rule, const TallyAs& tally_as, Evaluation& ev) {
-  for (const OpSpec& policy : candidate_policies(spec)) {
+  const std::vector<OpSpec> policies = candidate_policies(spec);
+  std::vector<int64_t> outside(policies.size());
+  simd::parallel_for(static_cast<int64_t>(policies.size()), [&](int64_t c) {
     Evaluation scratch;
     Tally tally(scratch, rule);
-    tally_as(tally, policy, nullptr);
-    ev.policy_fits.push_back({to_text(policy), tally.outside(), std::numeric_limits<double>::quiet_NaN()});
-  }
+    tally_as(tally, policies[static_cast<std::size_t>(c)], nullptr);
+    outside[static_cast<std::size_t>(c)] = tally.outside();
+  });
+  for (std::size_t c = 0; c < policies.size(); ++c)
+    ev.policy_fits.push_back({to_text(policies[c]), outside[c], std::numeric_limits<double>::quiet_NaN()});
 }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {

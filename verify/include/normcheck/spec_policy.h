@@ -108,6 +108,16 @@ PolicyCheck check_policy(const OpSpec& spec, const SpecAdmissible& admissible, c
 // followed by a Linear.
 std::vector<OpSpec> candidate_policies(const OpSpec& spec);
 
+// Whether `outer` admits every output `inner` admits, on every problem: two
+// backward policies of one spec where `outer` rounds wherever `inner` does,
+// to the same format, and keeps its sums (acc=) and partials (reduce=) in
+// 16 bits wherever `inner` does. Each backward word only widens the
+// allowances (evaluate/backward_spec.cpp: every perturbation adds terms and
+// grows coefficients), so the admitted sets nest: a kernel that follows
+// `inner` is consistent with `outer` too. A forward policy's range is the
+// rounding of its own values, which do not nest: false for forward policies.
+bool policy_within(const OpSpec& inner, const OpSpec& outer);
+
 // The spec with its quantization's cast done each other way a kernel may do
 // it, one change at a time: int8's other tie rule and other lowest code, the
 // other way to apply the scale (inverse or divide), fp8 with or without
