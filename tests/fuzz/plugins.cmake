@@ -204,6 +204,14 @@ identify_test(identify_v2_quant_norms libv2_quant_norms.so 96
 identify_test(identify_v2_quant_skips_y_rounding libv2_quant_broken_fp8_skips_y_rounding.so 96
   "broken.fp8_skips_y_rounding=0=-")
 identify_test(identify_v2_llama_rounds_once libv2_broken_llama_rounds_once.so 24 "broken.llama_rounds_once=0=one rounding")
+# the training backwards: each consistent with its declared policy, the one
+# known policy among the candidates that admit its outputs (the other
+# candidates that admit them have no name).
+# Its twins (broken/v2_train_broken.c) break their bounds, not a policy: no
+# candidate admits them (fuzz_v2_train_broken_*).
+identify_test(identify_v2_train_norms libv2_train_norms.so 24
+  "rmsnorm_bwd.liger_llama=1=Liger-Kernel RMSNorm backward, llama mode" "layernorm_bwd.apex_two_stage=1=Apex"
+  "rmsnorm_bwd.fused_add=1=flash-attention" "rmsnorm_bwd.gemma=1=gemma mode")
 # the table's 16-bit rows: their op and dtype name one rounding at the output
 # (64 problems: at 24, f16 LayerNorm's outputs also fit Apex's policy, whose
 # xhat and gamma xhat roundings to f16's 11 bits a few rows tell apart)

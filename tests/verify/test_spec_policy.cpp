@@ -377,6 +377,26 @@ TEST(SpecPolicy, TheBackwardPoliciesTriedAreItsRoundingsAndSumsIn16Bits) {
   }
 }
 
+// Backward policies nest by their words (each only widens the allowances):
+// one that rounds, sums or stores partials in 16 bits wherever another does
+// holds it; another format at a point, another interface, or a forward
+// policy does not.
+TEST(SpecPolicy, ABackwardPolicyIsWithinThoseThatAddWordsToIt) {
+  const OpSpec plain = spec("rmsnorm bwd dtype=bf16 gamma=bf16 dgamma=f16 reduce=block:64:f32");
+  const OpSpec llama = spec("rmsnorm bwd dtype=bf16 gamma=bf16 dgamma=f16 round=xhat:bf16,dyw:bf16,dw_row:bf16 reduce=block:64:f32");
+  const OpSpec llama_acc = spec("rmsnorm bwd dtype=bf16 gamma=bf16 dgamma=f16 round=xhat:bf16,dyw:bf16,dw_row:bf16 acc=bf16 reduce=block:64:bf16");
+  const OpSpec term_in_f16 = spec("rmsnorm bwd dtype=bf16 gamma=bf16 dgamma=f16 round=xhat:bf16,dyw:bf16,dw_row:f16 reduce=block:64:f32");
+  EXPECT_TRUE(policy_within(plain, llama));
+  EXPECT_TRUE(policy_within(llama, llama_acc));
+  EXPECT_TRUE(policy_within(plain, plain));
+  EXPECT_FALSE(policy_within(llama, plain));
+  EXPECT_FALSE(policy_within(llama, term_in_f16));  // dw_row in another format
+  EXPECT_FALSE(policy_within(plain, spec("rmsnorm bwd dtype=bf16 gamma=bf16 dgamma=f16 reduce=block:32:f32")));
+  EXPECT_FALSE(policy_within(spec("rmsnorm fwd dtype=bf16"), spec("rmsnorm fwd dtype=bf16 round=xhat:bf16")));
+  // within every candidate of its spec that adds words, as the candidates are built
+  for (const OpSpec& c : candidate_policies(plain)) EXPECT_TRUE(policy_within(plain, c)) << to_text(c);
+}
+
 // The backward policies of the training examples (examples/plugin/v2_backward.h,
 // V2_SPEC_*) are named after the projects that ship them; the same policy
 // with a sum in bf16 is not theirs, nor is a forward's name given to a backward.
