@@ -34,8 +34,9 @@ struct Identification {
 };
 
 // Runs `cases` problems (the campaign's generators, seed `seed`, finite
-// inputs, eps = 1e-6, d at most `max_d`: every candidate's exact reference is
-// computed on each) on `kernel`,
+// inputs, eps = 1e-6, d at most `max_d`, a backward's batches of many rows
+// at most 4096 rows: every candidate's reference or checks run on each) on
+// `kernel`,
 // which must be a norm kernel, forward or backward (its spec: spec_of(kernel);
 // std::invalid_argument for a norm followed by a Linear).
 Identification identify(const Kernel& kernel, int64_t cases, uint64_t seed, int64_t max_d = 1024);

@@ -41,8 +41,8 @@
 
 #include <algorithm>
 #include <array>
-#include <initializer_list>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -416,7 +416,7 @@ std::vector<OpSpec> candidate_policies_fwd(const OpSpec& spec, DType t) {
   // a quantized y: the cast reads y rounded to the activations' format, or the float32 value
   if (spec.quant)
     out = with_each(out, std::vector<DType>{t, DType::f32},
-                [](OpSpec& c, DType y) { c.dtype[static_cast<std::size_t>(TensorName::y)] = y; });
+                    [](OpSpec& c, DType y) { c.dtype[static_cast<std::size_t>(TensorName::y)] = y; });
   return out;
 }
 
@@ -428,10 +428,17 @@ std::vector<OpSpec> candidate_policies_fwd(const OpSpec& spec, DType t) {
 //   acc            every sum in x's format (Liger's casting mode none)
 //   reduce's P     a partial of rows stored in x's or dgamma's format, or float32
 // A weight=none backward has no dy w and no dgamma: only xhat and acc.
+// A backward spec without the choices above (no rounding point, float32
+// sums and partials): the call's interface, which every candidate shares.
+OpSpec backward_interface(OpSpec s) {
+  s.round = {};
+  s.acc.reset();
+  if (s.reduce) s.reduce->partial = DType::f32;
+  return s;
+}
+
 std::vector<OpSpec> candidate_policies_bwd(const OpSpec& spec, DType t) {
-  OpSpec bare = spec;
-  for (auto& p : bare.round) p.reset();
-  bare.acc.reset();
+  const OpSpec bare = backward_interface(spec);
   const bool weighted = spec.weight != Weight::none;
   const DType dgamma = spec.has(TensorName::dgamma) ? spec.dtype_of(TensorName::dgamma) : DType::f32;
   if (t == DType::f32 && dgamma == DType::f32) return {spec};  // nothing in 16 bits to round to
@@ -449,7 +456,7 @@ std::vector<OpSpec> candidate_policies_bwd(const OpSpec& spec, DType t) {
     // a partial not rounded is a float32 one
     const DType declared = spec.reduce->partial;
     out = with_each(out, not_or_rounded({t, dgamma}, declared == DType::f32 ? std::nullopt : std::optional(declared)),
-                [](OpSpec& c, std::optional<DType> p) { c.reduce->partial = p.value_or(DType::f32); });
+                    [](OpSpec& c, std::optional<DType> p) { c.reduce->partial = p.value_or(DType::f32); });
   }
   return out;
 }
@@ -466,14 +473,7 @@ std::vector<OpSpec> candidate_policies(const OpSpec& spec) {
 
 bool policy_within(const OpSpec& inner, const OpSpec& outer) {
   if (inner.direction != Direction::bwd || outer.direction != Direction::bwd) return false;
-  // the same spec but for the words a backward candidate chooses (candidate_policies_bwd)
-  const auto interface = [](OpSpec s) {
-    s.round = {};
-    s.acc.reset();
-    if (s.reduce) s.reduce->partial = DType::f32;
-    return s;
-  };
-  if (!(interface(inner) == interface(outer))) return false;
+  if (!(backward_interface(inner) == backward_interface(outer))) return false;
   const auto within = [](std::optional<DType> a, std::optional<DType> b) { return !a || a == b; };
   for (std::size_t p = 0; p < kRoundingPointCount; ++p)
     if (!within(inner.round[p], outer.round[p])) return false;
@@ -504,10 +504,10 @@ std::vector<OpSpec> cast_variants(const OpSpec& spec) {
 
 namespace {
 
-// The backward policies projects ship (docs/ops.md, "Which policy a kernel
-// follows"), by their rounding points {xhat, dyw, dw_row} as bits, the
-// weight, `add`, and whether dgamma and dbeta are summed in two stages
-// (reduce=). Every one keeps its sums in float32: no `acc`, float32 partials.
+// The backward policies projects ship (docs/ops.md, "A backward's policy"),
+// by their rounding points {xhat, dyw, dw_row} as bits, the weight, `add`,
+// and whether dgamma and dbeta are summed in two stages (reduce=). Every one
+// keeps its sums in float32: no `acc`, float32 partials.
 std::string_view known_backward_name(const OpSpec& policy) {
   const auto has = [&](RoundingPoint p) { return policy.rounding_at(p).has_value(); };
   const int points = has(RoundingPoint::xhat) | has(RoundingPoint::dyw) << 1 | has(RoundingPoint::dw_row) << 2;

@@ -6,7 +6,10 @@
 // 1 + gamma). What the formats cost is backward_spec.h's. With `add`, the
 // problem's residual is the gradient arriving at the forward's sum
 // (dresidual): dx is held to the norm's gradient plus it, and the gradient
-// written for the residual input ("dresidual") likewise.
+// written for the residual input ("dresidual") likewise. With
+// EvaluateOptions::identify, every candidate policy of the spec
+// (spec_policy.h) is held to the same outputs by the same checks, its words
+// in place of the spec's (fit_policies).
 #include <cstring>
 #include <limits>
 #include <optional>
