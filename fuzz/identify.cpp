@@ -15,8 +15,8 @@ namespace {
 // The rows of identify's largest batch: 64 partials of the 64-row blocks
 // the training examples declare (reduce=block:64:P), where a partial's
 // format shows, and far past the rows after which a bf16 running sum stops
-// growing: at S >= 256 t half its spacing reaches a term t (8 significant
-// bits), some 512 rows of terms near 0.5.
+// growing: with 8 significant bits, half its spacing reaches a term t once
+// the sum is 256 t, after some 256 rows of like terms.
 constexpr int64_t kMaxManyRows = 4096;
 
 }  // namespace
@@ -41,7 +41,7 @@ Identification identify(const Kernel& kernel, int64_t cases, uint64_t seed, int6
   // they round, and fuzz and check judge those rows.
   props::GenOptions gen = generator_options(kernel);
   gen.max_d = max_d;
-  // Every candidate's checks run on each problem (a backward's 16 to 72):
+  // Every candidate's checks run on each problem (a backward has up to 72):
   // a backward's batches of many rows (campaign.cpp) stop at kMaxManyRows.
   gen.many_rows_max = std::min(gen.many_rows_max, kMaxManyRows);
   gen.nonfinite = false;

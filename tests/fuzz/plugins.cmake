@@ -212,7 +212,8 @@ identify_test(identify_v2_train_norms libv2_train_norms.so 24
   "rmsnorm_bwd.fused_add=1=flash-attention" "rmsnorm_bwd.gemma=1=gemma mode")
 # Its twins (broken/v2_train_broken.c) break their bounds, not a policy: not
 # their declared policy, and no known one (no candidate admits them at seed
-# 11: the bf16 running sum on the batch of many rows among the 24 problems).
+# 11; the bf16 running sum shows on the one batch of many rows, case 5, among
+# the 24 problems).
 foreach(twin "stats_in_bf16=layernorm_bwd.apex_two_stage" "forgets_dresidual=rmsnorm_bwd.fused_add"
              "forgets_one_plus=rmsnorm_bwd.gemma" "dgamma_summed_in_bf16=rmsnorm_bwd.liger_llama")
   string(REPLACE "=" ";" parts "${twin}")
