@@ -40,7 +40,9 @@
 #include "normcheck/spec_policy.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -353,14 +355,54 @@ PolicyCheck check_policy(const OpSpec& spec, const SpecAdmissible& a, const Spec
   return check;
 }
 
-std::vector<OpSpec> candidate_policies(const OpSpec& spec) {
-  const DType t = spec.dtype_of(TensorName::x);
+namespace {
+
+// Each spec of `specs` with each option of one choice applied (`apply(spec,
+// option)`): the candidates grow choice by choice, in the order of the options.
+template <class Option, class Apply>
+std::vector<OpSpec> with_each(const std::vector<OpSpec>& specs, const std::vector<Option>& options, Apply apply) {
+  std::vector<OpSpec> out;
+  for (const OpSpec& s : specs)
+    for (const Option& o : options) {
+      OpSpec c = s;
+      apply(c, o);
+      out.push_back(c);
+    }
+  return out;
+}
+
+using PointOptions = std::array<std::vector<std::optional<DType>>, kRoundingPointCount>;
+
+// Every spec that takes, at each rounding point, one of its options.
+std::vector<OpSpec> each_rounding(const OpSpec& bare, const PointOptions& options) {
+  std::vector<OpSpec> out = {bare};
+  for (std::size_t p = 0; p < kRoundingPointCount; ++p)
+    out = with_each(out, options[p], [p](OpSpec& c, std::optional<DType> o) { c.round[p] = o; });
+  return out;
+}
+
+constexpr std::size_t index(RoundingPoint p) { return static_cast<std::size_t>(p); }
+
+// A value that may be rounded to `formats` or not: none first, then each
+// 16-bit format once (a rounding to float32 inside float32 arithmetic is no
+// policy of its own), and `declared` (the spec's own choice) wherever it is.
+std::vector<std::optional<DType>> not_or_rounded(std::initializer_list<DType> formats, std::optional<DType> declared) {
+  std::vector<std::optional<DType>> out = {std::nullopt};
+  const auto once = [&](std::optional<DType> v) {
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  };
+  for (DType f : formats)
+    if (f != DType::f32) once(f);
+  once(declared);
+  return out;
+}
+
+std::vector<OpSpec> candidate_policies_fwd(const OpSpec& spec, DType t) {
   OpSpec bare = spec;
   for (auto& p : bare.round) p.reset();
-  if (t == DType::f32 || spec.direction != Direction::fwd || spec.linear) return {spec};
   // each point's options: not rounded, or rounded to the formats that make a difference
-  std::vector<std::vector<std::optional<DType>>> options(kRoundingPointCount, {std::nullopt});
-  const auto index = [](RoundingPoint p) { return static_cast<std::size_t>(p); };
+  PointOptions options;
+  for (auto& o : options) o = {std::nullopt};
   if (spec.add) options[index(RoundingPoint::sum)] = {std::nullopt, spec.dtype_of(TensorName::residual_out), DType::f32};
   if (spec.add && spec.dtype_of(TensorName::residual_out) == DType::f32)
     options[index(RoundingPoint::sum)] = {std::nullopt, DType::f32, t};
@@ -370,29 +412,76 @@ std::vector<OpSpec> candidate_policies(const OpSpec& spec) {
   // gamma xhat rounded to y's format is y itself when no beta is added: the same policy
   if (spec.weight != Weight::none && (spec.bias || spec.dtype_of(TensorName::y) != t))
     options[index(RoundingPoint::scaled)] = {std::nullopt, t};
-  std::vector<OpSpec> out = {bare};
-  for (std::size_t p = 0; p < kRoundingPointCount; ++p) {
-    std::vector<OpSpec> next;
-    for (const OpSpec& s : out)
-      for (const std::optional<DType>& o : options[p]) {
-        OpSpec c = s;
-        c.round[p] = o;
-        next.push_back(c);
-      }
-    out = std::move(next);
-  }
+  std::vector<OpSpec> out = each_rounding(bare, options);
   // a quantized y: the cast reads y rounded to the activations' format, or the float32 value
-  if (spec.quant) {
-    std::vector<OpSpec> next;
-    for (const OpSpec& s : out)
-      for (DType y : {t, DType::f32}) {
-        OpSpec c = s;
-        c.dtype[static_cast<std::size_t>(TensorName::y)] = y;
-        next.push_back(c);
-      }
-    out = std::move(next);
+  if (spec.quant)
+    out = with_each(out, std::vector<DType>{t, DType::f32},
+                    [](OpSpec& c, DType y) { c.dtype[static_cast<std::size_t>(TensorName::y)] = y; });
+  return out;
+}
+
+// The backward's choices (op_spec.h; docs/accuracy_backward.md, "Backward
+// specs"), each rounding to the format of the values it stands between:
+//   xhat, dyw      activation-side values (x r, w dy): x's format
+//   dw_row         a row's dgamma term: x's format (Liger rounds it to X's
+//                  dtype) or dgamma's (the gradient it is summed into)
+//   acc            every sum in x's format (Liger's casting mode none)
+//   reduce's P     a partial of rows stored in x's or dgamma's format, or float32
+// A weight=none backward has no dy w and no dgamma: only xhat and acc.
+// A backward spec without the choices above (no rounding point, float32
+// sums and partials): the call's interface, which every candidate shares.
+OpSpec backward_interface(OpSpec s) {
+  s.round = {};
+  s.acc.reset();
+  if (s.reduce) s.reduce->partial = DType::f32;
+  return s;
+}
+
+std::vector<OpSpec> candidate_policies_bwd(const OpSpec& spec, DType t) {
+  const OpSpec bare = backward_interface(spec);
+  const bool weighted = spec.weight != Weight::none;
+  const DType dgamma = spec.has(TensorName::dgamma) ? spec.dtype_of(TensorName::dgamma) : DType::f32;
+  if (t == DType::f32 && dgamma == DType::f32) return {spec};  // nothing in 16 bits to round to
+  const auto at = [&](RoundingPoint p) { return spec.rounding_at(p); };
+  PointOptions options;
+  for (auto& o : options) o = {std::nullopt};
+  options[index(RoundingPoint::xhat)] = not_or_rounded({t}, at(RoundingPoint::xhat));
+  if (weighted) {
+    options[index(RoundingPoint::dyw)] = not_or_rounded({t}, at(RoundingPoint::dyw));
+    options[index(RoundingPoint::dw_row)] = not_or_rounded({t, dgamma}, at(RoundingPoint::dw_row));
+  }
+  std::vector<OpSpec> out = each_rounding(bare, options);
+  out = with_each(out, not_or_rounded({t}, spec.acc), [](OpSpec& c, std::optional<DType> a) { c.acc = a; });
+  if (spec.reduce) {
+    // a partial not rounded is a float32 one
+    const DType declared = spec.reduce->partial;
+    out = with_each(out, not_or_rounded({t, dgamma}, declared == DType::f32 ? std::nullopt : std::optional(declared)),
+                    [](OpSpec& c, std::optional<DType> p) { c.reduce->partial = p.value_or(DType::f32); });
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<OpSpec> candidate_policies(const OpSpec& spec) {
+  const DType t = spec.dtype_of(TensorName::x);
+  if (spec.linear) return {spec};
+  if (spec.direction == Direction::bwd) return candidate_policies_bwd(spec, t);
+  if (t == DType::f32) return {spec};
+  return candidate_policies_fwd(spec, t);
+}
+
+bool policy_within(const OpSpec& inner, const OpSpec& outer) {
+  if (inner.direction != Direction::bwd || outer.direction != Direction::bwd) return false;
+  if (!(backward_interface(inner) == backward_interface(outer))) return false;
+  const auto within = [](std::optional<DType> a, std::optional<DType> b) { return !a || a == b; };
+  for (std::size_t p = 0; p < kRoundingPointCount; ++p)
+    if (!within(inner.round[p], outer.round[p])) return false;
+  const auto partial = [](const OpSpec& s) -> std::optional<DType> {
+    if (!s.reduce || s.reduce->partial == DType::f32) return std::nullopt;
+    return s.reduce->partial;
+  };
+  return within(inner.acc, outer.acc) && within(partial(inner), partial(outer));
 }
 
 std::vector<OpSpec> cast_variants(const OpSpec& spec) {
@@ -413,7 +502,45 @@ std::vector<OpSpec> cast_variants(const OpSpec& spec) {
   return out;
 }
 
+namespace {
+
+// The backward policies projects ship (docs/ops.md, "A backward's policy"),
+// by their rounding points {xhat, dyw, dw_row} as bits, the weight, `add`,
+// and whether dgamma and dbeta are summed in two stages (reduce=). Every one
+// keeps its sums in float32: no `acc`, float32 partials.
+std::string_view known_backward_name(const OpSpec& policy) {
+  const auto has = [&](RoundingPoint p) { return policy.rounding_at(p).has_value(); };
+  const int points = has(RoundingPoint::xhat) | has(RoundingPoint::dyw) << 1 | has(RoundingPoint::dw_row) << 2;
+  if (policy.acc || (policy.reduce && policy.reduce->partial != DType::f32)) return "";
+  struct Known {
+    std::optional<NormKind> norm;  // empty: either norm
+    int points;
+    Weight weight;
+    bool add;
+    std::optional<bool> two_stages;  // empty: either
+    std::string_view name;
+  };
+  static constexpr Known kKnown[] = {
+      {NormKind::rmsnorm, 7, Weight::gamma, false, std::nullopt,
+       "x r, w dy and each row's dW term rounded (Liger-Kernel RMSNorm backward, llama mode)"},
+      {NormKind::rmsnorm, 0, Weight::one_plus_gamma, false, std::nullopt,
+       "w = 1 + gamma in float32, one rounding at each output (Liger-Kernel RMSNorm backward, gemma mode)"},
+      {NormKind::layernorm, 0, Weight::gamma, false, true,
+       "float32 partials of dgamma and dbeta over blocks of rows, then their sum (Apex LayerNorm backward)"},
+      {std::nullopt, 0, Weight::gamma, true, std::nullopt,
+       "dx plus the residual stream's gradient, one rounding at each output (flash-attention's fused add backward)"},
+  };
+  for (const Known& k : kKnown)
+    if ((!k.norm || *k.norm == policy.norm) && k.points == points && k.weight == policy.weight &&
+        k.add == policy.add && (!k.two_stages || *k.two_stages == policy.reduce.has_value()))
+      return k.name;
+  return "";
+}
+
+}  // namespace
+
 std::string_view known_policy_name(const OpSpec& policy) {
+  if (policy.direction == Direction::bwd) return known_backward_name(policy);
   // By rounding points, `sum` aside: {r, xhat, weight, scaled} as bits.
   const auto has = [&](RoundingPoint p) { return policy.rounding_at(p).has_value(); };
   const int points = has(RoundingPoint::r) | has(RoundingPoint::xhat) << 1 | has(RoundingPoint::weight) << 2 |

@@ -204,6 +204,23 @@ identify_test(identify_v2_quant_norms libv2_quant_norms.so 96
 identify_test(identify_v2_quant_skips_y_rounding libv2_quant_broken_fp8_skips_y_rounding.so 96
   "broken.fp8_skips_y_rounding=0=-")
 identify_test(identify_v2_llama_rounds_once libv2_broken_llama_rounds_once.so 24 "broken.llama_rounds_once=0=one rounding")
+# the training backwards: each consistent with its declared policy, the one
+# known policy among the candidates that admit its outputs (the other
+# candidates that admit them have no name).
+identify_test(identify_v2_train_norms libv2_train_norms.so 24
+  "rmsnorm_bwd.liger_llama=1=Liger-Kernel RMSNorm backward, llama mode" "layernorm_bwd.apex_two_stage=1=Apex"
+  "rmsnorm_bwd.fused_add=1=flash-attention" "rmsnorm_bwd.gemma=1=gemma mode")
+# Its twins (broken/v2_train_broken.c) break their bounds, not a policy: not
+# their declared policy, and no known one (no candidate admits them at seed
+# 11; the bf16 running sum shows on the one batch of many rows, case 5, among
+# the 24 problems).
+foreach(twin "stats_in_bf16=layernorm_bwd.apex_two_stage" "forgets_dresidual=rmsnorm_bwd.fused_add"
+             "forgets_one_plus=rmsnorm_bwd.gemma" "dgamma_summed_in_bf16=rmsnorm_bwd.liger_llama")
+  string(REPLACE "=" ";" parts "${twin}")
+  list(GET parts 0 defect)
+  list(GET parts 1 kernel)
+  identify_test(identify_v2_train_broken_${defect} libv2_train_broken_${defect}.so 24 "${kernel}=0=-")
+endforeach()
 # the table's 16-bit rows: their op and dtype name one rounding at the output
 # (64 problems: at 24, f16 LayerNorm's outputs also fit Apex's policy, whose
 # xhat and gamma xhat roundings to f16's 11 bits a few rows tell apart)

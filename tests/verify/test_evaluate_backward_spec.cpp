@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -20,6 +21,7 @@
 #include "normcheck/evaluate.h"
 #include "normcheck/float_format.h"
 #include "normcheck/op_spec.h"
+#include "normcheck/spec_policy.h"
 #include "test_seed.h"
 
 namespace normcheck {
@@ -266,6 +268,73 @@ TEST(EvaluateBackwardSpec, OtherSpecsSayWhyTheyAreNotJudged) {
   const OpSpec dy_other = parse_spec("layernorm bwd dtype=bf16 dy=f32").spec.value();
   EXPECT_NE(spec_not_judged(dy_other).find("dy"), std::string::npos);
   EXPECT_EQ(spec_not_judged(parse_spec("layernorm fwd dtype=bf16 round=xhat:bf16").spec.value()), "");
+}
+
+// ---- which backward policy: evaluate() with EvaluateOptions::identify ----
+
+// Apex's two-stage backward as the example plugin declares it
+// (examples/plugin/v2_backward.h, V2_SPEC_APEX_TWO_STAGE_BWD), and the table's
+// float32 LayerNorm backward.
+const OpSpec kApexTwoStage =
+    parse_spec("layernorm bwd dtype=bf16 gamma=bf16 dgamma=bf16 dbeta=bf16 reduce=block:32:f32").spec.value();
+const OpSpec kLayerNormF32 = parse_spec("layernorm bwd").spec.value();
+
+// Over `problems` problems, per candidate policy (its text), the elements
+// outside its allowances (Evaluation::PolicyFit::outside): every candidate
+// of the kernel's spec is fitted on every problem, with no figure of its own.
+std::map<std::string, int64_t> fits(const Kernel& k, int problems, int64_t rows, int64_t cols) {
+  std::mt19937_64 rng(test::test_seed());
+  EvaluateOptions options;
+  options.identify = true;
+  std::map<std::string, int64_t> outside;
+  for (int n = 0; n < problems; ++n) {
+    const Evaluation ev = evaluate(k, problem(rng, *k.spec, rows, cols), options);
+    EXPECT_EQ(ev.declined, "");
+    EXPECT_EQ(ev.policy_fits.size(), candidate_policies(*k.spec).size());
+    for (const Evaluation::PolicyFit& f : ev.policy_fits) {
+      outside[f.spec] += f.outside;
+      EXPECT_TRUE(std::isnan(f.exact_math_ulp)) << f.spec;  // a backward policy has no result of its own
+    }
+  }
+  return outside;
+}
+
+// Each kernel that follows its spec is consistent with it (no element
+// outside: the same checks that pass it in CorrectKernelsPass and
+// RoundingPointsAccumulatorsAndBlocksPass, on those tests' shapes).
+TEST(EvaluateBackwardSpec, IdentifyFindsEachKernelConsistentWithItsDeclaredPolicy) {
+  struct Run {
+    Kernel kernel;
+    int64_t rows, cols;
+  } runs[] = {{row<&kLigerLlama, Defect::none>(), 256, 64}, {row<&kApexTwoStage, Defect::none>(), 256, 64},
+              {row<&kFusedAdd, Defect::none>(), 3, 96},     {row<&kGemma, Defect::none>(), 3, 96}};
+  for (const Run& r : runs) {
+    SCOPED_TRACE(to_text(*r.kernel.spec));
+    EXPECT_EQ(fits(r.kernel, 3, r.rows, r.cols).at(to_text(*r.kernel.spec)), 0);
+  }
+}
+
+// The negative control: Liger's llama-mode kernel declared without its
+// roundings (kLigerUndeclared, caught in UndeclaredRoundingPointsAreCaught on
+// the same problems) is outside its declared policy and consistent with the
+// candidate that rounds xhat, dy w and each dW term in bf16, Liger's by name.
+TEST(EvaluateBackwardSpec, IdentifyTellsTheLlamaPolicyFromAnUndeclaredOne) {
+  Kernel k = row<&kLigerUndeclared, Defect::none>();
+  k.fn = &liger_as_undeclared;
+  const std::map<std::string, int64_t> outside = fits(k, 10, 8, 256);
+  EXPECT_GT(outside.at(to_text(kLigerUndeclared)), 0);
+  EXPECT_EQ(outside.at(to_text(kLigerLlama)), 0);
+  EXPECT_NE(known_policy_name(kLigerLlama).find("llama mode"), std::string_view::npos);
+  EXPECT_EQ(known_policy_name(kLigerUndeclared), "");
+}
+
+// Float32 activations and gradients: nothing in 16 bits to round to, so the
+// spec is its only candidate (spec_policy.h, candidate_policies).
+TEST(EvaluateBackwardSpec, IdentifyOnAFloat32BackwardFitsItsOwnSpecAlone) {
+  const std::map<std::string, int64_t> outside = fits(row<&kLayerNormF32, Defect::none>(), 2, 3, 96);
+  ASSERT_EQ(outside.size(), 1u);
+  EXPECT_EQ(outside.begin()->first, to_text(kLayerNormF32));
+  EXPECT_EQ(outside.begin()->second, 0);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <iostream>
@@ -346,6 +347,79 @@ TEST(SpecPolicy, ThePoliciesTriedAreTheDistinctRoundingsOfTheActivationFormat) {
   EXPECT_EQ(candidate_policies(spec("rmsnorm fwd dtype=bf16 weight=1+gamma add")).size(), 24u);
   for (const OpSpec& s : candidate_policies(spec("layernorm fwd dtype=f16 add weight=1+gamma")))
     EXPECT_EQ(spec_error(s), "") << to_text(s);
+}
+
+// A backward spec's candidates: xhat and dyw rounded to x's format or not,
+// dw_row to x's or dgamma's, every sum in float32 or x's format, and with a
+// reduction its partials in float32, x's or dgamma's format: the product of
+// each choice's options, each a valid spec, the declared one among them.
+TEST(SpecPolicy, TheBackwardPoliciesTriedAreItsRoundingsAndSumsIn16Bits) {
+  struct Expect {
+    const char* spec;
+    std::size_t count;
+  } expected[] = {
+      {"rmsnorm bwd", 1},                                           // float32: the spec itself
+      {"layernorm bwd reduce=block:32:f32", 1},                     // float32 partials too
+      {"rmsnorm bwd dtype=bf16 gamma=bf16 dgamma=bf16 weight=1+gamma", 16},  // xhat, dyw, dw_row, acc
+      {"rmsnorm bwd dtype=bf16 gamma=bf16 dgamma=bf16 round=xhat:bf16,dyw:bf16,dw_row:bf16 reduce=block:64:f32",
+       32},                                                         // and the partial, float32 or bf16
+      {"rmsnorm bwd dtype=bf16 dgamma=f16 reduce=block:64:bf16", 72},  // dw_row and the partial 3 ways: 2 2 3 2 3
+      {"layernorm bwd dgamma=bf16 reduce=block:32:f32", 4},         // float32 with a bf16 dgamma: dw_row, partial
+      {"rmsnorm bwd dtype=bf16 weight=none", 4},                    // no dy w, no dgamma: xhat and acc
+  };
+  for (const Expect& e : expected) {
+    SCOPED_TRACE(e.spec);
+    const OpSpec declared = spec(e.spec);
+    const std::vector<OpSpec> candidates = candidate_policies(declared);
+    EXPECT_EQ(candidates.size(), e.count);
+    EXPECT_EQ(std::count(candidates.begin(), candidates.end(), declared), 1);
+    for (const OpSpec& c : candidates) EXPECT_EQ(spec_error(c), "") << to_text(c);
+  }
+}
+
+// Backward policies nest by their words (each only widens the allowances):
+// one that rounds, sums or stores partials in 16 bits wherever another does
+// holds it; another format at a point, another interface, or a forward
+// policy does not.
+TEST(SpecPolicy, ABackwardPolicyIsWithinThoseThatAddWordsToIt) {
+  const OpSpec plain = spec("rmsnorm bwd dtype=bf16 gamma=bf16 dgamma=f16 reduce=block:64:f32");
+  const OpSpec llama = spec("rmsnorm bwd dtype=bf16 gamma=bf16 dgamma=f16 round=xhat:bf16,dyw:bf16,dw_row:bf16 reduce=block:64:f32");
+  const OpSpec llama_acc = spec("rmsnorm bwd dtype=bf16 gamma=bf16 dgamma=f16 round=xhat:bf16,dyw:bf16,dw_row:bf16 acc=bf16 reduce=block:64:bf16");
+  const OpSpec term_in_f16 = spec("rmsnorm bwd dtype=bf16 gamma=bf16 dgamma=f16 round=xhat:bf16,dyw:bf16,dw_row:f16 reduce=block:64:f32");
+  EXPECT_TRUE(policy_within(plain, llama));
+  EXPECT_TRUE(policy_within(llama, llama_acc));
+  EXPECT_TRUE(policy_within(plain, plain));
+  EXPECT_FALSE(policy_within(llama, plain));
+  EXPECT_FALSE(policy_within(llama, term_in_f16));  // dw_row in another format
+  EXPECT_FALSE(policy_within(plain, spec("rmsnorm bwd dtype=bf16 gamma=bf16 dgamma=f16 reduce=block:32:f32")));
+  EXPECT_FALSE(policy_within(spec("rmsnorm fwd dtype=bf16"), spec("rmsnorm fwd dtype=bf16 round=xhat:bf16")));
+  // within every candidate of its spec that adds words, as the candidates are built
+  for (const OpSpec& c : candidate_policies(plain)) EXPECT_TRUE(policy_within(plain, c)) << to_text(c);
+}
+
+// The backward policies of the training examples (examples/plugin/v2_backward.h,
+// V2_SPEC_*) are named after the projects that ship them; the same policy
+// with a sum in bf16 is not theirs, nor is a forward's name given to a backward.
+TEST(SpecPolicy, ShippedBackwardPoliciesHaveTheirProjectsNames) {
+  struct Expect {
+    const char* spec;
+    const char* name;  // a part of its name; "" for none
+  } expected[] = {
+      {"rmsnorm bwd dtype=bf16 gamma=bf16 dgamma=bf16 round=xhat:bf16,dyw:bf16,dw_row:bf16 reduce=block:64:f32",
+       "Liger-Kernel RMSNorm backward, llama mode"},
+      {"layernorm bwd dtype=bf16 gamma=bf16 dgamma=bf16 dbeta=bf16 reduce=block:32:f32", "Apex LayerNorm backward"},
+      {"rmsnorm bwd dtype=bf16 gamma=bf16 dgamma=bf16 add reduce=block:64:f32", "flash-attention's fused add"},
+      {"rmsnorm bwd dtype=bf16 gamma=bf16 dgamma=bf16 weight=1+gamma", "gemma mode"},
+      {"rmsnorm bwd dtype=bf16 gamma=bf16 dgamma=bf16 round=xhat:bf16,dyw:bf16,dw_row:bf16 acc=bf16", ""},
+      {"layernorm bwd dtype=bf16 gamma=bf16 reduce=block:32:bf16", ""},
+      {"rmsnorm bwd dtype=bf16 gamma=bf16 dgamma=bf16", ""},
+  };
+  for (const Expect& e : expected) {
+    SCOPED_TRACE(e.spec);
+    const std::string_view name = known_policy_name(spec(e.spec));
+    if (*e.name == 0) EXPECT_EQ(name, "");
+    else EXPECT_NE(name.find(e.name), std::string_view::npos) << name;
+  }
 }
 
 // A quantized y (spec_policy.h): the codes a float32 kernel of the policy may

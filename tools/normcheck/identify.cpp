@@ -2,10 +2,13 @@
 // [--json]`: which rounding policy each kernel with a spec of its own
 // follows (fuzz/identify.h). On generated problems every candidate policy of
 // the kernel's spec is held to the kernel's outputs; the report names those
-// the outputs are consistent with, each policy's own distance from exact math
-// in ULPs of y's format, and whether the declared policy is among them.
+// the outputs are consistent with, each forward policy's own distance from
+// exact math in ULPs of y's format (a backward policy has none: its
+// allowances are around exact math), and whether the declared policy is
+// among them.
 // Exit 0: every kernel's outputs are consistent with its declared policy;
 // 1: not (a finding: another policy, or none); 2: bad usage.
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -36,15 +39,13 @@ struct IdentifyArgs {
   bool json = false;
 };
 
-bool forward_norm(const Kernel& k) {
-  const OpSpec spec = spec_of(k);
-  return spec.direction == Direction::fwd && !spec.linear;
-}
+// A norm kernel, forward or backward (not one followed by a Linear).
+bool norm_kernel(const Kernel& k) { return !spec_of(k).linear; }
 
-// Without names and plugins: every forward row of the table with more than
-// one policy to tell apart (a 16-bit row) or a spec of its own.
+// Without names and plugins: every row of the table with more than one
+// policy to tell apart (a 16-bit row) or a spec of its own.
 bool worth_identifying(const Kernel& k) {
-  return forward_norm(k) && (k.spec || candidate_policies(spec_of(k)).size() > 1);
+  return norm_kernel(k) && (k.spec || candidate_policies(spec_of(k)).size() > 1);
 }
 
 std::vector<const Kernel*> select(const IdentifyArgs& args) {
@@ -53,19 +54,19 @@ std::vector<const Kernel*> select(const IdentifyArgs& args) {
   for (const std::string& name : args.kernels) {
     const Kernel* k = find_kernel(name);
     if (!k) throw UsageError("unknown kernel '" + name + "' (normcheck list shows the table)");
-    if (!forward_norm(*k))
-      throw UsageError("kernel '" + name + "' is not a forward norm kernel: identify tells forward rounding "
-                       "policies apart (docs/ops.md)");
+    if (!norm_kernel(*k))
+      throw UsageError("kernel '" + name + "' is not a norm kernel: identify tells the rounding policies of a "
+                       "norm's forward and backward apart (docs/ops.md)");
     if (seen.insert(name).second) selected.push_back(k);
   }
   if (!args.kernels.empty()) return selected;
-  // the plugins' forward kernels when a plugin is loaded, else the table's
+  // the plugins' norm kernels when a plugin is loaded, else the table's
   for (const Kernel& k : kernel_table())
-    if (k.origin == Origin::plugin && forward_norm(k)) selected.push_back(&k);
+    if (k.origin == Origin::plugin && norm_kernel(k)) selected.push_back(&k);
   if (!selected.empty()) return selected;
   for (const Kernel& k : kernel_table())
     if (worth_identifying(k)) selected.push_back(&k);
-  if (selected.empty()) throw UsageError("no forward kernel with policies to tell apart: load a version-2 plugin (--plugin)");
+  if (selected.empty()) throw UsageError("no norm kernel with policies to tell apart: load a version-2 plugin (--plugin)");
   return selected;
 }
 
@@ -134,7 +135,13 @@ int run_identify(const IdentifyArgs& args) {
     if (id.problems.declined > 0 && !id.problems.nothing_judged())
       std::printf("  %s\n", id.problems.declined_text("problems").c_str());
     if (!id.fault.empty() || id.problems.nothing_judged()) continue;
-    if (id.declared.quant) {
+    if (id.declared.direction == Direction::bwd) {
+      std::printf("  its dx, dgamma and dbeta against exact math: %.3g ULP of their formats (scaled, "
+                  "docs/semantics.md \"Metrics\")\n",
+                  id.exact_math_ulp);
+      std::printf("  policies its outputs are consistent with (each an allowance around exact math, "
+                  "docs/accuracy_backward.md):\n");
+    } else if (id.declared.quant) {
       std::printf("  its codes against exact math's: %.3g codes apart at most\n", id.exact_math_ulp);
       std::printf("  policies its outputs are consistent with (codes: the policy's own against exact math's):\n");
     } else {
@@ -142,15 +149,33 @@ int run_identify(const IdentifyArgs& args) {
                   id.exact_math_ulp);
       std::printf("  policies its outputs are consistent with (ULP: the policy's own y against exact math):\n");
     }
+    // Backward policies nest (spec_policy.h, policy_within): one that only
+    // adds words to another consistent one admits these outputs by that
+    // alone, so it is counted, not listed (the declared one always is).
+    const auto implied = [&](const fuzz::PolicyVerdict& v) {
+      for (const fuzz::PolicyVerdict& w : id.policies)
+        if (w.consistent() && !(w.policy == v.policy) && policy_within(w.policy, v.policy)) return true;
+      return false;
+    };
     bool any = false;
+    int64_t more = 0;
     for (const fuzz::PolicyVerdict& v : id.policies) {
       if (!v.consistent()) continue;
       any = true;
-      std::printf("    %-8.3g %s%s%s%s\n", v.exact_math_ulp, to_text(v.policy).c_str(),
+      if (!(v.policy == id.declared) && implied(v)) {
+        ++more;
+        continue;
+      }
+      char figure[32] = "-";  // NaN: a backward policy, no result of its own
+      if (!std::isnan(v.exact_math_ulp)) std::snprintf(figure, sizeof figure, "%.3g", v.exact_math_ulp);
+      std::printf("    %-8s %s%s%s%s\n", figure, to_text(v.policy).c_str(),
                   v.policy == id.declared ? "  [declared]" : "", v.name.empty() ? "" : "\n             ",
                   v.name.c_str());
     }
     if (!any) std::printf("    none\n");
+    if (more > 0)
+      std::printf("    and %lld more, each with words added to one above (wider allowances)\n",
+                  static_cast<long long>(more));
   }
   return exit_code(tallies(ids), all ? kExitOk : kExitFinding, "problems");
 }

@@ -6,18 +6,46 @@
 // 1 + gamma). What the formats cost is backward_spec.h's. With `add`, the
 // problem's residual is the gradient arriving at the forward's sum
 // (dresidual): dx is held to the norm's gradient plus it, and the gradient
-// written for the residual input ("dresidual") likewise.
+// written for the residual input ("dresidual") likewise. With
+// EvaluateOptions::identify, every candidate policy of the spec
+// (spec_policy.h) is held to the same outputs by the same checks, its words
+// in place of the spec's (fit_policies).
 #include <cstring>
+#include <limits>
 #include <optional>
 
 #include "backward_spec.h"
 #include "kernel_call.h"
 #include "normcheck/op_spec.h"
+#include "normcheck/spec_policy.h"
 #include "op.h"
+#include "simd/thread_pool.h"
 #include "tensor.h"
 
 namespace normcheck::evaluation {
 namespace {
+
+// Every candidate policy of `spec` (spec_policy.h, candidate_policies) held
+// to the kernel's outputs by `tally_as`, the checks that judge the spec
+// itself, with the candidate's words in place of the spec's: each fit counts
+// the elements outside the candidate's allowances. The candidates are
+// independent (each its own Tally on the same read-only outputs and
+// reference), so they run on the kernels' thread pool; the counts do not
+// depend on it. A backward policy has no result of its own to set against
+// exact math (its allowances are around exact math), so its figure is NaN.
+template <class TallyAs>
+void fit_policies(const OpSpec& spec, NonFinite rule, const TallyAs& tally_as, Evaluation& ev) {
+  const std::vector<OpSpec> policies = candidate_policies(spec);
+  std::vector<int64_t> outside(policies.size());
+  simd::parallel_for(static_cast<int64_t>(policies.size()), [&](int64_t c) {
+    Evaluation scratch;
+    Tally tally(scratch, rule);
+    tally_as(tally, policies[static_cast<std::size_t>(c)], nullptr);
+    outside[static_cast<std::size_t>(c)] = tally.outside();
+  });
+  for (std::size_t c = 0; c < policies.size(); ++c)
+    ev.policy_fits.push_back({to_text(policies[c]), outside[c], std::numeric_limits<double>::quiet_NaN()});
+}
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
@@ -119,21 +147,21 @@ void evaluate_bwd(const OpRun& given, Evaluation& ev) {
   MainElement* kept = keep_main_elements(run, ev, dx.values, given_or_own);
   if (kept && spec.add)
     for (std::size_t i = 0; i < dx_sum.size(); ++i) kept[i].exact = dx_sum[i];
-  if (layer) {
-    const LayerNormBwdReference& ref = given_or_own.layernorm_bwd;
-    tally_backward(tally, spec, k.op,
-                   {ref.stats, ref.xhat.exact, dx_exact, ref.dgamma.exact, &ref.dbeta.exact, ref.sum_abs_dy_xhat,
-                    ref.sum_abs_dy, ref.mean_abs_g, ref.mean_abs_g_xhat},
-                   p, dy.widened, run.bound, k.dtype, outputs, kept, extra.from_y());
-    finish(ev, k.op, dx.values, dx_exact, ref.stats, p.cols);
-  } else {
-    const RmsNormBwdReference& ref = given_or_own.rmsnorm_bwd;
-    tally_backward(tally, spec, k.op,
-                   {ref.stats, ref.xhat.exact, dx_exact, ref.dgamma.exact, nullptr, ref.sum_abs_dy_xhat,
-                    ref.sum_abs_dy, ref.mean_abs_g, ref.mean_abs_g_xhat},
-                   p, dy.widened, run.bound, k.dtype, outputs, kept, extra.from_y());
-    finish(ev, k.op, dx.values, dx_exact, ref.stats, p.cols);
-  }
+  // LayerNormBwdReference and RmsNormBwdReference alike (RMSNorm: no dbeta)
+  const auto exact_of = [&](const auto& ref, const std::vector<double>* dbeta) {
+    return BackwardExact{ref.stats,        ref.xhat.exact,     dx_exact,          ref.dgamma.exact, dbeta,
+                         ref.sum_abs_dy_xhat, ref.sum_abs_dy, ref.mean_abs_g, ref.mean_abs_g_xhat};
+  };
+  const BackwardExact exact = layer ? exact_of(given_or_own.layernorm_bwd, &given_or_own.layernorm_bwd.dbeta.exact)
+                                    : exact_of(given_or_own.rmsnorm_bwd, nullptr);
+  // The checks of a policy: the spec's own, or a candidate's (its words widen the same bound).
+  const auto tally_as = [&](Tally& t, const OpSpec& policy, MainElement* elements) {
+    tally_backward(t, policy, k.op, exact, p, dy.widened, run.bound, k.dtype, outputs, elements, extra.from_y());
+  };
+  tally_as(tally, spec, kept);
+  finish(ev, k.op, dx.values, dx_exact, exact.stats, p.cols);
+  ev.exact_math_ulp = ev.max_ulp;  // the backward's reference is exact math
+  if (run.options.identify) fit_policies(spec, run.options.nonfinite, tally_as, ev);
 }
 
 }  // namespace normcheck::evaluation

@@ -124,6 +124,7 @@ void Tally::nonfinite_element(const char* output, int64_t row, int64_t col, floa
 
 void Tally::record(const char* output, int64_t row, int64_t col, float computed, double exact, double allowed,
                    double ratio, double ulp) {
+  if (ratio > 1) ++outside_;
   ev_.max_ulp = std::max(ev_.max_ulp, ulp);
   OutputError& out = output_entry(output);
   if (ulp > out.max_ulp) {

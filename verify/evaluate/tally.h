@@ -70,6 +70,11 @@ class Tally {
 
   NonFinite rule() const { return rule_; }
 
+  // The elements outside their allowance or range so far (ratio above 1, a
+  // non-finite mismatch included): what a candidate policy's checks count
+  // against a kernel's outputs (Evaluation::PolicyFit::outside).
+  int64_t outside() const { return outside_; }
+
  private:
   OutputError& output_entry(const char* output);
   void record(const char* output, int64_t row, int64_t col, float computed, double exact, double allowed,
@@ -77,6 +82,7 @@ class Tally {
   void mismatch(double& ratio);
   Evaluation& ev_;
   NonFinite rule_;
+  int64_t outside_ = 0;
 };
 
 // What Tally leaves in `ev` after the elements of `part`'s chunk, when `part`

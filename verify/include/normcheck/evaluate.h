@@ -162,18 +162,24 @@ struct Evaluation {
   // is a `quantization` finding that names the cast it follows, before any
   // other rounding policy is tried.
   std::vector<std::string> consistent_casts;
-  double exact_math_ulp = 0;       // y's largest scaled ULP error against exact math (= max_ulp)
+  double exact_math_ulp = 0;       // y's largest scaled ULP error against exact math (= max_ulp; a backward's: its main outputs')
   double policy_exact_math_ulp = 0;// the same figure for the policy's own correctly rounded y
   // When the outputs break the declared policy: the other policies
   // (candidate_policies(), op_spec text) they are consistent with on this
   // problem; empty when none is (an accuracy defect, not another policy).
   std::vector<std::string> consistent_policies;
   // With EvaluateOptions::identify: every candidate policy of the spec
-  // (candidate_policies(), spec_policy.h) against the outputs.
+  // (candidate_policies(), spec_policy.h) against the outputs. A forward
+  // policy is held to its admissible range (spec_policy.h); a backward one
+  // to the allowances its words give (evaluate/backward_spec.h), by the
+  // checks that judge the declared spec.
   struct PolicyFit {
     std::string spec;           // the policy, in the text form
     int64_t outside = 0;        // output elements outside its admissible range (0: consistent)
-    double exact_math_ulp = 0;  // its own correctly rounded y against exact math, as exact_math_ulp
+    // Its own correctly rounded y against exact math, as exact_math_ulp; NaN
+    // for a backward policy, which has no result of its own (its allowances
+    // are around exact math).
+    double exact_math_ulp = 0;
   };
   std::vector<PolicyFit> policy_fits;
 };

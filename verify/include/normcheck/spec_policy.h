@@ -90,14 +90,33 @@ struct PolicyCheck {
 };
 PolicyCheck check_policy(const OpSpec& spec, const SpecAdmissible& admissible, const SpecOutputs& outputs);
 
-// The rounding policies identify_fwd() tries for a spec: the spec with each
-// subset of the rounding points its activation format makes distinct (`sum`
-// at the activation format or float32 with `add`; r, xhat, weight with
-// 1 + gamma, and scaled at the activation format, scaled only where it is
-// not y's own rounding: with beta, or y in another format), none when the
-// activations are float32 (a rounding to float32 inside float32 arithmetic
-// is no policy of its own).
+// The rounding policies a kernel of `spec` is held to when it is identified
+// (identify_fwd(), and evaluate() with EvaluateOptions::identify), the
+// declared spec among them. A forward spec: the spec with each subset of the
+// rounding points its activation format makes distinct (`sum` at the
+// activation format or float32 with `add`; r, xhat, weight with 1 + gamma,
+// and scaled at the activation format, scaled only where it is not y's own
+// rounding: with beta, or y in another format). A backward spec: each
+// combination of xhat and dyw rounded to x's format or not, dw_row rounded
+// to x's or dgamma's format or not (with a weight), every sum in float32 or
+// in x's format (acc=), and with reduce= the partials stored in float32, x's
+// or dgamma's format; the rest of the spec (its tensors' formats, the weight,
+// add, R) is the interface, not a policy. Every choice is a 16-bit format: a
+// rounding to float32 inside float32 arithmetic is no policy of its own, so a
+// spec with nothing in 16 bits to round to (a float32 forward; a backward
+// with x and dgamma in float32) has no candidate but itself, nor has a norm
+// followed by a Linear.
 std::vector<OpSpec> candidate_policies(const OpSpec& spec);
+
+// Whether `outer` admits every output `inner` admits, on every problem: two
+// backward policies of one spec where `outer` rounds wherever `inner` does,
+// to the same format, and keeps its sums (acc=) and partials (reduce=) in
+// 16 bits wherever `inner` does. Each backward word only widens the
+// allowances (evaluate/backward_spec.cpp: every perturbation adds terms and
+// grows coefficients), so the admitted sets nest: a kernel that follows
+// `inner` is consistent with `outer` too. A forward policy's range is the
+// rounding of its own values, which do not nest: false for forward policies.
+bool policy_within(const OpSpec& inner, const OpSpec& outer);
 
 // The spec with its quantization's cast done each other way a kernel may do
 // it, one change at a time: int8's other tie rule and other lowest code, the
@@ -105,9 +124,10 @@ std::vector<OpSpec> candidate_policies(const OpSpec& spec);
 // saturation. Empty for a spec that does not quantize y.
 std::vector<OpSpec> cast_variants(const OpSpec& spec);
 
-// The policies kernels are known to ship, by their rounding points (data:
-// docs/ops.md lists the same): the name of the projects' kernels that follow
-// `policy`, or empty.
+// The policies kernels are known to ship, by their rounding points (and for
+// a backward, its weight, `add` and two-stage reduction; data: docs/ops.md
+// lists the same): the name of the projects' kernels that follow `policy`,
+// or empty.
 std::string_view known_policy_name(const OpSpec& policy);
 
 struct PolicyMatch {
