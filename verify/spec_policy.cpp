@@ -61,7 +61,12 @@ struct Range {
   double lo, hi;
 };
 
-Range widened(Range r) { return {r.lo - std::fabs(r.lo) * kWiden, r.hi + std::fabs(r.hi) * kWiden}; }
+// An infinite end is kept: it is a rounding point's or an output's overflow
+// value (+-inf is what a rounding past the format's largest finite value
+// gives), exact, and inf - inf would make the end NaN.
+double widened_end(double v, double dir) { return std::isinf(v) ? v : v + dir * std::fabs(v) * kWiden; }
+
+Range widened(Range r) { return {widened_end(r.lo, -1), widened_end(r.hi, 1)}; }
 
 // The rounded ends of a widened range: every value of format t a real in the range rounds to.
 Range rounded(DType t, Range r) {
@@ -86,9 +91,18 @@ Range times(Range a, Range b) {
   return r;
 }
 
-double magnitude(Range r) { return std::max(std::fabs(r.lo), std::fabs(r.hi)); }
+// The largest finite |value| of the range: what a float32 operation's
+// rounding error is relative to. An infinite value (a rounding point's
+// overflow) goes through the later float32 operations exactly: inf + beta
+// and w inf (w != 0) are infinities, with no rounding error.
+double magnitude(Range r) {
+  const auto finite = [](double v) { return std::isinf(v) ? 0.0 : std::fabs(v); };
+  return std::max(finite(r.lo), finite(r.hi));
+}
 
-Range plus_minus(Range r, double e) { return {r.lo - e, r.hi + e}; }
+// The range widened by e on each side; an infinite end stays (it is exact,
+// magnitude() above).
+Range plus_minus(Range r, double e) { return {std::isinf(r.lo) ? r.lo : r.lo - e, std::isinf(r.hi) ? r.hi : r.hi + e}; }
 
 // The spec with only its `sum` rounding: whose exact reference gives the
 // norm's input, statistics and xhat the later stages start from.
@@ -253,10 +267,25 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
       Range x_hat;
       if (at_r) {
         const double shifted = xhat / r;  // s - mu (LayerNorm) or s (RMSNorm), within 2^-52 relative
-        const double e = layer ? gamma_n(2) * std::fabs(shifted) * rho.hi +
-                                     b.mean_rel * mean_abs * rho.hi * (1 + gamma_n(2)) + kUnderflowUnit
-                               : u * std::fabs(shifted) * rho.hi + kUnderflowUnit;
-        x_hat = plus_minus(times({shifted, shifted}, rho), e);
+        // the product's error per unit of rho: the kernel's s - mean^ is within shifted -+ e_diff
+        const double e_diff = layer ? gamma_n(2) * std::fabs(shifted) + b.mean_rel * mean_abs * (1 + gamma_n(2))
+                                    : u * std::fabs(shifted);
+        if (std::isinf(rho.hi)) {
+          // r rounded past the format's largest finite value: rho = +inf is the
+          // policy's value, and (s - mean^) inf is +-inf by the sign of
+          // s - mean^, NaN where it is 0; that sign is known when
+          // |shifted| > e_diff (the difference's error, without the product's)
+          const double d_err = layer ? e_diff : 0;
+          if (!(std::fabs(shifted) > d_err)) {
+            x_hat = {-kInf, kInf};
+          } else {
+            const double inf = std::copysign(kInf, shifted);
+            const double finite = std::isinf(rho.lo) ? inf : shifted * rho.lo - std::copysign(e_diff * rho.lo + kUnderflowUnit, shifted);
+            x_hat = {std::min(finite, inf), std::max(finite, inf)};
+          }
+        } else {
+          x_hat = plus_minus(times({shifted, shifted}, rho), e_diff * rho.hi + kUnderflowUnit);
+        }
       } else {
         x_hat = around(xhat, b.xhat_abs + b.xhat_rel * std::fabs(xhat));
       }

@@ -128,5 +128,75 @@ TEST(EvaluateSpec, WhatTheKernelCannotTakeIsDeclinedWithTheReason) {
             std::string::npos);
 }
 
+// Apex's all-16-bit LayerNorm in f16: y = f16(f16(gamma f16(xhat)) + beta),
+// float32 statistics. doubled_product: the product formed at twice its value
+// in f16 and then halved (an f16 intermediate that overflows where the
+// policy's does not).
+const OpSpec kApexF16 = parse_spec("layernorm fwd dtype=f16 gamma=f16 beta=f16 round=xhat:f16,scaled:f16").spec.value();
+
+template <bool doubled_product>
+void apex_f16(const nc_call* c) {
+  const auto in = [](const nc_tensor& t, int64_t i, int64_t j) {
+    return from_16(DType::f16, static_cast<const uint16_t*>(t.data)[i * t.row_stride + j]);
+  };
+  const auto f16 = [](float v) { return from_16(DType::f16, to_16(DType::f16, v)); };
+  for (int64_t i = 0; i < c->rows; ++i) {
+    float sum = 0, var = 0;
+    for (int64_t j = 0; j < c->cols; ++j) sum += in(c->x, i, j);
+    const float mean = sum / static_cast<float>(c->cols);
+    for (int64_t j = 0; j < c->cols; ++j) var += (in(c->x, i, j) - mean) * (in(c->x, i, j) - mean);
+    const float rstd = 1.0f / std::sqrt(var / static_cast<float>(c->cols) + c->eps);
+    for (int64_t j = 0; j < c->cols; ++j) {
+      const float xhat = f16((in(c->x, i, j) - mean) * rstd);
+      const float scaled = doubled_product ? f16(2 * in(c->gamma, 0, j) * xhat) / 2 : f16(in(c->gamma, 0, j) * xhat);
+      static_cast<uint16_t*>(c->y.data)[i * c->y.row_stride + j] = to_16(DType::f16, scaled + in(c->beta, 0, j));
+    }
+    static_cast<float*>(c->mean.data)[i] = mean;
+    static_cast<float*>(c->rstd.data)[i] = rstd;
+  }
+}
+
+// Rows x = (-3, -1, 1, 3) (xhat -+1.342, -+0.447) and (-2, -1, 1, 2) (xhat
+// -+1.265, -+0.632), gamma 60000 and beta 30000 (f16 values): gamma xhat is
+// -+80498 and -+75895 at the ends, past 65504, so the policy's f16 product is
+// -+inf and y = -inf where exact math's y = gamma xhat + beta is -50498 and
+// -45895, finite. Inside, -+37947 and -+26833 are f16 products, finite.
+Problem overflowing_product_problem() {
+  Problem p;
+  p.rows = 2;
+  p.cols = 4;
+  p.eps = 1e-5f;
+  p.x = {-3, -1, 1, 3, -2, -1, 1, 2};
+  p.gamma.assign(4, 60000.0f);
+  p.beta.assign(4, 30000.0f);
+  return p;
+}
+
+Kernel apex_row(SpecKernelFn fn) {
+  return Kernel{.name = "test.apex_f16", .op = Op::layernorm_fwd, .origin = Origin::plugin, .dtype = DType::f16,
+                .algorithm = "test", .fn = fn, .bound = default_layernorm_fwd_bound, .spec = &kApexF16,
+                .takes_row_stride = true};
+}
+
+// Shows: a kernel whose rounded product overflows writes the policy's own
+// -inf where exact math is finite, and passes (no nan label); the same kernel
+// with an f16 intermediate that overflows where the policy's product is finite
+// (+-37947 doubled) writes +-inf there and is a non-finite finding.
+TEST(EvaluateSpec, AnOverflowingRoundingPointIsThePolicysInfinity) {
+  const Problem p = overflowing_product_problem();
+  const Evaluation ev = evaluate(apex_row(apex_f16<false>), p);
+  ASSERT_TRUE(ev.declined.empty()) << ev.declined;
+  EXPECT_FALSE(ev.nonfinite_mismatch);
+  EXPECT_TRUE(ev.pass) << ev.worst.output << "[" << ev.worst.row << ", " << ev.worst.col << "] " << ev.worst.computed
+                       << " ratio " << ev.max_error_over_bound;
+
+  const Evaluation doubled = evaluate(apex_row(apex_f16<true>), p);
+  EXPECT_TRUE(doubled.nonfinite_mismatch);
+  EXPECT_FALSE(doubled.pass);
+  EXPECT_EQ(doubled.worst.output, "y");
+  EXPECT_TRUE(std::isinf(doubled.worst.computed));
+  EXPECT_TRUE(std::isfinite(doubled.worst.exact));
+}
+
 }  // namespace
 }  // namespace normcheck
