@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <optional>
 #include <random>
 #include <stdexcept>
 
@@ -100,26 +99,19 @@ std::span<const float> row_of(const std::vector<float>& v, const Problem& p, int
   return {v.data() + r * p.cols, static_cast<std::size_t>(p.cols)};
 }
 
-// The norm's input as the kernel sees it. x in its spec's format; for a
-// forward spec that adds a residual (op_spec.h, `add`), s = x + residual,
-// each stored in its format, and the sum rounded where the spec rounds it
-// (round=sum:T), since that stored sum is what the kernel normalizes. An
-// unrounded sum is taken to float32 for the float reference: one rounding
-// moves |mean|/sigma and the scale by 2^-24 relative, far inside any class's
-// edges. A non-finite x or residual, or a stored sum past T's range, makes s
+// The norm's input as the kernel sees it: x in its spec's format, or for a
+// forward spec that adds a residual (op_spec.h, `add`) s = x + residual, the
+// sum the kernel normalizes (norm_input: stored where the spec rounds it). A
+// non-finite x or residual, or a stored sum past its format's range, makes s
 // non-finite.
-std::vector<float> norm_input(const Kernel& k, const Problem& p) {
+std::vector<float> norm_inputs(const Kernel& k, const Problem& p) {
   const OpSpec spec = spec_of(k);
-  const DType x_t = spec.dtype_of(TensorName::x);
-  std::vector<float> s(p.x.size());
-  for (std::size_t i = 0; i < s.size(); ++i) s[i] = static_cast<float>(round_to_format(x_t, p.x[i]));
+  const DType x_t = spec.dtype_of(TensorName::x), res_t = spec.dtype_of(TensorName::residual);
   const bool fused_add = spec.add && spec.direction == Direction::fwd && p.residual.size() == p.x.size();
-  if (!fused_add) return s;
-  const DType res_t = spec.dtype_of(TensorName::residual);
-  const std::optional<DType> at_sum = spec.rounding_at(RoundingPoint::sum);
+  std::vector<float> s(p.x.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
-    const double sum = static_cast<double>(s[i]) + round_to_format(res_t, p.residual[i]);
-    s[i] = static_cast<float>(at_sum ? round_to_format(*at_sum, sum) : sum);
+    const auto x = static_cast<float>(round_to_format(x_t, p.x[i]));
+    s[i] = fused_add ? norm_input(spec, x, static_cast<float>(round_to_format(res_t, p.residual[i]))) : x;
   }
   return s;
 }
@@ -128,7 +120,7 @@ std::vector<float> norm_input(const Kernel& k, const Problem& p) {
 // statistics, and for a 16-bit kernel one exact_reference() for its outputs.
 std::vector<RowFacts> facts_of_rows(const Kernel& k, const Problem& p) {
   std::vector<RowFacts> facts(static_cast<std::size_t>(p.rows));
-  const std::vector<float> x = norm_input(k, p);
+  const std::vector<float> x = norm_inputs(k, p);
   const bool params_nonfinite =
       any_nonfinite(p.gamma) || any_nonfinite(p.beta) || any_nonfinite(p.weight) || any_nonfinite(p.bias);
 

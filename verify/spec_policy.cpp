@@ -25,6 +25,16 @@
 // widened by 2^-45 relative before it is rounded: a few dozen double
 // operations err by far less, and the allowances are 2^-24 relative or more.
 //
+// A rounding point rounds an end past its format's largest finite value to
+// +-inf and one below its smallest normal to a subnormal or 0 (round_to_format):
+// the policy's own values. An infinite end is exact and stays through the
+// later stages, since a float32 operation on an infinity (inf + beta, w inf
+// with w != 0) is that infinity with no rounding error: the widening and the
+// float32 errors apply to finite ends, relative to the largest finite |end|.
+// An r rounded to +inf gives xhat = +-inf by the sign of s - mu where the
+// kernel's s - mean^ has that sign for certain, and nothing promised where
+// it may be 0 (0 inf is NaN).
+//
 // A quantized y (op_spec.h, Quantization) goes on from y^'s range [lo, hi]
 // in y's dtype (values of that format: what the kernel holds before the cast):
 //   t       fl32(y fl32(1/s)), or fl32(y / s) with scale_apply=divide, at both
@@ -267,14 +277,18 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
       Range x_hat;
       if (at_r) {
         const double shifted = xhat / r;  // s - mu (LayerNorm) or s (RMSNorm), within 2^-52 relative
-        // the product's error per unit of rho: the kernel's s - mean^ is within shifted -+ e_diff
+        // e_diff: how far fl(fl(s - mean^) rho) is from (s - mu) rho per unit
+        // of rho (LayerNorm: the mean's error, one subtraction and one product;
+        // RMSNorm: one product)
         const double e_diff = layer ? gamma_n(2) * std::fabs(shifted) + b.mean_rel * mean_abs * (1 + gamma_n(2))
                                     : u * std::fabs(shifted);
         if (std::isinf(rho.hi)) {
-          // r rounded past the format's largest finite value: rho = +inf is the
-          // policy's value, and (s - mean^) inf is +-inf by the sign of
-          // s - mean^, NaN where it is 0; that sign is known when
-          // |shifted| > e_diff (the difference's error, without the product's)
+          // r rounded past the format's largest finite value: the policy's rho
+          // is +inf, and fl(s - mean^) inf is +-inf by the sign of
+          // fl(s - mean^), NaN where that is 0. The sign is s - mu's where
+          // |s - mu| > e_diff, which bounds fl(s - mean^)'s distance from it
+          // (RMSNorm's s is exact: its sign is known wherever s != 0). The
+          // finite end is the product at rho_lo: it is monotone in rho.
           const double d_err = layer ? e_diff : 0;
           if (!(std::fabs(shifted) > d_err)) {
             x_hat = {-kInf, kInf};

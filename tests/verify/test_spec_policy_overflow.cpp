@@ -13,7 +13,10 @@
 //     policy's own value is NaN (0 inf: a zero s - mu times an r rounded to inf);
 //   - where the simulated point's value is past the overflow boundary by a
 //     margin (2^-8 relative, far beyond the float32 error of these rows, a few
-//     2^-24), the reference's y is the simulation's infinity, bit for bit.
+//     2^-24), the reference's y is the simulation's infinity, bit for bit, and
+//     the range is that infinity alone;
+//   - a stored sum past the range is residual_out's infinity, and its row is
+//     one with a non-finite input of the norm (finite = 0: the non-finite rule).
 // Every family must reach its case: the point's value leaves the normal range
 // on a stated share of the drawn problems.
 #include <gtest/gtest.h>
@@ -232,10 +235,15 @@ Reached check_family(const Family& f) {
         RC_FAIL(what + ": y[" + std::to_string(i) + "]: the policy's " + std::to_string(ref.y.rounded[i]) +
                 ", the range [" + std::to_string(range.y.lo[i]) + ", " + std::to_string(range.y.hi[i]) + "]");
     }
+    // a stored sum past the range: residual_out's infinity, and a row whose norm input is non-finite
     if (spec.add)
-      for (std::size_t i = 0; i < sim.out.residual_out.size(); ++i)
-        if (std::isinf(sim.out.residual_out[i]) && !same_value(sim.out.residual_out[i], ref.residual_out.rounded[i]))
+      for (std::size_t i = 0; i < sim.out.residual_out.size(); ++i) {
+        if (!std::isinf(sim.out.residual_out[i])) continue;
+        if (!same_value(sim.out.residual_out[i], ref.residual_out.rounded[i]))
           RC_FAIL(what + ": residual_out[" + std::to_string(i) + "] overflows in the simulation only");
+        if (ref.finite[i / static_cast<std::size_t>(c.cols)])
+          RC_FAIL(what + ": residual_out[" + std::to_string(i) + "] is infinite on a row the reference calls finite");
+      }
   };
   rc::detail::TestParams params;
   params.seed = seed;
