@@ -38,8 +38,6 @@
 namespace normcheck {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 // The stored inputs of one problem.
 struct Rows {
   int64_t rows = 2, cols = 0;
@@ -77,7 +75,7 @@ OpSpec spec_of(const Family& f, bool layer) {
 //   xhat under    pairs +-(1 + |m|) per row, or pairs of tiny m 2^(min_exp - 4): there xhat is below 2^min_exp
 //   weight over   gamma = big: 1 + gamma past L (gamma is float32 in these specs)
 //   weight under (f16) gamma = -1 + k 2^-24, k in [1, 64]: 1 + gamma = k 2^-24, an f16 subnormal
-//   scaled over   gamma = big: gamma xhat past L where |xhat| > 2/3
+//   scaled over   gamma = big: gamma xhat past L where |xhat| > 4/3 (> 2/3 for the largest gamma)
 //   scaled under  gamma = m 2^(min_exp - 8): |gamma xhat| below 2^min_exp where |xhat| < 4
 Rows draw_rows(const Family& f, bool layer) {
   const FloatFormat fmt = float_format(f.t);
