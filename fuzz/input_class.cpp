@@ -99,13 +99,28 @@ std::span<const float> row_of(const std::vector<float>& v, const Problem& p, int
   return {v.data() + r * p.cols, static_cast<std::size_t>(p.cols)};
 }
 
-// The facts of every row: one reference call for the statistics, and for a
-// 16-bit kernel one exact_reference() for its outputs.
+// The norm's input as the kernel sees it: x in its spec's format, or for a
+// forward spec that adds a residual (op_spec.h, `add`) s = x + residual, the
+// sum the kernel normalizes (norm_input: stored where the spec rounds it). A
+// non-finite x or residual, or a stored sum past its format's range, makes s
+// non-finite.
+std::vector<float> norm_inputs(const Kernel& k, const Problem& p) {
+  const OpSpec spec = spec_of(k);
+  const DType x_t = spec.dtype_of(TensorName::x), res_t = spec.dtype_of(TensorName::residual);
+  const bool fused_add = spec.add && spec.direction == Direction::fwd && p.residual.size() == p.x.size();
+  std::vector<float> s(p.x.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto x = static_cast<float>(round_to_format(x_t, p.x[i]));
+    s[i] = fused_add ? norm_input(spec, x, static_cast<float>(round_to_format(res_t, p.residual[i]))) : x;
+  }
+  return s;
+}
+
+// The facts of every row, from the norm's input: one reference call for the
+// statistics, and for a 16-bit kernel one exact_reference() for its outputs.
 std::vector<RowFacts> facts_of_rows(const Kernel& k, const Problem& p) {
   std::vector<RowFacts> facts(static_cast<std::size_t>(p.rows));
-  std::vector<float> x = p.x;  // as the kernel sees it
-  if (k.dtype != DType::f32)
-    for (float& v : x) v = from_16(k.dtype, to_16(k.dtype, v));
+  const std::vector<float> x = norm_inputs(k, p);
   const bool params_nonfinite =
       any_nonfinite(p.gamma) || any_nonfinite(p.beta) || any_nonfinite(p.weight) || any_nonfinite(p.bias);
 
@@ -219,10 +234,12 @@ std::vector<SeverityProblem> severity_problems(const InputClass& c, const Kernel
   std::normal_distribution<double> normal(0, 1);
   const bool backward = kernel.op == Op::layernorm_bwd || kernel.op == Op::rmsnorm_bwd;
   const bool has_beta = kernel.op == Op::layernorm_fwd || kernel.op == Op::layernorm_linear_fwd;
-  // A spec that adds a residual (op_spec.h) gets one of mean 0 and half the
-  // row's sigma: the norm's input keeps the class's scale, its |mean|/sigma
-  // within 12% of the plan's (sigma grows by sqrt(1 + 1/4)).
+  // A spec that adds a residual (op_spec.h): the class is the norm's input
+  // s = x + residual's, so s is drawn with the plan's mean and sigma, split
+  // as x = c + (sqrt(3)/2) sigma N(0,1) and residual = (1/2) sigma N(0,1)
+  // (independent normals: their sum is c + sigma N(0,1)).
   const bool residual = spec_of(kernel).add;
+  const double x_share = residual ? std::sqrt(0.75) : 1.0;
   std::vector<SeverityProblem> out;
   const std::vector<int64_t> plan_rows = plan.rows.empty() ? std::vector<int64_t>{kSeverityRows} : plan.rows;
   for (int64_t rows : plan_rows)
@@ -237,7 +254,7 @@ std::vector<SeverityProblem> severity_problems(const InputClass& c, const Kernel
           p.eps = eps;
           const double max_abs = props::max_abs_x(kernel.range, d);
           for (int64_t r = 0; r < p.rows; ++r) {
-            const auto row = props::offset_normal_row(d, ratio * sigma, sigma, max_abs, rng);
+            const auto row = props::offset_normal_row(d, ratio * sigma, x_share * sigma, max_abs, rng);
             p.x.insert(p.x.end(), row.begin(), row.end());
             if (backward) {
               const auto dy = props::offset_normal_row(d, plan.dy_mean, 1, max_abs, rng);

@@ -31,15 +31,18 @@
 
 namespace normcheck::fuzz {
 
-// What the predicates read about one row (row_facts computes it).
+// What the predicates read about one row (row_facts computes it), from the
+// norm's input as the kernel sees it: x in its format, or for a forward spec
+// with `add` s = x + residual, stored where the spec rounds the sum
+// (op_spec.h, norm_input).
 struct RowFacts {
   Op op{};
   int64_t d = 0;
   int64_t rows = 1;              // of the whole problem (a backward's dgamma and dbeta sum over them)
   float eps = 0;
-  bool nonfinite = false;        // a NaN or inf in the row's x or dy, or in gamma, beta, W or b
+  bool nonfinite = false;        // a NaN or inf in the row's x, residual, stored sum or dy, or in gamma, beta, W or b
   bool overflow16 = false;       // a 16-bit kernel: the row's exact main output (y or dx) beyond the format's largest finite
-  double max_abs_x = 0;          // of x as the kernel sees it (a 16-bit kernel: x rounded to its dtype)
+  double max_abs_x = 0;          // of the norm's input as the kernel sees it (a 16-bit kernel: rounded to its dtype)
   // sigma^2 (LayerNorm ops) or mean(x^2) (RMSNorm ops): the reference's exact
   // value correctly rounded to double (verify/reference.h).
   double scale_square = 0;

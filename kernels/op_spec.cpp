@@ -388,6 +388,15 @@ OpSpec spec_of(Op op, DType t) {
   return s;
 }
 
+float norm_input(const OpSpec& spec, float x, float residual) {
+  if (!spec.add) return x;
+  // two floats' sum in double: exact unless their exponents are more than 29
+  // apart, and then within 2^-53 relative (round_to_format rounds it once more)
+  const double sum = static_cast<double>(x) + residual;
+  const std::optional<DType> at_sum = spec.rounding_at(RoundingPoint::sum);
+  return static_cast<float>(round_to_format(at_sum ? *at_sum : DType::f32, sum));
+}
+
 Op op_of(const OpSpec& s) {
   const bool layer = s.norm == NormKind::layernorm, fwd = s.direction == Direction::fwd;
   if (s.linear) return layer ? Op::layernorm_linear_fwd : Op::rmsnorm_linear_fwd;

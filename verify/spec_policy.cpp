@@ -25,6 +25,16 @@
 // widened by 2^-45 relative before it is rounded: a few dozen double
 // operations err by far less, and the allowances are 2^-24 relative or more.
 //
+// A rounding point rounds an end past its format's largest finite value to
+// +-inf and one below its smallest normal to a subnormal or 0 (round_to_format):
+// the policy's own values. An infinite end is exact and stays through the
+// later stages, since a float32 operation on an infinity (inf + beta, w inf
+// with w != 0) is that infinity with no rounding error: the widening and the
+// float32 errors apply to finite ends, relative to the largest finite |end|.
+// An r rounded to +inf gives xhat = +-inf by the sign of s - mu where the
+// kernel's s - mean^ has that sign for certain, and nothing promised where
+// it may be 0 (0 inf is NaN).
+//
 // A quantized y (op_spec.h, Quantization) goes on from y^'s range [lo, hi]
 // in y's dtype (values of that format: what the kernel holds before the cast):
 //   t       fl32(y fl32(1/s)), or fl32(y / s) with scale_apply=divide, at both
@@ -63,7 +73,12 @@ struct Range {
   double lo, hi;
 };
 
-Range widened(Range r) { return {r.lo - std::fabs(r.lo) * kWiden, r.hi + std::fabs(r.hi) * kWiden}; }
+// An infinite end is kept: it is a rounding point's or an output's overflow
+// value (+-inf is what a rounding past the format's largest finite value
+// gives), exact, and inf - inf would make the end NaN.
+double widened_end(double v, double dir) { return std::isinf(v) ? v : v + dir * std::fabs(v) * kWiden; }
+
+Range widened(Range r) { return {widened_end(r.lo, -1), widened_end(r.hi, 1)}; }
 
 // The rounded ends of a widened range: every value of format t a real in the range rounds to.
 Range rounded(DType t, Range r) {
@@ -88,9 +103,18 @@ Range times(Range a, Range b) {
   return r;
 }
 
-double magnitude(Range r) { return std::max(std::fabs(r.lo), std::fabs(r.hi)); }
+// The largest finite |value| of the range: what a float32 operation's
+// rounding error is relative to. An infinite value (a rounding point's
+// overflow) goes through the later float32 operations exactly: inf + beta
+// and w inf (w != 0) are infinities, with no rounding error.
+double magnitude(Range r) {
+  const auto finite = [](double v) { return std::isinf(v) ? 0.0 : std::fabs(v); };
+  return std::max(finite(r.lo), finite(r.hi));
+}
 
-Range plus_minus(Range r, double e) { return {r.lo - e, r.hi + e}; }
+// The range widened by e on each side; an infinite end stays (it is exact,
+// magnitude() above).
+Range plus_minus(Range r, double e) { return {std::isinf(r.lo) ? r.lo : r.lo - e, std::isinf(r.hi) ? r.hi : r.hi + e}; }
 
 // The spec with only its `sum` rounding: whose exact reference gives the
 // norm's input, statistics and xhat the later stages start from.
@@ -255,10 +279,29 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
       Range x_hat;
       if (at_r) {
         const double shifted = xhat / r;  // s - mu (LayerNorm) or s (RMSNorm), within 2^-52 relative
-        const double e = layer ? gamma_n(2) * std::fabs(shifted) * rho.hi +
-                                     b.mean_rel * mean_abs * rho.hi * (1 + gamma_n(2)) + kUnderflowUnit
-                               : u * std::fabs(shifted) * rho.hi + kUnderflowUnit;
-        x_hat = plus_minus(times({shifted, shifted}, rho), e);
+        // e_diff: how far fl(fl(s - mean^) rho) is from (s - mu) rho per unit
+        // of rho (LayerNorm: the mean's error, one subtraction and one product;
+        // RMSNorm: one product)
+        const double e_diff = layer ? gamma_n(2) * std::fabs(shifted) + b.mean_rel * mean_abs * (1 + gamma_n(2))
+                                    : u * std::fabs(shifted);
+        if (std::isinf(rho.hi)) {
+          // r rounded past the format's largest finite value: the policy's rho
+          // is +inf, and fl(s - mean^) inf is +-inf by the sign of
+          // fl(s - mean^), NaN where that is 0. The sign is s - mu's where
+          // |s - mu| > e_diff, which bounds fl(s - mean^)'s distance from it
+          // (RMSNorm's s is exact: its sign is known wherever s != 0). The
+          // finite end is the product at rho_lo: it is monotone in rho.
+          const double d_err = layer ? e_diff : 0;
+          if (!(std::fabs(shifted) > d_err)) {
+            x_hat = {-kInf, kInf};
+          } else {
+            const double inf = std::copysign(kInf, shifted);
+            const double finite = std::isinf(rho.lo) ? inf : shifted * rho.lo - std::copysign(e_diff * rho.lo + kUnderflowUnit, shifted);
+            x_hat = {std::min(finite, inf), std::max(finite, inf)};
+          }
+        } else {
+          x_hat = plus_minus(times({shifted, shifted}, rho), e_diff * rho.hi + kUnderflowUnit);
+        }
       } else {
         x_hat = around(xhat, b.xhat_abs + b.xhat_rel * std::fabs(xhat));
       }

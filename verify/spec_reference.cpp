@@ -89,7 +89,7 @@ class RowInterpreter {
   void run(const SpecInputs& in, int64_t row, SpecForwardReference& out) {
     const auto d = static_cast<std::size_t>(in.cols);
     const std::size_t base = static_cast<std::size_t>(row) * d;
-    if (!finite_row(in, base, d)) {
+    if (!finite_row(in, base, d) || !stored_sums_finite(in, base, d, out)) {
       mark_nonfinite(out, row, d);
       if (spec_.add)  // the sum itself is the extended-real sum, element by element
         for (std::size_t i = 0; i < d; ++i) sum_of(in, base + i, out);
@@ -123,6 +123,18 @@ class RowInterpreter {
       if (!std::isfinite(in.x[base + i])) return false;
       if (!in.residual.empty() && !std::isfinite(in.residual[base + i])) return false;
     }
+    return true;
+  }
+
+  // Under a policy that rounds at `sum`: every stored sum finite. A sum past
+  // its format's range is +-inf there (round_to_format), and the norm's input
+  // holds that infinity: a row with a non-finite input of the norm, as one
+  // whose x or residual is non-finite.
+  bool stored_sums_finite(const SpecInputs& in, std::size_t base, std::size_t d, SpecForwardReference& out) {
+    const std::optional<FloatFormat> at_sum = rounding(RoundingPoint::sum);
+    if (!spec_.add || !at_sum) return true;
+    for (std::size_t i = 0; i < d; ++i)
+      if (std::isinf(round_to_format(*at_sum, raw(sum_of(in, base + i, out)), tmp_))) return false;
     return true;
   }
 

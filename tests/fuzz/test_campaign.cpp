@@ -20,8 +20,10 @@
 #include "campaign.h"
 #include "case_gen.h"
 #include "input_class.h"
+#include "normcheck/bounds.h"
 #include "normcheck/kernel.h"
 #include "normcheck/op_spec.h"
+#include "normcheck/plugin.h"
 #include "normcheck/spec_reference.h"
 #include "test_seed.h"
 
@@ -226,6 +228,131 @@ TEST(Shrink, KeepsOnlyTheRowTheFindingIsOn) {
   EXPECT_EQ(s.problem.rows, 1);
   EXPECT_EQ(s.result.label, r.label);
   EXPECT_EQ(class_of(k, s.problem, s.result).id, cls);
+}
+
+// A float32 LayerNorm of s = x + residual (its float32 sum, stored and
+// normalized: round=sum:f32) whose variance is one-pass, E[s^2] - mean^2.
+const OpSpec kFusedAdd = parse_spec("layernorm fwd add round=sum:f32").spec.value();
+
+void fused_add_onepass(const nc_call* c) {
+  const auto at = [](const nc_tensor& t, int64_t i, int64_t j) {
+    return static_cast<const float*>(t.data)[i * t.row_stride + j];
+  };
+  for (int64_t i = 0; i < c->rows; ++i) {
+    float sum = 0, sum_sq = 0;
+    for (int64_t j = 0; j < c->cols; ++j) {
+      const float s = at(c->x, i, j) + at(c->residual, i, j);
+      static_cast<float*>(c->residual_out.data)[i * c->residual_out.row_stride + j] = s;
+      sum += s;
+      sum_sq += s * s;
+    }
+    const float mean = sum / static_cast<float>(c->cols);
+    const float rstd = 1.0f / std::sqrt(sum_sq / static_cast<float>(c->cols) - mean * mean + c->eps);
+    for (int64_t j = 0; j < c->cols; ++j) {
+      const float g = c->gamma.data ? at(c->gamma, 0, j) : 1.0f, b = c->beta.data ? at(c->beta, 0, j) : 0.0f;
+      const float s = at(c->x, i, j) + at(c->residual, i, j);
+      static_cast<float*>(c->y.data)[i * c->y.row_stride + j] = (s - mean) * rstd * g + b;
+    }
+    static_cast<float*>(c->mean.data)[i] = mean;
+    static_cast<float*>(c->rstd.data)[i] = rstd;
+  }
+}
+
+Kernel fused_add_kernel(const OpSpec* spec = &kFusedAdd) {
+  return Kernel{.name = "test.fused_add_onepass", .op = op_of(*spec), .origin = Origin::plugin,
+                .dtype = spec->dtype_of(TensorName::x), .algorithm = "test", .fn = &fused_add_onepass,
+                .bound = default_layernorm_fwd_bound, .spec = spec, .takes_row_stride = true};
+}
+
+// x well conditioned (N(0, 1)) and a residual whose mean is `mean`: the norm's
+// input s = x + residual has |mean|/sigma near mean / sqrt(1 + 0.25).
+Problem fused_rows(std::mt19937_64& rng, int64_t rows, int64_t d, float mean) {
+  Problem p;
+  p.rows = rows;
+  p.cols = d;
+  p.eps = 1e-5f;
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto x = normal_row(rng, d, 0, 1), res = normal_row(rng, d, mean, 0.5f);
+    p.x.insert(p.x.end(), x.begin(), x.end());
+    p.residual.insert(p.residual.end(), res.begin(), res.end());
+  }
+  return p;
+}
+
+// Shows: an `add` spec's row is classed by the norm's input s = x + residual,
+// not by x: x ~ N(0, 1) (a d band by itself) with a residual of mean 29 makes
+// s's |mean|/sigma about 26 (29 / sqrt(1.25)), the band 10-1e3; a residual of
+// mean 0 leaves s well conditioned (the negative side). s is the sum the spec
+// stores where it rounds it: under round=sum:bf16, x = 1 and residual = 2^-9
+// store s = 1, a constant row; without the rounding s is not constant.
+// A NaN or inf in the residual alone puts the row in the non-finite class.
+TEST(InputClasses, AnAddSpecIsClassedByTheNormsInput) {
+  std::mt19937_64 rng(test::fixed_seed(26));
+  const Kernel k = fused_add_kernel();
+  EXPECT_EQ(classify(k, fused_rows(rng, 1, 64, 29), 0).id, "mean_sigma_10_1e3");
+  EXPECT_EQ(classify(k, fused_rows(rng, 1, 64, 0), 0).id, "d_17_256");
+  const Problem shifted = fused_rows(rng, 1, 64, 29);
+  const RowFacts f = row_facts(k, shifted, 0);
+  EXPECT_GT(f.mean_over_sigma, 20);
+  EXPECT_LT(f.mean_over_sigma, 32);
+
+  static const OpSpec stored_bf16 = parse_spec("layernorm fwd dtype=bf16 add round=sum:bf16").spec.value();
+  static const OpSpec exact_bf16 = parse_spec("layernorm fwd dtype=bf16 add").spec.value();
+  Problem small_step;
+  small_step.rows = 1;
+  small_step.cols = 4;
+  small_step.eps = 1e-5f;
+  small_step.x = {1, 1, 1, 1};
+  small_step.residual = {0, 0x1p-9f, 0, 0x1p-9f};  // a quarter of bf16's spacing at 1
+  EXPECT_EQ(classify(fused_add_kernel(&stored_bf16), small_step, 0).id, "mean_sigma_ge_1e5");  // s = 1, 1, 1, 1
+  // unrounded: s = 1, 1 + 2^-9, ...: mean 1 + 2^-10, sigma 2^-10, |mean|/sigma = 1025
+  EXPECT_EQ(classify(fused_add_kernel(&exact_bf16), small_step, 0).id, "mean_sigma_1e3_1e5");
+
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    Problem p = fused_rows(rng, 1, 64, 0);
+    p.residual[5] = bad;
+    EXPECT_EQ(classify(k, p, 0).id, "nonfinite") << bad;
+  }
+}
+
+// Shows: a one-pass finding on a fused-add row is classed, shrunk and rated
+// by s: the row whose residual has mean 1e4 (s at |mean|/sigma ~ 9000) is in
+// the band 1e3-1e5 though its x is N(0, 1), it shrinks to that row in that
+// band, and the band's realistic rows for the kernel hold s at the plan's
+// |mean|/sigma (2e3 and 1e4) within 5%: the sample sigma of n = 4 x 768
+// normals is within 1/sqrt(2n) = 1.3% (one standard deviation) of sigma, so
+// 5% is about four; a residual of half the row's sigma added to x of the full
+// sigma would put s at 1/sqrt(1.25) = 0.894 of the plan, 10.6% off.
+TEST(Shrink, AFusedAddFindingIsClassedShrunkAndRatedByTheNormsInput) {
+  std::mt19937_64 rng(test::fixed_seed(7));
+  Problem p = fused_rows(rng, 4, 64, 0);
+  const Problem shifted = fused_rows(rng, 1, 64, 1e4f);
+  std::copy(shifted.residual.begin(), shifted.residual.end(), p.residual.begin() + 2 * 64);
+  const Kernel k = fused_add_kernel();
+  const CaseResult r = run_isolated(k, std::span<const Problem>(&p, 1), {})[0];
+  ASSERT_FALSE(r.label.empty()) << "the one-pass variance passed s at |mean|/sigma = 9000";
+  EXPECT_EQ(r.evaluation.worst.row, 2);
+  const std::string cls(class_of(k, p, r).id);
+  EXPECT_EQ(cls, "mean_sigma_1e3_1e5");
+  const Shrunk s = shrink_finding(k, p, r, cls, {}, 20);
+  EXPECT_EQ(s.problem.rows, 1);
+  EXPECT_EQ(class_of(k, s.problem, s.result).id, cls);
+
+  for (const SeverityProblem& sp : severity_problems(input_class(cls), k, test::fixed_seed(20261124))) {
+    ASSERT_EQ(sp.problem.residual.size(), sp.problem.x.size()) << sp.what;
+    double sum = 0, sum_sq = 0;
+    const auto n = static_cast<double>(sp.problem.x.size());
+    for (std::size_t i = 0; i < sp.problem.x.size(); ++i) sum += static_cast<double>(sp.problem.x[i]) + sp.problem.residual[i];
+    const double mean = sum / n;
+    for (std::size_t i = 0; i < sp.problem.x.size(); ++i) {
+      const double dev = static_cast<double>(sp.problem.x[i]) + sp.problem.residual[i] - mean;
+      sum_sq += dev * dev;
+    }
+    const double ratio = std::fabs(mean) / std::sqrt(sum_sq / n);
+    const double plan = sp.what.find("|mean|/sigma = 2000") != std::string::npos ? 2e3 : 1e4;
+    EXPECT_NEAR(ratio / plan, 1, 0.05) << sp.what;
+    EXPECT_EQ(classify(k, sp.problem, -1).id, cls) << sp.what;
+  }
 }
 
 fs::path scratch(const std::string& name) {

@@ -3,11 +3,15 @@
 // kernel of the spec's policy passes on strided rows; a write into an input
 // row is writes_input, a write into the padding between rows or an ignored
 // stride is out_of_bounds; a kernel of another policy fails and names it;
-// what the kernel cannot take is declined with the reason.
+// what the kernel cannot take is declined with the reason. A rounding point
+// past its format's range is the policy's infinity: a product rounded past
+// 65504 passes as -inf, a stored sum past it makes a non-finite row.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include "normcheck/bounds.h"
 #include "normcheck/evaluate.h"
@@ -126,6 +130,142 @@ TEST(EvaluateSpec, WhatTheKernelCannotTakeIsDeclinedWithTheReason) {
   bwd.dy = bwd.x;
   EXPECT_NE(evaluate(row(llama<Defect::none>, &unjudged_bwd), bwd).declined.find("judges no backward spec"),
             std::string::npos);
+}
+
+// Apex's all-16-bit LayerNorm in f16: y = f16(f16(gamma f16(xhat)) + beta),
+// float32 statistics. doubled_product: the product formed at twice its value
+// in f16 and then halved (an f16 intermediate that overflows where the
+// policy's does not).
+const OpSpec kApexF16 = parse_spec("layernorm fwd dtype=f16 gamma=f16 beta=f16 round=xhat:f16,scaled:f16").spec.value();
+
+template <bool doubled_product>
+void apex_f16(const nc_call* c) {
+  const auto in = [](const nc_tensor& t, int64_t i, int64_t j) {
+    return from_16(DType::f16, static_cast<const uint16_t*>(t.data)[i * t.row_stride + j]);
+  };
+  const auto f16 = [](float v) { return from_16(DType::f16, to_16(DType::f16, v)); };
+  for (int64_t i = 0; i < c->rows; ++i) {
+    float sum = 0, var = 0;
+    for (int64_t j = 0; j < c->cols; ++j) sum += in(c->x, i, j);
+    const float mean = sum / static_cast<float>(c->cols);
+    for (int64_t j = 0; j < c->cols; ++j) var += (in(c->x, i, j) - mean) * (in(c->x, i, j) - mean);
+    const float rstd = 1.0f / std::sqrt(var / static_cast<float>(c->cols) + c->eps);
+    for (int64_t j = 0; j < c->cols; ++j) {
+      const float xhat = f16((in(c->x, i, j) - mean) * rstd);
+      const float scaled = doubled_product ? f16(2 * in(c->gamma, 0, j) * xhat) / 2 : f16(in(c->gamma, 0, j) * xhat);
+      static_cast<uint16_t*>(c->y.data)[i * c->y.row_stride + j] = to_16(DType::f16, scaled + in(c->beta, 0, j));
+    }
+    static_cast<float*>(c->mean.data)[i] = mean;
+    static_cast<float*>(c->rstd.data)[i] = rstd;
+  }
+}
+
+// Rows x = (-3, -1, 1, 3) (xhat -+1.342, -+0.447) and (-2, -1, 1, 2) (xhat
+// -+1.265, -+0.632), gamma 60000 and beta 30000 (f16 values): gamma xhat is
+// -+80498 and -+75895 at the ends, past 65504, so the policy's f16 product is
+// -+inf and y = -inf where exact math's y = gamma xhat + beta is -50498 and
+// -45895, finite. Inside, -+37947 and -+26833 are f16 products, finite.
+Problem overflowing_product_problem() {
+  Problem p;
+  p.rows = 2;
+  p.cols = 4;
+  p.eps = 1e-5f;
+  p.x = {-3, -1, 1, 3, -2, -1, 1, 2};
+  p.gamma.assign(4, 60000.0f);
+  p.beta.assign(4, 30000.0f);
+  return p;
+}
+
+Kernel apex_row(SpecKernelFn fn) {
+  return Kernel{.name = "test.apex_f16", .op = Op::layernorm_fwd, .origin = Origin::plugin, .dtype = DType::f16,
+                .algorithm = "test", .fn = fn, .bound = default_layernorm_fwd_bound, .spec = &kApexF16,
+                .takes_row_stride = true};
+}
+
+// Shows: a kernel whose rounded product overflows writes the policy's own
+// -inf where exact math is finite, and passes (no nan label); the same kernel
+// with an f16 intermediate that overflows where the policy's product is finite
+// (+-37947 doubled) writes +-inf there and is a non-finite finding.
+TEST(EvaluateSpec, AnOverflowingRoundingPointIsThePolicysInfinity) {
+  const Problem p = overflowing_product_problem();
+  const Evaluation ev = evaluate(apex_row(apex_f16<false>), p);
+  ASSERT_TRUE(ev.declined.empty()) << ev.declined;
+  EXPECT_FALSE(ev.nonfinite_mismatch);
+  EXPECT_TRUE(ev.pass) << ev.worst.output << "[" << ev.worst.row << ", " << ev.worst.col << "] " << ev.worst.computed
+                       << " ratio " << ev.max_error_over_bound;
+
+  const Evaluation doubled = evaluate(apex_row(apex_f16<true>), p);
+  EXPECT_TRUE(doubled.nonfinite_mismatch);
+  EXPECT_FALSE(doubled.pass);
+  EXPECT_EQ(doubled.worst.output, "y");
+  EXPECT_TRUE(std::isinf(doubled.worst.computed));
+  EXPECT_TRUE(std::isfinite(doubled.worst.exact));
+}
+
+// vLLM's fused_add_rms_norm in f16 (the stored sum normalized, x r rounded
+// before the weight is left out: one rounding at the output). How it meets a
+// stored sum past 65504: IEEE arithmetic (rrms = 1/sqrt(inf) = 0, y = +-0 and
+// NaN at the infinity), the row-NaN convention (every y and rrms of the row
+// NaN), or a sum saturated to 65504 (a finite y that hides the overflow).
+enum class SumOverflow { ieee, row_nan, saturates };
+const OpSpec kFusedAddF16 = parse_spec("rmsnorm fwd dtype=f16 gamma=f16 add round=sum:f16").spec.value();
+
+template <SumOverflow mode>
+void fused_add_f16(const nc_call* c) {
+  const auto in = [](const nc_tensor& t, int64_t i, int64_t j) {
+    return from_16(DType::f16, static_cast<const uint16_t*>(t.data)[i * t.row_stride + j]);
+  };
+  for (int64_t i = 0; i < c->rows; ++i) {
+    std::vector<float> s(static_cast<std::size_t>(c->cols));
+    float squares = 0;
+    bool overflow = false;
+    for (int64_t j = 0; j < c->cols; ++j) {
+      float v = from_16(DType::f16, to_16(DType::f16, in(c->x, i, j) + in(c->residual, i, j)));
+      if (mode == SumOverflow::saturates) v = std::clamp(v, -65504.0f, 65504.0f);
+      overflow = overflow || std::isinf(v);
+      static_cast<uint16_t*>(c->residual_out.data)[i * c->residual_out.row_stride + j] = to_16(DType::f16, v);
+      s[static_cast<std::size_t>(j)] = v;
+      squares += v * v;
+    }
+    const bool nan_row = mode == SumOverflow::row_nan && overflow;
+    const float r = nan_row ? NAN : 1.0f / std::sqrt(squares / static_cast<float>(c->cols) + c->eps);
+    for (int64_t j = 0; j < c->cols; ++j)
+      static_cast<uint16_t*>(c->y.data)[i * c->y.row_stride + j] =
+          to_16(DType::f16, s[static_cast<std::size_t>(j)] * r * in(c->gamma, 0, j));
+    static_cast<float*>(c->rstd.data)[i] = r;
+  }
+}
+
+Kernel fused_add_row(SpecKernelFn fn) {
+  return Kernel{.name = "test.fused_add_f16", .op = Op::rmsnorm_fwd, .origin = Origin::plugin, .dtype = DType::f16,
+                .algorithm = "test", .fn = fn, .bound = default_rmsnorm_fwd_bound, .spec = &kFusedAddF16,
+                .takes_row_stride = true};
+}
+
+// Shows: a stored sum past 65504 (60000 + 60000 in f16) makes the norm's
+// input infinite, and that row is judged by the non-finite rule like a row
+// whose x holds the infinity: the IEEE evaluation and the row-NaN convention
+// both pass, residual_out is held to inf; a kernel that saturates the sum to
+// 65504 writes finite values that hide the overflow and fails.
+TEST(EvaluateSpec, AStoredSumPastTheRangeIsANonFiniteNormInput) {
+  Problem p;
+  p.rows = 2;
+  p.cols = 4;
+  p.eps = 1e-5f;
+  p.x = {1, 2, 60000, 3, 1, 2, 3, 4};
+  p.residual = {1, 2, 60000, 3, 1, 2, 3, 4};
+  p.gamma = {1, 1, 1, 1};
+  for (const SpecKernelFn fn : {&fused_add_f16<SumOverflow::ieee>, &fused_add_f16<SumOverflow::row_nan>}) {
+    const Evaluation ev = evaluate(fused_add_row(fn), p);
+    ASSERT_TRUE(ev.declined.empty()) << ev.declined;
+    EXPECT_FALSE(ev.nonfinite_mismatch) << ev.worst.output << "[" << ev.worst.row << ", " << ev.worst.col << "] "
+                                        << ev.worst.computed;
+    EXPECT_TRUE(ev.pass) << ev.worst.output << "[" << ev.worst.row << ", " << ev.worst.col << "] " << ev.worst.computed
+                         << " ratio " << ev.max_error_over_bound;
+  }
+  const Evaluation saturated = evaluate(fused_add_row(&fused_add_f16<SumOverflow::saturates>), p);
+  EXPECT_FALSE(saturated.pass);
+  EXPECT_TRUE(saturated.nonfinite_mismatch);  // finite y on the row whose norm input is infinite
 }
 
 }  // namespace

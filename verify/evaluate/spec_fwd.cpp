@@ -139,8 +139,10 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   const Op op = layer ? Op::layernorm_fwd : Op::rmsnorm_fwd;
   // each row as the row rules see it (evaluate.h, row_checked)
   std::vector<RowStats> stats(static_cast<std::size_t>(p.rows));
+  // a row is non-finite when an input of the norm is: x or residual, or
+  // under round=sum:T a stored sum past T's range (start has that rounding)
   for (std::size_t r = 0; r < stats.size(); ++r) {
-    stats[r].finite = math.finite[r] != 0;
+    stats[r].finite = math.finite[r] != 0 && start.finite[r] != 0;
     stats[r].r = math.condition[r].r;
     stats[r].mean_abs_x = math.mean_abs_s[r];
     stats[r].condition = math.condition[r];
@@ -196,7 +198,7 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
                             admissible.residual_out.lo[i], admissible.residual_out.hi[i],
                             math.residual_out.exact[i], dt(TensorName::residual_out), std::nullopt);
     const char* stat_name = layer ? "rstd" : "rrms";
-    if (!math.finite[r]) {
+    if (!stats[r].finite) {
       // A non-finite input (docs/semantics.md; evaluate.h, NonFinite). The
       // mean is the extended-real mean, whose NaN or infinity depends on the
       // summation: non-finite. LayerNorm's rstd is not checked: the variance
@@ -205,7 +207,7 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
       // on a row of infinities gives rrms = +0 and y_j = +-0 for finite s_j
       // (nonfinite.h); every other element is non-finite.
       std::vector<float> s(cols);
-      for (std::size_t j = 0; j < cols; ++j) s[j] = x[r * cols + j] + (spec.add ? residual[r * cols + j] : 0.0f);
+      for (std::size_t j = 0; j < cols; ++j) s[j] = norm_input(spec, x[r * cols + j], spec.add ? residual[r * cols + j] : 0.0f);
       const bool infinities = !layer && only_infinities(s);
       if (mean_out) tally.nonfinite_element("mean", row, -1, mean.values[r], NAN);
       if (stat_out && !layer) tally.nonfinite_row_element(stat_name, row, -1, stat.values[r], ieee_rrms(infinities));
@@ -253,7 +255,7 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   ev.exact_math_ulp = ev.max_ulp;
   const auto policy_distance = [&](const SpecForwardReference& policy, std::size_t i) {
     const std::size_t r = i / cols;
-    if (!math.finite[r] || !std::isfinite(math.y.exact[i]) || !std::isfinite(policy.y.rounded[i])) return 0.0;
+    if (!stats[r].finite || !std::isfinite(math.y.exact[i]) || !std::isfinite(policy.y.rounded[i])) return 0.0;
     // codes over the elements that are promised a range, as the kernel's own
     // figure: not on an ill-posed row (row_checked), nor where the scale
     // says nothing (not a positive float, or an inverse past float32's range:

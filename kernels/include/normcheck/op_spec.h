@@ -191,6 +191,14 @@ inline OpSpec spec_of(const Kernel& k) { return k.spec ? *k.spec : spec_of(k.op,
 // row whose spec is `spec` (kernel.h: Kernel::spec).
 Op op_of(const OpSpec& spec);
 
+// The norm's input s of one element that a kernel following the spec's policy
+// normalizes: x without `add`; with it x + residual (x and residual values of
+// their formats, their sum formed in double), rounded where the spec rounds
+// it (round=sum:T; +-inf past T's largest finite value), else rounded to
+// float32 (as a float32 kernel's sum is: a float holds it, for the callers'
+// statistics and conventions).
+float norm_input(const OpSpec& spec, float x, float residual);
+
 // The op and storage dtype of the table whose spec this is (the inverse of
 // spec_of), or empty: a spec the table's ops do not cover (a kernel of it is
 // judged by its policy's admissible range, spec_policy.h).

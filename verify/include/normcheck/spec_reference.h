@@ -53,7 +53,7 @@ struct SpecForwardReference {
   SpecValues mean;          // rows (LayerNorm)
   SpecValues stat;          // rows: rstd or rrms (under the policy, rounded at `r` if the spec rounds there)
   std::vector<double> xhat; // rows x cols: the normalized value (rounded at `xhat` under a policy that rounds there), to double
-  std::vector<char> finite; // rows: every input of the row is finite
+  std::vector<char> finite; // rows: every input of the norm is finite (x, residual; under the policy the stored sum)
   // rows: the condition of the norm's input s (after the rounding at `sum`
   // under the policy): d, kappa = mean|s| r, max_kappa = max|s| r,
   // eps_share = eps r^2 and r, each within relative 2^-50 (double arithmetic
@@ -70,8 +70,10 @@ inline constexpr int64_t kSpecReferenceMaxCols = (int64_t{1} << 17) - 1;
 // Throws std::invalid_argument when the spec is not a forward spec without
 // `linear` (spec_error() included), a row is longer than
 // kSpecReferenceMaxCols or the inputs' sizes do not fit it. A row
-// with a non-finite x or residual is all NaN (the row-NaN convention,
-// docs/semantics.md) and finite[row] = 0; a non-finite gamma or beta makes
+// with a non-finite x or residual, or under a policy that rounds at `sum` a
+// stored sum past its format's range (+-inf: the norm's input is then
+// infinite), is all NaN (the row-NaN convention, docs/semantics.md) and
+// finite[row] = 0; a non-finite gamma or beta makes
 // its own column's y the IEEE value of the exact w xhat + beta (+-inf or NaN).
 // `phases`: the fast phase first (the float references of reference.h decide
 // most rows), or the interpreter alone; both give the same values, which
