@@ -26,8 +26,11 @@ using adapters::torch_module;
 constexpr OpSpec torch_bf16_backward_spec() {
   OpSpec s;  // default_spec(NormKind::layernorm, Direction::bwd), with its float32 formats
   s.direction = Direction::bwd;
-  for (const TensorName t : {TensorName::x, TensorName::y, TensorName::dy, TensorName::dx, TensorName::gamma,
-                             TensorName::mean, TensorName::stat, TensorName::dgamma, TensorName::dbeta})
+  // the activations as the text form's dtype=bf16 sets them (x, residual, y,
+  // residual_out, dy, dx), then the weight, the statistics and the gradients
+  for (const TensorName t : {TensorName::x, TensorName::residual, TensorName::y, TensorName::residual_out,
+                             TensorName::dy, TensorName::dx, TensorName::gamma, TensorName::mean, TensorName::stat,
+                             TensorName::dgamma, TensorName::dbeta})
     s.dtype[static_cast<std::size_t>(t)] = DType::bf16;
   return s;
 }
