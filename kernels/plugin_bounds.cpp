@@ -16,7 +16,8 @@ template <DType dtype>
 BoundFn sixteen_bit_for(Op op) {
   switch (op) {
     case Op::layernorm_fwd: return &sixteen_bit<Op::layernorm_fwd, dtype>;
-    case Op::layernorm_bwd: return &sixteen_bit<Op::layernorm_bwd, dtype>;
+    case Op::layernorm_bwd:
+      return dtype == DType::bf16 ? &default_layernorm_bwd_bf16_bound : &sixteen_bit<Op::layernorm_bwd, dtype>;
     case Op::rmsnorm_fwd: return &sixteen_bit<Op::rmsnorm_fwd, dtype>;
     case Op::rmsnorm_bwd: return &sixteen_bit<Op::rmsnorm_bwd, dtype>;
     case Op::layernorm_linear_fwd:
@@ -26,6 +27,10 @@ BoundFn sixteen_bit_for(Op op) {
 }
 
 }  // namespace
+
+Bound default_layernorm_bwd_bf16_bound(const RowCondition& c) {
+  return sixteen_bit<Op::layernorm_bwd, DType::bf16>(c);
+}
 
 BoundFn plugin_bound(Op op, DType dtype) {
   // a forward output's rounding to its format is its spec's last stage, which

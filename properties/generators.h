@@ -87,6 +87,14 @@ struct GenOptions {
 // beta for a backward that reads it (from=y).
 GenOptions kernel_options(const Kernel& kernel);
 
+// A batch of many rows (GenOptions::many_rows_one_in), p.rows x p.cols,
+// appended to p.x and p.dy (and to p.residual when `residual`): activations
+// and a gradient with a mean per channel, x_ij = m_j + N(0, 1), dy_ij = b_j +
+// N(0, 1), m_j ~ N(0, 4), b_j ~ N(0.5, 1/4), each value clamped to
+// |v| <= limit, so that each column's dy xhat and dy have a mean and dgamma
+// and dbeta grow with the rows, as a real batch's do.
+void draw_batch(Rng& rng, double limit, bool residual, Problem& p);
+
 // The static scale and the quantization edges of GenOptions::quant, on a problem drawn without them.
 void draw_quantized(const GenOptions& opts, Rng& rng, Problem& p);
 

@@ -179,36 +179,8 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
 
   const double limit = max_abs_x(opts.range, p.cols);
   const bool nonfinite = opts.nonfinite && opts.range.handles_nonfinite;
-  // A batch of many rows: activations with a mean per channel and a gradient
-  // with a mean per channel, x_ij = m_j + N(0, 1), dy_ij = b_j + N(0, 1),
-  // m_j ~ N(0, 4), b_j ~ N(0.5, 1/4), so that each column's dy xhat and dy
-  // have a mean and dgamma and dbeta grow with the rows, as a real batch's do.
-  std::vector<double> channel_x, channel_dy;
-  if (many_rows) {
-    std::normal_distribution<double> n01(0, 1);
-    for (int64_t j = 0; j < p.cols; ++j) {
-      channel_x.push_back(2 * n01(rng));
-      channel_dy.push_back(0.5 + 0.5 * n01(rng));
-    }
-  }
-  const auto channel_row = [&](const std::vector<double>& mean) {
-    std::normal_distribution<double> n01(0, 1);
-    std::vector<float> row(static_cast<std::size_t>(p.cols));
-    for (std::size_t j = 0; j < row.size(); ++j)
-      row[j] = static_cast<float>(std::clamp(mean[j] + n01(rng), -limit, limit));
-    return row;
-  };
-  for (int64_t r = 0; r < p.rows; ++r) {
-    if (many_rows) {
-      const auto x = channel_row(channel_x), dy = channel_row(channel_dy);
-      p.x.insert(p.x.end(), x.begin(), x.end());
-      p.dy.insert(p.dy.end(), dy.begin(), dy.end());
-      if (opts.residual) {
-        const auto res = channel_row(std::vector<double>(static_cast<std::size_t>(p.cols), 0.0));
-        p.residual.insert(p.residual.end(), res.begin(), res.end());
-      }
-      continue;
-    }
+  if (many_rows) draw_batch(rng, limit, opts.residual, p);
+  for (int64_t r = 0; r < p.rows && !many_rows; ++r) {
     RowFamily family;
     do family = static_cast<RowFamily>(rng() % kRowFamilyCount);
     while (opts.nonconstant && family == RowFamily::constant);
@@ -258,6 +230,32 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
 }
 
 }  // namespace
+
+void draw_batch(Rng& rng, double limit, bool residual, Problem& p) {
+  std::normal_distribution<double> n01(0, 1);
+  std::vector<double> channel_x, channel_dy;
+  for (int64_t j = 0; j < p.cols; ++j) {
+    channel_x.push_back(2 * n01(rng));
+    channel_dy.push_back(0.5 + 0.5 * n01(rng));
+  }
+  const auto channel_row = [&](const std::vector<double>& mean) {
+    std::normal_distribution<double> n(0, 1);
+    std::vector<float> row(static_cast<std::size_t>(p.cols));
+    for (std::size_t j = 0; j < row.size(); ++j)
+      row[j] = static_cast<float>(std::clamp(mean[j] + n(rng), -limit, limit));
+    return row;
+  };
+  const std::vector<double> no_mean(static_cast<std::size_t>(p.cols), 0.0);
+  for (int64_t r = 0; r < p.rows; ++r) {
+    const auto x = channel_row(channel_x), dy = channel_row(channel_dy);
+    p.x.insert(p.x.end(), x.begin(), x.end());
+    p.dy.insert(p.dy.end(), dy.begin(), dy.end());
+    if (residual) {
+      const auto res = channel_row(no_mean);
+      p.residual.insert(p.residual.end(), res.begin(), res.end());
+    }
+  }
+}
 
 GenOptions kernel_options(const Kernel& kernel) {
   GenOptions opts;

@@ -74,6 +74,27 @@ Problem make_problem(const Kernel& k, props::RowFamily family, int64_t d, int in
   return p;
 }
 
+// The batch of `rows` rows for a backward kernel: draw_batch's x and dy (and
+// a residual gradient under `add`), gamma around 1 as make_problem's, eps 1e-5.
+// Its stream is a family number past the row families'.
+Problem make_batch(const Kernel& k, int64_t rows, int64_t d, uint64_t seed) {
+  props::Rng rng = row_rng(seed, props::kRowFamilyCount, d, static_cast<int>(rows));
+  Problem p;
+  p.rows = rows;
+  p.cols = d;
+  p.eps = eps_of(0);
+  props::draw_batch(rng, props::max_abs_x(k.range, d), spec_of(k).add, p);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (int64_t j = 0; j < d; ++j) p.gamma.push_back(static_cast<float>(1.0 + 0.25 * normal(rng)));
+  return p;
+}
+
+// Batches need x and dy alone: not a backward that reads y (from=y), nor a
+// kernel outside whose d range batch_d lies.
+bool runs_batches(const Kernel& k, const AccuracyOptions& o) {
+  return is_backward(k.op) && !spec_of(k).from_y && k.range.min_d <= o.batch_d && o.batch_d <= k.range.max_d;
+}
+
 }  // namespace
 
 RowFacts row_facts(const Problem& p, int64_t row, bool rms) {
@@ -98,12 +119,21 @@ RowFacts row_facts(const Problem& p, int64_t row, bool rms) {
 
 // Lengths: odd ones that leave SIMD tails, a transformer width (768), and in
 // the default workload long rows where summation error grows.
-AccuracyOptions quick_accuracy(uint64_t seed) { return {{3, 17, 64, 768}, 8, seed}; }
-AccuracyOptions default_accuracy(uint64_t seed) { return {{3, 17, 64, 256, 768, 4096, 8192}, 10, seed}; }
+// Batches of d = 64 (the many-rows class's widths, input_class.cpp): 4096
+// rows, a small training batch, in both workloads (MEASURED); the default one
+// adds 32768, a large one.
+constexpr int64_t kQuickBatchRows = 4096;
+AccuracyOptions quick_accuracy(uint64_t seed) { return {{3, 17, 64, 768}, 8, seed, {kQuickBatchRows}}; }
+AccuracyOptions default_accuracy(uint64_t seed) {
+  return {{3, 17, 64, 256, 768, 4096, 8192}, 10, seed, {kQuickBatchRows, 32768}};
+}
 
 int64_t accuracy_steps(const std::vector<const Kernel*>& kernels, const AccuracyOptions& options) {
-  return static_cast<int64_t>(kernels.size()) * props::kRowFamilyCount *
-         static_cast<int64_t>(options.lengths.size()) * options.rows_per_family;
+  int64_t steps = 0;
+  for (const Kernel* k : kernels)
+    steps += props::kRowFamilyCount * static_cast<int64_t>(options.lengths.size()) * options.rows_per_family +
+             (runs_batches(*k, options) ? static_cast<int64_t>(options.batch_rows.size()) : 0);
+  return steps;
 }
 
 std::vector<KernelAccuracy> run_accuracy(const std::vector<const Kernel*>& kernels,
@@ -142,6 +172,26 @@ std::vector<KernelAccuracy> run_accuracy(const std::vector<const Kernel*>& kerne
           if (progress) progress(++done, total);
         }
       }
+    }
+    for (const int64_t rows : runs_batches(*k, options) ? options.batch_rows : std::vector<int64_t>()) {
+      const Problem p = make_batch(*k, rows, options.batch_d, options.seed);
+      RowResult r;
+      r.family = "many_rows";
+      r.d = options.batch_d;
+      r.rows = rows;
+      r.eps = p.eps;
+      r.affine = true;
+      r.evaluation = evaluate(*k, p);
+      // the row the worst error is on (row 0 when nothing ran), whose x the plots place it by
+      r.index = static_cast<int>(std::clamp<int64_t>(r.evaluation.worst.row, 0, rows - 1));
+      const RowFacts f = row_facts(p, r.index, rms);
+      r.mean_over_sigma = f.mean_over_sigma;
+      r.max_abs_x = f.max_abs_x;
+      r.rstd = f.r;
+      if (reimplementation && r.evaluation.declined.empty())
+        r.algorithm_ratio = evaluate(*k, p, reimplementation->bound).max_error_over_bound;
+      ka.rows.push_back(std::move(r));
+      if (progress) progress(++done, total);
     }
     out.push_back(std::move(ka));
   }

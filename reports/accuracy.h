@@ -1,7 +1,9 @@
 // The accuracy part of `normcheck report`: every kernel of the table run by
 // evaluate() on rows drawn from the adversarial row families
 // (properties/row_families.h) at several lengths, one row per problem, so each
-// row's error lands on its own |mean|/sigma.
+// row's error lands on its own |mean|/sigma; and every backward kernel on
+// batches of many rows, where dgamma and dbeta are sums over the rows (on one
+// row they are one term each).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +21,11 @@ struct AccuracyOptions {
   std::vector<int64_t> lengths;  // d of the rows
   int rows_per_family = 1;       // rows drawn per (family, d)
   uint64_t seed = 0;
+  // Backward kernels also run on one batch of each of these row counts, of
+  // d = batch_d, drawn as the fuzz campaign's many-rows problems
+  // (props::draw_batch), with gamma; their family is "many_rows".
+  std::vector<int64_t> batch_rows;
+  int64_t batch_d = 64;
 };
 
 // The quick workload (CI, the baseline) and the default one.
@@ -27,9 +34,10 @@ AccuracyOptions default_accuracy(uint64_t seed);
 
 // One row of the workload, as run by one kernel.
 struct RowResult {
-  std::string family;        // the row family's name (row_families.h)
+  std::string family;        // the row family's name (row_families.h), or "many_rows" (a batch)
   int64_t d = 0;
-  int index = 0;             // which draw of (family, d)
+  int index = 0;             // which draw of (family, d); of a problem of several rows, its worst row
+  int64_t rows = 1;          // the problem's rows (a batch's many)
   float eps = 0;
   bool affine = false;       // gamma (and beta for the forward) given
   double mean_over_sigma = 0;// exact |mean| / sqrt(variance) of x (+inf for a constant row)

@@ -53,9 +53,11 @@ struct BaselineCheck {
 };
 
 // Compares the run with the baseline. Any increase counts: the workload is
-// deterministic (fixed seed, one row per problem), so the same build on the
-// same SIMD target reproduces every figure exactly, and a larger one means
-// the kernel's numerics changed on that input.
+// deterministic (fixed seed; our kernels split a batch's rows by its shape,
+// never by the thread count), so the same build on the same SIMD target and
+// thread count reproduces every figure exactly, and a larger one means the
+// kernel's numerics changed on that input. (oneDNN's and libtorch's sums over
+// a batch's rows follow their thread count.)
 BaselineCheck check_baseline(const ReportData& data, const Baseline& baseline);
 std::string format_check(const BaselineCheck& check, const std::string& file_name);
 

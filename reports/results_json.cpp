@@ -19,6 +19,7 @@ json row_json(const RowResult& r) {
   const Evaluation& e = r.evaluation;
   json j = {{"family", r.family},
             {"d", r.d},
+            {"rows", r.rows},
             {"index", r.index},
             {"eps", r.eps},
             {"affine", r.affine},
@@ -157,7 +158,9 @@ json results_json(const ReportData& data, const std::vector<KernelVerdict>& verd
           {"simd_target", data.simd_target},
           {"judged", data.judged.empty() ? json(nullptr) : json(data.judged)},
           {"workload", {{"lengths", lengths}, {"rows_per_family", data.accuracy_options.rows_per_family},
-                        {"eps", {1e-5, 0.0}}}},
+                        {"eps", {1e-5, 0.0}},
+                        {"batch_rows", data.accuracy_options.batch_rows},
+                        {"batch_d", data.accuracy_options.batch_d}}},
           {"timings", {{"accuracy_seconds", data.accuracy_seconds}, {"fuzz_seconds", data.fuzz_seconds},
                        {"claims_seconds", data.claims_seconds}, {"bench_seconds", data.bench_seconds}}},
           {"kernels", kernels},

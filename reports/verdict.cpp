@@ -92,6 +92,22 @@ void failure_hints(const KernelAccuracy& ka, KernelVerdict& v) {
                                        "\"), so dx loses or spoils its projection term there."
                                  : "Where: " + std::string(where) + ".");
   }
+  // A batch that fails worst on dgamma or dbeta, sums over its rows that the
+  // one-row problems leave as one term each: how the kernel sums over the
+  // rows is the cause, which its algorithm line states.
+  const RowResult* batch = nullptr;
+  for (const RowResult* r : failed) {
+    const std::string& out = r->evaluation.worst.output;
+    if (backward && r->rows > 1 && (out == "dgamma" || out == "dbeta") &&
+        (!batch || r->evaluation.max_error_over_bound > batch->evaluation.max_error_over_bound))
+      batch = r;
+  }
+  if (batch)
+    v.notes.push_back("Why on batches: on " + std::to_string(batch->rows) + " rows of d = " + std::to_string(batch->d) +
+                      " (" + batch->family + ") " + batch->evaluation.worst.output + " is off by " +
+                      figure(batch->evaluation.max_error_over_bound) + "x its bound (" +
+                      worst_text(batch->evaluation.worst) + "), a sum over the rows; its algorithm: \"" +
+                      std::string(ka.kernel->algorithm) + "\".");
   double lo_ratio = INFINITY, hi_ratio = 0, lo_x = INFINITY, hi_x = 0;
   for (const RowResult* r : failed) {
     lo_ratio = std::min(lo_ratio, r->mean_over_sigma);
@@ -398,9 +414,14 @@ std::string replay_command(const fuzz::Finding& f) {
 
 std::string workload_text(const ReportData& data) {
   if (!data.judged.empty()) return data.judged;
-  return std::to_string(props::kRowFamilyCount) + " families, " + lengths_text(data.accuracy_options) + ", " +
-         std::to_string(data.accuracy_options.rows_per_family) +
-         " rows per family and length, eps 1e-5 and 0, with and without affine parameters";
+  const AccuracyOptions& o = data.accuracy_options;
+  std::string batches;
+  for (int64_t rows : o.batch_rows) batches += (batches.empty() ? "" : " and ") + std::to_string(rows);
+  return std::to_string(props::kRowFamilyCount) + " families, " + lengths_text(o) + ", " +
+         std::to_string(o.rows_per_family) + " rows per family and length, eps 1e-5 and 0, with and without affine parameters" +
+         (batches.empty() ? std::string()
+                          : "; backward kernels also on batches (many_rows) of " + batches + " rows of d = " +
+                                std::to_string(o.batch_d));
 }
 
 std::string workload_name(const ReportData& data) {
@@ -439,10 +460,12 @@ std::string figure(double v) {
 }
 
 std::string describe(const RowResult& row) {
-  char s[200];
-  std::snprintf(s, sizeof s, "%s row #%d, d = %lld, eps = %g%s, |mean|/sigma = %s, max|x| = %s",
-                row.family.c_str(), row.index, static_cast<long long>(row.d), static_cast<double>(row.eps),
-                row.affine ? ", affine" : "", figure(row.mean_over_sigma).c_str(), figure(row.max_abs_x).c_str());
+  char s[240];
+  const std::string batch = row.rows > 1 ? " of " + std::to_string(row.rows) + " rows" : "";
+  std::snprintf(s, sizeof s, "%s%s row #%d, d = %lld, eps = %g%s, |mean|/sigma = %s, max|x| = %s",
+                row.family.c_str(), batch.c_str(), row.index, static_cast<long long>(row.d),
+                static_cast<double>(row.eps), row.affine ? ", affine" : "", figure(row.mean_over_sigma).c_str(),
+                figure(row.max_abs_x).c_str());
   return s;
 }
 

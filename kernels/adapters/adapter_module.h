@@ -16,7 +16,7 @@
 
 namespace normcheck::adapters {
 
-inline constexpr int kAdapterModuleAbi = 1;
+inline constexpr int kAdapterModuleAbi = 2;
 
 struct AdapterModule {
   int abi = kAdapterModuleAbi;
@@ -25,6 +25,10 @@ struct AdapterModule {
   nc_layernorm_bwd_fn layernorm_bwd = nullptr;
   DeclineFn layernorm_fwd_declines = nullptr;  // the library's own limits (nullptr: none)
   DeclineFn layernorm_bwd_declines = nullptr;
+  // libtorch only: the backward on bf16 tensors, as autograd calls it for a
+  // bf16 nn.LayerNorm (a version-2 call; its row's spec gives the formats).
+  // It declines as layernorm_bwd does.
+  SpecKernelFn layernorm_bwd_bf16 = nullptr;
   // libtorch only: manual_seed(seed), then randn(sizes) into out (row-major,
   // product of sizes floats), as torch.manual_seed(seed); torch.randn(*sizes).
   void (*seeded_randn)(uint64_t seed, const int64_t* sizes, int ndim, float* out) = nullptr;

@@ -34,6 +34,12 @@ void layernorm_bwd(const float* dy, const float* x, const float* gamma, const fl
   require(module()).layernorm_bwd(dy, x, gamma, mean, rstd, dx, dgamma, dbeta, rows, cols);
 }
 
+// A version-2 row (Kernel::spec): the module's function `fn`.
+template <ModuleFn module, SpecKernelFn AdapterModule::*fn>
+void spec_call(const nc_call* call) {
+  (require(module()).*fn)(call);
+}
+
 // A row whose module did not load declines every problem with the reason.
 template <ModuleFn module, DeclineFn AdapterModule::*library_declines>
 std::string declines(const Shape& shape) {

@@ -1,4 +1,5 @@
-// libnormcheck_torch.so's entry: the libtorch adapters as an AdapterModule
+// libnormcheck_torch.so's entry: the libtorch adapters (float32 forward and
+// backward, bf16 backward) as an AdapterModule
 // (adapter_module.h), and libtorch's seeded normal generator for the claims
 // (A3 regenerates seed 002's torch.randn input). The module links libtorch;
 // normcheck_kernels and normcheck_claims load it on first use and hold the
@@ -21,6 +22,8 @@ void torch_layernorm_bwd(const float* dy, const float* x, const float* gamma,
                          const float* mean, const float* rstd, float* dx, float* dgamma,
                          float* dbeta, int64_t rows, int64_t cols);
 std::string torch_bwd_declines(const Shape& shape);
+// torch_layernorm_bwd_bf16.cpp
+void torch_layernorm_bwd_bf16(const nc_call* call);
 
 namespace {
 
@@ -44,6 +47,7 @@ normcheck_adapter_module() {
       .layernorm_bwd = &t::torch_layernorm_bwd,
       .layernorm_fwd_declines = &t::torch_fwd_declines,
       .layernorm_bwd_declines = &t::torch_bwd_declines,
+      .layernorm_bwd_bf16 = &t::torch_layernorm_bwd_bf16,
       .seeded_randn = &t::seeded_randn,
   };
   return &module;

@@ -70,8 +70,9 @@ TEST(ReportCli, QuickRunWritesFourValidFiles) {
       EXPECT_EQ(entry["grade"], "trusted") << k.name << ": " << entry["headline"];
     }
     if (k.origin == Origin::third_party) {
-      EXPECT_EQ(entry["bound"].get<std::string>().rfind("the default bound (what a careful float32 two-pass", 0), 0u)
-          << k.name << ": " << entry["bound"];
+      const std::string expected = k.dtype == DType::f32 ? "the default bound (what a careful float32 two-pass"
+                                                         : "the default bound with the outputs rounded to";
+      EXPECT_EQ(entry["bound"].get<std::string>().rfind(expected, 0), 0u) << k.name << ": " << entry["bound"];
     }
   }
   // --quick's bench shapes are all in cache: the speed says so.
@@ -91,6 +92,13 @@ TEST(ReportCli, QuickRunWritesFourValidFiles) {
   }
   ASSERT_FALSE(torch["algorithm_bound"].is_null());
   EXPECT_EQ(torch["algorithm_bound"]["kernel"], "layernorm_bwd.pytorch_form");
+  // libtorch's bf16 backward fails the quick workload's batch on its bf16 dbeta
+  // partials (docs/accuracy_backward.md), and the note says so.
+  const json& torch_bf16 = *kernel_entry(doc, "layernorm_bwd.torch_bf16");
+  EXPECT_NE(torch_bf16["failing_families"].dump().find("many_rows"), std::string::npos) << torch_bf16["headline"];
+  EXPECT_NE(torch_bf16["notes"].dump().find("Why on batches: on 4096 rows of d = 64 (many_rows) dbeta"),
+            std::string::npos)
+      << torch_bf16["notes"];
 #endif
 
   // junit.xml: well-formed, counts that match its test cases, one case per kernel x check.

@@ -44,6 +44,9 @@ Bound default_layernorm_fwd_bound(const RowCondition& c);
 Bound default_layernorm_bwd_bound(const RowCondition& c);
 Bound default_rmsnorm_fwd_bound(const RowCondition& c);
 Bound default_rmsnorm_bwd_bound(const RowCondition& c);
+// plugin_bound(Op::layernorm_bwd, DType::bf16), for rows that must name it at
+// compile time (a third party's bf16 backward).
+Bound default_layernorm_bwd_bf16_bound(const RowCondition& c);
 // A norm followed by a Linear, unfolded or folded (kernels/fold/norm_linear_bounds.cpp):
 // either form over the default norm bound.
 Bound default_layernorm_linear_fwd_bound(const RowCondition& c);

@@ -140,6 +140,11 @@ bool throws_the_reason(const Kernel& k) {
       (*fwd)(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, 0, 1e-5f);
     else if (const auto* bwd = std::get_if<nc_layernorm_bwd_fn>(&k.fn))
       (*bwd)(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0, 0);
+    else if (const auto* v2 = std::get_if<SpecKernelFn>(&k.fn)) {  // libtorch's bf16 backward
+      nc_call call{};
+      call.size = sizeof call;
+      (*v2)(&call);
+    }
   } catch (const std::runtime_error& e) {
     return std::string(e.what()).starts_with("cannot load the adapter module");
   }
@@ -176,8 +181,9 @@ bool throws_the_reason(const Kernel& k) {
     }
   }
   std::fprintf(stderr, "%d adapter rows checked\n", adapters);
-  // Two rows (forward, backward) per adapter the build has: none can be skipped.
-  if (failures || adapters != 2 * (NORMCHECK_WITH_ONEDNN + NORMCHECK_WITH_TORCH)) std::_Exit(1);
+  // The rows of each adapter the build has (oneDNN: forward, backward;
+  // libtorch: those and the bf16 backward): none can be skipped.
+  if (failures || adapters != 2 * NORMCHECK_WITH_ONEDNN + 3 * NORMCHECK_WITH_TORCH) std::_Exit(1);
   exit_with_mapping({});
 }
 
