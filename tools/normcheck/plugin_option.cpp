@@ -24,7 +24,7 @@ void add_plugin_options(CLI::App* sub, PluginOptions& options, bool run_options)
                   "declined: limits, not findings");
   if (!run_options) return;
   sub->add_option("--timeout-ms", options.timeout_ms,
-                  "A plugin kernel call running longer than this is a hang (default 2000)")
+                  "A plugin kernel call using more CPU time than this per 2^20 elements (at least this) is a hang (default 2000)")
       ->check(CLI::Range(1, 3600000));
   sub->add_option("--tolerance-ulp", options.tolerance_ulp,
                   "Hold kernels to K units of u = 2^-24 per output element (docs/plugins.md) "
