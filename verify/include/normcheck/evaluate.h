@@ -182,6 +182,15 @@ struct Evaluation {
     double exact_math_ulp = 0;
   };
   std::vector<PolicyFit> policy_fits;
+  // The tight standard (docs/accuracy.md, "The tight standard"), held beside
+  // the bound on the realistic rows (realistic_row) of a kernel whose bound
+  // has one (tight_bound, bounds.h: the default forward bounds): every
+  // output of such a row within the range the probabilistic bound admits.
+  // `pass` is false when an output is beyond it. The ratio is taken as the
+  // bound's (Tally::range_element); 0 where no row was held to it.
+  int64_t tight_rows = 0;           // rows held to the tight standard
+  double max_error_over_tight = 0;  // the largest ratio over them
+  Worst tight_worst;                // where it is; allowed: the tight range's reach
 };
 
 // The exact reference of one problem for one kernel's op and dtype (a 16-bit
@@ -297,6 +306,25 @@ RowCondition row_condition(const RowStats& stats);
 // A row with a non-finite input is checked, by the rule of
 // EvaluateOptions::nonfinite rather than by the bound.
 bool row_checked(Op op, const RowStats& stats);
+
+// Whether the tight standard holds a forward row beside the bound
+// (docs/accuracy.md, "The tight standard"): a realistic row, `s` the norm's
+// input as the kernel sees it (x, or the stored x + residual of an `add`
+// spec). It is when
+//   - every value is finite;
+//   - its scale is of float32's normal range: sigma >= 2^-126 (its standard
+//     deviation: a constant row is not realistic);
+//   - its values are spread across the sums' roundings: |mean| <= sigma 2^20 / d.
+//     The rounding of S + s_k is decided by the bits of s_k below the ulp of
+//     the partial sum S, |S| <= d max|s|; it behaves as a random variable of
+//     mean zero (Higham and Mary's model, which gamma_tilde rests on) when s
+//     varies over many such ulps, sigma >= 8 ulp(d |mean|) ~ d |mean| 2^-20.
+//     On rows whose values are nearly alike (a constant row, |mean|/sigma of
+//     2^20 / d and more) sequential summation errs in one direction at every
+//     step and its error grows as d u, not sqrt(d) u.
+// mean and sigma are computed in double (two passes): a row within a few
+// units of 2^-50 of a threshold may fall on either side.
+bool realistic_row(std::span<const float> s);
 
 // The allowance of output i of a row of a norm followed by a Linear
 // (kernel.h, Bound: the z formula): w_row is row i of W; gamma/beta are the
