@@ -242,7 +242,7 @@ std::string detail_for(const std::string& label, const Evaluation& ev) {
   if (label == "quantization" && !ev.consistent_casts.empty())
     return detail_of(ev) + "; its outputs follow '" + ev.consistent_casts.front() + "'";
   if (label.empty()) return {};
-  if (label == "accuracy" && ev.max_error_over_bound <= 1 && ev.max_error_over_tight > 1) return tight_detail(ev);
+  if (label == "accuracy" && beyond_tight_only(ev)) return tight_detail(ev);
   const std::string hint = spec_hint(ev, label);
   return hint.empty() ? detail_of(ev) : detail_of(ev) + "; " + hint;
 }

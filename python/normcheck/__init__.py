@@ -495,6 +495,9 @@ class Case:
         self.input_class = outcome.input_class
         self.declined = outcome.declined
         self.max_error_over_bound = outcome.max_error_over_bound
+        # the tight standard on realistic rows (docs/accuracy.md): rows held to it, the worst ratio there
+        self.tight_rows = outcome.tight_rows
+        self.max_error_over_tight = outcome.max_error_over_tight
         self.exact_math_ulp = outcome.exact_math_ulp
         self.policy_exact_math_ulp = outcome.policy_exact_math_ulp
         self.consistent_policies = list(outcome.consistent_policies)
@@ -554,6 +557,9 @@ class Case:
             return f"case {self.index}: " + (f"declined: {self.declined}" if self.declined else "passed")
         lines = [f"{self.label} in input class {self.input_class or '(none)'}"]
         lines += self.problem_lines()
+        if self.label == "accuracy" and self.max_error_over_bound <= 1 < self.max_error_over_tight:
+            lines.append(f"beyond the tight standard on a realistic row: {self.max_error_over_tight:.3g}x it "
+                         f"(within the worst-case bound: {self.max_error_over_bound:.3g}x)")
         lines.append(("raised: " if self.label == "exception" else "worst: ") + self.worst_text())
         if self.spec and self.label != "exception":
             lines.append(f"the spec's rounding policy: {_policy_text(self.spec)}")

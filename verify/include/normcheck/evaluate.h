@@ -193,6 +193,12 @@ struct Evaluation {
   Worst tight_worst;                // where it is; allowed: the tight range's reach
 };
 
+// Whether `ev`'s outputs are within the bound and beyond the tight standard:
+// the finding is then reported at tight_worst, with both figures.
+inline bool beyond_tight_only(const Evaluation& ev) {
+  return ev.max_error_over_bound <= 1 && ev.max_error_over_tight > 1;
+}
+
 // The exact reference of one problem for one kernel's op and dtype (a 16-bit
 // kernel is held to the reference of its inputs rounded to that dtype),
 // computed once by exact_reference() and handed to evaluate() with
