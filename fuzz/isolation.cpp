@@ -40,7 +40,7 @@ struct SlotWorst {
 
 // A finished case as plain data (it crosses the process boundary).
 struct Slot {
-  double max_ulp, max_error_over_bound, normwise, max_error_over_tight;
+  double max_ulp, max_ulp_elementwise, max_error_over_bound, normwise, max_error_over_tight;
   int64_t tight_rows;
   bool nonfinite_mismatch, out_of_bounds_write, unwritten_output, wrote_input, pass;
   bool nondeterministic;
@@ -127,6 +127,7 @@ Worst worst_of(const SlotWorst& s) { return {s.output, s.row, s.col, s.computed,
       if (!nondeterministic && ev.pass) depends_on_batch = batch_variance(kernel, batch[i], ev, eo);
     }
     s.max_ulp = ev.max_ulp;
+    s.max_ulp_elementwise = ev.max_ulp_elementwise;
     s.max_error_over_bound = ev.max_error_over_bound;
     s.normwise = ev.normwise;
     s.nonfinite_mismatch = ev.nonfinite_mismatch;
@@ -154,6 +155,7 @@ Evaluation evaluation_of(const Kernel& kernel, const Slot& s) {
   ev.op = kernel.op;
   ev.declined = s.declined;
   ev.max_ulp = s.max_ulp;
+  ev.max_ulp_elementwise = s.max_ulp_elementwise;
   ev.max_error_over_bound = s.max_error_over_bound;
   ev.normwise = s.normwise;
   ev.nonfinite_mismatch = s.nonfinite_mismatch;

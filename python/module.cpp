@@ -398,7 +398,16 @@ PYBIND11_MODULE(_normcheck, m) {
       .def_property_readonly("input_class", [](const Outcome& o) { return o.input_class; })
       .def_property_readonly("declined", [](const Outcome& o) { return o.result.evaluation.declined; })
       .def_property_readonly("max_error_over_bound", [](const Outcome& o) { return o.result.evaluation.max_error_over_bound; })
-      .def_property_readonly("exact_math_ulp", [](const Outcome& o) { return o.result.evaluation.exact_math_ulp; })
+      // the two ULP figures (normcheck/evaluate.h): of the row's scale and elementwise; NaN beside a NaN/inf
+      .def_property_readonly("exact_math_ulp", [](const Outcome& o) {
+        return normcheck::ulp_figure(o.result.evaluation, o.result.evaluation.exact_math_ulp);
+      })
+      .def_property_readonly("max_ulp", [](const Outcome& o) {
+        return normcheck::ulp_figure(o.result.evaluation, o.result.evaluation.max_ulp);
+      })
+      .def_property_readonly("max_ulp_elementwise", [](const Outcome& o) {
+        return normcheck::ulp_figure(o.result.evaluation, o.result.evaluation.max_ulp_elementwise);
+      })
       .def_property_readonly("policy_exact_math_ulp",
                              [](const Outcome& o) { return o.result.evaluation.policy_exact_math_ulp; })
       .def_property_readonly("consistent_policies", [](const Outcome& o) { return o.result.evaluation.consistent_policies; })

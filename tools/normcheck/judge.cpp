@@ -257,7 +257,8 @@ int run_judge(const JudgeArgs& args) {
       c["max_error_over_bound"] = json_number(e.max_error_over_bound);
       c["tight_rows"] = e.tight_rows;
       c["max_error_over_tight"] = json_number(e.max_error_over_tight);
-      c["exact_math_ulp"] = json_number(e.exact_math_ulp);
+      c["exact_math_ulp"] = json_number(ulp_figure(e, e.exact_math_ulp));
+      c["max_ulp_elementwise"] = json_number(ulp_figure(e, e.max_ulp_elementwise));
       c["policy_exact_math_ulp"] = json_number(e.policy_exact_math_ulp);
       if (!v.label.empty()) {
         c["label"] = v.label;
@@ -293,13 +294,16 @@ int run_judge(const JudgeArgs& args) {
   for (const CaseVerdict& v : verdicts) {
     const Evaluation& e = v.evaluation;
     if (v.op_spec.direction == Direction::bwd)  // no y: dx, dgamma, dbeta against their exact values
-      std::printf("%s  %-4s  max_err/bound %-10.4g largest error %.3g ULP (dx, dgamma, dbeta)  %s\n",
-                  case_name(v).c_str(), v.label.empty() ? "pass" : "FAIL", e.max_error_over_bound, e.max_ulp,
-                  v.spec.c_str());
-    else
-      std::printf("%s  %-4s  max_err/bound %-10.4g%s y vs exact math %.3g ULP (the policy's own: %.3g)  %s\n",
+      std::printf("%s  %-4s  max_err/bound %-10.4g largest error %.3g ULPs of the row's scale, %.3g elementwise "
+                  "(dx, dgamma, dbeta)  %s\n",
                   case_name(v).c_str(), v.label.empty() ? "pass" : "FAIL", e.max_error_over_bound,
-                  tight_text(e).c_str(), e.exact_math_ulp, e.policy_exact_math_ulp, v.spec.c_str());
+                  ulp_figure(e, e.max_ulp), ulp_figure(e, e.max_ulp_elementwise), v.spec.c_str());
+    else
+      std::printf("%s  %-4s  max_err/bound %-10.4g%s y vs exact math %.3g ULPs of the row's scale, %.3g elementwise "
+                  "(the policy's own: %.3g)  %s\n",
+                  case_name(v).c_str(), v.label.empty() ? "pass" : "FAIL", e.max_error_over_bound,
+                  tight_text(e).c_str(), ulp_figure(e, e.exact_math_ulp), ulp_figure(e, e.max_ulp_elementwise),
+                  e.policy_exact_math_ulp, v.spec.c_str());
     if (v.label.empty()) continue;
     if (beyond_tight_only(e))
       std::printf("    %s: beyond the tight standard on a realistic row: %s\n", v.label.c_str(),

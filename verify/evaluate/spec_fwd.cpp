@@ -224,9 +224,11 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
       tally.range_element("mean", row, -1, mean.values[r], admissible.mean.lo[r], admissible.mean.hi[r],
                           math.mean.exact[r], dt(TensorName::mean), std::nullopt);
     if (!row_checked(op, stats[r])) return;  // ill-posed: nothing promised (the ranges are the whole line)
-    if (stat_out)
-      tally.range_element(stat_name, row, -1, stat.values[r], admissible.stat.lo[r], admissible.stat.hi[r],
-                          math.stat.exact[r], dt(TensorName::stat), std::nullopt);
+    if (stat_out) {
+      const auto [lo, hi] = admissible.stat.ends_for(r, stat.values[r]);  // a rounded statistic: a value of its format
+      tally.range_element(stat_name, row, -1, stat.values[r], lo, hi, math.stat.exact[r], dt(TensorName::stat),
+                          std::nullopt);
+    }
     if (quant && quant->dynamic())
       for (int64_t b = 0; b < scales; ++b) {
         const std::size_t k = r * static_cast<std::size_t>(scales) + static_cast<std::size_t>(b);
@@ -277,9 +279,11 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
         if (mean_out)
           tally.range_element("mean", row, -1, mean.values[r], held.mean.lo[r], held.mean.hi[r], math.mean.exact[r],
                               dt(TensorName::mean), std::nullopt);
-        if (stat_out)
-          tally.range_element(layer ? "rstd" : "rrms", row, -1, stat.values[r], held.stat.lo[r], held.stat.hi[r],
-                              math.stat.exact[r], dt(TensorName::stat), std::nullopt);
+        if (stat_out) {
+          const auto [lo, hi] = held.stat.ends_for(r, stat.values[r]);
+          tally.range_element(layer ? "rstd" : "rrms", row, -1, stat.values[r], lo, hi, math.stat.exact[r],
+                              dt(TensorName::stat), std::nullopt);
+        }
         for (std::size_t i = r * cols; i < (r + 1) * cols; ++i)
           tally.range_element("y", row, static_cast<int64_t>(i - r * cols), y.values[i], held.y.lo[i], held.y.hi[i],
                               math.y.exact[i], y_t, std::nullopt);
@@ -324,7 +328,7 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
         ev.consistent_casts.push_back(to_text(v));
   if (!run.options.identify && !ev.consistent_casts.empty()) return;
   for (const PolicyMatch& m : identify_fwd(spec, one, outs, run.bound)) {
-    if (policy_failure && ev.consistent_casts.empty() && m.consistent() && !(m.policy == spec))
+    if (policy_failure && ev.consistent_casts.empty() && m.explains() && !(m.policy == spec))
       ev.consistent_policies.push_back(to_text(m.policy));
     if (!run.options.identify) continue;
     Evaluation::PolicyFit fit{to_text(m.policy), m.check.outside, 0};

@@ -166,9 +166,12 @@ inline ::testing::AssertionResult within_bound(const char* kernel_expr, const ch
     failure << "\n    computed  " << format_float_exact(w.computed) << "\n    exact     " << hex(w.exact)
             << "\n    |error|   " << hex(std::fabs(static_cast<double>(w.computed) - w.exact))
             << "\n    allowance " << hex(w.allowed);
-    char figures[160];
-    std::snprintf(figures, sizeof figures, "\n  max error / allowance %.3g, max ULP %.3g, tight standard %.3g",
-                  ev.max_error_over_bound, ev.max_ulp, ev.max_error_over_tight);
+    char figures[224];
+    std::snprintf(figures, sizeof figures,
+                  "\n  max error / allowance %.3g, max ULP %.3g of the row's scale (%.3g elementwise), tight "
+                  "standard %.3g",
+                  ev.max_error_over_bound, ulp_figure(ev, ev.max_ulp), ulp_figure(ev, ev.max_ulp_elementwise),
+                  ev.max_error_over_tight);
     failure << figures;
   }
   bool saved = false;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -93,6 +94,7 @@ struct OutputError {
   std::string output;              // as in Worst::output
   double max_ulp = 0;              // main outputs only (y or dx, dgamma, dbeta, z), scaled_ulp_error; 0 for the others
   double max_ulp_exact = 0;        // the exact value where max_ulp is
+  double max_ulp_elementwise = 0;  // main outputs only: ulp_error in the output's format (Evaluation)
   double max_error_over_bound = 0; // +inf: a NaN/inf mismatch
   int64_t row = -1, col = -1;      // where the ratio's maximum is (-1: every ratio 0)
 };
@@ -114,10 +116,19 @@ struct Evaluation {
   std::string kernel;
   Op op{};
   std::string declined;            // non-empty: the kernel declined; nothing ran
-  // Over the main outputs (y or dx, dgamma, dbeta, z): scaled_ulp_error
-  // (metrics.h), on the elements held to an allowance whose computed and exact
-  // values are both finite. Never +inf: a NaN or inf is judged by the ratio.
+  // Two ULP figures over the main outputs (y or dx, dgamma, dbeta, z), on
+  // the elements held to an allowance whose computed and exact values are
+  // both finite (docs/semantics.md, "Metrics"):
+  //   max_ulp: in ULPs of the row's scale (scaled_ulp_error, metrics.h): the
+  //     element's error counted in ULPs of the magnitude it is computed from,
+  //     what a kernel's arithmetic answers for;
+  //   max_ulp_elementwise: in ULPs of the output's format at the element
+  //     (ulp_error, float_format.h): the distance a float comparison sees,
+  //     large on an element that cancels to a tiny value.
+  // Neither counts a NaN or inf, which is judged by the ratio: beside
+  // nonfinite_mismatch the doors print them as NaN, never as 0.
   double max_ulp = 0;
+  double max_ulp_elementwise = 0;
   double max_error_over_bound = 0; // max over every output of error / allowance
   double normwise = 0;             // normwise error of the main output
   // NaN/inf where the reference is finite, or a finite value where the
@@ -197,6 +208,13 @@ struct Evaluation {
 // the finding is then reported at tight_worst, with both figures.
 inline bool beyond_tight_only(const Evaluation& ev) {
   return ev.max_error_over_bound <= 1 && ev.max_error_over_tight > 1;
+}
+
+// A ULP figure of `ev` (max_ulp, max_ulp_elementwise, exact_math_ulp) as the
+// doors print it: NaN beside a NaN/inf mismatch, which the figures do not
+// count, so that no door prints 0 for an output that is NaN.
+inline double ulp_figure(const Evaluation& ev, double figure) {
+  return ev.nonfinite_mismatch ? std::numeric_limits<double>::quiet_NaN() : figure;
 }
 
 // The exact reference of one problem for one kernel's op and dtype (a 16-bit
