@@ -149,32 +149,28 @@ Bound pytorch_form_layernorm_bwd_bound(const RowCondition& c) {
 void layernorm_bwd_pytorch_form(const float* dy, const float* x, const float* gamma,
                                 const float* mean, const float* rstd, float* dx, float* dgamma,
                                 float* dbeta, int64_t rows, int64_t cols) {
-  scalar::zero_if_wanted(dgamma, cols);
-  scalar::zero_if_wanted(dbeta, cols);
   const float scale = 1.0f / static_cast<float>(cols);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * cols;
-    const float* dyr = dy + r * cols;
-    float* dxr = dx + r * cols;
-    const float m = mean[r];
-    const float a = rstd[r];
+  const auto row_step = [&](const scalar::BackwardRow& row) {
+    const float m = row.mean;
+    const float a = row.rstd;
     const float bias = -a * m;
     float ds = 0.0f, db = 0.0f;
     for (int64_t j = 0; j < cols; ++j) {
-      const float g = gamma ? dyr[j] * gamma[j] : dyr[j];
-      ds += g * xr[j];
+      const float g = gamma ? row.dy[j] * gamma[j] : row.dy[j];
+      ds += g * row.x[j];
       db += g;
-      if (dgamma) dgamma[j] += dyr[j] * (a * xr[j] + bias);
-      if (dbeta) dbeta[j] += dyr[j];
+      if (dgamma) dgamma[j] += row.dy[j] * (a * row.x[j] + bias);
+      if (dbeta) dbeta[j] += row.dy[j];
     }
-    if (scalar::nan_dx_for_nonfinite_row(xr, dyr, dxr, cols)) continue;
+    if (scalar::nan_dx_for_nonfinite_row(row.x, row.dy, row.dx, cols)) return;
     const float b = (db * m - ds) * a * a * a * scale;
     const float c = -b * m - db * a * scale;
     for (int64_t j = 0; j < cols; ++j) {
-      const float a_dy_gamma = gamma ? a * dyr[j] * gamma[j] : a * dyr[j];
-      dxr[j] = a_dy_gamma + b * xr[j] + c;
+      const float a_dy_gamma = gamma ? a * row.dy[j] * gamma[j] : a * row.dy[j];
+      row.dx[j] = a_dy_gamma + b * row.x[j] + c;
     }
-  }
+  };
+  scalar::for_each_backward_row(dy, x, mean, rstd, dx, dgamma, dbeta, rows, cols, row_step);
 }
 
 }  // namespace
