@@ -1,10 +1,13 @@
-// The row loop and row helpers shared by the scalar backward kernels
-// (LayerNorm and RMSNorm).
+// The row loop, row helpers and table row shared by the scalar backward
+// kernels (LayerNorm and RMSNorm).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string_view>
+
+#include "normcheck/kernel.h"
 
 namespace normcheck::scalar {
 
@@ -59,6 +62,26 @@ void for_each_backward_row(const float* dy, const float* x, const float* mean, c
                     .dx = dx + r * cols,
                     .mean = mean ? mean[r] : 0.0f,
                     .rstd = rstd[r]});
+}
+
+// The domain of the scalar backwards. The saved rstd (rrms) carries its u
+// relative accuracy only while it is a normal float, sqrt(sigma^2 + eps)
+// (sqrt(mean(x^2) + eps)) <= 2^126. |x| <= 2^124 keeps it there: sigma <= 2^125
+// and, with eps <= FLT_MAX < 2^128, sigma^2 + eps < 2^251 (mean(x^2) + eps < 2^249).
+inline constexpr InputRange kBackwardRange{.max_abs_x = 0x1p124};
+
+// The table row of a scalar float32 backward (op layernorm_bwd or rmsnorm_bwd)
+// over kBackwardRange.
+constexpr Kernel backward_row(std::string_view name, Op op, Origin origin, KernelFn fn, BoundFn bound,
+                              std::string_view algorithm) {
+  return Kernel{.name = name,
+                .op = op,
+                .origin = origin,
+                .dtype = DType::f32,
+                .algorithm = algorithm,
+                .fn = fn,
+                .bound = bound,
+                .range = kBackwardRange};
 }
 
 }  // namespace normcheck::scalar

@@ -13,16 +13,9 @@
 namespace normcheck {
 
 extern const Kernel kLayerNormBwdNaiveOnepass;
-constinit const Kernel kLayerNormBwdNaiveOnepass{
-    .name = "layernorm_bwd.naive_onepass",
-    .op = Op::layernorm_bwd,
-    .origin = Origin::control,
-    .dtype = DType::f32,
-    .algorithm = "control: mean(g*xhat) from one-pass raw sums rstd*(mean(g*x) - mean*mean(g)), "
-                 "then dx = rstd*((g - mean(g)) - xhat*mean(g*xhat)); held to the two-pass bound",
-    .fn = &scalar::layernorm_bwd_twopass_rows<scalar::Projection::raw_sums>,
-    .bound = &twopass_layernorm_bwd_bound,
-    .range = {.max_abs_x = 0x1p124},
-};
+constinit const Kernel kLayerNormBwdNaiveOnepass = scalar::twopass_backward_row<scalar::Projection::raw_sums>(
+    "layernorm_bwd.naive_onepass", Origin::control,
+    "control: mean(g*xhat) from one-pass raw sums rstd*(mean(g*x) - mean*mean(g)), "
+    "then dx = rstd*((g - mean(g)) - xhat*mean(g*xhat)); held to the two-pass bound");
 
 }  // namespace normcheck

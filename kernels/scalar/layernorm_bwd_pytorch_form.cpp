@@ -175,25 +175,18 @@ void layernorm_bwd_pytorch_form(const float* dy, const float* x, const float* ga
 
 }  // namespace
 
-// Range: as layernorm_bwd.twopass (the saved rstd stays a normal float). Inside
-// it the form still over- and underflows where the exact gradient does not:
+// Range: the scalar backwards' (scalar::kBackwardRange). Inside it the form still over- and underflows where the exact gradient does not:
 // the bound's step 7 promises nothing on the rows where an intermediate can
 // overflow (e.g. b = -rstd^2 P once rstd^2 |P| > FLT_MAX, sigma below ~1e-19),
 // and its underflow term grows where b underflows (rstd^2 < 2^-126, sigma above
 // ~2^63). No InputRange can say this: x = [0 0x1p-62] is a tiny row, not a large one.
 extern const Kernel kLayerNormBwdPytorchForm;
-constinit const Kernel kLayerNormBwdPytorchForm{
-    .name = "layernorm_bwd.pytorch_form",
-    .op = Op::layernorm_bwd,
-    .origin = Origin::ours,
-    .dtype = DType::f32,
-    .algorithm = "seed 004 / PyTorch CPU: ds = sum dy*gamma*x, db = sum dy*gamma, "
-                 "b = (db*mean - ds)*rstd^3/d, c = -b*mean - db*rstd/d, "
-                 "dx = rstd*dy*gamma + b*x + c; dgamma = sum dy*(rstd*x - rstd*mean); "
-                 "no promise on rows where these overflow (e.g. rstd^3*(db*mean - ds))",
-    .fn = &layernorm_bwd_pytorch_form,
-    .bound = &pytorch_form_layernorm_bwd_bound,
-    .range = {.max_abs_x = 0x1p124},
-};
+constinit const Kernel kLayerNormBwdPytorchForm = scalar::backward_row(
+    "layernorm_bwd.pytorch_form", Op::layernorm_bwd, Origin::ours, &layernorm_bwd_pytorch_form,
+    &pytorch_form_layernorm_bwd_bound,
+    "seed 004 / PyTorch CPU: ds = sum dy*gamma*x, db = sum dy*gamma, "
+    "b = (db*mean - ds)*rstd^3/d, c = -b*mean - db*rstd/d, "
+    "dx = rstd*dy*gamma + b*x + c; dgamma = sum dy*(rstd*x - rstd*mean); "
+    "no promise on rows where these overflow (e.g. rstd^3*(db*mean - ds))");
 
 }  // namespace normcheck

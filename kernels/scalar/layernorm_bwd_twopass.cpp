@@ -79,21 +79,11 @@ Bound twopass_layernorm_bwd_bound(const RowCondition& c) {
   return b;
 }
 
-// The saved rstd carries its u relative accuracy only while it is a normal
-// float: sqrt(sigma^2 + eps) <= 2^126. |x| <= 2^124 gives sigma <= 2^125 and,
-// with eps <= FLT_MAX < 2^128, sigma^2 + eps < 2^251.
 extern const Kernel kLayerNormBwdTwopass;
-constinit const Kernel kLayerNormBwdTwopass{
-    .name = "layernorm_bwd.twopass",
-    .op = Op::layernorm_bwd,
-    .origin = Origin::ours,
-    .dtype = DType::f32,
-    .algorithm = "saved mean/rstd; pass 1: xhat = (x - mean)*rstd, row means of g = gamma*dy "
-                 "and g*xhat; pass 2: dx = rstd*((g - mean(g)) - xhat*mean(g*xhat)); "
-                 "dgamma, dbeta summed in row order",
-    .fn = &scalar::layernorm_bwd_twopass_rows<scalar::Projection::centred>,
-    .bound = &twopass_layernorm_bwd_bound,
-    .range = {.max_abs_x = 0x1p124},
-};
+constinit const Kernel kLayerNormBwdTwopass = scalar::twopass_backward_row<scalar::Projection::centred>(
+    "layernorm_bwd.twopass", Origin::ours,
+    "saved mean/rstd; pass 1: xhat = (x - mean)*rstd, row means of g = gamma*dy "
+    "and g*xhat; pass 2: dx = rstd*((g - mean(g)) - xhat*mean(g*xhat)); "
+    "dgamma, dbeta summed in row order");
 
 }  // namespace normcheck

@@ -7,8 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "backward_rows.h"
+#include "normcheck/bounds.h"
 
 namespace normcheck::scalar {
 
@@ -45,6 +47,13 @@ void layernorm_bwd_twopass_rows(const float* dy, const float* x, const float* ga
     }
   };
   for_each_backward_row(dy, x, mean, rstd, dx, dgamma, dbeta, rows, cols, row_step);
+}
+
+// The row of the two-pass rows with kProjection, held to the two-pass bound.
+template <Projection kProjection>
+constexpr Kernel twopass_backward_row(std::string_view name, Origin origin, std::string_view algorithm) {
+  return backward_row(name, Op::layernorm_bwd, origin, &layernorm_bwd_twopass_rows<kProjection>,
+                      &twopass_layernorm_bwd_bound, algorithm);
 }
 
 }  // namespace normcheck::scalar

@@ -77,19 +77,10 @@ void rmsnorm_bwd_scalar(const float* dy, const float* x, const float* gamma, con
 
 }  // namespace
 
-// The saved rrms keeps its u relative accuracy while it is a normal float:
-// |x| <= 2^124 gives mean(x^2) + eps < 2^249.
 extern const Kernel kRmsNormBwdScalar;
-constinit const Kernel kRmsNormBwdScalar{
-    .name = "rmsnorm_bwd.scalar",
-    .op = Op::rmsnorm_bwd,
-    .origin = Origin::ours,
-    .dtype = DType::f32,
-    .algorithm = "saved rrms; xhat = x*rrms, dx = rrms*(g - xhat*mean(g*xhat)), g = gamma*dy; "
-                 "dgamma summed in row order",
-    .fn = &rmsnorm_bwd_scalar,
-    .bound = &rmsnorm_bwd_bound,
-    .range = {.max_abs_x = 0x1p124},
-};
+constinit const Kernel kRmsNormBwdScalar = scalar::backward_row(
+    "rmsnorm_bwd.scalar", Op::rmsnorm_bwd, Origin::ours, &rmsnorm_bwd_scalar, &rmsnorm_bwd_bound,
+    "saved rrms; xhat = x*rrms, dx = rrms*(g - xhat*mean(g*xhat)), g = gamma*dy; "
+    "dgamma summed in row order");
 
 }  // namespace normcheck
