@@ -79,4 +79,17 @@ constexpr Kernel layernorm_row(Op op, std::string_view name, Family family, Inpu
   };
 }
 
+// The row of a library's version-2 function `fn` (Kernel::spec) that runs the
+// op of the float32 row `row` on the formats of `spec`: the same op, domain,
+// declines and family, with x in `dtype`, held to `bound`.
+template <ModuleFn module, SpecKernelFn AdapterModule::*fn>
+constexpr Kernel on_formats(Kernel row, DType dtype, const OpSpec* spec, BoundFn bound) {
+  row.dtype = dtype;
+  row.fn = &spec_call<module, fn>;
+  row.bound = bound;
+  row.spec = spec;
+  row.takes_row_stride = true;
+  return row;
+}
+
 }  // namespace normcheck::adapters

@@ -64,25 +64,18 @@ constinit const Kernel kTorchLayerNormBwd = adapters::layernorm_row<&torch_modul
 // every row and stops growing once its spacing (2^-7 of its size) passes the
 // terms (docs/accuracy_backward.md). Domain and declines as layernorm_bwd.torch's (the
 // same products; the element count is checked as for 4-byte elements, which
-// is stricter than bf16 needs).
+// is stricter than bf16 needs): its float32 row on the formats of the spec.
 extern const Kernel kTorchLayerNormBwdBf16;
-constinit const Kernel kTorchLayerNormBwdBf16{
-    .name = "layernorm_bwd.torch_bf16",
-    .op = Op::layernorm_bwd,
-    .origin = Origin::third_party,
-    .dtype = DType::bf16,
-    .algorithm = "libtorch 1.13 at::native_layer_norm_backward (CPU) on bf16 tensors: in float from "
-                 "bf16 dy, x, gamma, mean, rstd, ds = sum dy*gamma*x, db = sum dy*gamma, "
-                 "dx = rstd*dy*gamma + b*x + c with b = (db*mean - ds)*rstd^3/d, c = -b*mean - db*rstd/d, "
-                 "rounded to bf16; dgamma, dbeta summed over each thread's rows into a bf16 partial "
-                 "(rounded to bf16 at every row), the partials added in float, written in bf16",
-    .fn = &adapters::spec_call<&torch_module, &AdapterModule::layernorm_bwd_bf16>,
-    .bound = &default_layernorm_bwd_bf16_bound,  // = plugin_bound(Op::layernorm_bwd, DType::bf16)
-    .range = {.max_abs_x = 0x1p124},
-    .declines = &adapters::declines<&torch_module, &AdapterModule::layernorm_bwd_declines>,
-    .family = Family::libtorch,
-    .spec = &kTorchBf16BackwardSpec,
-    .takes_row_stride = true,
-};
+constinit const Kernel kTorchLayerNormBwdBf16 =
+    adapters::on_formats<&torch_module, &AdapterModule::layernorm_bwd_bf16>(
+        adapters::layernorm_row<&torch_module>(
+            Op::layernorm_bwd, "layernorm_bwd.torch_bf16", Family::libtorch, {.max_abs_x = 0x1p124},
+            "libtorch 1.13 at::native_layer_norm_backward (CPU) on bf16 tensors: in float from "
+            "bf16 dy, x, gamma, mean, rstd, ds = sum dy*gamma*x, db = sum dy*gamma, "
+            "dx = rstd*dy*gamma + b*x + c with b = (db*mean - ds)*rstd^3/d, c = -b*mean - db*rstd/d, "
+            "rounded to bf16; dgamma, dbeta summed over each thread's rows into a bf16 partial "
+            "(rounded to bf16 at every row), the partials added in float, written in bf16"),
+        DType::bf16, &kTorchBf16BackwardSpec,
+        &default_layernorm_bwd_bf16_bound);  // = plugin_bound(Op::layernorm_bwd, DType::bf16)
 
 }  // namespace normcheck
