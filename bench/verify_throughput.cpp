@@ -55,7 +55,15 @@ double process_cpu_seconds() {
   return seconds(u.ru_utime) + seconds(u.ru_stime);
 }
 
-void count_rows(benchmark::State& state, int64_t rows, double cpu_seconds) {
+// Runs work() once per iteration, then counts the rows verified per second
+// and per CPU second; a work() that returns false (it reported an error)
+// ends the run uncounted.
+template <class Work>
+void time_rows(benchmark::State& state, int64_t rows, Work work) {
+  const double cpu0 = process_cpu_seconds();
+  for (auto _ : state)
+    if (!work()) return;
+  const double cpu_seconds = process_cpu_seconds() - cpu0;
   const double verified = static_cast<double>(rows) * static_cast<double>(state.iterations());
   state.counters["rows_per_second"] = benchmark::Counter(verified, benchmark::Counter::kIsRate);
   state.counters["rows_per_cpu_second"] = verified / cpu_seconds;
@@ -69,36 +77,33 @@ void run_evaluate(benchmark::State& state, const char* kernel_name, int64_t rows
   }
   const bool backward = kernel->op == Op::layernorm_bwd || kernel->op == Op::rmsnorm_bwd;
   const Problem p = make_problem(rows, cols, backward);
-  const double cpu0 = process_cpu_seconds();
-  for (auto _ : state) {
+  time_rows(state, rows, [&] {
     const Evaluation e = evaluate(*kernel, p);
     if (!e.pass) {
       state.SkipWithError("the kernel failed its check on the benchmark rows");
-      return;
+      return false;
     }
     benchmark::DoNotOptimize(e.max_ulp);
-  }
-  count_rows(state, rows, process_cpu_seconds() - cpu0);
+    return true;
+  });
 }
 
 void run_reference_fwd(benchmark::State& state, int64_t rows, int64_t cols) {
   const Problem p = make_problem(rows, cols, false);
-  const double cpu0 = process_cpu_seconds();
-  for (auto _ : state) {
+  time_rows(state, rows, [&] {
     const LayerNormFwdReference r = reference_layernorm_fwd(p.x, p.gamma, p.beta, rows, cols, p.eps);
     benchmark::DoNotOptimize(r.y.exact.data());
-  }
-  count_rows(state, rows, process_cpu_seconds() - cpu0);
+    return true;
+  });
 }
 
 void run_reference_bwd(benchmark::State& state, int64_t rows, int64_t cols) {
   const Problem p = make_problem(rows, cols, true);
-  const double cpu0 = process_cpu_seconds();
-  for (auto _ : state) {
+  time_rows(state, rows, [&] {
     const LayerNormBwdReference r = reference_layernorm_bwd(p.dy, p.x, p.gamma, rows, cols, p.eps);
     benchmark::DoNotOptimize(r.dx.exact.data());
-  }
-  count_rows(state, rows, process_cpu_seconds() - cpu0);
+    return true;
+  });
 }
 
 }  // namespace
