@@ -21,7 +21,8 @@ constinit const Kernel kOnednnLayerNormFwd = adapters::layernorm_row<&onednn_mod
 
 // oneDNN forms x - mean, which overflows for |x| near FLT_MAX; 2^124 is the
 // range the scalar backward kernels (kernels/scalar) declare for the same terms.
-// It is fed variance = 1/rstd^2, which declines_rstd checks is a float.
+// It is fed variance = 1/rstd^2: declines_rstd declines an rstd whose 1/rstd^2
+// is not a normal float.
 extern const Kernel kOnednnLayerNormBwd;
 constinit const Kernel kOnednnLayerNormBwd = adapters::layernorm_row<&onednn_module>(
     Op::layernorm_bwd, "layernorm_bwd.onednn", Family::onednn, {.max_abs_x = 0x1p124},
