@@ -30,19 +30,25 @@ constexpr int kFaultExit = 86;       // the child's exit status after a caught f
 // take about a second to verify.
 constexpr int64_t kStallNs = int64_t{60} * 1000000000;
 
+// An Evaluation's Worst as plain data.
+struct SlotWorst {
+  char output[16];
+  int64_t row, col;
+  float computed;
+  double exact, allowed;
+};
+
 // A finished case as plain data (it crosses the process boundary).
 struct Slot {
-  double max_ulp, max_error_over_bound, normwise;
+  double max_ulp, max_ulp_elementwise, max_error_over_bound, normwise, max_error_over_tight;
+  int64_t tight_rows;
   bool nonfinite_mismatch, out_of_bounds_write, unwritten_output, wrote_input, pass;
   bool nondeterministic;
   char batch_variance[200];  // why a row depends on its batch, or ""
   NonFiniteConvention nonfinite_convention;
   uint64_t output_digest;
   char declined[240];
-  char worst_output[16];
-  int64_t worst_row, worst_col;
-  float worst_computed;
-  double worst_exact, worst_allowed;
+  SlotWorst worst, tight_worst;
 };
 
 struct Shared {
@@ -84,6 +90,19 @@ void copy_string(char* to, std::size_t size, const std::string& from) {
   to[n] = '\0';
 }
 
+SlotWorst slot_worst(const Worst& w) {
+  SlotWorst s{};
+  copy_string(s.output, sizeof s.output, w.output);
+  s.row = w.row;
+  s.col = w.col;
+  s.computed = w.computed;
+  s.exact = w.exact;
+  s.allowed = w.allowed;
+  return s;
+}
+
+Worst worst_of(const SlotWorst& s) { return {s.output, s.row, s.col, s.computed, s.exact, s.allowed}; }
+
 [[noreturn]] void child_main(const Kernel& kernel, std::span<const Problem> batch, const IsolationOptions& options) {
   // Whatever the kernel prints goes to stderr: stdout carries normcheck's
   // report (one JSON document with --json).
@@ -108,6 +127,7 @@ void copy_string(char* to, std::size_t size, const std::string& from) {
       if (!nondeterministic && ev.pass) depends_on_batch = batch_variance(kernel, batch[i], ev, eo);
     }
     s.max_ulp = ev.max_ulp;
+    s.max_ulp_elementwise = ev.max_ulp_elementwise;
     s.max_error_over_bound = ev.max_error_over_bound;
     s.normwise = ev.normwise;
     s.nonfinite_mismatch = ev.nonfinite_mismatch;
@@ -120,12 +140,10 @@ void copy_string(char* to, std::size_t size, const std::string& from) {
     s.nonfinite_convention = ev.nonfinite_convention;
     s.output_digest = ev.output_digest;
     copy_string(s.declined, sizeof s.declined, ev.declined);
-    copy_string(s.worst_output, sizeof s.worst_output, ev.worst.output);
-    s.worst_row = ev.worst.row;
-    s.worst_col = ev.worst.col;
-    s.worst_computed = ev.worst.computed;
-    s.worst_exact = ev.worst.exact;
-    s.worst_allowed = ev.worst.allowed;
+    s.worst = slot_worst(ev.worst);
+    s.tight_rows = ev.tight_rows;
+    s.max_error_over_tight = ev.max_error_over_tight;
+    s.tight_worst = slot_worst(ev.tight_worst);
     g_shared->done.store(static_cast<int>(i + 1));
   }
   _exit(0);
@@ -137,6 +155,7 @@ Evaluation evaluation_of(const Kernel& kernel, const Slot& s) {
   ev.op = kernel.op;
   ev.declined = s.declined;
   ev.max_ulp = s.max_ulp;
+  ev.max_ulp_elementwise = s.max_ulp_elementwise;
   ev.max_error_over_bound = s.max_error_over_bound;
   ev.normwise = s.normwise;
   ev.nonfinite_mismatch = s.nonfinite_mismatch;
@@ -146,7 +165,10 @@ Evaluation evaluation_of(const Kernel& kernel, const Slot& s) {
   ev.pass = s.pass;
   ev.output_digest = s.output_digest;
   ev.nonfinite_convention = s.nonfinite_convention;
-  ev.worst = {s.worst_output, s.worst_row, s.worst_col, s.worst_computed, s.worst_exact, s.worst_allowed};
+  ev.worst = worst_of(s.worst);
+  ev.tight_rows = s.tight_rows;
+  ev.max_error_over_tight = s.max_error_over_tight;
+  ev.tight_worst = worst_of(s.tight_worst);
   return ev;
 }
 
@@ -192,6 +214,19 @@ std::string quantization_detail(const Evaluation& ev) {
   return out;
 }
 
+// Within the bound, beyond the tight standard on a realistic row: the
+// element, its exact value and the tight range's reach, with both figures.
+std::string tight_detail(const Evaluation& ev) {
+  const Worst& w = ev.tight_worst;
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "%s[row %lld, col %lld] = %a, exact %a, allowed error %.3g under the tight standard on a realistic "
+                "row: %.3gx the tight standard (within the worst-case bound: %.3gx)",
+                w.output.c_str(), static_cast<long long>(w.row), static_cast<long long>(w.col),
+                static_cast<double>(w.computed), w.exact, w.allowed, ev.max_error_over_tight, ev.max_error_over_bound);
+  return text;
+}
+
 // One line on what the label means for this case.
 std::string detail_for(const std::string& label, const Evaluation& ev) {
   if (label == "nondeterministic") return "two runs of the same case gave outputs that differ in their bits";
@@ -209,6 +244,7 @@ std::string detail_for(const std::string& label, const Evaluation& ev) {
   if (label == "quantization" && !ev.consistent_casts.empty())
     return detail_of(ev) + "; its outputs follow '" + ev.consistent_casts.front() + "'";
   if (label.empty()) return {};
+  if (label == "accuracy" && beyond_tight_only(ev)) return tight_detail(ev);
   const std::string hint = spec_hint(ev, label);
   return hint.empty() ? detail_of(ev) : detail_of(ev) + "; " + hint;
 }

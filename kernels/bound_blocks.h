@@ -28,7 +28,9 @@ struct MomentsError {
 // Two-pass moments: mu^ = fl(sum x) / d, var^ = fl(sum fl(x - mu^)^2) / d,
 // w^ = fl(var^ + eps), with any summation order and `scale_roundings`
 // roundings for each "/ d" (1: a division; 2: a product with fl(1/d)).
-MomentsError twopass_moments_error(const RowCondition& c, int scale_roundings);
+// `lambda` > 0: each gamma_n of a sum is gamma_model(n, lambda) (bounds.h),
+// the tight standard's probabilistic bound; 0: the worst case.
+MomentsError twopass_moments_error(const RowCondition& c, int scale_roundings, double lambda = 0);
 
 // Welford/Chan moments in the cascade of kernels/scalar/welford_cascade.h,
 // var^ = M2^ / d, w^ = fl(var^ + eps) (kernels/scalar/layernorm_fwd_welford.cpp).

@@ -74,6 +74,17 @@ double gamma_n(double n, double unit_roundoff) {
   return nu >= 1 ? kInf : nu / (1 - nu);
 }
 
+double gamma_tilde(double n, double lambda, double unit_roundoff) {
+  if (n <= 0) return 0;
+  const double v = unit_roundoff;
+  return std::expm1(lambda * std::sqrt(n) * v + n * v * v / (1 - v));
+}
+
+double gamma_model(double n, double lambda, double unit_roundoff) {
+  const double g = gamma_n(n, unit_roundoff);
+  return lambda > 0 ? std::min(g, gamma_tilde(n, lambda, unit_roundoff)) : g;
+}
+
 // Two-pass moments. Write s = eps r^2 (eps_share), kappa = mean|x| r.
 // Mean: any summation order of d terms has |s^ - sum x| <= gamma_{d-1} sum|x|
 // (every partial sum lies on a path of at most d - 1 rounded additions), and
@@ -89,16 +100,16 @@ double gamma_n(double n, double unit_roundoff) {
 //   w^ / T in [(1 - (1-s) g - eta r^2)(1 - u), (1 + (1-s) g + delta_r^2 (1 + g) + eta r^2)(1 + u)]
 // with g = gamma_{d+2+k}. For k = 1 this refines the textbook (sigma^2 + delta^2 + eps)
 // (1 +- gamma_{d+4}): delta^2 only ever increases w^.
-MomentsError twopass_moments_error(const RowCondition& c, int scale_roundings) {
+MomentsError twopass_moments_error(const RowCondition& c, int scale_roundings, double lambda) {
   const double d = static_cast<double>(c.d);
   const double k = scale_roundings;
   MomentsError m;
-  m.mean_rel = gamma_n(d - 1 + k);
+  m.mean_rel = gamma_model(d - 1 + k, lambda);
   m.mean_underflow = kUnderflowUnit;
   m.mean_r = m.mean_rel * c.kappa + kUnderflowUnit * c.r;
-  const double g = gamma_n(d + 2 + k);
+  const double g = gamma_model(d + 2 + k, lambda);
   const double sigma_share = 1 - c.eps_share;
-  const double eta_r2 = 0x1p-149 * (1 + gamma_n(d + k)) * c.r * c.r;
+  const double eta_r2 = 0x1p-149 * (1 + gamma_model(d + k, lambda)) * c.r * c.r;
   m.var_eps.lo = 1 - (1 - sigma_share * g - eta_r2) * (1 - u);
   m.var_eps.hi =
       (1 + sigma_share * g + m.mean_r * m.mean_r * (1 + g) + eta_r2) * (1 + u) - 1;
@@ -278,14 +289,22 @@ Bound folded_scale_bias_bound(const MomentsError& m, RelErr rstd, const RowCondi
 //     (scale_bias_bound: the cancellation adds u (|xhat| + 2 kappa));
 //   - the gamma-folded scale/bias form x a + (beta - mu^ a), a = r^ gamma
 //     (folded_scale_bias_bound: 3 u kappa, and beta rounded twice).
-Bound default_layernorm_fwd_bound(const RowCondition& c) {
-  const MomentsError m = twopass_moments_error(c, 2);
+namespace {
+
+// The default LayerNorm forward bound under the sums' model `lambda`
+// (twopass_moments_error): 0 the worst case, kTightLambda the tight standard.
+Bound layernorm_fwd_bound_under(const RowCondition& c, double lambda) {
+  const MomentsError m = twopass_moments_error(c, 2, lambda);
   const RelErr rstd = rstd_error(m.var_eps, kDefaultRstdRoundings, c);
   Bound subtract = subtract_then_scale_bound(m, rstd, 1);
   subtract.underflow_abs += folded_gamma_underflow(m, c);
   return bound_max(bound_max(subtract, scale_bias_bound(m, rstd, c)),
                    folded_scale_bias_bound(m, rstd, c));
 }
+
+}  // namespace
+
+Bound default_layernorm_fwd_bound(const RowCondition& c) { return layernorm_fwd_bound_under(c, 0); }
 
 // The default LayerNorm backward bound: twopass_layernorm_bwd_bound's
 // derivation (kernels/scalar/layernorm_bwd_twopass.cpp, docs/accuracy_backward.md)
@@ -376,19 +395,51 @@ Bound default_layernorm_bwd_bound(const RowCondition& c) {
 // y: xhat_rel = (1 + S')(1 + u)^2 - 1 (two products, or
 // the quotient and gamma), xhat_abs as rmsnorm_fwd_bound; fl(r^ gamma) may
 // underflow, off by 2^-150, costing 2^-150 (1 + u) |x| <= 2^-150 (1 + u) max_kappa / r.
-Bound default_rmsnorm_fwd_bound(const RowCondition& c) {
+//
+// Under the tight standard's model (lambda > 0) each sum's d + 3 factors give
+// q/Q within gamma_model(d + 3, lambda) of 1 (all terms >= 0: q/Q lies between
+// the least and the largest of the terms' factors), and rrms^ is rstd_error's
+// interval from it alone: S, the halved worst-case exponent, is not used.
+namespace {
+
+Bound rmsnorm_fwd_bound_under(const RowCondition& c, double lambda) {
   const double d = static_cast<double>(c.d);
-  const double s = gamma_n((d + 17) / 2);
-  const double tau = std::max(d * 0x1p-147, 0x1p-149 * (1 + gamma_n(d + 1)) * c.r * c.r);
-  const RelErr q_over_q = {.lo = 1 - std::pow(1 - u, d + 3) + tau, .hi = std::pow(1 + u, d + 3) - 1 + tau};
+  const double tau = std::max(d * 0x1p-147, 0x1p-149 * (1 + gamma_model(d + 1, lambda)) * c.r * c.r);
+  RelErr q_over_q = {.lo = 1 - std::pow(1 - u, d + 3) + tau, .hi = std::pow(1 + u, d + 3) - 1 + tau};
+  double s_total = 0;
+  if (lambda > 0) {
+    const double g = gamma_model(d + 3, lambda);
+    q_over_q = {.lo = std::min(q_over_q.lo, g + tau), .hi = std::min(q_over_q.hi, g + tau)};
+  } else {
+    const double s = gamma_n((d + 17) / 2);
+    s_total = s + tau * (1 + s);
+  }
   const RelErr rrms = rstd_error(q_over_q, kDefaultRstdRoundings, c);
-  const double s_total = std::max(s + tau * (1 + s), std::max(rrms.lo, rrms.hi));
+  s_total = std::max(s_total, std::max(rrms.lo, rrms.hi));
   Bound b;
   b.stat_rel = s_total;
   b.xhat_rel = (1 + s_total) * (1 + u) * (1 + u) - 1;
   b.xhat_abs = (std::sqrt(d / (1 - 2 * u)) * (1 + s_total) * (1 + u) + 1) * kUnderflowUnit;
   b.underflow_abs = kUnderflowUnit * (1 + (c.r > 0 ? (1 + u) * c.max_kappa / c.r : 0));
   return b;
+}
+
+}  // namespace
+
+Bound default_rmsnorm_fwd_bound(const RowCondition& c) { return rmsnorm_fwd_bound_under(c, 0); }
+
+// ---- The tight standard ----
+// The default forward bounds under Higham and Mary's model (gamma_tilde,
+// bounds.h): what a careful kernel meets on a realistic row, where its sums'
+// roundings behave as independent and of mean zero (docs/accuracy.md, "The
+// tight standard", states the rows and the failure probability).
+Bound tight_layernorm_fwd_bound(const RowCondition& c) { return layernorm_fwd_bound_under(c, kTightLambda); }
+Bound tight_rmsnorm_fwd_bound(const RowCondition& c) { return rmsnorm_fwd_bound_under(c, kTightLambda); }
+
+BoundFn tight_bound(BoundFn bound) {
+  if (bound == &default_layernorm_fwd_bound) return &tight_layernorm_fwd_bound;
+  if (bound == &default_rmsnorm_fwd_bound) return &tight_rmsnorm_fwd_bound;
+  return nullptr;
 }
 
 // The default RMSNorm backward bound: rmsnorm_bwd_bound's derivation

@@ -398,13 +398,26 @@ PYBIND11_MODULE(_normcheck, m) {
       .def_property_readonly("input_class", [](const Outcome& o) { return o.input_class; })
       .def_property_readonly("declined", [](const Outcome& o) { return o.result.evaluation.declined; })
       .def_property_readonly("max_error_over_bound", [](const Outcome& o) { return o.result.evaluation.max_error_over_bound; })
-      .def_property_readonly("exact_math_ulp", [](const Outcome& o) { return o.result.evaluation.exact_math_ulp; })
+      // the two ULP figures (normcheck/evaluate.h): of the row's scale and elementwise; NaN beside a NaN/inf
+      .def_property_readonly("exact_math_ulp", [](const Outcome& o) {
+        return normcheck::ulp_figure(o.result.evaluation, o.result.evaluation.exact_math_ulp);
+      })
+      .def_property_readonly("max_ulp", [](const Outcome& o) {
+        return normcheck::ulp_figure(o.result.evaluation, o.result.evaluation.max_ulp);
+      })
+      .def_property_readonly("max_ulp_elementwise", [](const Outcome& o) {
+        return normcheck::ulp_figure(o.result.evaluation, o.result.evaluation.max_ulp_elementwise);
+      })
       .def_property_readonly("policy_exact_math_ulp",
                              [](const Outcome& o) { return o.result.evaluation.policy_exact_math_ulp; })
       .def_property_readonly("consistent_policies", [](const Outcome& o) { return o.result.evaluation.consistent_policies; })
       .def_property_readonly("consistent_casts", [](const Outcome& o) { return o.result.evaluation.consistent_casts; })
+      .def_property_readonly("tight_rows", [](const Outcome& o) { return o.result.evaluation.tight_rows; })
+      .def_property_readonly("max_error_over_tight", [](const Outcome& o) { return o.result.evaluation.max_error_over_tight; })
+      // the element the finding is about: beyond the tight standard only, its worst there
       .def_property_readonly("worst", [](const Outcome& o) {
-        const normcheck::Worst& w = o.result.evaluation.worst;
+        const normcheck::Evaluation& ev = o.result.evaluation;
+        const normcheck::Worst& w = normcheck::beyond_tight_only(ev) ? ev.tight_worst : ev.worst;
         py::dict d;
         d["output"] = w.output, d["row"] = w.row, d["col"] = w.col;
         d["computed"] = static_cast<double>(w.computed), d["exact"] = w.exact, d["allowed"] = w.allowed;

@@ -152,7 +152,7 @@ std::string html_report(const ReportData& data, const std::vector<KernelVerdict>
         for (const fuzz::Finding* f : v.fuzz_findings)
           s << "<tr><td><code>" << e(f->kernel) << "</code></td><td>" << to_string(v.kernel->origin) << "</td><td>"
             << e(f->label) << "</td><td>" << e(finding_class_text(*f)) << "</td><td class=\"num\">"
-            << e(finding_shape(*f)) << "</td><td class=\"num\">" << e(fuzz::ratio_text(f->label, f->error_over_bound))
+            << e(finding_shape(*f)) << "</td><td class=\"num\">" << e(fuzz::ratio_text(f->label, f->error_over_bound, f->error_over_tight))
             << "</td><td>" << e(f->severity ? fuzz::severity_text(*f->severity) : "") << "</td><td>" << e(f->detail)
             << "</td><td><code>" << e(replay_command(*f)) << "</code></td></tr>\n";
       s << "</table>\n";

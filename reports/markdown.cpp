@@ -83,7 +83,7 @@ std::string markdown_report(const ReportData& data, const std::vector<KernelVerd
       for (const fuzz::Finding* f : v.fuzz_findings)
         s << "| `" << f->kernel << "` | " << to_string(v.kernel->origin) << " | " << f->label << " | "
           << cell(finding_class_text(*f)) << " | " << finding_shape(*f) << " | "
-          << cell(fuzz::ratio_text(f->label, f->error_over_bound)) << " | "
+          << cell(fuzz::ratio_text(f->label, f->error_over_bound, f->error_over_tight)) << " | "
           << cell(f->severity ? fuzz::severity_text(*f->severity) : "") << " | `" << cell(replay_command(*f))
           << "` |\n";
   }

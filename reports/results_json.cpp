@@ -29,8 +29,11 @@ json row_json(const RowResult& r) {
             {"declined", e.declined.empty() ? json(nullptr) : json(e.declined)}};
   if (e.declined.empty()) {
     j["pass"] = e.pass;
-    j["max_ulp"] = json_number(e.max_ulp);
+    j["max_ulp"] = json_number(ulp_figure(e, e.max_ulp));
+    j["max_ulp_elementwise"] = json_number(ulp_figure(e, e.max_ulp_elementwise));
     j["max_error_over_bound"] = json_number(e.max_error_over_bound);
+    j["tight_rows"] = e.tight_rows;
+    j["max_error_over_tight"] = json_number(e.max_error_over_tight);
     j["worst_output"] = e.worst.output;
     j["nonfinite_mismatch"] = e.nonfinite_mismatch;
     j["memory_fault"] = e.out_of_bounds_write || e.wrote_input || e.unwritten_output;

@@ -238,7 +238,7 @@ void fuzz_notes(const ReportData& data, KernelVerdict& v) {
     std::string note = "Fuzzing found " + f->label;
     if (!f->input_class.empty())
       note += " (" + finding_class_text(*f) + ") on a " + finding_shape(*f) + " problem, " +
-              fuzz::ratio_text(f->label, f->error_over_bound);
+              fuzz::ratio_text(f->label, f->error_over_bound, f->error_over_tight);
     note += ": " + f->detail + ".";
     if (f->severity) note += " Severity " + fuzz::severity_text(*f->severity) + ".";
     if (!f->file.empty()) note += " Replay: " + replay_command(*f);

@@ -251,9 +251,17 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
     const Range r_hat = around(r, evaluation::stat_allowance(b, stats));
     const std::optional<DType> at_r = at(RoundingPoint::r);
     const Range rho = at_r ? rounded(*at_r, r_hat) : r_hat;
-    // the stored statistic: the scale before its rounding point or after it
+    // the stored statistic: the scale before its rounding point or after it,
+    // the latter a value of the point's format (AdmissibleRange::grid)
     const Range before = rounded(stat_t, r_hat), after = rounded(stat_t, rho);
     set(out.stat, row, {std::min(before.lo, after.lo), std::max(before.hi, after.hi)});
+    if (at_r) {
+      out.stat.grid = *at_r;
+      out.stat.before_lo.resize(rows, -kInf);
+      out.stat.before_hi.resize(rows, kInf);
+      out.stat.before_lo[row] = before.lo;
+      out.stat.before_hi[row] = before.hi;
+    }
 
     const bool y_checked = sum_rounds_alike(spec, in, base, d, ref);
     for (std::size_t i = base; i < base + d; ++i) {
@@ -334,10 +342,17 @@ double quantized_code(const Quantization& q, double t) {
   return std::isnan(c) && !std::isnan(t) ? std::copysign(kInf, t) : c;
 }
 
+std::pair<double, double> AdmissibleRange::ends_for(std::size_t i, double v) const {
+  if (grid && !before_lo.empty() && std::isfinite(v) && round_to_format(*grid, v) != v)
+    return {before_lo[i], before_hi[i]};
+  return {lo[i], hi[i]};
+}
+
 bool AdmissibleRange::admits(std::size_t i, double v) const {
   if (std::isnan(lo[i])) return std::isnan(v);
   if (lo[i] == -kInf && hi[i] == kInf) return true;
-  return v >= lo[i] && v <= hi[i];
+  const auto [l, h] = ends_for(i, v);
+  return v >= l && v <= h;
 }
 
 SpecAdmissible spec_admissible_fwd(const OpSpec& spec, const SpecInputs& in, BoundFn bound,
@@ -348,13 +363,23 @@ SpecAdmissible spec_admissible_fwd(const OpSpec& spec, const SpecInputs& in, Bou
 
 OpSpec spec_sum_only(const OpSpec& spec) { return sum_only(spec); }
 
-PolicyCheck check_policy(const OpSpec& spec, const SpecAdmissible& a, const SpecOutputs& out) {
+PolicyCheck check_policy(const OpSpec& spec, const SpecAdmissible& a, const SpecOutputs& out,
+                         const SpecAdmissible* declared) {
   PolicyCheck check;
   const std::pair<TensorName, std::pair<const AdmissibleRange*, const std::vector<double>*>> outputs[] = {
       {TensorName::y, {&a.y, &out.y}},
       {TensorName::residual_out, {&a.residual_out, &out.residual_out}},
       {TensorName::mean, {&a.mean, &out.mean}},
       {TensorName::stat, {&a.stat, &out.stat}}};
+  // the declared policy's range of the same output, when given and sized alike
+  const auto declared_range = [&](TensorName name, std::size_t size) -> const AdmissibleRange* {
+    if (!declared) return nullptr;
+    const AdmissibleRange* r = name == TensorName::y              ? &declared->y
+                               : name == TensorName::residual_out ? &declared->residual_out
+                               : name == TensorName::mean         ? &declared->mean
+                                                                  : &declared->stat;
+    return r->lo.size() == size ? r : nullptr;
+  };
   const auto checked = [&](const std::string& output, const AdmissibleRange& range, const std::vector<double>& values) {
     for (std::size_t i = 0; i < values.size(); ++i) {
       ++check.checked;
@@ -385,7 +410,12 @@ PolicyCheck check_policy(const OpSpec& spec, const SpecAdmissible& a, const Spec
       // that is NaN is residual_out's own value
       if (name != TensorName::residual_out && std::isnan(range->lo[i])) continue;
       ++check.checked;
-      if (range->admits(i, (*values)[i])) continue;
+      if (range->admits(i, (*values)[i])) {
+        const AdmissibleRange* d = declared_range(name, values->size());
+        if (d && range->unbounded(i) && !std::isnan(d->lo[i]) && !d->unbounded(i) && !d->admits(i, (*values)[i]))
+          ++check.vacuous;
+        continue;
+      }
       if (check.outside++ == 0) {
         check.first_output = std::string(to_string(name, spec.norm));
         check.first_index = static_cast<int64_t>(i);
@@ -629,16 +659,25 @@ std::vector<PolicyMatch> identify_fwd(const OpSpec& declared, std::span<const Sp
   std::vector<PolicyMatch> matches;
   // the exact references depend only on the `sum` rounding: computed once per problem and sum option
   std::map<std::pair<std::size_t, int>, SpecForwardReference> references;
-  for (const OpSpec& policy : candidate_policies(declared)) {
-    PolicyMatch m{policy, {}};
+  const auto reference = [&](const OpSpec& policy, std::size_t p) -> const SpecForwardReference& {
     const std::optional<DType> sum = policy.rounding_at(RoundingPoint::sum);
     const int sum_key = sum ? static_cast<int>(*sum) : -1;
+    auto it = references.find({p, sum_key});
+    if (it == references.end())
+      it = references.emplace(std::pair{p, sum_key}, spec_reference_fwd(sum_only(policy), inputs[p], SpecResult::policy))
+               .first;
+    return it->second;
+  };
+  // the declared policy's ranges, which a candidate must bound where they do not admit the outputs
+  std::vector<SpecAdmissible> declared_ranges;
+  for (std::size_t p = 0; p < inputs.size(); ++p)
+    declared_ranges.push_back(admissible_from(declared, inputs[p], reference(declared, p), bound));
+  for (const OpSpec& policy : candidate_policies(declared)) {
+    PolicyMatch m{policy, {}};
     for (std::size_t p = 0; p < inputs.size(); ++p) {
-      auto it = references.find({p, sum_key});
-      if (it == references.end())
-        it = references.emplace(std::pair{p, sum_key}, spec_reference_fwd(sum_only(policy), inputs[p], SpecResult::policy))
-                 .first;
-      const PolicyCheck c = check_policy(policy, admissible_from(policy, inputs[p], it->second, bound), outputs[p]);
+      const PolicyCheck c = check_policy(policy, admissible_from(policy, inputs[p], reference(policy, p), bound),
+                                         outputs[p], &declared_ranges[p]);
+      m.check.vacuous += c.vacuous;
       if (m.check.outside == 0 && c.outside > 0) {
         m.check.first_output = c.first_output;
         m.check.first_index = c.first_index;

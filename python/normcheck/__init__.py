@@ -495,7 +495,14 @@ class Case:
         self.input_class = outcome.input_class
         self.declined = outcome.declined
         self.max_error_over_bound = outcome.max_error_over_bound
+        # the tight standard on realistic rows (docs/accuracy.md): rows held to it, the worst ratio there
+        self.tight_rows = outcome.tight_rows
+        self.max_error_over_tight = outcome.max_error_over_tight
+        # the two ULP figures: of the row's scale (what the arithmetic answers for) and
+        # elementwise in the output's format (what a float comparison sees); NaN beside a NaN/inf
         self.exact_math_ulp = outcome.exact_math_ulp
+        self.max_ulp = outcome.max_ulp
+        self.max_ulp_elementwise = outcome.max_ulp_elementwise
         self.policy_exact_math_ulp = outcome.policy_exact_math_ulp
         self.consistent_policies = list(outcome.consistent_policies)
         self.consistent_casts = list(outcome.consistent_casts)
@@ -554,7 +561,13 @@ class Case:
             return f"case {self.index}: " + (f"declined: {self.declined}" if self.declined else "passed")
         lines = [f"{self.label} in input class {self.input_class or '(none)'}"]
         lines += self.problem_lines()
+        if self.label == "accuracy" and self.max_error_over_bound <= 1 < self.max_error_over_tight:
+            lines.append(f"beyond the tight standard on a realistic row: {self.max_error_over_tight:.3g}x it "
+                         f"(within the worst-case bound: {self.max_error_over_bound:.3g}x)")
         lines.append(("raised: " if self.label == "exception" else "worst: ") + self.worst_text())
+        if self.label != "exception":
+            lines.append(f"ULP error: {self.max_ulp:.3g} in ULPs of the row's scale, {self.max_ulp_elementwise:.3g} "
+                         "elementwise in the output's format (nan beside a NaN or inf)")
         if self.spec and self.label != "exception":
             lines.append(f"the spec's rounding policy: {_policy_text(self.spec)}")
         lines += [f"its outputs follow: {_policy_text(p)}" for p in self.consistent_policies]

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -464,6 +465,69 @@ TEST(SpecPolicy, AQuantizedYAdmitsANeighbourOnlyNearABoundary) {
     std::cout << text << ": " << 100 * share << "% of elements admit one code\n";
     EXPECT_GE(share, 0.99);
   }
+}
+
+
+// A candidate explains a departure only where its range pins the outputs
+// (PolicyMatch::explains): at an element the declared range [0.99, 1.01]
+// does not admit, a candidate whose range there is [1, +inf] (an r rounded
+// past its format's largest value: nothing promised beyond 1) admits 15616
+// by promising nothing, which is vacuous; one whose range is bounded and
+// admits it explains it. The count is of elements outside the declared range
+// only: an unbounded range where the declared one admits the value is not.
+TEST(SpecPolicy, ACandidateAdmittingByAnUnboundedRangeExplainsNothing) {
+  const OpSpec f16 = spec("rmsnorm fwd dtype=f16");
+  const auto ranges = [](std::vector<double> lo, std::vector<double> hi) {
+    SpecAdmissible a;
+    a.y.lo = std::move(lo);
+    a.y.hi = std::move(hi);
+    return a;
+  };
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  const SpecAdmissible declared = ranges({0.99, 0.5}, {1.01, 0.6});
+  const SpecOutputs outputs{{15616, 0.55}, {}, {}, {}, {}};
+  const PolicyCheck vacuous = check_policy(f16, ranges({1, 0.5}, {inf, inf}), outputs, &declared);
+  EXPECT_EQ(vacuous.outside, 0);
+  EXPECT_EQ(vacuous.vacuous, 1) << "only the element the declared range does not admit";
+  EXPECT_FALSE((PolicyMatch{f16, vacuous}.explains()));
+  EXPECT_TRUE((PolicyMatch{f16, vacuous}.consistent()));
+  const PolicyCheck bounded = check_policy(f16, ranges({15000, 0.5}, {16000, 0.6}), outputs, &declared);
+  EXPECT_EQ(bounded.vacuous, 0);
+  EXPECT_TRUE((PolicyMatch{f16, bounded}.explains()));
+  EXPECT_EQ(check_policy(f16, ranges({1, 0.5}, {inf, inf}), outputs).vacuous, 0) << "no declared ranges given";
+}
+
+// A statistic stored before or after a rounding point at f16 (round=r:f16):
+// a value of [lo, hi] is admitted when it lies before the rounding, in
+// [before_lo, before_hi], or is an f16 value; a float32 value between the two
+// that is neither (a Welford error in rstd) is not.
+TEST(SpecPolicy, ARoundedStatisticIsAValueOfItsFormatOrTheUnroundedOne) {
+  AdmissibleRange stat;
+  stat.lo = {0.4995};
+  stat.hi = {0.50049};
+  stat.grid = DType::f16;
+  stat.before_lo = {0.49998};
+  stat.before_hi = {0.50002};
+  EXPECT_TRUE(stat.admits(0, 0.5f));                     // an f16 value, and unrounded
+  EXPECT_TRUE(stat.admits(0, 0.50001f));                 // unrounded
+  EXPECT_TRUE(stat.admits(0, 0.5 - 0x1p-12));            // an f16 value below 0.5 in the range
+  EXPECT_FALSE(stat.admits(0, 0.5003f));                 // neither: f16's spacing at 0.5 is 2^-11
+  EXPECT_FALSE(stat.admits(0, 0.4996f));
+  const auto [lo, hi] = stat.ends_for(0, 0.5003f);
+  EXPECT_EQ(lo, 0.49998);
+  EXPECT_EQ(hi, 0.50002);
+  // the policy's own ranges: round=r:f16 gives its statistic a grid and the unrounded range
+  Case c;
+  c.rows = 1, c.cols = 64;
+  std::mt19937_64 rng(test::fixed_seed(2044));
+  std::normal_distribution<double> normal;
+  for (int i = 0; i < 64; ++i) c.x.push_back(static_cast<float>(normal(rng)));
+  const SpecAdmissible a = spec_admissible_fwd(spec("rmsnorm fwd round=r:f16"), c.inputs());
+  ASSERT_TRUE(a.stat.grid.has_value());
+  EXPECT_EQ(*a.stat.grid, DType::f16);
+  EXPECT_LE(a.stat.lo[0], a.stat.before_lo[0]);
+  EXPECT_GE(a.stat.hi[0], a.stat.before_hi[0]);
+  EXPECT_FALSE(spec_admissible_fwd(spec("rmsnorm fwd"), c.inputs()).stat.grid.has_value());
 }
 
 }  // namespace

@@ -26,14 +26,17 @@ inline nlohmann::json severity_json(const fuzz::Severity& s) {
           {"problems", s.problems},
           {"declined", s.declined},
           {"worst", ratio_json(s.label, s.worst_error_over_bound)},
+          {"worst_error_over_tight", json_number(s.worst_error_over_tight)},
           {"worst_row", s.worst_row.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.worst_row)},
           {"each", each}};
 }
 
-// The fields of a finding both documents carry: {class, error_over_bound, severity}.
+// The fields of a finding both documents carry: {class, error_over_bound,
+// error_over_tight (Evaluation::max_error_over_tight), severity}.
 inline void add_finding_figures(nlohmann::json& entry, const fuzz::Finding& f) {
   entry["class"] = f.input_class.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.input_class);
   entry["error_over_bound"] = ratio_json(f.label, f.error_over_bound);
+  entry["error_over_tight"] = json_number(f.error_over_tight);
   entry["severity"] = f.severity ? severity_json(*f.severity) : nlohmann::json(nullptr);
 }
 

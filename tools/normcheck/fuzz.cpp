@@ -185,7 +185,7 @@ int run_fuzz(FuzzArgs args) {
         std::printf("\n%s: %s, %s%s (%lld x %lld): %s\n    %s\n", f.kernel.c_str(), f.label.c_str(),
                     std::string(fuzz::input_class(f.input_class).text).c_str(),
                     f.from_corpus ? " (from the corpus)" : "", static_cast<long long>(f.problem.rows),
-                    static_cast<long long>(f.problem.cols), fuzz::ratio_text(f.label, f.error_over_bound).c_str(),
+                    static_cast<long long>(f.problem.cols), fuzz::ratio_text(f.label, f.error_over_bound, f.error_over_tight).c_str(),
                     f.detail.c_str());
       }
       if (f.severity) std::printf("    %s\n", fuzz::severity_text(*f.severity).c_str());

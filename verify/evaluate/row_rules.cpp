@@ -2,11 +2,30 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 namespace normcheck {
 namespace evaluation {
 
 bool ill_posed(const RowStats& s) { return s.finite && std::isinf(s.r); }
+
+}  // namespace evaluation
+
+bool realistic_row(std::span<const float> s) {
+  if (s.empty()) return false;
+  double sum = 0;
+  for (float v : s) {
+    if (!std::isfinite(v)) return false;
+    sum += v;
+  }
+  const double d = static_cast<double>(s.size()), mean = sum / d;
+  double squares = 0;
+  for (float v : s) squares += (v - mean) * (v - mean);
+  const double sigma = std::sqrt(squares / d);
+  return sigma >= 0x1p-126 && std::fabs(mean) <= sigma * (0x1p20 / d);
+}
+
+namespace evaluation {
 
 // fl(r) = r (1 + rho) with |rho| <= u exactly for r in [2^-126, 2^128 - 2^103)
 // (evaluate.h, row_checked). r is the exact value rounded to double; the

@@ -18,7 +18,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 void Tally::element(const char* output, int64_t row, int64_t col, float computed, double exact,
                     double allowed, DType dtype, std::optional<double> ulp_scale) {
-  double ratio = 0, ulp = 0;
+  double ratio = 0, ulp = 0, elementwise = 0;
   if (allowed == kInf) {
     // the bound promises nothing for this element (evaluate.h)
   } else if (std::isnan(exact)) {
@@ -40,10 +40,13 @@ void Tally::element(const char* output, int64_t row, int64_t col, float computed
   } else {
     const double error = std::fabs(static_cast<double>(computed) - exact);
     ratio = error == 0 ? 0 : error / allowed;  // x / 0 = +inf
-    // the only elements with a ULP figure: finite against finite, held to an allowance
-    if (ulp_scale) ulp = scaled_ulp_error(dtype, computed, exact, *ulp_scale);
+    // the only elements with ULP figures: finite against finite, held to an allowance
+    if (ulp_scale) {
+      ulp = scaled_ulp_error(dtype, computed, exact, *ulp_scale);
+      elementwise = ulp_error(dtype, computed, exact);
+    }
   }
-  record(output, row, col, computed, exact, allowed, ratio, ulp);
+  record(output, row, col, computed, exact, allowed, ratio, ulp, elementwise);
 }
 
 namespace {
@@ -57,7 +60,7 @@ double next_value(DType t, double v, double dir) {
 
 void Tally::range_element(const char* output, int64_t row, int64_t col, float computed, double lo, double hi,
                           double exact, DType dtype, std::optional<double> ulp_scale) {
-  double ratio = 0, ulp = 0;
+  double ratio = 0, ulp = 0, elementwise = 0;
   double middle = std::isinf(lo) ? hi : std::isinf(hi) ? lo : lo / 2 + hi / 2, allowed = kInf;
   const double c = computed;
   if (std::isnan(lo) || std::isnan(hi)) {
@@ -77,10 +80,13 @@ void Tally::range_element(const char* output, int64_t row, int64_t col, float co
     const double m = std::isfinite(exact) ? std::clamp(exact, lo, hi) : middle;
     allowed = c >= m ? (hi - m) + (next_value(dtype, hi, 1) - hi) / 2 : (m - lo) + (lo - next_value(dtype, lo, -1)) / 2;
     ratio = c == m ? 0 : std::fabs(c - m) / allowed;
-    if (ulp_scale && std::isfinite(exact)) ulp = scaled_ulp_error(dtype, computed, exact, *ulp_scale);
+    if (ulp_scale && std::isfinite(exact)) {
+      ulp = scaled_ulp_error(dtype, computed, exact, *ulp_scale);
+      elementwise = ulp_error(dtype, computed, exact);
+    }
     if (std::isfinite(exact)) middle = exact;  // recorded as the exact value
   }
-  record(output, row, col, computed, middle, allowed, ratio, ulp);
+  record(output, row, col, computed, middle, allowed, ratio, ulp, elementwise);
 }
 
 void Tally::code_element(const char* output, int64_t row, int64_t col, float computed, double lo, double hi,
@@ -102,7 +108,7 @@ void Tally::code_element(const char* output, int64_t row, int64_t col, float com
   const double allowed = (c >= m ? p_hi - m : m - p_lo) + 0.5;
   ratio = c == m ? 0 : std::fabs(c - m) / allowed;
   const double off = std::isnan(exact_code) ? 0 : std::fabs(c - position(exact_code));
-  record(output, row, col, computed, exact_t, allowed, ratio, off);
+  record(output, row, col, computed, exact_t, allowed, ratio, off, off);  // codes: both figures the distance in codes
 }
 
 void Tally::nonfinite_row_element(const char* output, int64_t row, int64_t col, float computed,
@@ -123,14 +129,16 @@ void Tally::nonfinite_element(const char* output, int64_t row, int64_t col, floa
 }
 
 void Tally::record(const char* output, int64_t row, int64_t col, float computed, double exact, double allowed,
-                   double ratio, double ulp) {
+                   double ratio, double ulp, double elementwise) {
   if (ratio > 1) ++outside_;
   ev_.max_ulp = std::max(ev_.max_ulp, ulp);
+  ev_.max_ulp_elementwise = std::max(ev_.max_ulp_elementwise, elementwise);
   OutputError& out = output_entry(output);
   if (ulp > out.max_ulp) {
     out.max_ulp = ulp;
     out.max_ulp_exact = exact;
   }
+  out.max_ulp_elementwise = std::max(out.max_ulp_elementwise, elementwise);
   if (ratio > out.max_error_over_bound) {
     out.max_error_over_bound = ratio;
     out.row = row;
@@ -163,6 +171,7 @@ void merge_tally(Evaluation& ev, const Evaluation& part) {
       it->max_ulp = o.max_ulp;
       it->max_ulp_exact = o.max_ulp_exact;
     }
+    it->max_ulp_elementwise = std::max(it->max_ulp_elementwise, o.max_ulp_elementwise);
     if (o.max_error_over_bound > it->max_error_over_bound) {
       it->max_error_over_bound = o.max_error_over_bound;
       it->row = o.row;
@@ -170,6 +179,7 @@ void merge_tally(Evaluation& ev, const Evaluation& part) {
     }
   }
   ev.max_ulp = std::max(ev.max_ulp, part.max_ulp);
+  ev.max_ulp_elementwise = std::max(ev.max_ulp_elementwise, part.max_ulp_elementwise);
   ev.nonfinite_mismatch = ev.nonfinite_mismatch || part.nonfinite_mismatch;
   ev.nonfinite_convention = combine(ev.nonfinite_convention, part.nonfinite_convention);
   if (part.worst.output.empty()) return;  // no element in the chunk

@@ -78,7 +78,7 @@ class Tally {
  private:
   OutputError& output_entry(const char* output);
   void record(const char* output, int64_t row, int64_t col, float computed, double exact, double allowed,
-              double ratio, double ulp);
+              double ratio, double ulp, double elementwise = 0);
   void mismatch(double& ratio);
   Evaluation& ev_;
   NonFinite rule_;
@@ -87,7 +87,7 @@ class Tally {
 
 // What Tally leaves in `ev` after the elements of `part`'s chunk, when `part`
 // was tallied from a fresh Evaluation: per output and overall the larger ULP
-// error and the worst element if its ratio is larger (strictly: the first of
+// errors (both figures) and the worst element if its ratio is larger (strictly: the first of
 // equal ratios stays) or `ev` has none yet, any mismatch, and the combined
 // non-finite convention.
 void merge_tally(Evaluation& ev, const Evaluation& part);

@@ -21,6 +21,25 @@ inline constexpr double kUnitRoundoff64 = 0x1p-53;
 // nothing is bounded: +inf.
 double gamma_n(double n, double unit_roundoff = kUnitRoundoff);
 
+// Higham and Mary's probabilistic gamma ("A new approach to probabilistic
+// rounding error analysis", SIAM J. Sci. Comput. 41(5), 2019, Theorem 2.4):
+// if the roundings delta_i of a product of n factors (1 + delta_i)^(+-1) are
+// independent random variables of mean zero with |delta_i| <= u, then
+//   |theta_n| <= gamma_tilde_n(lambda) = exp(lambda sqrt(n) u + n u^2 / (1 - u)) - 1
+// with probability at least 1 - 2 exp(-lambda^2 (1 - u)^2 / 2). n <= 0 gives 0.
+double gamma_tilde(double n, double lambda, double unit_roundoff = kUnitRoundoff);
+
+// The lambda of the tight standard: each product it bounds fails with
+// probability at most 2 exp(-50 (1 - 2^-24)^2) < 3.9e-22, so a row of d <=
+// 2^24 values, whose bound rests on at most 4 d + 64 such products, fails
+// with probability below 2.7e-14 (docs/accuracy.md, "The tight standard").
+inline constexpr double kTightLambda = 10;
+
+// min(gamma_n(n), gamma_tilde(n, lambda)) for lambda > 0 (each bounds the
+// product; the worst case holds always, the probabilistic one under its
+// model), gamma_n(n) for lambda = 0.
+double gamma_model(double n, double lambda, double unit_roundoff = kUnitRoundoff);
+
 // Half the smallest subnormal float: the absolute error of a product or
 // quotient whose result underflows (sums and differences of floats are exact
 // when their result is subnormal, so only products and quotients pay it).
@@ -38,6 +57,17 @@ BoundFn default_bound(Op op);
 // 16-bit format added to the bound, as our 16-bit backward kernels do
 // (simd::with_16bit_outputs, kernels/simd/hwy_bounds.h). kernels/plugin_bounds.cpp.
 BoundFn plugin_bound(Op op, DType dtype);
+
+// The tight standard of a bound (docs/accuracy.md, "The tight standard"): for
+// the default bound of a forward norm (default_layernorm_fwd_bound,
+// default_rmsnorm_fwd_bound), the same derivation with each gamma_n of a sum
+// over the row gamma_model(n, kTightLambda): what a careful kernel meets on a
+// realistic row (evaluate.h, realistic_row) save with a probability below
+// 2.7e-14. Null for every other bound: a kernel with a bound of its own, or a
+// tolerance asked for, is held to that alone.
+BoundFn tight_bound(BoundFn bound);
+Bound tight_layernorm_fwd_bound(const RowCondition& c);
+Bound tight_rmsnorm_fwd_bound(const RowCondition& c);
 
 // default_bound(op), for rows that must name it at compile time.
 Bound default_layernorm_fwd_bound(const RowCondition& c);

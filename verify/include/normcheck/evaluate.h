@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -93,6 +94,7 @@ struct OutputError {
   std::string output;              // as in Worst::output
   double max_ulp = 0;              // main outputs only (y or dx, dgamma, dbeta, z), scaled_ulp_error; 0 for the others
   double max_ulp_exact = 0;        // the exact value where max_ulp is
+  double max_ulp_elementwise = 0;  // main outputs only: ulp_error in the output's format (Evaluation)
   double max_error_over_bound = 0; // +inf: a NaN/inf mismatch
   int64_t row = -1, col = -1;      // where the ratio's maximum is (-1: every ratio 0)
 };
@@ -114,10 +116,19 @@ struct Evaluation {
   std::string kernel;
   Op op{};
   std::string declined;            // non-empty: the kernel declined; nothing ran
-  // Over the main outputs (y or dx, dgamma, dbeta, z): scaled_ulp_error
-  // (metrics.h), on the elements held to an allowance whose computed and exact
-  // values are both finite. Never +inf: a NaN or inf is judged by the ratio.
+  // Two ULP figures over the main outputs (y or dx, dgamma, dbeta, z), on
+  // the elements held to an allowance whose computed and exact values are
+  // both finite (docs/semantics.md, "Metrics"):
+  //   max_ulp: in ULPs of the row's scale (scaled_ulp_error, metrics.h): the
+  //     element's error counted in ULPs of the magnitude it is computed from,
+  //     what a kernel's arithmetic answers for;
+  //   max_ulp_elementwise: in ULPs of the output's format at the element
+  //     (ulp_error, float_format.h): the distance a float comparison sees,
+  //     large on an element that cancels to a tiny value.
+  // Neither counts a NaN or inf, which is judged by the ratio: beside
+  // nonfinite_mismatch the doors print them as NaN, never as 0.
   double max_ulp = 0;
+  double max_ulp_elementwise = 0;
   double max_error_over_bound = 0; // max over every output of error / allowance
   double normwise = 0;             // normwise error of the main output
   // NaN/inf where the reference is finite, or a finite value where the
@@ -182,7 +193,29 @@ struct Evaluation {
     double exact_math_ulp = 0;
   };
   std::vector<PolicyFit> policy_fits;
+  // The tight standard (docs/accuracy.md, "The tight standard"), held beside
+  // the bound on the realistic rows (realistic_row) of a kernel whose bound
+  // has one (tight_bound, bounds.h: the default forward bounds): every
+  // output of such a row within the range the probabilistic bound admits.
+  // `pass` is false when an output is beyond it. The ratio is taken as the
+  // bound's (Tally::range_element); 0 where no row was held to it.
+  int64_t tight_rows = 0;           // rows held to the tight standard
+  double max_error_over_tight = 0;  // the largest ratio over them
+  Worst tight_worst;                // where it is; allowed: the tight range's reach
 };
+
+// Whether `ev`'s outputs are within the bound and beyond the tight standard:
+// the finding is then reported at tight_worst, with both figures.
+inline bool beyond_tight_only(const Evaluation& ev) {
+  return ev.max_error_over_bound <= 1 && ev.max_error_over_tight > 1;
+}
+
+// A ULP figure of `ev` (max_ulp, max_ulp_elementwise, exact_math_ulp) as the
+// doors print it: NaN beside a NaN/inf mismatch, which the figures do not
+// count, so that no door prints 0 for an output that is NaN.
+inline double ulp_figure(const Evaluation& ev, double figure) {
+  return ev.nonfinite_mismatch ? std::numeric_limits<double>::quiet_NaN() : figure;
+}
 
 // The exact reference of one problem for one kernel's op and dtype (a 16-bit
 // kernel is held to the reference of its inputs rounded to that dtype),
@@ -297,6 +330,25 @@ RowCondition row_condition(const RowStats& stats);
 // A row with a non-finite input is checked, by the rule of
 // EvaluateOptions::nonfinite rather than by the bound.
 bool row_checked(Op op, const RowStats& stats);
+
+// Whether the tight standard holds a forward row beside the bound
+// (docs/accuracy.md, "The tight standard"): a realistic row, `s` the norm's
+// input as the kernel sees it (x, or the stored x + residual of an `add`
+// spec). It is when
+//   - every value is finite;
+//   - its scale is of float32's normal range: sigma >= 2^-126 (its standard
+//     deviation: a constant row is not realistic);
+//   - its values are spread across the sums' roundings: |mean| <= sigma 2^20 / d.
+//     The rounding of S + s_k is decided by the bits of s_k below the ulp of
+//     the partial sum S, |S| <= d max|s|; it behaves as a random variable of
+//     mean zero (Higham and Mary's model, which gamma_tilde rests on) when s
+//     varies over many such ulps, sigma >= 8 ulp(d |mean|) ~ d |mean| 2^-20.
+//     On rows whose values are nearly alike (a constant row, |mean|/sigma of
+//     2^20 / d and more) sequential summation errs in one direction at every
+//     step and its error grows as d u, not sqrt(d) u.
+// mean and sigma are computed in double (two passes): a row within a few
+// units of 2^-50 of a threshold may fall on either side.
+bool realistic_row(std::span<const float> s);
 
 // The allowance of output i of a row of a norm followed by a Linear
 // (kernel.h, Bound: the z formula): w_row is row i of W; gamma/beta are the

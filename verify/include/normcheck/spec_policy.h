@@ -12,9 +12,12 @@
 // so a range is a set of consecutive values of the output's format: often one.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "normcheck/bounds.h"
@@ -29,9 +32,21 @@ namespace normcheck {
 // +inf where the bound promises nothing.
 struct AdmissibleRange {
   std::vector<double> lo, hi;
-  // lo <= v <= hi (a NaN range admits only NaN; [-inf, inf], nothing
-  // promised, admits NaN too)
+  // A statistic stored before its rounding point or after it (`round=r:T`):
+  // the values of [lo, hi] are those of [before_lo, before_hi], the range
+  // before the rounding, and the values of format `grid` in [lo, hi], the
+  // rounded ones. Without a grid (and before_lo empty): every value of [lo, hi].
+  std::optional<DType> grid;
+  std::vector<double> before_lo, before_hi;
+  // The ends element i's value v is held to: [lo, hi], or for a v that is not
+  // a value of `grid`, [before_lo, before_hi].
+  std::pair<double, double> ends_for(std::size_t i, double v) const;
+  // v within ends_for(i, v) (a NaN range admits only NaN; [-inf, inf],
+  // nothing promised, admits NaN too)
   bool admits(std::size_t i, double v) const;
+  // [lo, hi] holds an infinite end: the range admits every value beyond its
+  // other end, by promising nothing there (not a NaN range)
+  bool unbounded(std::size_t i) const { return std::isinf(lo[i]) || std::isinf(hi[i]); }
 };
 
 // For a spec that quantizes y (op_spec.h, Quantization), y's range is one of
@@ -84,11 +99,17 @@ double quantized_code(const Quantization& q, double t);
 struct PolicyCheck {
   int64_t outside = 0;        // elements of every output outside their admissible range
   int64_t checked = 0;        // elements held to a range
+  // With a declared policy's ranges to compare with: elements this policy
+  // admits by an unbounded range where the declared range is bounded and
+  // does not admit them. The policy admits them by promising nothing there:
+  // it explains no departure from the declared policy.
+  int64_t vacuous = 0;
   std::string first_output;   // "y", "residual_out", "mean", "rstd" / "rrms"; empty when none is outside
   int64_t first_index = -1;
   double first_value = 0, first_lo = 0, first_hi = 0;
 };
-PolicyCheck check_policy(const OpSpec& spec, const SpecAdmissible& admissible, const SpecOutputs& outputs);
+PolicyCheck check_policy(const OpSpec& spec, const SpecAdmissible& admissible, const SpecOutputs& outputs,
+                         const SpecAdmissible* declared = nullptr);
 
 // The rounding policies a kernel of `spec` is held to when it is identified
 // (identify_fwd(), and evaluate() with EvaluateOptions::identify), the
@@ -134,6 +155,10 @@ struct PolicyMatch {
   OpSpec policy;
   PolicyCheck check;  // summed over the problems
   bool consistent() const { return check.outside == 0; }
+  // Consistent, and bounded wherever the declared policy's range does not
+  // admit the outputs: the policy accounts for the departure (a
+  // policy_mismatch names it); otherwise the finding is `accuracy`.
+  bool explains() const { return consistent() && check.vacuous == 0; }
 };
 
 // Every candidate policy of `declared` against a kernel's outputs on several
