@@ -67,6 +67,8 @@ int64_t parse_count(std::string_view s, std::string_view term) {
 
 bool starts(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
+}  // namespace
+
 std::string domain_text(const InputRange& d) {
   std::vector<std::string> terms;
   if (d.min_eps != kDefault.min_eps) terms.push_back("eps>=" + number_text(d.min_eps));
@@ -86,6 +88,8 @@ std::string domain_text(const InputRange& d) {
   for (const std::string& t : terms) text += (text.empty() ? "" : " ") + t;
   return text;
 }
+
+namespace {
 
 // A term's positive limit (|x|>=M, |mean|/sigma<=K, sigma>=S).
 double parse_positive(std::string_view s, std::string_view term, const char* what) {
