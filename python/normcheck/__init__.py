@@ -592,7 +592,9 @@ def _declined_text(cases):
     reasons = {}
     for c in cases:
         if c.declined:
-            key = re.sub(r" \(\|x\| <= \S+ here\)", "", re.sub(r"\|x\| = \S+ is ", "", c.declined))
+            # one key per limit: the row and the value that broke it left out
+            key = re.sub(r"^row \d+: ", "", c.declined)
+            key = re.sub(r" \(\|x\| <= \S+ here\)", "", re.sub(r"(\|x\||\|mean\|/sigma|sigma) = \S+ is ", "", key))
             reasons[key] = reasons.get(key, 0) + 1
     if not reasons:
         return ""
@@ -602,11 +604,12 @@ def _declined_text(cases):
 
 class CheckResult(_Verdicts):
     """check()'s verdicts: seed (None for given problems), cases, findings,
-    declined (the cases outside the domain, not judged)."""
+    declined (the cases outside the domain, not judged), domain (its text)."""
 
     def __init__(self, spec, seed, cases, harness, fn):
         self.spec = spec
         self.seed = seed
+        self.domain = harness.domain
         self.cases = cases
         self._harness = harness
         self._fn = fn
