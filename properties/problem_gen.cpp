@@ -200,7 +200,8 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
   const int64_t cap = std::clamp<int64_t>(static_cast<int64_t>(std::exp2(size / 6.0)), 3, max_d);
   p.cols = draw_d(rng, cap);
   // A LayerNorm row of one element has sigma = 0: below any sigma>=S.
-  if (opts.nonconstant || (opts.range.min_sigma > 0 && centred(opts.op))) p.cols = std::max<int64_t>(p.cols, 2);
+  const bool two_columns = opts.nonconstant || (opts.range.min_sigma > 0 && centred(opts.op));
+  if (two_columns) p.cols = std::max<int64_t>(p.cols, 2);
   p.cols = std::clamp(p.cols, std::min(opts.range.min_d, max_d), max_d);
   // Rows past max_d (GenOptions::long_d): few of them, since each costs the
   // reference d high-precision terms.
@@ -218,7 +219,8 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
   if (many_rows) {
     const double hi = std::log2(static_cast<double>(std::max<int64_t>(opts.many_rows_max, 256)));
     p.rows = static_cast<int64_t>(std::exp2(std::uniform_real_distribution<double>(8, hi)(rng)));
-    p.cols = std::clamp<int64_t>(1 + static_cast<int64_t>(rng() % 64), std::min(opts.range.min_d, max_d), max_d);
+    p.cols = std::clamp<int64_t>((two_columns ? 2 : 1) + static_cast<int64_t>(rng() % 64),
+                                 std::min(opts.range.min_d, max_d), max_d);
   }
   // The caller's shapes, when given, replace the rows and d drawn above.
   if (!opts.shapes.empty()) std::tie(p.rows, p.cols) = opts.shapes[rng() % opts.shapes.size()];
