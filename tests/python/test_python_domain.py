@@ -39,6 +39,11 @@ def rows(d, offset, sigma, n=2, seed=0):
     return {"x": (offset + sigma * rng.standard_normal((n, d))).astype(np.float32), "eps": 1e-5}
 
 
+def float_inside_bf16(x, weight, bias, eps):
+    """A LayerNorm of bf16 tensors computed in float32, rounded once at y."""
+    return F.layer_norm(x.float(), (x.shape[-1],), weight.float(), bias.float(), eps).to(x.dtype)
+
+
 def test_the_preset_is_its_terms():
     result = normcheck.check(F.layer_norm, LAYERNORM, problems=[rows(64, 0.0, 1.0)], domain="realistic")
     assert result.domain == PRESET
@@ -105,10 +110,32 @@ def test_torch_bf16_layer_norm_is_flagged_inside_the_preset():
                                           domain="realistic")
     assert result.declined_count == 0 and labels(result) == ["accuracy"], result.summary()
 
-    def float_inside(x, weight, bias, eps):
-        return F.layer_norm(x.float(), (x.shape[-1],), weight.float(), bias.float(), eps).to(x.dtype)
-    same = normcheck.check(float_inside, LAYERNORM_BF16, shapes=[(8, 768)], cases=12, seed=SEED, domain="realistic")
+    same = normcheck.check(float_inside_bf16, LAYERNORM_BF16, shapes=[(8, 768)], cases=12, seed=SEED, domain="realistic")
     assert same.passed, same.summary()
+
+
+def test_torch_bf16_layer_norm_errs_with_the_rows_conditioning():
+    """docs/python.md's rows: 4 rows of c + N(0, 1) at d = 768, eps 1e-5, unit
+    gamma. Each c (|mean|/sigma of a model's activations) is inside the
+    preset and torch 1.13's CPU bf16 LayerNorm is flagged on each, while the
+    float-inside LayerNorm passes them; its error grows with c (the float64
+    LayerNorm of the same bf16 inputs is the yardstick; the docs' figures)."""
+    torch.manual_seed(0)
+    ln = torch.nn.LayerNorm(768).to(torch.bfloat16)
+    errors = []
+    for c in (0, 10, 100, 300):
+        x = (c + torch.randn(4, 768)).to(torch.bfloat16)
+        flagged = normcheck.torch.check_module(ln, LAYERNORM_BF16, problems=[{"x": x, "eps": 1e-5}],
+                                               domain="realistic")
+        assert flagged.judged == 1 and labels(flagged) == ["accuracy"], flagged.summary()
+        one_rounding = normcheck.check(float_inside_bf16, LAYERNORM_BF16, problems=[{"x": x, "eps": 1e-5}],
+                                       domain="realistic")
+        assert one_rounding.passed, one_rounding.summary()
+        xd = x.double()
+        exact = (xd - xd.mean(-1, keepdim=True)) / torch.sqrt(xd.var(-1, unbiased=False, keepdim=True) + 1e-5)
+        with torch.no_grad():
+            errors.append((ln(x).double() - exact).abs().max().item())
+    assert [round(e, 2) for e in errors] == [0.02, 0.12, 0.44, 1.0], errors
 
 
 def test_a_broken_function_is_still_caught_inside_the_preset():
