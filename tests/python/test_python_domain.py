@@ -9,7 +9,11 @@ Every verdict is evaluate()'s (no tolerance here). Random cases come from
 SEED: NORMCHECK_SEED when set, else normcheck's default.
 """
 
+import json
+import os
 import re
+import struct
+import subprocess
 
 import numpy as np
 import pytest
@@ -143,3 +147,34 @@ def test_a_broken_function_is_still_caught_inside_the_preset():
     assert "policy_mismatch" in labels(broken), broken.summary()
     unbiased = normcheck.check(hf.layernorm_unbiased, LAYERNORM, cases=24, seed=SEED, domain="realistic")
     assert "accuracy" in labels(unbiased), unbiased.summary()
+
+
+def read_f32(path, name):
+    """Tensor `name` (float32) of a safetensors file, as a numpy array."""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        begin, end = header[name]["data_offsets"]
+        assert header[name]["dtype"] == "F32"
+        f.seek(8 + n + begin)
+        return np.frombuffer(f.read(end - begin), dtype=np.float32).reshape(header[name]["shape"])
+
+
+def test_gen_draws_inside_the_preset(tmp_path):
+    """`normcheck gen --domain realistic`: every row of every case inside the
+    preset (checked here in float64 from the files, which is well within the
+    terms' margins for these draws); a term it cannot read exits 2 quoting it."""
+    out = subprocess.run([os.environ["NORMCHECK_CLI"], "gen", "--spec", LAYERNORM, "--out", str(tmp_path / "cases"),
+                          "--cases", "40", "--seed", str(SEED), "--domain", "realistic"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    files = sorted((tmp_path / "cases").glob("case-*.inputs.safetensors"))
+    assert len(files) == 40
+    for path in files:
+        x = read_f32(path, "x").astype(np.float64)
+        sigma = x.std(axis=-1)
+        assert (sigma >= 2.0**-63).all() and (np.abs(x.mean(axis=-1)) <= 1e4 * sigma).all(), path
+        assert not ((x != 0) & (np.abs(x) < 2.0**-126)).any() and np.isfinite(x).all(), path
+    bad = subprocess.run([os.environ["NORMCHECK_CLI"], "gen", "--spec", LAYERNORM, "--out", str(tmp_path / "bad"),
+                          "--domain", "realistic sigma>=0"], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "'sigma>=0'" in bad.stderr, bad.stderr
