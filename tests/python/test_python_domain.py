@@ -92,6 +92,25 @@ def test_drawn_cases_stay_inside_and_torch_float32_layer_norm_passes():
     assert at_shapes.declined_count == 0 and at_shapes.passed, at_shapes.summary()
 
 
+def test_torch_float32_layer_norm_outside_the_preset_is_limits():
+    """wide_range=True: drawn in the default domain, torch's float32
+    F.layer_norm has no finding; what it does outside the preset are its
+    limits, each with the term it lies beyond. They are exactly its findings
+    on the same cases in the default domain (so it is trusted inside the
+    preset). Seed 20261127: its 101 cases have such rows (docs/python.md)."""
+    wide = normcheck.check(F.layer_norm, LAYERNORM, cases=101, seed=20261127, domain="realistic", wide_range=True)
+    assert wide.passed and not wide.findings and wide.limits, wide.summary()
+    assert wide.domain == PRESET
+    assert all("outside the kernel's declared domain" in c.outside for c in wide.limits)
+    assert "a limit, not a finding: " in wide.limits[0].message()
+    default = normcheck.check(F.layer_norm, LAYERNORM, cases=101, seed=20261127)
+    assert [c.index for c in default.findings] == [c.index for c in wide.limits], default.summary()
+    # negative control: a broken function's findings inside the preset stay findings
+    broken = normcheck.check(hf.layernorm_unbiased, LAYERNORM, cases=24, seed=SEED, domain="realistic",
+                             wide_range=True)
+    assert not broken.passed and any(not c.outside for c in broken.findings), broken.summary()
+
+
 def test_modules_inside_the_preset_at_user_shapes():
     ln = torch.nn.LayerNorm(768)
     result = normcheck.torch.check_module(ln, LAYERNORM, shapes=[(8, 768), (3, 768)], cases=24, seed=SEED,
