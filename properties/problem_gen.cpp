@@ -178,8 +178,10 @@ void fit_to_domain(const GenOptions& opts, Rng& rng, Problem& p) {
           std::max(std::exp2(std::uniform_real_distribution<double>(-20, 20)(rng)), 16 * range.min_sigma);
       const double top = std::log10(max_ratio);
       const double ratio =
-          rng() % 4 == 0 ? 0.0 : std::pow(10.0, std::uniform_real_distribution<double>(std::min(-2.0, top - 1), top)(rng));
-      const std::vector<float> fresh = offset_normal_row(p.cols, ((rng() & 1) ? -1 : 1) * ratio * sigma, sigma, limit, rng);
+          rng() % 4 == 0 ? 0.0
+                         : std::pow(10.0, std::uniform_real_distribution<double>(std::min(-2.0, top - 1), top)(rng));
+      const double c = ((rng() & 1) ? -1 : 1) * ratio * sigma;
+      const std::vector<float> fresh = offset_normal_row(p.cols, c, sigma, limit, rng);
       std::copy(fresh.begin(), fresh.end(), row.begin());
       flush(row);
       if (inside(row)) break;

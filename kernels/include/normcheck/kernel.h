@@ -221,6 +221,7 @@ std::string domain_text(const InputRange& domain);
 // The realistic inputs of a trained model's norm (docs/plugins.md, "The
 // realistic preset", says why each number): what `realistic` stands for.
 inline constexpr std::string_view kRealisticDomain = "eps>=1e-12 finite |x|>=2^-126 |mean|/sigma<=10000 sigma>=2^-63";
+
 // The domain `text` states, starting from `base`: a term replaces base's value
 // for its field, the fields it does not name keep base's. Throws
 // std::invalid_argument with a message that quotes the term at fault.
@@ -288,11 +289,6 @@ void add_kernel_rows(std::span<const Kernel> rows);
 // The row with this name, or nullptr.
 const Kernel* find_kernel(std::string_view name);
 
-// What a kernel is asked to run, as far as the caller knows it. The shape
-// always; eps, x (and dy, backward) to hold the problem to the declared domain
-// (InputRange); the saved statistic (backward: rstd for LayerNorm, rrms for
-// RMSNorm, one per row as the forward saved it) for
-// Kernel::declines_saved_statistic. An empty span or eps is not checked.
 // The exact scale of one row of the norm's input, what the domain's row terms
 // read (InputRange): verify's row_scales() computes it from the reference.
 struct RowScale {
@@ -301,6 +297,12 @@ struct RowScale {
   double mean_over_sigma = 0; // |mean|/sigma (+inf on a constant row); NaN for RMSNorm, where no mean is subtracted
 };
 
+// What a kernel is asked to run, as far as the caller knows it. The shape
+// always; eps, x (and dy, backward) to hold the problem to the declared domain
+// (InputRange); the saved statistic (backward: rstd for LayerNorm, rrms for
+// RMSNorm, one per row as the forward saved it) for
+// Kernel::declines_saved_statistic; each row's scale for the row terms. An
+// empty span, vector or eps is not checked.
 struct Request {
   Shape shape;
   std::optional<float> eps = {};  // the problem's eps (empty: not checked)

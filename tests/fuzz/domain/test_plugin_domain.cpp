@@ -98,7 +98,8 @@ TEST(PluginDomain, TheRealisticPresetLeavesOutTheFlushedSquares) {
   EXPECT_EQ(doc["cases"], 300);
   for (const auto& k : doc["kernels"]) EXPECT_TRUE(k["declined"] == 0 && k["judged"] == 300) << k.dump();
   // `list` prints the preset as its terms, and --json has each term's field.
-  const CliRun list = run_normcheck(std::string("list --json --domain realistic --plugin '") + DOMAIN_FTZ_UNDECLARED + "'");
+  const CliRun list =
+      run_normcheck(std::string("list --json --domain realistic --plugin '") + DOMAIN_FTZ_UNDECLARED + "'");
   ASSERT_EQ(list.exit_code, 0) << list.err;
   bool found = false;
   const nlohmann::json listed = nlohmann::json::parse(list.out);
