@@ -371,8 +371,9 @@ std::string norm_linear_problem_declined(const Kernel& kernel, const Problem& pr
 // residual; the per-column arrays and W, b as they are).
 Problem with_rows(const Problem& problem, std::span<const int64_t> order);
 
-// The problem as a request to `kernel` (kernel.h): its shape, x, and dy when
-// the kernel's op is a backward. declines(kernel, request_for(kernel, problem))
+// The problem as a request to `kernel` (kernel.h): its shape, x, dy when
+// the kernel's op is a backward, and the rows' scales (row_scale.h) when its
+// domain has a row term. declines(kernel, request_for(kernel, problem))
 // is what evaluate() asks before it runs anything; for a backward op it then
 // asks again with the saved statistics it computed.
 Request request_for(const Kernel& kernel, const Problem& problem);
