@@ -11,18 +11,9 @@ bool ill_posed(const RowStats& s) { return s.finite && std::isinf(s.r); }
 
 }  // namespace evaluation
 
-bool realistic_row(std::span<const float> s) {
-  if (s.empty()) return false;
-  double sum = 0;
-  for (float v : s) {
-    if (!std::isfinite(v)) return false;
-    sum += v;
-  }
-  const double d = static_cast<double>(s.size()), mean = sum / d;
-  double squares = 0;
-  for (float v : s) squares += (v - mean) * (v - mean);
-  const double sigma = std::sqrt(squares / d);
-  return sigma >= 0x1p-126 && std::fabs(mean) <= sigma * (0x1p20 / d);
+bool realistic_row(const RowScale& centred, int64_t d) {
+  return centred.finite && d > 0 && std::sqrt(centred.scale_square) >= 0x1p-126 &&
+         centred.mean_over_sigma <= 0x1p20 / static_cast<double>(d);
 }
 
 namespace evaluation {
