@@ -55,7 +55,15 @@ double process_cpu_seconds() {
   return seconds(u.ru_utime) + seconds(u.ru_stime);
 }
 
-void count_rows(benchmark::State& state, int64_t rows, double cpu_seconds) {
+// Runs work() once per iteration, then counts the rows verified per second
+// and per CPU second; a work() that returns false (it reported an error)
+// ends the run uncounted.
+template <class Work>
+void time_rows(benchmark::State& state, int64_t rows, Work work) {
+  const double cpu0 = process_cpu_seconds();
+  for (auto _ : state)
+    if (!work()) return;
+  const double cpu_seconds = process_cpu_seconds() - cpu0;
   const double verified = static_cast<double>(rows) * static_cast<double>(state.iterations());
   state.counters["rows_per_second"] = benchmark::Counter(verified, benchmark::Counter::kIsRate);
   state.counters["rows_per_cpu_second"] = verified / cpu_seconds;
@@ -69,36 +77,27 @@ void run_evaluate(benchmark::State& state, const char* kernel_name, int64_t rows
   }
   const bool backward = kernel->op == Op::layernorm_bwd || kernel->op == Op::rmsnorm_bwd;
   const Problem p = make_problem(rows, cols, backward);
-  const double cpu0 = process_cpu_seconds();
-  for (auto _ : state) {
+  time_rows(state, rows, [&] {
     const Evaluation e = evaluate(*kernel, p);
     if (!e.pass) {
       state.SkipWithError("the kernel failed its check on the benchmark rows");
-      return;
+      return false;
     }
     benchmark::DoNotOptimize(e.max_ulp);
-  }
-  count_rows(state, rows, process_cpu_seconds() - cpu0);
+    return true;
+  });
 }
 
-void run_reference_fwd(benchmark::State& state, int64_t rows, int64_t cols) {
-  const Problem p = make_problem(rows, cols, false);
-  const double cpu0 = process_cpu_seconds();
-  for (auto _ : state) {
-    const LayerNormFwdReference r = reference_layernorm_fwd(p.x, p.gamma, p.beta, rows, cols, p.eps);
-    benchmark::DoNotOptimize(r.y.exact.data());
-  }
-  count_rows(state, rows, process_cpu_seconds() - cpu0);
-}
-
-void run_reference_bwd(benchmark::State& state, int64_t rows, int64_t cols) {
-  const Problem p = make_problem(rows, cols, true);
-  const double cpu0 = process_cpu_seconds();
-  for (auto _ : state) {
-    const LayerNormBwdReference r = reference_layernorm_bwd(p.dy, p.x, p.gamma, rows, cols, p.eps);
-    benchmark::DoNotOptimize(r.dx.exact.data());
-  }
-  count_rows(state, rows, process_cpu_seconds() - cpu0);
+// The exact reference alone: the forward's y, or with `backward` the gradient.
+void run_reference(benchmark::State& state, bool backward, int64_t rows, int64_t cols) {
+  const Problem p = make_problem(rows, cols, backward);
+  time_rows(state, rows, [&] {
+    if (backward)
+      benchmark::DoNotOptimize(reference_layernorm_bwd(p.dy, p.x, p.gamma, rows, cols, p.eps).dx.exact.size());
+    else
+      benchmark::DoNotOptimize(reference_layernorm_fwd(p.x, p.gamma, p.beta, rows, cols, p.eps).y.exact.size());
+    return true;
+  });
 }
 
 }  // namespace
@@ -114,10 +113,10 @@ void register_verify_benchmarks() {
                                run_evaluate, "layernorm_bwd.twopass", kRows, kCols)
       ->UseRealTime();
   benchmark::RegisterBenchmark(("verify/reference/layernorm_fwd" + shape).c_str(),
-                               run_reference_fwd, kRows, kCols)
+                               run_reference, false, kRows, kCols)
       ->UseRealTime();
   benchmark::RegisterBenchmark(("verify/reference/layernorm_bwd" + shape).c_str(),
-                               run_reference_bwd, kRows, kCols)
+                               run_reference, true, kRows, kCols)
       ->UseRealTime();
   // dgamma and dbeta over a real batch's rows (issue: 8k-64k rows): one
   // evaluate() of a 65536 x 4096 backward problem, about 12 GB (x, dy, the
@@ -129,7 +128,7 @@ void register_verify_benchmarks() {
       ->Iterations(1)
       ->Unit(benchmark::kSecond);
   // The exact reference of the same problem alone (about 7 GB).
-  benchmark::RegisterBenchmark("verify/reference_batch/layernorm_bwd/65536x4096", run_reference_bwd,
+  benchmark::RegisterBenchmark("verify/reference_batch/layernorm_bwd/65536x4096", run_reference, true,
                                int64_t{65536}, int64_t{4096})
       ->UseRealTime()
       ->Iterations(1)

@@ -31,6 +31,17 @@
 
 set(_normcheck_kernel_test_runner "${CMAKE_CURRENT_LIST_DIR}/NormcheckKernelTestRun.cmake")
 
+# One test `test`: the runner with -DNORMCHECK=<normcheck> and the definitions
+# that follow, labelled `labels`, with ctest's TIMEOUT `timeout` unless empty.
+function(_normcheck_kernel_test_add test normcheck labels timeout)
+  add_test(NAME ${test}
+    COMMAND ${CMAKE_COMMAND} "-DNORMCHECK=${normcheck}" ${ARGN} -P "${_normcheck_kernel_test_runner}")
+  set_tests_properties(${test} PROPERTIES LABELS "${labels}")
+  if(timeout)
+    set_tests_properties(${test} PROPERTIES TIMEOUT ${timeout})
+  endif()
+endfunction()
+
 function(normcheck_add_kernel_test)
   cmake_parse_arguments(NKT "" "NAME;PLUGIN;CORPUS;FUZZ_CASES;FUZZ_SECONDS;SEED;TIMEOUT_MS;TIMEOUT;DOMAIN"
                         "KERNELS;EXTRA_ARGS;LABELS" ${ARGN})
@@ -96,14 +107,8 @@ function(normcheck_add_kernel_test)
       if(base MATCHES "^\\.")
         continue()
       endif()
-      set(test ${NKT_NAME}.check.${base})
-      add_test(NAME ${test}
-        COMMAND ${CMAKE_COMMAND} "-DNORMCHECK=${normcheck}" -DMODE=check "-DINPUT=${file}"
-          "-DARGS=${common_arg}" ${domain_arg} -P "${_normcheck_kernel_test_runner}")
-      set_tests_properties(${test} PROPERTIES LABELS "${labels}")
-      if(NKT_TIMEOUT)
-        set_tests_properties(${test} PROPERTIES TIMEOUT ${NKT_TIMEOUT})
-      endif()
+      _normcheck_kernel_test_add(${NKT_NAME}.check.${base} "${normcheck}" "${labels}" "${NKT_TIMEOUT}"
+        -DMODE=check "-DINPUT=${file}" "-DARGS=${common_arg}" ${domain_arg})
     endforeach()
   endif()
 
@@ -116,17 +121,12 @@ function(normcheck_add_kernel_test)
   endif()
   list(APPEND fuzz_args --corpus "${CMAKE_CURRENT_BINARY_DIR}/normcheck-findings/${NKT_NAME}")
   string(REPLACE ";" "|" fuzz_arg "${fuzz_args}")
-  set(test ${NKT_NAME}.fuzz)
-  add_test(NAME ${test}
-    COMMAND ${CMAKE_COMMAND} "-DNORMCHECK=${normcheck}" -DMODE=fuzz "-DSEED=${NKT_SEED}"
-      "-DARGS=${fuzz_arg}" ${domain_arg} -P "${_normcheck_kernel_test_runner}")
-  set_tests_properties(${test} PROPERTIES LABELS "${labels}")
-  if(NKT_TIMEOUT)
-    set_tests_properties(${test} PROPERTIES TIMEOUT ${NKT_TIMEOUT})
-  elseif(NKT_FUZZ_SECONDS MATCHES "^[0-9]+$")
+  set(timeout "${NKT_TIMEOUT}")
+  if(NOT NKT_TIMEOUT AND NKT_FUZZ_SECONDS MATCHES "^[0-9]+$")
     # The campaign keeps to its budget, shrinking included; the margin covers
     # loading, the corpus replay and a slow machine.
     math(EXPR timeout "${NKT_FUZZ_SECONDS} * 2 + 120")
-    set_tests_properties(${test} PROPERTIES TIMEOUT ${timeout})
   endif()
+  _normcheck_kernel_test_add(${NKT_NAME}.fuzz "${normcheck}" "${labels}" "${timeout}"
+    -DMODE=fuzz "-DSEED=${NKT_SEED}" "-DARGS=${fuzz_arg}" ${domain_arg})
 endfunction()

@@ -10,16 +10,11 @@
 #include "normcheck/float_format.h"
 #include "normcheck/op_spec.h"
 #include "normcheck/reference.h"
+#include "normcheck/row_scale.h"
 #include "row_families.h"
 
 namespace normcheck::fuzz {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// The ops whose result depends on x - mean (a LayerNorm), where |mean|/sigma
-// is the condition of the subtraction.
-bool centred(Op op) { return op == Op::layernorm_fwd || op == Op::layernorm_bwd || op == Op::layernorm_linear_fwd; }
 
 // Squares that underflow: a row whose largest |x| is below float's smallest
 // normal (every x^2 is 0 or subnormal), or whose sigma^2 (mean(x^2) for
@@ -99,23 +94,6 @@ std::span<const float> row_of(const std::vector<float>& v, const Problem& p, int
   return {v.data() + r * p.cols, static_cast<std::size_t>(p.cols)};
 }
 
-// The norm's input as the kernel sees it: x in its spec's format, or for a
-// forward spec that adds a residual (op_spec.h, `add`) s = x + residual, the
-// sum the kernel normalizes (norm_input: stored where the spec rounds it). A
-// non-finite x or residual, or a stored sum past its format's range, makes s
-// non-finite.
-std::vector<float> norm_inputs(const Kernel& k, const Problem& p) {
-  const OpSpec spec = spec_of(k);
-  const DType x_t = spec.dtype_of(TensorName::x), res_t = spec.dtype_of(TensorName::residual);
-  const bool fused_add = spec.add && spec.direction == Direction::fwd && p.residual.size() == p.x.size();
-  std::vector<float> s(p.x.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto x = static_cast<float>(round_to_format(x_t, p.x[i]));
-    s[i] = fused_add ? norm_input(spec, x, static_cast<float>(round_to_format(res_t, p.residual[i]))) : x;
-  }
-  return s;
-}
-
 // The facts of every row, from the norm's input: one reference call for the
 // statistics, and for a 16-bit kernel one exact_reference() for its outputs.
 std::vector<RowFacts> facts_of_rows(const Kernel& k, const Problem& p) {
@@ -124,11 +102,7 @@ std::vector<RowFacts> facts_of_rows(const Kernel& k, const Problem& p) {
   const bool params_nonfinite =
       any_nonfinite(p.gamma) || any_nonfinite(p.beta) || any_nonfinite(p.weight) || any_nonfinite(p.bias);
 
-  std::vector<RowStats> stats;
-  if (centred(k.op))
-    stats = reference_layernorm_fwd(x, {}, {}, p.rows, p.cols, p.eps).stats;
-  else
-    stats = reference_rmsnorm_fwd(x, {}, p.rows, p.cols, p.eps).stats;
+  const std::vector<RowScale> scales = row_scales(k, p);
 
   std::vector<double> main_exact;
   if (k.dtype != DType::f32) {
@@ -148,11 +122,9 @@ std::vector<RowFacts> facts_of_rows(const Kernel& k, const Problem& p) {
     const auto xr = row_of(x, p, r);
     f.nonfinite = params_nonfinite || any_nonfinite(xr) || any_nonfinite(row_of(p.dy, p, r));
     for (float v : xr) f.max_abs_x = std::max(f.max_abs_x, static_cast<double>(std::fabs(v)));
-    const RowStats& s = stats[static_cast<std::size_t>(r)];
-    f.scale_square = s.variance;
-    f.mean_over_sigma = !centred(k.op)    ? std::numeric_limits<double>::quiet_NaN()
-                        : s.variance > 0 ? std::fabs(s.mean) / std::sqrt(s.variance)
-                                         : kInf;
+    const RowScale& s = scales[static_cast<std::size_t>(r)];
+    f.scale_square = s.scale_square;
+    f.mean_over_sigma = s.mean_over_sigma;
     if (main_exact.size() == static_cast<std::size_t>(p.rows * p.cols))
       for (int64_t c = 0; c < p.cols; ++c)
         f.overflow16 = f.overflow16 || std::fabs(main_exact[static_cast<std::size_t>(r * p.cols + c)]) >

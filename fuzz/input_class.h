@@ -46,7 +46,7 @@ struct RowFacts {
   // sigma^2 (LayerNorm ops) or mean(x^2) (RMSNorm ops): the reference's exact
   // value correctly rounded to double (verify/reference.h).
   double scale_square = 0;
-  // |mean|/sigma from the reference's mean and variance, each correctly
+  // |mean|/sigma (row_scale.h, row_scales): from the reference's mean and variance, each correctly
   // rounded to double, so within a few units of 2^-53 of the exact ratio
   // relative (a row that close to a band's edge may fall on either side);
   // +inf on a constant row. LayerNorm ops only (NaN for RMSNorm ops, where

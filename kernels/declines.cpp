@@ -1,15 +1,35 @@
-// declines(): the one gate between a kernel and a problem (kernel.h).
+// declines(): the one gate between a kernel and a problem (kernel.h), and
+// row_terms_reason() (row_terms.h), its test of one row.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
 
 #include "normcheck/kernel.h"
+#include "normcheck/row_terms.h"
 
 namespace normcheck {
 
 double InputRange::limit(int64_t d) const {
   return sqrt_d_scaled ? max_abs_x / std::sqrt(static_cast<double>(std::max<int64_t>(d, 1))) : max_abs_x;
+}
+
+std::string row_terms_reason(const InputRange& domain, const RowScale& s) {
+  if (!s.finite) return {};  // non-finite rows are the finite term's
+  char reason[200];
+  const double sigma = std::sqrt(s.scale_square);
+  if (domain.min_sigma > 0 && !(sigma >= domain.min_sigma)) {
+    std::snprintf(reason, sizeof reason, "sigma = %.3g is outside the kernel's declared domain %s", sigma,
+                  domain_text({.min_sigma = domain.min_sigma}).c_str());
+    return reason;
+  }
+  // NaN (an RMSNorm row, no mean subtracted) compares false: the term does not bind it.
+  if (s.mean_over_sigma > domain.max_mean_over_sigma) {
+    std::snprintf(reason, sizeof reason, "|mean|/sigma = %.3g is outside the kernel's declared domain %s",
+                  s.mean_over_sigma, domain_text({.max_mean_over_sigma = domain.max_mean_over_sigma}).c_str());
+    return reason;
+  }
+  return {};
 }
 
 std::string declines(const Kernel& kernel, const Request& request) {
@@ -51,6 +71,18 @@ std::string declines(const Kernel& kernel, const Request& request) {
       return reason;
     }
   }
+
+  if (domain.min_abs_x > 0)
+    for (const float v : request.x)
+      if (v != 0 && std::fabs(v) < domain.min_abs_x) {  // a NaN compares false: the finite term's business
+        char reason[200];
+        std::snprintf(reason, sizeof reason, "|x| = %.3g is outside the kernel's declared domain %s (a nonzero x)",
+                      static_cast<double>(std::fabs(v)), domain_text({.min_abs_x = domain.min_abs_x}).c_str());
+        return reason;
+      }
+  for (std::size_t row = 0; row < request.row_scales.size(); ++row)
+    if (std::string reason = row_terms_reason(domain, request.row_scales[row]); !reason.empty())
+      return "row " + std::to_string(row) + ": " + reason;
 
   if (kernel.declines_saved_statistic) {
     const char* name = kernel.op == Op::rmsnorm_bwd ? "rrms" : "rstd";

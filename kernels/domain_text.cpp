@@ -1,7 +1,9 @@
 // The text form of a kernel's declared domain (kernel.h): domain_text() and
-// parse_domain(), the one place that reads or writes it. Built-in rows print
+// parse_domain(), the one place that reads or writes it, and expands the
+// `realistic` preset (kRealisticDomain). Built-in rows print
 // it (`normcheck list`), plugins (normcheck_plugin_domain) and the test-suite
 // CMake function (DOMAIN) declare it.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -77,15 +79,43 @@ std::string domain_text(const InputRange& d) {
   if (d.max_abs_x != kDefault.max_abs_x || d.sqrt_d_scaled)
     terms.push_back("|x|<=" + number_text(d.max_abs_x) + (d.sqrt_d_scaled ? "/sqrt(d)" : ""));
   if (!d.handles_nonfinite) terms.push_back("finite");
+  if (d.min_abs_x != kDefault.min_abs_x) terms.push_back("|x|>=" + number_text(d.min_abs_x));
+  if (d.max_mean_over_sigma != kDefault.max_mean_over_sigma)
+    terms.push_back("|mean|/sigma<=" + number_text(d.max_mean_over_sigma));
+  if (d.min_sigma != kDefault.min_sigma) terms.push_back("sigma>=" + number_text(d.min_sigma));
   if (terms.empty()) return "any";
   std::string text;
   for (const std::string& t : terms) text += (text.empty() ? "" : " ") + t;
   return text;
 }
 
+namespace {
+
+// A term's positive limit (|x|>=M, |mean|/sigma<=K, sigma>=S).
+double parse_positive(std::string_view s, std::string_view term, const char* what) {
+  const double v = parse_number(s, term);
+  if (!(v > 0)) fail(term, std::string("the ") + what + " limit must be > 0");
+  return v;
+}
+
+// Whether `text` names the realistic preset as one of its terms.
+bool names_preset(std::string_view text) {
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = std::min(text.find_first_of(" \t", at), text.size());
+    if (text.substr(at, end - at) == "realistic") return true;
+    at = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
 InputRange parse_domain(std::string_view text, const InputRange& base) {
-  InputRange d = base;
+  // The preset's terms first: a term stated beside it replaces its value.
+  InputRange d = names_preset(text) ? parse_domain(kRealisticDomain, base) : base;
   bool seen_eps = false, seen_min_d = false, seen_max_d = false, seen_x = false, seen_finite = false;
+  bool seen_min_x = false, seen_ratio = false, seen_sigma = false, seen_preset = false;
   bool any = false, other = false;
   const auto once = [](bool& seen, std::string_view term, const char* what) {
     if (seen) fail(term, std::string("states ") + what + " a second time");
@@ -136,11 +166,26 @@ InputRange parse_domain(std::string_view text, const InputRange& base) {
     } else if (term == "finite") {
       once(seen_finite, term, "finite");
       d.handles_nonfinite = false;
+    } else if (starts(term, "|x|>=")) {
+      once(seen_min_x, term, "the smallest nonzero |x|");
+      d.min_abs_x = parse_positive(term.substr(5), term, "|x|");
+    } else if (starts(term, "|mean|/sigma<=")) {
+      once(seen_ratio, term, "|mean|/sigma");
+      d.max_mean_over_sigma = parse_positive(term.substr(14), term, "|mean|/sigma");
+    } else if (starts(term, "sigma>=")) {
+      once(seen_sigma, term, "sigma");
+      d.min_sigma = parse_positive(term.substr(7), term, "sigma");
+    } else if (term == "realistic") {
+      once(seen_preset, term, "realistic");  // applied above, before the other terms
     } else {
-      fail(term, "unknown term (expected eps>=E, d=A..B, d>=A, d<=B, |x|<=M, |x|<=M/sqrt(d), finite or any)");
+      fail(term, "unknown term (expected eps>=E, d=A..B, d>=A, d<=B, |x|<=M, |x|<=M/sqrt(d), finite, |x|>=M, "
+                 "|mean|/sigma<=K, sigma>=S, realistic or any)");
     }
   }
   if (any && other) fail("any", "'any' states no limit: it cannot come with other terms");
+  if (!d.sqrt_d_scaled && d.min_abs_x > d.max_abs_x)
+    throw std::invalid_argument("domain '" + excerpt(text) + "': no nonzero x has " + number_text(d.min_abs_x) +
+                                " <= |x| <= " + number_text(d.max_abs_x));
   if (d.min_d > d.max_d)
     throw std::invalid_argument("domain '" + excerpt(text) + "': the d range " + std::to_string(d.min_d) +
                                 ".." + std::to_string(d.max_d) + " is empty");

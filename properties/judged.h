@@ -7,7 +7,9 @@
 // statistics of x correctly rounded to float, as evaluate() gives them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "normcheck/evaluate.h"
@@ -45,5 +47,15 @@ std::vector<double> main_allowances(const Evaluation& judged);
 // evaluate() accepts). Row-wise tolerances that sum a row's outputs skip the
 // other rows.
 bool row_promised(const Evaluation& judged, int64_t row, int64_t cols);
+
+// The rows whose outputs are all promised (row_promised), in order: each(r,
+// its cols main elements). The loop of the row-wise tolerances.
+template <class RowFn>
+void for_each_promised_row(const Evaluation& judged, int64_t rows, int64_t cols, RowFn each) {
+  const std::span<const MainElement> elements(judged.main_elements);
+  for (int64_t r = 0; r < rows; ++r)
+    if (row_promised(judged, r, cols))
+      each(r, elements.subspan(static_cast<std::size_t>(r * cols), static_cast<std::size_t>(cols)));
+}
 
 }  // namespace normcheck::props

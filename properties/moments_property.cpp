@@ -30,14 +30,10 @@ GenOptions standardized(const Kernel& kernel) {
 }
 
 void normalized_moments(const Kernel& kernel, const Problem& p) {
-  const Evaluation judged_p = judged(kernel, p);
   const auto d = static_cast<long double>(p.cols);
-  for (int64_t r = 0; r < p.rows; ++r) {
-    if (!row_promised(judged_p, r, p.cols)) continue;
+  for_each_promised_row(judged(kernel, p), p.rows, p.cols, [d](int64_t r, std::span<const MainElement> row) {
     long double sum = 0, sum_abs = 0, squares = 0, allowed_mean = 0, allowed_squares = 0;
-    for (int64_t c = 0; c < p.cols; ++c) {
-      const auto i = static_cast<size_t>(r * p.cols + c);
-      const MainElement& e = judged_p.main_elements[i];
+    for (const MainElement& e : row) {
       const long double v = e.computed;
       sum += v;
       sum_abs += std::fabs(v);
@@ -57,7 +53,7 @@ void normalized_moments(const Kernel& kernel, const Problem& p) {
          << " (allowed " << static_cast<double>(square_tolerance) << ")";
       RC_FAIL(os.str());
     }
-  }
+  });
 }
 
 }  // namespace

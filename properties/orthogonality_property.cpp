@@ -30,14 +30,10 @@ GenOptions nonconstant_rows(const Kernel& kernel) {
 }
 
 void gradient_orthogonality(const Kernel& kernel, const Problem& p) {
-  const Evaluation judged_p = judged(kernel, p);
   const auto d = static_cast<long double>(p.cols);
-  for (int64_t r = 0; r < p.rows; ++r) {
-    if (!row_promised(judged_p, r, p.cols)) continue;
+  for_each_promised_row(judged(kernel, p), p.rows, p.cols, [d, &p](int64_t r, std::span<const MainElement> row) {
     long double sum = 0, sum_abs = 0, projection = 0, projection_abs = 0, allowed_sum = 0, allowed_projection = 0;
-    for (int64_t c = 0; c < p.cols; ++c) {
-      const auto i = static_cast<size_t>(r * p.cols + c);
-      const MainElement& e = judged_p.main_elements[i];
+    for (const MainElement& e : row) {
       sum += e.computed;
       sum_abs += std::fabs(e.computed);
       projection += static_cast<long double>(e.computed) * e.xhat;
@@ -56,7 +52,7 @@ void gradient_orthogonality(const Kernel& kernel, const Problem& p) {
       os << "row " << r << ": |sum dx xhat| = " << static_cast<double>(std::fabs(projection))
          << " > allowed " << static_cast<double>(projection_tolerance) << " (eps = 0)";
     if (!os.str().empty()) RC_FAIL(os.str());
-  }
+  });
 }
 
 }  // namespace

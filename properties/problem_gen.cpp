@@ -2,10 +2,13 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <span>
 #include <tuple>
 
 #include "generators.h"
 #include "normcheck/op_spec.h"
+#include "normcheck/row_scale.h"
+#include "normcheck/row_terms.h"
 
 namespace normcheck::props {
 namespace {
@@ -140,6 +143,53 @@ void draw_linear(const GenOptions& opts, Rng& rng, Problem& p) {
   }
 }
 
+// Whether the domain has terms fit_to_domain() constructs rows for.
+bool has_value_terms(const InputRange& range) { return range.min_abs_x > 0 || range.has_row_terms(); }
+
+// x brought inside the domain's |x|>=M and row terms (kernel.h, InputRange):
+// a nonzero x below M becomes 0 (zeros are inside), then a finite row outside
+// a row term (row_terms.h) is replaced by c + sigma N(0,1): sigma = 2^U(-20,20)
+// (at least 16 times the term's smallest sigma), |c|/sigma 0 a quarter of the
+// time, else log-uniform over 1e-2 .. the term's K (at most 1e7, the
+// gaussian_offset family's range), redrawn until the row is inside (a few
+// tries: its rounding to float can fall either side of K). A replaced row's
+// residual becomes 0, so the norm's input is the row itself. What is decided
+// later (a 16-bit format's rounding, a residual's sum) is the judge's: the
+// harness draws again what it declines (harness_draw.h).
+void fit_to_domain(const GenOptions& opts, Rng& rng, Problem& p) {
+  const InputRange& range = opts.range;
+  const auto flush = [&](std::span<float> v) {
+    for (float& e : v)
+      if (e != 0 && std::fabs(e) < range.min_abs_x) e = 0.0f;
+  };
+  flush(p.x);
+  if (!range.has_row_terms() || p.rows <= 0 || p.cols <= 0) return;
+  const double limit = max_abs_x(range, p.cols);
+  const auto inside = [&](std::span<const float> row) {
+    return row_terms_reason(range, row_scales(opts.op, row, 1, p.cols, p.eps).front()).empty();
+  };
+  const std::vector<RowScale> scales = row_scales(opts.op, p.x, p.rows, p.cols, p.eps);
+  const double max_ratio = std::min(range.max_mean_over_sigma, 1e7);
+  for (int64_t r = 0; r < p.rows; ++r) {
+    if (row_terms_reason(range, scales[static_cast<std::size_t>(r)]).empty()) continue;
+    const std::span<float> row(p.x.data() + r * p.cols, static_cast<std::size_t>(p.cols));
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      const double sigma =
+          std::max(std::exp2(std::uniform_real_distribution<double>(-20, 20)(rng)), 16 * range.min_sigma);
+      const double top = std::log10(max_ratio);
+      const double ratio =
+          rng() % 4 == 0 ? 0.0
+                         : std::pow(10.0, std::uniform_real_distribution<double>(std::min(-2.0, top - 1), top)(rng));
+      const double c = ((rng() & 1) ? -1 : 1) * ratio * sigma;
+      const std::vector<float> fresh = offset_normal_row(p.cols, c, sigma, limit, rng);
+      std::copy(fresh.begin(), fresh.end(), row.begin());
+      flush(row);
+      if (inside(row)) break;
+    }
+    if (!p.residual.empty()) std::fill_n(p.residual.begin() + r * p.cols, p.cols, 0.0f);
+  }
+}
+
 Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
   Problem p;
   p.rows = (rng() % 10 < 7) ? 1 : 2 + static_cast<int64_t>(rng() % std::max(1, opts.max_rows - 1));
@@ -151,7 +201,9 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
                                  opts.range.max_d);
   const int64_t cap = std::clamp<int64_t>(static_cast<int64_t>(std::exp2(size / 6.0)), 3, max_d);
   p.cols = draw_d(rng, cap);
-  if (opts.nonconstant) p.cols = std::max<int64_t>(p.cols, 2);
+  // A LayerNorm row of one element has sigma = 0: below any sigma>=S.
+  const bool two_columns = opts.nonconstant || (opts.range.min_sigma > 0 && centred(opts.op));
+  if (two_columns) p.cols = std::max<int64_t>(p.cols, 2);
   p.cols = std::clamp(p.cols, std::min(opts.range.min_d, max_d), max_d);
   // Rows past max_d (GenOptions::long_d): few of them, since each costs the
   // reference d high-precision terms.
@@ -169,7 +221,8 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
   if (many_rows) {
     const double hi = std::log2(static_cast<double>(std::max<int64_t>(opts.many_rows_max, 256)));
     p.rows = static_cast<int64_t>(std::exp2(std::uniform_real_distribution<double>(8, hi)(rng)));
-    p.cols = std::clamp<int64_t>(1 + static_cast<int64_t>(rng() % 64), std::min(opts.range.min_d, max_d), max_d);
+    p.cols = std::clamp<int64_t>((two_columns ? 2 : 1) + static_cast<int64_t>(rng() % 64),
+                                 std::min(opts.range.min_d, max_d), max_d);
   }
   // The caller's shapes, when given, replace the rows and d drawn above.
   if (!opts.shapes.empty()) std::tie(p.rows, p.cols) = opts.shapes[rng() % opts.shapes.size()];
@@ -199,6 +252,7 @@ Problem draw_problem(const GenOptions& opts, Rng& rng, int size) {
       if (nonfinite && rng() % 16 == 0) inject_nonfinite(rng, p.dy.data() + r * p.cols, p.cols);
     }
   }
+  if (has_value_terms(opts.range)) fit_to_domain(opts, rng, p);
   if (opts.force_nonfinite) {
     const int64_t r = static_cast<int64_t>(rng() % static_cast<uint64_t>(p.rows));
     inject_nonfinite(rng, p.x.data() + r * p.cols, p.cols);

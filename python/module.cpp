@@ -160,6 +160,8 @@ class Harness {
   std::string spec_text() const { return to_text(spec_); }
   bool backward() const { return spec_.direction == Direction::bwd; }
   std::string domain_text() const { return normcheck::domain_text(domain_); }
+  // Why the harness's domain declines `p` (declines(), kernel.h), or ''.
+  std::string declines_problem(const Problem& p) const { return declines(row_, request_for(row_, p)); }
   std::vector<std::pair<std::string, std::string>> tensors(bool outputs) const {
     std::vector<std::pair<std::string, std::string>> out;
     for (TensorName t : outputs ? cli::output_tensors(spec_) : cli::input_tensors(spec_))
@@ -430,6 +432,7 @@ PYBIND11_MODULE(_normcheck, m) {
            py::arg("domain"))
       .def_property_readonly("spec", &Harness::spec_text)
       .def_property_readonly("domain", &Harness::domain_text)
+      .def("declines", &Harness::declines_problem, py::arg("problem"))
       .def_property_readonly("backward", &Harness::backward)
       .def_property_readonly("inputs", [](const Harness& h) { return h.tensors(false); })
       .def_property_readonly("outputs", [](const Harness& h) { return h.tensors(true); })

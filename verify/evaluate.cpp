@@ -43,6 +43,7 @@
 // input), scale.h (the row's scale of the ULP figure), tally.h (the element
 // checks), op.h.
 #include "normcheck/evaluate.h"
+#include "normcheck/row_scale.h"
 
 #include <algorithm>
 #include <cmath>
@@ -117,7 +118,8 @@ Request request_for(const Kernel& kernel, const Problem& p) {
   return {.shape = {p.rows, p.cols, !p.gamma.empty(), !p.beta.empty(), p.out_features},
           .eps = p.eps,
           .x = p.x,
-          .dy = backward ? std::span<const float>(p.dy) : std::span<const float>()};
+          .dy = backward ? std::span<const float>(p.dy) : std::span<const float>(),
+          .row_scales = kernel.range.has_row_terms() ? row_scales(kernel, p) : std::vector<RowScale>{}};
 }
 
 std::string norm_linear_problem_declined(const Kernel& kernel, const Problem& p) {

@@ -7,71 +7,42 @@
 
 #include <normcheck/plugin.h>
 
-static int row_finite(const float* v, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    if (!isfinite(v[i])) return 0;
-  return 1;
-}
-
-static void fill_nan(float* v, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) v[i] = NAN;
-}
+#include "v1_rows.h"
 
 /* mean = sum(x)/d; var = sum((x - mean)^2)/d; rstd = 1/sqrt(var + eps);
-   y = (x - mean) * rstd * gamma + beta, every sum left to right. */
+   y = (x - mean) * rstd * gamma + beta, every sum left to right (v1_rows.h). */
 static void layernorm_fwd(const float* x, const float* gamma, const float* beta, float* y, float* mean,
                           float* rstd, int64_t rows, int64_t cols, float eps) {
   const float d = (float)cols;
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * cols;
-    float* yr = y + r * cols;
-    float sum = 0.0f;
-    for (int64_t i = 0; i < cols; ++i) sum += xr[i];
-    const float mu = sum / d;
-    float squares = 0.0f;
-    for (int64_t i = 0; i < cols; ++i) {
-      const float c = xr[i] - mu;
-      squares += c * c;
-    }
-    const float a = 1.0f / sqrtf(squares / d + eps);
-    for (int64_t i = 0; i < cols; ++i) {
-      const float xhat = (xr[i] - mu) * a;
-      const float scaled = gamma ? gamma[i] * xhat : xhat;
-      yr[i] = beta ? scaled + beta[i] : scaled;
-    }
+    const float mu = v1_row_sum(xr, cols) / d;
+    const float a = 1.0f / sqrtf(v1_centred_squares(xr, cols, mu) / d + eps);
+    v1_write_normalized(xr, gamma, beta, y + r * cols, cols, mu, a);
     if (mean) mean[r] = mu;
     if (rstd) rstd[r] = a;
   }
 }
 
-/* g = gamma dy, xhat = (x - mean) rstd; dx = rstd ((g - mean(g)) - xhat mean(g xhat)). */
+/* g = gamma dy, xhat = (x - mean) rstd; dx = rstd ((g - mean(g)) - xhat mean(g xhat)).
+   With mean NULL it is RMSNorm's: mean 0 and no mean(g) term, rstd the saved rrms. */
 static void layernorm_bwd(const float* dy, const float* x, const float* gamma, const float* mean,
                           const float* rstd, float* dx, float* dgamma, float* dbeta, int64_t rows,
                           int64_t cols) {
   const float d = (float)cols;
-  for (int64_t j = 0; j < cols; ++j) {
-    if (dgamma) dgamma[j] = 0.0f;
-    if (dbeta) dbeta[j] = 0.0f;
-  }
+  v1_zero_column_sums(dgamma, dbeta, cols);
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * cols;
     const float* dyr = dy + r * cols;
     float* dxr = dx + r * cols;
-    const float m = mean[r], a = rstd[r];
-    float sum_g = 0.0f, sum_g_xhat = 0.0f;
-    for (int64_t j = 0; j < cols; ++j) {
-      const float xhat = (xr[j] - m) * a;
-      const float g = gamma ? gamma[j] * dyr[j] : dyr[j];
-      sum_g += g;
-      sum_g_xhat += g * xhat;
-      if (dgamma) dgamma[j] += dyr[j] * xhat;
-      if (dbeta) dbeta[j] += dyr[j];
-    }
-    if (!row_finite(xr, cols) || !row_finite(dyr, cols)) { /* NaN in, NaN out */
-      fill_nan(dxr, cols);
+    const float m = mean ? mean[r] : 0.0f, a = rstd[r];
+    float sum_g, sum_g_xhat;
+    v1_layernorm_bwd_sums(xr, dyr, gamma, m, a, cols, dgamma, dbeta, &sum_g, &sum_g_xhat);
+    if (!v1_row_finite(xr, cols) || !v1_row_finite(dyr, cols)) { /* NaN in, NaN out */
+      v1_fill_nan(dxr, cols);
       continue;
     }
-    const float mean_g = sum_g / d, mean_g_xhat = sum_g_xhat / d;
+    const float mean_g = mean ? sum_g / d : 0.0f, mean_g_xhat = sum_g_xhat / d;
     for (int64_t j = 0; j < cols; ++j) {
       const float xhat = (xr[j] - m) * a;
       const float g = gamma ? gamma[j] * dyr[j] : dyr[j];
@@ -89,8 +60,8 @@ static void rmsnorm_fwd(const float* x, const float* gamma, float* y, float* rrm
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * cols;
     float* yr = y + r * cols;
-    if (!row_finite(xr, cols)) {
-      fill_nan(yr, cols);
+    if (!v1_row_finite(xr, cols)) {
+      v1_fill_nan(yr, cols);
       if (rrms) rrms[r] = NAN;
       continue;
     }
@@ -115,31 +86,7 @@ static void rmsnorm_fwd(const float* x, const float* gamma, float* y, float* rrm
 /* xhat = x rrms; dx = rrms (g - xhat mean(g xhat)); dgamma = sum_rows dy xhat. */
 static void rmsnorm_bwd(const float* dy, const float* x, const float* gamma, const float* rrms, float* dx,
                         float* dgamma, int64_t rows, int64_t cols) {
-  const float d = (float)cols;
-  for (int64_t j = 0; j < cols && dgamma; ++j) dgamma[j] = 0.0f;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * cols;
-    const float* dyr = dy + r * cols;
-    float* dxr = dx + r * cols;
-    const float a = rrms[r];
-    float sum_g_xhat = 0.0f;
-    for (int64_t j = 0; j < cols; ++j) {
-      const float xhat = xr[j] * a;
-      const float g = gamma ? gamma[j] * dyr[j] : dyr[j];
-      sum_g_xhat += g * xhat;
-      if (dgamma) dgamma[j] += dyr[j] * xhat;
-    }
-    if (!row_finite(xr, cols) || !row_finite(dyr, cols)) {
-      fill_nan(dxr, cols);
-      continue;
-    }
-    const float mean_g_xhat = sum_g_xhat / d;
-    for (int64_t j = 0; j < cols; ++j) {
-      const float xhat = xr[j] * a;
-      const float g = gamma ? gamma[j] * dyr[j] : dyr[j];
-      dxr[j] = a * (g - xhat * mean_g_xhat);
-    }
-  }
+  layernorm_bwd(dy, x, gamma, NULL, rrms, dx, dgamma, NULL, rows, cols);
 }
 
 /* bf16 storage: x and y hold bf16 bit patterns (the top 16 bits of a float). */

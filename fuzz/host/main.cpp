@@ -203,12 +203,11 @@ BatchRequest g_request;
       bool fp_changed = false;
       FpControl during = loaded;
       for (uint32_t run = 0; run < call.runs; ++run) {
-        KernelArgs args;
-        args.rows = call.rows;
-        args.cols = call.cols;
-        args.out_features = call.out_features;
-        args.row_stride = call.row_stride;
-        args.eps = call.eps;
+        KernelArgs args{.rows = call.rows,
+                        .cols = call.cols,
+                        .eps = call.eps,
+                        .row_stride = call.row_stride,
+                        .out_features = call.out_features};
         for (uint32_t i = run * call.buffers; i < (run + 1) * call.buffers; ++i) {
           const BufferDesc& b = call.buffer[i];
           if (!bind_call_buffer(args, std::string_view(b.name, strnlen(b.name, kNameBytes)), g_arena + b.offset))

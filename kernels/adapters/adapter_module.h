@@ -11,12 +11,20 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <type_traits>
 
 #include "normcheck/kernel.h"
 
 namespace normcheck::adapters {
 
 inline constexpr int kAdapterModuleAbi = 2;
+
+// The functions a module's entries point at, declared with these types in the
+// module's entry file and defined in its per-op files.
+using LayerNormFwdEntry = std::remove_pointer_t<nc_layernorm_fwd_fn>;
+using LayerNormBwdEntry = std::remove_pointer_t<nc_layernorm_bwd_fn>;
+using DeclinesEntry = std::string(const Shape& shape);
 
 struct AdapterModule {
   int abi = kAdapterModuleAbi;

@@ -9,15 +9,10 @@
 
 namespace normcheck::onednn {
 
-// onednn_layernorm_fwd.cpp
-void onednn_layernorm_fwd(const float* x, const float* gamma, const float* beta, float* y,
-                          float* mean, float* rstd, int64_t rows, int64_t cols, float eps);
-std::string onednn_fwd_declines(const Shape& shape);
-// onednn_layernorm_bwd.cpp
-void onednn_layernorm_bwd(const float* dy, const float* x, const float* gamma,
-                          const float* mean, const float* rstd, float* dx, float* dgamma,
-                          float* dbeta, int64_t rows, int64_t cols);
-std::string onednn_bwd_declines(const Shape& shape);
+adapters::LayerNormFwdEntry onednn_layernorm_fwd;  // onednn_layernorm_fwd.cpp
+adapters::DeclinesEntry onednn_fwd_declines;
+adapters::LayerNormBwdEntry onednn_layernorm_bwd;  // onednn_layernorm_bwd.cpp
+adapters::DeclinesEntry onednn_bwd_declines;
 
 }  // namespace normcheck::onednn
 

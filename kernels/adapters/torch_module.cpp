@@ -13,17 +13,11 @@
 
 namespace normcheck::torch_adapter {
 
-// torch_layernorm_fwd.cpp
-void torch_layernorm_fwd(const float* x, const float* gamma, const float* beta, float* y,
-                         float* mean, float* rstd, int64_t rows, int64_t cols, float eps);
-std::string torch_fwd_declines(const Shape& shape);
-// torch_layernorm_bwd.cpp
-void torch_layernorm_bwd(const float* dy, const float* x, const float* gamma,
-                         const float* mean, const float* rstd, float* dx, float* dgamma,
-                         float* dbeta, int64_t rows, int64_t cols);
-std::string torch_bwd_declines(const Shape& shape);
-// torch_layernorm_bwd_bf16.cpp
-void torch_layernorm_bwd_bf16(const nc_call* call);
+adapters::LayerNormFwdEntry torch_layernorm_fwd;  // torch_layernorm_fwd.cpp
+adapters::DeclinesEntry torch_fwd_declines;
+adapters::LayerNormBwdEntry torch_layernorm_bwd;  // torch_layernorm_bwd.cpp
+adapters::DeclinesEntry torch_bwd_declines;
+void torch_layernorm_bwd_bf16(const nc_call* call);  // torch_layernorm_bwd_bf16.cpp
 
 namespace {
 

@@ -16,21 +16,13 @@ extern const Kernel kLayerNormFwdTwopass;
 
 namespace {
 
-// norm_linear_bounds.cpp: the fold's roundings and the two-pass row's bound
-// without affine, carried through the folded Linear.
-Bound layernorm_linear_folded_bound(const RowCondition& c) {
-  return fold_rows::folded_linear_bound(twopass_layernorm_fwd_bound(c), c.d);
-}
-
 void layernorm_linear_folded(const float* x, const float* gamma, const float* beta, const float* w,
                              const float* bias, float* z, int64_t rows, int64_t cols,
                              int64_t out_features, float eps) {
   std::vector<float> w_folded, b_folded;
   fold_rows::fold_affine(w, gamma, beta, bias, cols, out_features, w_folded, b_folded);
-  std::vector<float> xhat(static_cast<std::size_t>(rows * cols));
-  fold_rows::normalize(kLayerNormFwdTwopass, x, nullptr, nullptr, xhat.data(), rows, cols, eps);
-  fold_rows::linear_rows(xhat.data(), w_folded.data(), b_folded.empty() ? nullptr : b_folded.data(), z,
-                         rows, cols, out_features);
+  fold_rows::normalize_then_linear(kLayerNormFwdTwopass, x, nullptr, nullptr, w_folded.data(),
+                                   b_folded.empty() ? nullptr : b_folded.data(), z, rows, cols, out_features, eps);
 }
 
 }  // namespace
@@ -44,7 +36,9 @@ constinit const Kernel kLayerNormLinearFolded{
     .algorithm = "W' = fl(W diag(gamma)), b' = fl(W beta + b) in float64 (each rounded once), "
                  "xhat = layernorm_fwd.twopass(x; 1, 0), z = W' xhat + b' in float32",
     .fn = &layernorm_linear_folded,
-    .bound = &layernorm_linear_folded_bound,
+    // norm_linear_bounds.cpp: the fold's roundings and the two-pass row's bound
+    // without affine, carried through the folded Linear
+    .bound = &fold_rows::folded_bound<&twopass_layernorm_fwd_bound>,
     .range = {.max_abs_x = 0x1p62, .sqrt_d_scaled = true},  // layernorm_fwd.twopass's
 };
 

@@ -15,10 +15,6 @@ extern const Kernel kLayerNormFwdTwopass;
 
 namespace {
 
-Bound claimed_bound(const RowCondition& c) {
-  return fold_rows::folded_linear_bound(twopass_layernorm_fwd_bound(c), c.d);
-}
-
 void layernorm_linear_wrong_side(const float* x, const float* gamma, const float* beta, const float* w,
                                  const float* bias, float* z, int64_t rows, int64_t cols,
                                  int64_t out_features, float eps) {
@@ -30,10 +26,8 @@ void layernorm_linear_wrong_side(const float* x, const float* gamma, const float
         float& v = w_folded[static_cast<std::size_t>(i * cols + j)];
         v = static_cast<float>(static_cast<double>(v) * gamma[i % cols]);
       }
-  std::vector<float> xhat(static_cast<std::size_t>(rows * cols));
-  fold_rows::normalize(kLayerNormFwdTwopass, x, nullptr, nullptr, xhat.data(), rows, cols, eps);
-  fold_rows::linear_rows(xhat.data(), w_folded.data(), b_folded.empty() ? nullptr : b_folded.data(), z,
-                         rows, cols, out_features);
+  fold_rows::normalize_then_linear(kLayerNormFwdTwopass, x, nullptr, nullptr, w_folded.data(),
+                                   b_folded.empty() ? nullptr : b_folded.data(), z, rows, cols, out_features, eps);
 }
 
 }  // namespace
@@ -47,7 +41,7 @@ constinit const Kernel kLayerNormLinearWrongSide{
     .algorithm = "control: gamma folded on the wrong side, W' = diag(gamma) W (row i scaled by "
                  "gamma_(i mod d)), b' = W beta + b, then as layernorm_linear_fwd.folded",
     .fn = &layernorm_linear_wrong_side,
-    .bound = &claimed_bound,
+    .bound = &fold_rows::folded_bound<&twopass_layernorm_fwd_bound>,  // the folded row's
     .range = {.max_abs_x = 0x1p62, .sqrt_d_scaled = true},
 };
 

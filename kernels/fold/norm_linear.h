@@ -82,10 +82,31 @@ inline void normalize(const Kernel& norm, const float* x, const float* gamma, co
   invoke(norm, args);
 }
 
+// z = W y + b (linear_rows) with y = Norm(x; gamma, beta) by the table's row
+// `norm` (normalize), held in float32 between the two: the unfolded form, and
+// with gamma and beta null and W, b folded (fold_affine), the folded one.
+inline void normalize_then_linear(const Kernel& norm, const float* x, const float* gamma, const float* beta,
+                                  const float* w, const float* bias, float* z, int64_t rows, int64_t cols,
+                                  int64_t out_features, float eps) {
+  std::vector<float> y(static_cast<std::size_t>(rows * cols));
+  normalize(norm, x, gamma, beta, y.data(), rows, cols, eps);
+  linear_rows(y.data(), w, bias, z, rows, cols, out_features);
+}
+
 // The bound of "normalize with the affine (the norm kernel's bound `norm`),
 // then the Linear in float32" and of "fold in float64, normalize without the
 // affine, then the folded Linear", at row length d.
 Bound unfolded_linear_bound(const Bound& norm, int64_t d);
 Bound folded_linear_bound(const Bound& norm, int64_t d);
+
+// The same as a row's bound, for the norm row whose bound is kNorm.
+template <BoundFn kNorm>
+Bound unfolded_bound(const RowCondition& c) {
+  return unfolded_linear_bound(kNorm(c), c.d);
+}
+template <BoundFn kNorm>
+Bound folded_bound(const RowCondition& c) {
+  return folded_linear_bound(kNorm(c), c.d);
+}
 
 }  // namespace normcheck::fold_rows

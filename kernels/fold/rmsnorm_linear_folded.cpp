@@ -15,20 +15,12 @@ extern const Kernel kRmsNormFwdScalar;
 
 namespace {
 
-// norm_linear_bounds.cpp: the fold's roundings and the RMSNorm row's bound
-// without gamma, carried through the folded Linear.
-Bound rmsnorm_linear_folded_bound(const RowCondition& c) {
-  return fold_rows::folded_linear_bound(rmsnorm_fwd_bound(c), c.d);
-}
-
 void rmsnorm_linear_folded(const float* x, const float* gamma, const float* w, const float* bias,
                            float* z, int64_t rows, int64_t cols, int64_t out_features, float eps) {
   std::vector<float> w_folded, b_folded;
   fold_rows::fold_affine(w, gamma, nullptr, bias, cols, out_features, w_folded, b_folded);
-  std::vector<float> xhat(static_cast<std::size_t>(rows * cols));
-  fold_rows::normalize(kRmsNormFwdScalar, x, nullptr, nullptr, xhat.data(), rows, cols, eps);
-  fold_rows::linear_rows(xhat.data(), w_folded.data(), b_folded.empty() ? nullptr : b_folded.data(), z,
-                         rows, cols, out_features);
+  fold_rows::normalize_then_linear(kRmsNormFwdScalar, x, nullptr, nullptr, w_folded.data(),
+                                   b_folded.empty() ? nullptr : b_folded.data(), z, rows, cols, out_features, eps);
 }
 
 }  // namespace
@@ -42,7 +34,9 @@ constinit const Kernel kRmsNormLinearFolded{
     .algorithm = "W' = fl(W diag(gamma)) in float64 (rounded once), xhat = rmsnorm_fwd.scalar(x; 1), "
                  "z = W' xhat + b in float32",
     .fn = &rmsnorm_linear_folded,
-    .bound = &rmsnorm_linear_folded_bound,
+    // norm_linear_bounds.cpp: the fold's roundings and the RMSNorm row's bound
+    // without gamma, carried through the folded Linear
+    .bound = &fold_rows::folded_bound<&rmsnorm_fwd_bound>,
 };
 
 }  // namespace normcheck

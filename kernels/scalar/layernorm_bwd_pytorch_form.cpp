@@ -149,55 +149,44 @@ Bound pytorch_form_layernorm_bwd_bound(const RowCondition& c) {
 void layernorm_bwd_pytorch_form(const float* dy, const float* x, const float* gamma,
                                 const float* mean, const float* rstd, float* dx, float* dgamma,
                                 float* dbeta, int64_t rows, int64_t cols) {
-  scalar::zero_if_wanted(dgamma, cols);
-  scalar::zero_if_wanted(dbeta, cols);
   const float scale = 1.0f / static_cast<float>(cols);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * cols;
-    const float* dyr = dy + r * cols;
-    float* dxr = dx + r * cols;
-    const float m = mean[r];
-    const float a = rstd[r];
+  const auto row_step = [&](const scalar::BackwardRow& row) {
+    const float m = row.mean;
+    const float a = row.rstd;
     const float bias = -a * m;
     float ds = 0.0f, db = 0.0f;
     for (int64_t j = 0; j < cols; ++j) {
-      const float g = gamma ? dyr[j] * gamma[j] : dyr[j];
-      ds += g * xr[j];
+      const float g = gamma ? row.dy[j] * gamma[j] : row.dy[j];
+      ds += g * row.x[j];
       db += g;
-      if (dgamma) dgamma[j] += dyr[j] * (a * xr[j] + bias);
-      if (dbeta) dbeta[j] += dyr[j];
+      if (dgamma) dgamma[j] += row.dy[j] * (a * row.x[j] + bias);
+      if (dbeta) dbeta[j] += row.dy[j];
     }
-    if (scalar::nan_dx_for_nonfinite_row(xr, dyr, dxr, cols)) continue;
+    if (scalar::nan_dx_for_nonfinite_row(row.x, row.dy, row.dx, cols)) return;
     const float b = (db * m - ds) * a * a * a * scale;
     const float c = -b * m - db * a * scale;
     for (int64_t j = 0; j < cols; ++j) {
-      const float a_dy_gamma = gamma ? a * dyr[j] * gamma[j] : a * dyr[j];
-      dxr[j] = a_dy_gamma + b * xr[j] + c;
+      const float a_dy_gamma = gamma ? a * row.dy[j] * gamma[j] : a * row.dy[j];
+      row.dx[j] = a_dy_gamma + b * row.x[j] + c;
     }
-  }
+  };
+  scalar::for_each_backward_row(dy, x, mean, rstd, dx, dgamma, dbeta, rows, cols, row_step);
 }
 
 }  // namespace
 
-// Range: as layernorm_bwd.twopass (the saved rstd stays a normal float). Inside
-// it the form still over- and underflows where the exact gradient does not:
+// Range: the scalar backwards' (scalar::kBackwardRange). Inside it the form still over- and underflows where the exact gradient does not:
 // the bound's step 7 promises nothing on the rows where an intermediate can
 // overflow (e.g. b = -rstd^2 P once rstd^2 |P| > FLT_MAX, sigma below ~1e-19),
 // and its underflow term grows where b underflows (rstd^2 < 2^-126, sigma above
 // ~2^63). No InputRange can say this: x = [0 0x1p-62] is a tiny row, not a large one.
 extern const Kernel kLayerNormBwdPytorchForm;
-constinit const Kernel kLayerNormBwdPytorchForm{
-    .name = "layernorm_bwd.pytorch_form",
-    .op = Op::layernorm_bwd,
-    .origin = Origin::ours,
-    .dtype = DType::f32,
-    .algorithm = "seed 004 / PyTorch CPU: ds = sum dy*gamma*x, db = sum dy*gamma, "
-                 "b = (db*mean - ds)*rstd^3/d, c = -b*mean - db*rstd/d, "
-                 "dx = rstd*dy*gamma + b*x + c; dgamma = sum dy*(rstd*x - rstd*mean); "
-                 "no promise on rows where these overflow (e.g. rstd^3*(db*mean - ds))",
-    .fn = &layernorm_bwd_pytorch_form,
-    .bound = &pytorch_form_layernorm_bwd_bound,
-    .range = {.max_abs_x = 0x1p124},
-};
+constinit const Kernel kLayerNormBwdPytorchForm = scalar::backward_row(
+    "layernorm_bwd.pytorch_form", Op::layernorm_bwd, Origin::ours, &layernorm_bwd_pytorch_form,
+    &pytorch_form_layernorm_bwd_bound,
+    "seed 004 / PyTorch CPU: ds = sum dy*gamma*x, db = sum dy*gamma, "
+    "b = (db*mean - ds)*rstd^3/d, c = -b*mean - db*rstd/d, "
+    "dx = rstd*dy*gamma + b*x + c; dgamma = sum dy*(rstd*x - rstd*mean); "
+    "no promise on rows where these overflow (e.g. rstd^3*(db*mean - ds))");
 
 }  // namespace normcheck

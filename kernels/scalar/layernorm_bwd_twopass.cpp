@@ -1,10 +1,11 @@
 // LayerNorm backward, two passes over the row with the forward's saved mean and
 // rstd: pass 1 forms xhat = (x - mean) * rstd and the row means of g = gamma*dy
-// and g*xhat; pass 2 writes dx = rstd * ((g - mean(g)) - xhat * mean(g xhat)).
+// and g*xhat; pass 2 writes dx = rstd * ((g - mean(g)) - xhat * mean(g xhat))
+// (the rows: layernorm_bwd_twopass_rows.h). Here: its bound and its row.
 #include <algorithm>
 #include <cmath>
 
-#include "backward_rows.h"
+#include "layernorm_bwd_twopass_rows.h"
 #include "normcheck/bounds.h"
 #include "normcheck/kernel.h"
 
@@ -78,57 +79,11 @@ Bound twopass_layernorm_bwd_bound(const RowCondition& c) {
   return b;
 }
 
-namespace {
-
-void layernorm_bwd_twopass(const float* dy, const float* x, const float* gamma,
-                           const float* mean, const float* rstd, float* dx, float* dgamma,
-                           float* dbeta, int64_t rows, int64_t cols) {
-  scalar::zero_if_wanted(dgamma, cols);
-  scalar::zero_if_wanted(dbeta, cols);
-  const float d = static_cast<float>(cols);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * cols;
-    const float* dyr = dy + r * cols;
-    float* dxr = dx + r * cols;
-    const float m = mean[r];
-    const float a = rstd[r];
-    float sum_g = 0.0f, sum_g_xhat = 0.0f;
-    for (int64_t j = 0; j < cols; ++j) {
-      const float xhat = (xr[j] - m) * a;
-      const float g = gamma ? gamma[j] * dyr[j] : dyr[j];
-      sum_g += g;
-      sum_g_xhat += g * xhat;
-      if (dgamma) dgamma[j] += dyr[j] * xhat;
-      if (dbeta) dbeta[j] += dyr[j];
-    }
-    if (scalar::nan_dx_for_nonfinite_row(xr, dyr, dxr, cols)) continue;
-    const float mean_g = sum_g / d;
-    const float mean_g_xhat = sum_g_xhat / d;
-    for (int64_t j = 0; j < cols; ++j) {
-      const float xhat = (xr[j] - m) * a;
-      const float g = gamma ? gamma[j] * dyr[j] : dyr[j];
-      dxr[j] = a * ((g - mean_g) - xhat * mean_g_xhat);
-    }
-  }
-}
-
-}  // namespace
-
-// The saved rstd carries its u relative accuracy only while it is a normal
-// float: sqrt(sigma^2 + eps) <= 2^126. |x| <= 2^124 gives sigma <= 2^125 and,
-// with eps <= FLT_MAX < 2^128, sigma^2 + eps < 2^251.
 extern const Kernel kLayerNormBwdTwopass;
-constinit const Kernel kLayerNormBwdTwopass{
-    .name = "layernorm_bwd.twopass",
-    .op = Op::layernorm_bwd,
-    .origin = Origin::ours,
-    .dtype = DType::f32,
-    .algorithm = "saved mean/rstd; pass 1: xhat = (x - mean)*rstd, row means of g = gamma*dy "
-                 "and g*xhat; pass 2: dx = rstd*((g - mean(g)) - xhat*mean(g*xhat)); "
-                 "dgamma, dbeta summed in row order",
-    .fn = &layernorm_bwd_twopass,
-    .bound = &twopass_layernorm_bwd_bound,
-    .range = {.max_abs_x = 0x1p124},
-};
+constinit const Kernel kLayerNormBwdTwopass = scalar::twopass_backward_row<scalar::Projection::centred>(
+    "layernorm_bwd.twopass", Origin::ours,
+    "saved mean/rstd; pass 1: xhat = (x - mean)*rstd, row means of g = gamma*dy "
+    "and g*xhat; pass 2: dx = rstd*((g - mean(g)) - xhat*mean(g*xhat)); "
+    "dgamma, dbeta summed in row order");
 
 }  // namespace normcheck

@@ -54,45 +54,33 @@ namespace {
 
 void rmsnorm_bwd_scalar(const float* dy, const float* x, const float* gamma, const float* rrms,
                         float* dx, float* dgamma, int64_t rows, int64_t cols) {
-  scalar::zero_if_wanted(dgamma, cols);
   const float d = static_cast<float>(cols);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * cols;
-    const float* dyr = dy + r * cols;
-    float* dxr = dx + r * cols;
-    const float a = rrms[r];
+  const auto row_step = [&](const scalar::BackwardRow& row) {
+    const float a = row.rstd;
     float sum_g_xhat = 0.0f;
     for (int64_t j = 0; j < cols; ++j) {
-      const float xhat = xr[j] * a;
-      const float g = gamma ? gamma[j] * dyr[j] : dyr[j];
+      const float xhat = row.x[j] * a;
+      const float g = gamma ? gamma[j] * row.dy[j] : row.dy[j];
       sum_g_xhat += g * xhat;
-      if (dgamma) dgamma[j] += dyr[j] * xhat;
+      if (dgamma) dgamma[j] += row.dy[j] * xhat;
     }
-    if (scalar::nan_dx_for_nonfinite_row(xr, dyr, dxr, cols)) continue;
+    if (scalar::nan_dx_for_nonfinite_row(row.x, row.dy, row.dx, cols)) return;
     const float mean_g_xhat = sum_g_xhat / d;
     for (int64_t j = 0; j < cols; ++j) {
-      const float xhat = xr[j] * a;
-      const float g = gamma ? gamma[j] * dyr[j] : dyr[j];
-      dxr[j] = a * (g - xhat * mean_g_xhat);
+      const float xhat = row.x[j] * a;
+      const float g = gamma ? gamma[j] * row.dy[j] : row.dy[j];
+      row.dx[j] = a * (g - xhat * mean_g_xhat);
     }
-  }
+  };
+  scalar::for_each_backward_row(dy, x, nullptr, rrms, dx, dgamma, nullptr, rows, cols, row_step);
 }
 
 }  // namespace
 
-// The saved rrms keeps its u relative accuracy while it is a normal float:
-// |x| <= 2^124 gives mean(x^2) + eps < 2^249.
 extern const Kernel kRmsNormBwdScalar;
-constinit const Kernel kRmsNormBwdScalar{
-    .name = "rmsnorm_bwd.scalar",
-    .op = Op::rmsnorm_bwd,
-    .origin = Origin::ours,
-    .dtype = DType::f32,
-    .algorithm = "saved rrms; xhat = x*rrms, dx = rrms*(g - xhat*mean(g*xhat)), g = gamma*dy; "
-                 "dgamma summed in row order",
-    .fn = &rmsnorm_bwd_scalar,
-    .bound = &rmsnorm_bwd_bound,
-    .range = {.max_abs_x = 0x1p124},
-};
+constinit const Kernel kRmsNormBwdScalar = scalar::backward_row(
+    "rmsnorm_bwd.scalar", Op::rmsnorm_bwd, Origin::ours, &rmsnorm_bwd_scalar, &rmsnorm_bwd_bound,
+    "saved rrms; xhat = x*rrms, dx = rrms*(g - xhat*mean(g*xhat)), g = gamma*dy; "
+    "dgamma summed in row order");
 
 }  // namespace normcheck

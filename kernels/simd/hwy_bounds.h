@@ -15,6 +15,13 @@ Bound hwy_rmsnorm_fwd_bound(const RowCondition& c);    // rmsnorm_fwd_hwy.cpp
 Bound hwy_rmsnorm_fwd16_float_pass_bound(const RowCondition& c);
 Bound hwy_rmsnorm_bwd_bound(const RowCondition& c);    // rmsnorm_bwd_hwy.cpp
 
+// The centred mean m + c of the LayerNorm forward rows (layernorm_fwd.hwy,
+// layernorm_fwd.accurate) is within e_sigma sigma of mu, and sigma <=
+// min(sqrt(d) mean|x|, mean|x| / kappa) (sigma^2 <= mean x^2 <= max|x|
+// mean|x|; sigma r <= 1): relative to mean|x| it is within
+// e_m = e_sigma min(sqrt(d), 1/kappa).
+double centred_mean_error(double e_sigma, const RowCondition& c);
+
 // The accurate forward row's threshold (layernorm_fwd_accurate.cpp): elements
 // whose computed |xhat| is below it, in a row of d elements summed on a target
 // with `lanes` float64 lanes, are recomputed from the exact row sum.

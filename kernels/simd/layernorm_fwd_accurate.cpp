@@ -26,9 +26,6 @@ void LayerNormFwdAccurate(const float* x, const float* gamma, const float* beta,
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include <algorithm>
-#include <cmath>
-
 #include "bound_blocks.h"
 #include "normcheck/kernel.h"
 
@@ -73,14 +70,11 @@ constexpr double kXhatRelative = 0x1p-26;
 //  never underflows here): xhat_rel = 2^-26 f with f = (1 + gU(2))(1 + u),
 //  affine_rel = u + gU(2)(1 + u). mean: e_m, then the float64 sum and the
 //  float rounding; rstd = fl32(r^): rho + u (1 + rho).
-// The mean: |m + c - mu| <= e_sigma sigma, and sigma <= min(sqrt(d) mean|x|,
-// mean|x| / kappa) (sigma^2 <= mean x^2 <= max|x| mean|x|; sigma r <= 1), so
-// relative to mean|x| it is e_m := e_sigma min(sqrt(d), 1/kappa).
+// The mean: |m + c - mu| <= e_m mean|x| (centred_mean_error).
 Bound simd::accurate_layernorm_fwd_bound(const RowCondition& c) {
   constexpr double U = kUnitRoundoff64, u = kUnitRoundoff;
   const CentredError t = accurate_error_terms(c.d, simd::kMinLanes, c.eps_share);
-  const double e_m = t.e_sigma * std::min(std::sqrt(static_cast<double>(c.d)),
-                                          c.kappa > 0 ? 1 / c.kappa : INFINITY);
+  const double e_m = simd::centred_mean_error(t.e_sigma, c);
   const double final_rounding = (1 + gamma_n(2, U)) * (1 + u);
   Bound bound;
   bound.xhat_rel = kXhatRelative * final_rounding;

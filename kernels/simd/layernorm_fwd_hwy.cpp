@@ -22,9 +22,6 @@ void LayerNormFwdHwy(const float* x, const float* gamma, const float* beta, floa
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include <algorithm>
-#include <cmath>
-
 #include "bound_blocks.h"
 #include "normcheck/kernel.h"
 #include "simd/hwy_bounds.h"
@@ -55,15 +52,14 @@ void layernorm_fwd_hwy(const float* x, const float* gamma, const float* beta, fl
 //  y     fl(gamma v + beta) (FMA, or mul + add: g(2)): |gamma| (A + eta |xhat|
 //        + 2^-149)(1 + g(2)) + g(2)(|gamma xhat| + |beta|), and 2^-150 if y is
 //        subnormal (underflow_abs).
-//  mean  fl(m + c): |m + c - mu| <= e_sigma sigma <= e_sigma min(sqrt(d),
-//        1/kappa) mean|x| =: e_m mean|x|, then u: (1 + u) e_m + u.
+//  mean  fl(m + c): |m + c - mu| <= e_m mean|x| (centred_mean_error), then
+//        u: (1 + u) e_m + u.
 //  rstd  rho.
 Bound hwy_layernorm_fwd_bound(const RowCondition& c) {
   constexpr double u = kUnitRoundoff;
   const double n = static_cast<double>(summation_depth(c.d, kMinLanes));
   const CentredError e = centred_twopass_error(n + 2, u, c.eps_share);
-  const double e_m = e.e_sigma * std::min(std::sqrt(static_cast<double>(c.d)),
-                                          c.kappa > 0 ? 1 / c.kappa : INFINITY);
+  const double e_m = centred_mean_error(e.e_sigma, c);
   Bound bound;
   bound.xhat_abs = (e.A + 2 * kUnderflowUnit) * (1 + gamma_n(2, u));
   bound.xhat_rel = e.eta * (1 + gamma_n(2, u));

@@ -484,10 +484,13 @@ def _policy_text(policy):
 class Case:
     """One problem's verdict. label: '' (within the bound, or declined), or a
     finding: policy_mismatch, accuracy, nan, exception (fn raised).
-    declined: why the problem was not judged (outside the domain), or ''."""
+    declined: why the problem was not judged (outside the domain), or ''.
+    outside: under check(wide_range=True), why the problem lies outside the
+    domain asked for (its label is then a limit, not a finding), or ''."""
 
-    def __init__(self, index, problem, outcome, spec=None):
+    def __init__(self, index, problem, outcome, spec=None, outside=""):
         self.index = index
+        self.outside = outside
         self.problem = problem
         self.spec = spec
         self.label = outcome.label
@@ -560,6 +563,8 @@ class Case:
         if not self.label:
             return f"case {self.index}: " + (f"declined: {self.declined}" if self.declined else "passed")
         lines = [f"{self.label} in input class {self.input_class or '(none)'}"]
+        if self.outside:
+            lines.append(f"a limit, not a finding: {self.outside}")
         lines += self.problem_lines()
         if self.label == "accuracy" and self.max_error_over_bound <= 1 < self.max_error_over_tight:
             lines.append(f"beyond the tight standard on a realistic row: {self.max_error_over_tight:.3g}x it "
@@ -605,7 +610,9 @@ def _declined_text(cases):
     reasons = {}
     for c in cases:
         if c.declined:
-            key = re.sub(r" \(\|x\| <= \S+ here\)", "", re.sub(r"\|x\| = \S+ is ", "", c.declined))
+            # one key per limit: the row and the value that broke it left out
+            key = re.sub(r"^row \d+: ", "", c.declined)
+            key = re.sub(r" \(\|x\| <= \S+ here\)", "", re.sub(r"(\|x\||\|mean\|/sigma|sigma) = \S+ is ", "", key))
             reasons[key] = reasons.get(key, 0) + 1
     if not reasons:
         return ""
@@ -615,18 +622,24 @@ def _declined_text(cases):
 
 class CheckResult(_Verdicts):
     """check()'s verdicts: seed (None for given problems), cases, findings,
-    declined (the cases outside the domain, not judged)."""
+    declined (the cases outside the domain, not judged), domain (its text),
+    limits (wide_range=True: the labelled cases outside the domain)."""
 
-    def __init__(self, spec, seed, cases, harness, fn):
+    def __init__(self, spec, seed, cases, harness, fn, domain=None):
         self.spec = spec
         self.seed = seed
+        self.domain = harness.domain if domain is None else domain
         self.cases = cases
         self._harness = harness
         self._fn = fn
 
     @property
     def findings(self):
-        return [c for c in self.cases if c.label]
+        return [c for c in self.cases if c.label and not c.outside]
+
+    @property
+    def limits(self):
+        return [c for c in self.cases if c.label and c.outside]
 
     @property
     def declined(self):
@@ -653,8 +666,13 @@ class CheckResult(_Verdicts):
         by_label = " (" + ", ".join(f"{k} {n}" for k, n in labels.items()) + ")" if labels else ""
         if self.judged == 0:
             return f"{self.spec}: {len(self.cases)} cases{seed}, {self.nothing_judged()}"
+        limits = {}
+        for c in self.limits:
+            limits[c.label] = limits.get(c.label, 0) + 1
+        limit_text = (f", {len(self.limits)} limits outside the domain ("
+                      + ", ".join(f"{k} {n}" for k, n in limits.items()) + ")") if limits else ""
         return (f"{self.spec}: {len(self.cases)} cases{seed}, {len(self.findings)} with a finding{by_label}"
-                + _declined_text(self.cases))
+                + limit_text + _declined_text(self.cases))
 
     def report(self, out_dir, name=None):
         """Writes the report of these cases to out_dir as `normcheck report`
@@ -677,7 +695,8 @@ class CheckResult(_Verdicts):
         return f"<normcheck.CheckResult {self.summary()}>"
 
 
-def check(fn, spec, problems=None, cases=101, seed=None, tensors=None, domain="", shapes=None, device=None):
+def check(fn, spec, problems=None, cases=101, seed=None, tensors=None, domain="", shapes=None, device=None,
+          wide_range=False):
     """Runs fn on problems and holds its outputs to the spec's rounding policy.
 
     problems: None (cases 0..cases-1 of the seed, drawn as `normcheck gen` draws
@@ -692,16 +711,28 @@ def check(fn, spec, problems=None, cases=101, seed=None, tensors=None, domain=""
     when given, and returns y, or a tuple or dict of the spec's outputs (y,
     residual_out, mean, rstd / rrms; a backward's dx, dgamma, dbeta,
     dresidual). fn may be an nn.Module (normcheck.torch).
-    A signature or return value normcheck cannot use is one UsageError."""
-    h, fn = _harness(fn, spec, tensors, domain, shapes, device)
+    A signature or return value normcheck cannot use is one UsageError.
+    wide_range=True draws (and judges) in a plugin's default domain instead,
+    as `normcheck fuzz --wide-range` does: a finding on a problem outside
+    `domain` is one of the function's limits there (result.limits, each
+    case's .outside says why), not a finding."""
+    declared = _normcheck.Harness(_spec_text(fn, spec), lambda inputs, eps: None, domain) if wide_range else None
+    h, fn = _harness(fn, spec, tensors, "" if wide_range else domain, shapes, device)
     if problems is None:
         seed = _normcheck.seed(seed)
         drawn = ((c, h.draw(seed, c)) for c in range(cases))
     else:
         seed = None
         drawn = enumerate(_given(h, problems))
-    results = [Case(c, p, h.run(p), h.spec) for c, p in drawn]
-    return CheckResult(h.spec, seed, results, h, fn)
+    results = [Case(c, p, h.run(p), h.spec, declared.declines(p) if declared else "") for c, p in drawn]
+    return CheckResult(h.spec, seed, results, h, fn, declared.domain if declared else None)
+
+
+def _spec_text(fn, spec):
+    """The spec's text, as _harness() checks it (a TypeError for another type)."""
+    if not isinstance(spec, str):
+        raise TypeError("spec: the op spec's text, e.g. 'rmsnorm fwd dtype=bf16 gamma=bf16' (docs/ops.md)")
+    return spec
 
 
 # ---- findings as problem files ----

@@ -8,7 +8,8 @@
         normcheck_check(my_rmsnorm, "rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16 stats=none")
 
 The fixture normcheck_check is normcheck.assert_within_bound with check()'s
-defaults (101 cases, the default domain), the test's tmp_path as the
+defaults (101 cases) but the realistic domain (domain="realistic": the inputs
+of a trained model's norm, docs/plugins.md), the test's tmp_path as the
 directory of the finding's problem file, and the seed of the run: the option
 --normcheck-seed, else NORMCHECK_SEED, else normcheck's default, printed in
 pytest's header. The marker @pytest.mark.normcheck(cases=..., domain=...,
@@ -42,7 +43,7 @@ def pytest_report_header(config):
 
 @pytest.fixture
 def normcheck_check(request, tmp_path):
-    defaults = {"out_dir": tmp_path, "seed": _seed(request.config)}
+    defaults = {"out_dir": tmp_path, "seed": _seed(request.config), "domain": "realistic"}
     for marker in reversed(list(request.node.iter_markers("normcheck"))):  # the closest marker last: it wins
         defaults.update(marker.kwargs)
 

@@ -4,6 +4,7 @@
 # finding's file present, and the finding's printed `reproduce` command exits 1
 # with `check --json` giving the same label (and, when asked, its input classes
 # and severity: below).
+include(${CMAKE_CURRENT_LIST_DIR}/../support/run_checked.cmake)
 file(REMOVE_RECURSE ${CORPUS})
 if(DEFINED KERNELS)
   set(fuzzed "")
@@ -13,15 +14,8 @@ if(DEFINED KERNELS)
 else()
   set(fuzzed --plugin ${PLUGIN})
 endif()
-execute_process(COMMAND ${NORMCHECK} fuzz ${fuzzed} --cases ${CASES} --seed 7 --timeout-ms 500 --json
-                        --corpus ${CORPUS}
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-message(STATUS "stderr:\n${err}")
-message(STATUS "stdout:\n${out}")
-string(JSON n_findings ERROR_VARIABLE json_error LENGTH "${out}" findings)
-if(json_error)
-  message(FATAL_ERROR "fuzz did not print JSON with findings (exit ${rc}): ${json_error}")
-endif()
+run_json(fuzz findings ${NORMCHECK} fuzz ${fuzzed} --cases ${CASES} --seed 7 --timeout-ms 500 --json
+         --corpus ${CORPUS})
 if(LABEL STREQUAL "")
   if(NOT rc EQUAL 0 OR NOT n_findings EQUAL 0)
     message(FATAL_ERROR "a correct plugin was flagged: exit ${rc}, ${n_findings} findings")

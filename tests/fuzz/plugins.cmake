@@ -32,10 +32,18 @@ function(fuzz_test name plugin label)
   set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT 300 FIXTURES_REQUIRED fuzz_plugins)
 endfunction()
 
+# fuzz_twins(PLUGIN LABEL [CASES n] DEFECT...): a fuzz_test, fuzz_<PLUGIN>_<DEFECT>,
+# of each twin lib<PLUGIN>_<DEFECT>.so (examples/plugin/CMakeLists.txt,
+# add_twins), each expecting LABEL.
+function(fuzz_twins plugin label)
+  cmake_parse_arguments(FT "" "CASES" "" ${ARGN})
+  foreach(defect IN LISTS FT_UNPARSED_ARGUMENTS)
+    fuzz_test(fuzz_${plugin}_${defect} lib${plugin}_${defect}.so "${label}" ${FT_CASES})
+  endforeach()
+endfunction()
+
 fuzz_test(fuzz_example_clean libexample_norms.so "")
-fuzz_test(fuzz_broken_wrong_statistics libbroken_wrong_statistics.so accuracy)
-fuzz_test(fuzz_broken_tail_bug libbroken_tail_bug.so accuracy)
-fuzz_test(fuzz_broken_wrong_variance libbroken_wrong_variance.so accuracy)
+fuzz_twins(broken accuracy wrong_statistics tail_bug wrong_variance)
 # The one-pass variance E[x^2] - mean^2: findings in two input classes or more,
 # and on the |mean|/sigma 10-1e3 class's realistic rows at d = 768 hundreds of
 # times its bound (docs/plugins.md, "Findings": tests/fuzz/test_campaign.cpp
@@ -47,20 +55,20 @@ add_test(NAME fuzz_broken_onepass_variance
     -DMIN_CLASSES=2 -DSEVERITY_CLASS=mean_sigma_10_1e3 "-DSEVERITY_ROW=d = 768, " -DSEVERITY_AT_LEAST=100
     -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_fuzz.cmake)
 set_tests_properties(fuzz_broken_onepass_variance PROPERTIES LABELS unit TIMEOUT 300 FIXTURES_REQUIRED fuzz_plugins)
-fuzz_test(fuzz_broken_oob_write libbroken_oob_write.so out_of_bounds)
-fuzz_test(fuzz_broken_unwritten_row libbroken_unwritten_row.so unwritten_output)
-fuzz_test(fuzz_broken_crash_on_shape libbroken_crash_on_shape.so crash)
-fuzz_test(fuzz_broken_hang libbroken_hang.so hang 150)
-fuzz_test(fuzz_broken_nondeterministic libbroken_nondeterministic.so nondeterministic)
-fuzz_test(fuzz_broken_writes_input libbroken_writes_input.so writes_input)
-fuzz_test(fuzz_broken_batch_variant libbroken_batch_variant.so batch_variant)
+fuzz_twins(broken out_of_bounds oob_write)
+fuzz_twins(broken unwritten_output unwritten_row)
+fuzz_twins(broken crash crash_on_shape)
+fuzz_twins(broken hang CASES 150 hang)
+fuzz_twins(broken nondeterministic nondeterministic)
+fuzz_twins(broken writes_input writes_input)
+fuzz_twins(broken batch_variant batch_variant)
 # Caught within 30 cases (seed 7: three input classes), before the first
 # many-rows batch, whose finding (shrunk, with its severity rows) costs about
 # 30 s; the nightly run fuzzes 400 cases.
-fuzz_test(fuzz_broken_bwd_wrong_projection libbroken_bwd_wrong_projection.so accuracy 30)
+fuzz_twins(broken accuracy CASES 30 bwd_wrong_projection)
 fuzz_test(fuzz_broken_bwd_wrong_projection_nightly libbroken_bwd_wrong_projection.so accuracy)
 set_tests_properties(fuzz_broken_bwd_wrong_projection_nightly PROPERTIES LABELS nightly TIMEOUT 600)
-fuzz_test(fuzz_broken_bwd_skips_dbeta libbroken_bwd_skips_dbeta.so unwritten_output)
+fuzz_twins(broken unwritten_output bwd_skips_dbeta)
 
 # The loader's refusals: `normcheck list --plugin X` exits 2 with the reason.
 function(refused_test name plugin reason)
@@ -86,24 +94,20 @@ refused_test(fuzz_refused_missing_dependency ${plugin_dir}/librefused_missing_de
 # caught with the label that names it: policy_mismatch where another policy
 # admits the outputs, accuracy (or a memory label) where none does.
 fuzz_test(fuzz_v2_clean libv2_norms.so "")
-fuzz_test(fuzz_v2_broken_stored_sum_reads_float_sum libv2_broken_stored_sum_reads_float_sum.so policy_mismatch)
-fuzz_test(fuzz_v2_broken_float_sum_reads_stored libv2_broken_float_sum_reads_stored.so policy_mismatch)
-fuzz_test(fuzz_v2_broken_llama_rounds_once libv2_broken_llama_rounds_once.so policy_mismatch)
-fuzz_test(fuzz_v2_broken_gemma_rounded_weight libv2_broken_gemma_rounded_weight.so policy_mismatch)
-fuzz_test(fuzz_v2_broken_skip_onepass_variance libv2_broken_skip_onepass_variance.so accuracy)
-fuzz_test(fuzz_v2_broken_mixed_rounds_y libv2_broken_mixed_rounds_y.so accuracy)
-fuzz_test(fuzz_v2_broken_stride_ignored libv2_broken_stride_ignored.so out_of_bounds)
+fuzz_twins(v2_broken policy_mismatch
+  stored_sum_reads_float_sum float_sum_reads_stored llama_rounds_once gemma_rounded_weight)
+fuzz_twins(v2_broken accuracy skip_onepass_variance mixed_rounds_y)
+fuzz_twins(v2_broken out_of_bounds stride_ignored)
 # The defects of a fused add + norm written with vectors (normcheck's own:
 # kernels/simd/fused_add_*; fuzz_fused_clean below is their negative
 # control), each on the spec of SkipLayerNorm or of layernorm_fwd.hwy_add_bf16.
-fuzz_test(fuzz_v2_broken_tail_lanes_in_variance libv2_broken_tail_lanes_in_variance.so accuracy)
-fuzz_test(fuzz_v2_broken_batch_variant_variance libv2_broken_batch_variant_variance.so batch_variant)
-fuzz_test(fuzz_v2_broken_rounds_xhat libv2_broken_rounds_xhat.so policy_mismatch)
-fuzz_test(fuzz_v2_broken_residual_stride_ignored libv2_broken_residual_stride_ignored.so out_of_bounds)
+fuzz_twins(v2_broken accuracy tail_lanes_in_variance)
+fuzz_twins(v2_broken batch_variant batch_variant_variance)
+fuzz_twins(v2_broken policy_mismatch rounds_xhat)
+fuzz_twins(v2_broken out_of_bounds residual_stride_ignored)
 # A backward from y (Apex's memory_efficient): beta not subtracted, and
 # Apex's own clamp of gamma to at least eps in magnitude.
-fuzz_test(fuzz_v2_broken_from_y_ignores_beta libv2_broken_from_y_ignores_beta.so accuracy)
-fuzz_test(fuzz_v2_broken_from_y_clamps_weight libv2_broken_from_y_clamps_weight.so accuracy)
+fuzz_twins(v2_broken accuracy from_y_ignores_beta from_y_clamps_weight)
 # Version-2 plugins whose y is quantized (examples/plugin/v2_quant_norms.c:
 # vLLM's fused RMSNorm + fp8 / int8 kernels, docs/plugins.md "Quantized
 # outputs"), and their twins (broken/v2_quant_broken.c), each declaring its
@@ -118,11 +122,9 @@ fuzz_test(fuzz_v2_broken_from_y_clamps_weight libv2_broken_from_y_clamps_weight.
 # and y * fl32(1 / s) part: 160 at seed 7 (80-1280 over seeds 1-10), so 640.
 # The clean plugin: no finding at 2000 cases on seeds 1-12.
 fuzz_test(fuzz_v2_quant_clean libv2_quant_norms.so "")
-fuzz_test(fuzz_v2_quant_broken_fp8_skips_y_rounding libv2_quant_broken_fp8_skips_y_rounding.so policy_mismatch)
-fuzz_test(fuzz_v2_quant_broken_fp8_amax_unrounded libv2_quant_broken_fp8_amax_unrounded.so quantization)
-fuzz_test(fuzz_v2_quant_broken_int8_divides libv2_quant_broken_int8_divides.so quantization 640)
-fuzz_test(fuzz_v2_quant_broken_int8_ties_away libv2_quant_broken_int8_ties_away.so quantization)
-fuzz_test(fuzz_v2_quant_broken_int8_clamps_at_127 libv2_quant_broken_int8_clamps_at_127.so quantization)
+fuzz_twins(v2_quant_broken policy_mismatch fp8_skips_y_rounding)
+fuzz_twins(v2_quant_broken quantization fp8_amax_unrounded int8_ties_away int8_clamps_at_127)
+fuzz_twins(v2_quant_broken quantization CASES 640 int8_divides)
 # Version-2 training backwards (examples/plugin/v2_train_norms.c: Liger-Kernel's
 # llama mode, Apex's two-stage dgamma, flash-attention's fused add, Gemma's
 # 1 + gamma; docs/plugins.md "Training backwards") and their twins
@@ -138,9 +140,7 @@ fuzz_test(fuzz_v2_quant_broken_int8_clamps_at_127 libv2_quant_broken_int8_clamps
 # before the first batch where they can; the nightly runs fuzz 400 cases of
 # each (findings in up to a dozen classes, up to 140 s each on 2 loaded cores).
 fuzz_test(fuzz_v2_train_clean libv2_train_norms.so "" 100)
-fuzz_test(fuzz_v2_train_broken_stats_in_bf16 libv2_train_broken_stats_in_bf16.so accuracy 30)
-fuzz_test(fuzz_v2_train_broken_forgets_dresidual libv2_train_broken_forgets_dresidual.so accuracy 30)
-fuzz_test(fuzz_v2_train_broken_forgets_one_plus libv2_train_broken_forgets_one_plus.so accuracy 30)
+fuzz_twins(v2_train_broken accuracy CASES 30 stats_in_bf16 forgets_dresidual forgets_one_plus)
 # dgamma summed in bf16 over the rows stagnates once the sum's bf16 spacing
 # passes its terms: the many-rows finding's severity row at N = 32768 must
 # itself fail its bound (at least 1x), which a call timed out as a hang (the

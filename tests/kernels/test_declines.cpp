@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "normcheck/kernel.h"
+#include "normcheck/row_terms.h"
 
 namespace normcheck {
 namespace {
@@ -96,6 +97,48 @@ TEST(Declines, ASavedStatisticNamingItsRow) {
   layernorm.op = Op::layernorm_bwd;
   EXPECT_EQ(declines(layernorm, {.shape = {3, 2}, .saved_statistic = saved}),
             "row 2 (rstd = 0.5): a statistic below 1");
+}
+
+}  // namespace
+}  // namespace normcheck
+
+namespace normcheck {
+namespace {
+
+// |x|>=M: a nonzero x below M is outside; zeros are inside.
+TEST(Declines, ANonzeroXBelowTheDeclaredSmallest) {
+  Kernel k = gated();
+  k.range = parse_domain("|x|>=2^-126");
+  const std::vector<float> zeros = {0.0f, -0.0f, 1.0f, 0x1p-126f}, subnormal = {1.0f, 0x1p-130f, 0, 0};
+  EXPECT_EQ(declines(k, {.shape = {1, 4}, .x = zeros}), "");
+  EXPECT_EQ(declines(k, {.shape = {1, 4}, .x = subnormal}),
+            "|x| = 7.35e-40 is outside the kernel's declared domain |x|>=2^-126 (a nonzero x)");
+}
+
+// The row terms read Request::row_scales; the reason names the row and the term.
+TEST(Declines, ARowOutsideARowTerm) {
+  Kernel k = gated();
+  k.op = Op::layernorm_fwd;
+  k.range = parse_domain("|mean|/sigma<=1e4 sigma>=2^-126");
+  const RowScale inside{.scale_square = 1, .mean_over_sigma = 1e4};
+  const RowScale ill{.scale_square = 1, .mean_over_sigma = 1e5};
+  const RowScale tiny{.scale_square = 0x1p-260, .mean_over_sigma = 0};
+  const RowScale constant{.scale_square = 0, .mean_over_sigma = INFINITY};
+  const RowScale nonfinite{.finite = false, .scale_square = NAN, .mean_over_sigma = NAN};
+  EXPECT_EQ(declines(k, {.shape = {2, 4}, .row_scales = {inside, nonfinite}}), "");
+  EXPECT_EQ(declines(k, {.shape = {2, 4}, .row_scales = {inside, ill}}),
+            "row 1: |mean|/sigma = 1e+05 is outside the kernel's declared domain |mean|/sigma<=10000");
+  EXPECT_EQ(declines(k, {.shape = {2, 4}, .row_scales = {tiny, inside}}),
+            "row 0: sigma = 7.35e-40 is outside the kernel's declared domain sigma>=2^-126");
+  EXPECT_EQ(declines(k, {.shape = {1, 4}, .row_scales = {constant}}),
+            "row 0: sigma = 0 is outside the kernel's declared domain sigma>=2^-126");
+  // An RMSNorm row has no |mean|/sigma (NaN): only its rms is held to sigma>=S.
+  const RowScale rms{.scale_square = 1, .mean_over_sigma = NAN};
+  EXPECT_EQ(row_terms_reason(k.range, rms), "");
+  // No row_scales: the row terms are not checked (request_for fills them).
+  EXPECT_EQ(declines(k, {Shape{2, 4}}), "");
+  // Without row terms no row is declined.
+  EXPECT_EQ(declines(gated(), {.shape = {1, 4}, .row_scales = {constant}}), "");
 }
 
 }  // namespace

@@ -41,6 +41,7 @@
 #include "normcheck/float_format.h"
 #include "normcheck/kernel.h"
 #include "normcheck/reference.h"
+#include "normcheck/row_scale.h"
 
 namespace normcheck {
 namespace {
@@ -997,16 +998,17 @@ TEST(TightStandard, RowsThatAreNotRealisticAreHeldToTheBoundAlone) {
   const Problem shifted = rows_of(rng, 2, 4096, 1e4f, 1.0f, 1e-5f);  // 2^20 / 4096 = 256 < 1e4
   const Kernel twopass = forward_variants().front();
   EXPECT_EQ(evaluate(twopass, shifted, default_bound(Op::layernorm_fwd)).tight_rows, 0);
-  // realistic_row itself: the limit, a NaN, a subnormal scale
+  // realistic_row itself, on the row's centred scale: the limit, a NaN, a subnormal scale
   std::vector<float> row(4096);
+  const auto realistic = [&] { return realistic_row(row_scales(Op::layernorm_fwd, row, 1, 4096, 0.0f)[0], 4096); };
   for (std::size_t i = 0; i < row.size(); ++i) row[i] = 100.0f + (i % 2 ? 1.0f : -1.0f);  // sigma 1, mean 100
-  EXPECT_TRUE(realistic_row(row));
-  for (float& v : row) v += 200.0f;  // mean 300 > 256
-  EXPECT_FALSE(realistic_row(row));
+  EXPECT_TRUE(realistic());
+  for (float& v : row) v += 200.0f;  // mean 300 > 2^20 / 4096 = 256
+  EXPECT_FALSE(realistic());
   for (std::size_t i = 0; i < row.size(); ++i) row[i] = (i % 2 ? 1.0f : -1.0f) * 0x1p-127f;
-  EXPECT_FALSE(realistic_row(row));
+  EXPECT_FALSE(realistic());
   row[0] = NAN;
-  EXPECT_FALSE(realistic_row(row));
+  EXPECT_FALSE(realistic());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string>
 
 #include "generators.h"
 
@@ -131,6 +132,39 @@ TEST(ProblemGenerator, StaysInsideTheDeclaredEpsAndD) {
   EXPECT_GT(d.size(), 5u) << "d still varies inside the range";
   // A minimum above every usual choice: eps is the minimum itself.
   EXPECT_EQ(draws(InputRange{.min_eps = 0.5f}).first, std::set<float>{0.5f});
+}
+
+// A domain with |x|>=M and row terms (the realistic preset): every drawn
+// problem is inside it (declines() takes it, row terms read from the exact
+// reference), for LayerNorm and RMSNorm, forward and backward. The negative
+// control: the same draws without the domain are often outside it.
+TEST(ProblemGenerator, StaysInsideTheRealisticDomain) {
+  for (const Op op : {Op::layernorm_fwd, Op::rmsnorm_fwd, Op::layernorm_bwd}) {
+    const Kernel* found = nullptr;
+    for (const Kernel& k : kernel_table())
+      if (k.op == op && k.dtype == DType::f32 && k.origin == Origin::ours && k.family == Family::scalar) {
+        found = &k;
+        break;
+      }
+    ASSERT_NE(found, nullptr) << to_string(op);
+    Kernel realistic = *found;
+    realistic.range = parse_domain("realistic");
+    int outside_without = 0;
+    for (const bool fitted : {true, false}) {
+      GenOptions opts = kernel_options(realistic);
+      if (!fitted) opts.range = found->range;
+      const auto gen = gen_problem(opts);
+      for (int i = 0; i < 150; ++i) {
+        const Problem p = gen(rc::Random(static_cast<uint64_t>(i)), i % 101).value();
+        const std::string reason = declines(realistic, request_for(realistic, p));
+        if (fitted)
+          ASSERT_EQ(reason, "") << to_string(op) << " draw " << i << ": " << p.rows << " x " << p.cols;
+        else
+          outside_without += !reason.empty();
+      }
+    }
+    EXPECT_GT(outside_without, 30) << to_string(op) << ": the default draws are often outside the preset";
+  }
 }
 
 // Rows past max_d (GenOptions::long_d): at size 100 (one in long_one_in of

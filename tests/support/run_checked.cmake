@@ -11,6 +11,20 @@ function(run)
   endif()
 endfunction()
 
+# run_json(<what> <key> <command> [args...]): runs a command that prints one
+# JSON document (normcheck's <what> --json), shows its stderr and stdout, and
+# fails the script unless the document has the array <key>. Sets rc (the exit
+# code), out (stdout) and n_<key> (the array's length) in the caller.
+macro(run_json what key)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message(STATUS "stderr:\n${err}")
+  message(STATUS "stdout:\n${out}")
+  string(JSON n_${key} ERROR_VARIABLE json_error LENGTH "${out}" ${key})
+  if(json_error)
+    message(FATAL_ERROR "${what} did not print JSON with ${key} (exit ${rc}): ${json_error}")
+  endif()
+endmacro()
+
 # expect_in(<text> <what>): fails the script, showing <text>, unless <what> is in it.
 function(expect_in text what)
   string(FIND "${text}" "${what}" at)

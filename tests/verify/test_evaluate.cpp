@@ -89,36 +89,35 @@ Problem problem() {
   return p;
 }
 
-TEST(Evaluate, CorrectlyRoundedReferencePasses) {
+// evaluate() of the kernel `fn` on problem(), with the exact outputs planted.
+Evaluation evaluate_planted(nc_layernorm_fwd_fn fn) {
   const Problem p = problem();
   plant(p);
-  const Evaluation ev = evaluate(test_kernel(&exact_kernel), p);
+  return evaluate(test_kernel(fn), p);
+}
+
+TEST(Evaluate, CorrectlyRoundedReferencePasses) {
+  const Evaluation ev = evaluate_planted(&exact_kernel);
   EXPECT_TRUE(ev.pass) << test::describe(ev);
   EXPECT_LE(ev.max_ulp, 0.5);  // correctly rounded: at most half an ulp from the exact value
   EXPECT_FALSE(ev.worst.output.empty());
 }
 
 TEST(Evaluate, CatchesAWriteOnePastTheEnd) {
-  const Problem p = problem();
-  plant(p);
-  const Evaluation ev = evaluate(test_kernel(&writes_one_past_the_end), p);
+  const Evaluation ev = evaluate_planted(&writes_one_past_the_end);
   EXPECT_TRUE(ev.out_of_bounds_write);
   EXPECT_FALSE(ev.pass);
 }
 
 TEST(Evaluate, CatchesAnUnwrittenElement) {
-  const Problem p = problem();
-  plant(p);
-  const Evaluation ev = evaluate(test_kernel(&leaves_one_unwritten), p);
+  const Evaluation ev = evaluate_planted(&leaves_one_unwritten);
   EXPECT_TRUE(ev.unwritten_output);
   EXPECT_FALSE(ev.out_of_bounds_write);
   EXPECT_FALSE(ev.pass);
 }
 
 TEST(Evaluate, CatchesAWriteToTheInput) {
-  const Problem p = problem();
-  plant(p);
-  const Evaluation ev = evaluate(test_kernel(&modifies_x), p);
+  const Evaluation ev = evaluate_planted(&modifies_x);
   EXPECT_TRUE(ev.wrote_input);
   EXPECT_FALSE(ev.pass);
 }

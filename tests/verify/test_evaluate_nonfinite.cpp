@@ -1,8 +1,9 @@
 // evaluate()'s rule for rows with a non-finite input (evaluate.h: NonFinite,
 // NonFiniteConvention; docs/semantics.md "Rows with a non-finite input").
-// Textbook kernels written plainly here, without a non-finite-row guard, and
-// our own kernels are not flagged on rows with NaN or an infinity in x or dy,
-// over several seeds, and the convention each follows is reported. The
+// Textbook kernels without a non-finite-row guard (the two-pass LayerNorm
+// forward is examples/in-your-tests' my_layernorm_fwd, the others are written
+// plainly here) and our own kernels are not flagged on rows with NaN or an
+// infinity in x or dy, over several seeds, and the convention each follows is reported. The
 // negative controls are still caught: kernels that hide the fault (finite
 // values where every convention is non-finite, or a finite value that is not
 // the IEEE one) and kernels that invent one (NaN or inf on a finite row).
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "describe_evaluation.h"
+#include "my_norms.h"
 #include "normcheck/bounds.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/kernel.h"
@@ -32,24 +34,6 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 float at(const float* v, int64_t j, float missing) { return v ? v[j] : missing; }
 
 // ---- textbook kernels: the formulas in float, sums in order, no guard ----
-
-// LayerNorm forward, two-pass.
-void textbook_layernorm_fwd(const float* x, const float* gamma, const float* beta, float* y, float* mean,
-                            float* rstd, int64_t rows, int64_t cols, float eps) {
-  const float d = static_cast<float>(cols);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * cols;
-    float sum = 0;
-    for (int64_t j = 0; j < cols; ++j) sum += xr[j];
-    const float mu = sum / d;
-    float squares = 0;
-    for (int64_t j = 0; j < cols; ++j) squares += (xr[j] - mu) * (xr[j] - mu);
-    const float rs = 1.0f / std::sqrt(squares / d + eps);
-    for (int64_t j = 0; j < cols; ++j) y[r * cols + j] = (xr[j] - mu) * rs * at(gamma, j, 1) + at(beta, j, 0);
-    if (mean) mean[r] = mu;
-    if (rstd) rstd[r] = rs;
-  }
-}
 
 // LayerNorm forward, Welford's one-pass mean and M2.
 void textbook_welford_fwd(const float* x, const float* gamma, const float* beta, float* y, float* mean,
@@ -130,7 +114,7 @@ Kernel textbook(const char* name, Op op, KernelFn fn, BoundFn bound) {
 }
 
 const Kernel kTextbookLayerNormFwd =
-    textbook("textbook.layernorm_fwd", Op::layernorm_fwd, &textbook_layernorm_fwd, &twopass_layernorm_fwd_bound);
+    textbook("textbook.layernorm_fwd", Op::layernorm_fwd, &my_layernorm_fwd, &twopass_layernorm_fwd_bound);
 const Kernel kTextbookWelfordFwd =
     textbook("textbook.welford_fwd", Op::layernorm_fwd, &textbook_welford_fwd, &welford_layernorm_fwd_bound);
 const Kernel kTextbookRmsNormFwd =
@@ -303,7 +287,7 @@ TEST(EvaluateNonFinite, BackwardWithAnInfiniteDy) {
 // The textbook forward with every non-finite y replaced by 0 (a nan_to_num).
 void hides_y(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
              int64_t rows, int64_t cols, float eps) {
-  textbook_layernorm_fwd(x, gamma, beta, y, mean, rstd, rows, cols, eps);
+  my_layernorm_fwd(x, gamma, beta, y, mean, rstd, rows, cols, eps);
   for (int64_t i = 0; i < rows * cols; ++i)
     if (!std::isfinite(y[i])) y[i] = 0;
 }
@@ -319,7 +303,7 @@ void rrms_one(const float* x, const float* gamma, float* y, float* rrms, int64_t
 // The textbook forward that reports a mean of 0 for a row it cannot average.
 void hides_mean(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
                 int64_t rows, int64_t cols, float eps) {
-  textbook_layernorm_fwd(x, gamma, beta, y, mean, rstd, rows, cols, eps);
+  my_layernorm_fwd(x, gamma, beta, y, mean, rstd, rows, cols, eps);
   for (int64_t r = 0; r < rows; ++r)
     if (!std::isfinite(mean[r])) mean[r] = 0;
 }
@@ -352,7 +336,7 @@ void hides_dx(const float* dy, const float* x, const float* gamma, const float* 
 // The textbook kernels with a NaN, or an infinity, on row 0 (finite inputs).
 void invents_nan_y(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
                    int64_t rows, int64_t cols, float eps) {
-  textbook_layernorm_fwd(x, gamma, beta, y, mean, rstd, rows, cols, eps);
+  my_layernorm_fwd(x, gamma, beta, y, mean, rstd, rows, cols, eps);
   y[0] = kNaN;
 }
 

@@ -247,6 +247,11 @@ int run_judge(const JudgeArgs& args) {
                                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 
   if (args.json) {
+    const auto worst_json = [](const Worst& w) -> nlohmann::json {
+      return {{"output", w.output},           {"row", w.row},
+              {"col", w.col},                 {"computed", json_number(w.computed)},
+              {"exact", json_number(w.exact)}, {"allowed", json_number(w.allowed)}};
+    };
     nlohmann::json cases = nlohmann::json::array();
     for (const CaseVerdict& v : verdicts) {
       nlohmann::json c = {{"case", case_name(v)}, {"inputs", v.inputs.string()}};
@@ -262,19 +267,8 @@ int run_judge(const JudgeArgs& args) {
       c["policy_exact_math_ulp"] = json_number(e.policy_exact_math_ulp);
       if (!v.label.empty()) {
         c["label"] = v.label;
-        if (beyond_tight_only(e))
-          c["tight_worst"] = {{"output", e.tight_worst.output},
-                              {"row", e.tight_worst.row},
-                              {"col", e.tight_worst.col},
-                              {"computed", json_number(e.tight_worst.computed)},
-                              {"exact", json_number(e.tight_worst.exact)},
-                              {"allowed", json_number(e.tight_worst.allowed)}};
-        c["worst"] = {{"output", e.worst.output},
-                      {"row", e.worst.row},
-                      {"col", e.worst.col},
-                      {"computed", json_number(e.worst.computed)},
-                      {"exact", json_number(e.worst.exact)},
-                      {"allowed", json_number(e.worst.allowed)}};
+        if (beyond_tight_only(e)) c["tight_worst"] = worst_json(e.tight_worst);
+        c["worst"] = worst_json(e.worst);
         c["consistent_policies"] = e.consistent_policies;
         c["consistent_casts"] = e.consistent_casts;
         c["problem_file"] = v.finding_file.string();

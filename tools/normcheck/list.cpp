@@ -3,7 +3,6 @@
 // supported input range, whether it declines a typical shape, and its bound
 // evaluated on two representative rows (a centred one and a shifted one, so the
 // reader sees how the bound grows with |mean|/sigma).
-#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -101,6 +100,9 @@ int run_list(bool json) {
                                     {"min_eps", k.range.min_eps},
                                     {"min_d", k.range.min_d},
                                     {"max_d", k.range.max_d},
+                                    {"min_abs_x", k.range.min_abs_x},
+                                    {"max_mean_over_sigma", json_number(k.range.max_mean_over_sigma)},
+                                    {"min_sigma", k.range.min_sigma},
                                     {"text", domain_text(k.range)}}},
                          {"declines_64x768", declines(k, {kTypicalShape})},
                          {"not_judged", spec_not_judged(spec_of(k))},

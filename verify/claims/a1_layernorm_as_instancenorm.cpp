@@ -51,14 +51,9 @@ ClaimResult check_a1(const ClaimOptions& options, const NormOp& instance_norm_op
                         "spatial axis), not 'LayerNorm is InstanceNorm' in general. Note also that the seed's own "
                         "demonstration computes instance_norm(...) into `output` and then prints layer_norm(embedding) "
                         "again, so its printout never showed InstanceNorm's result; the check above does. ";
-  if (counterexample.empty()) {
-    result.verdict = Verdict::holds;
-    result.figure = "max relative difference " + fmt("%.1e", worst) + " (exact: < " + fmt("%.0e", kExactTolerance) +
-                    "); on (N,C,H,W) images the ops differ by " + fmt("%.2f", image_diff);
-  } else {
-    result.verdict = Verdict::refuted;
-    result.figure = "counterexample: " + counterexample;
-  }
+  decide_equivalence(result, counterexample,
+                     "max relative difference " + fmt("%.1e", worst) + " (exact: < " + fmt("%.0e", kExactTolerance) +
+                         "); on (N,C,H,W) images the ops differ by " + fmt("%.2f", image_diff));
   result.explanation = "Both sides at 332 bits. " + result.explanation +
                        "For a user: in a Transformer (B,S,D) activation, LayerNorm normalizes each token's D features; "
                        "it never mixes tokens or batch items, which is why it behaves the same in training and inference "

@@ -36,4 +36,9 @@ inline FfnDraw draw_ffn_sample(double v, double w, int d, int m, std::normal_dis
   return {draw_ffn_weights(v, w, d, m, normal, rng), x};
 }
 
+// The sublayer's output z = alpha x + ReLU(x W) V.
+inline Eigen::RowVectorXd ffn_output(const FfnDraw& f, double alpha) {
+  return alpha * f.x + (f.x * f.w).cwiseMax(0.0) * f.v;
+}
+
 }  // namespace normcheck::claims_jacobian

@@ -20,13 +20,9 @@ claims_mc::MeanInterval ffn_second_moment(double alpha, double v, double w, int 
                                           int samples, uint64_t seed) {
   std::mt19937_64 rng = claims_mc::seeded_rng(seed, 0x31);
   std::normal_distribution<double> normal(0.0, 1.0);
-  std::vector<double> values;
-  for (int k = 0; k < samples; ++k) {
-    const FfnDraw f = draw_ffn_sample(v, w, d, m, normal, rng);
-    const Eigen::RowVectorXd z = alpha * f.x + (f.x * f.w).cwiseMax(0.0) * f.v;
-    values.push_back(z.squaredNorm() / d);
-  }
-  return claims_mc::mean_interval(values);
+  return claims_mc::sample_mean(samples, [&] {
+    return ffn_output(draw_ffn_sample(v, w, d, m, normal, rng), alpha).squaredNorm() / d;
+  });
 }
 
 }  // namespace claims_jacobian

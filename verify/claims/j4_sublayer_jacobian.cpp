@@ -30,30 +30,25 @@ claims_mc::MeanInterval ffn_input_gain_squared(double alpha, double v, double w,
                                                int samples, uint64_t seed) {
   std::mt19937_64 rng = claims_mc::seeded_rng(seed, 0x41);
   std::normal_distribution<double> normal(0.0, 1.0);
-  std::vector<double> values;
-  for (int k = 0; k < samples; ++k) {
+  return claims_mc::sample_mean(samples, [&] {
     const FfnDraw f = draw(v, w, d, m, rng);
     Eigen::RowVectorXd dx(d);
     for (int i = 0; i < d; ++i) dx(i) = normal(rng);
     const Eigen::RowVectorXd active = ((f.x * f.w).array() > 0.0).cast<double>().matrix();
     const Eigen::RowVectorXd dz = alpha * dx + (dx * f.w).cwiseProduct(active) * f.v;
-    values.push_back(dz.squaredNorm() / dx.squaredNorm());
-  }
-  return claims_mc::mean_interval(values);
+    return dz.squaredNorm() / dx.squaredNorm();
+  });
 }
 
 claims_mc::MeanInterval layernorm_gain_ratio(double alpha, double v, double w, int d, int m,
                                              int samples, uint64_t seed) {
   std::mt19937_64 rng = claims_mc::seeded_rng(seed, 0x42);
-  std::vector<double> values;
-  for (int k = 0; k < samples; ++k) {
-    const FfnDraw f = draw(v, w, d, m, rng);
-    const Eigen::RowVectorXd z = alpha * f.x + (f.x * f.w).cwiseMax(0.0) * f.v;
+  return claims_mc::sample_mean(samples, [&] {
+    const Eigen::RowVectorXd z = ffn_output(draw(v, w, d, m, rng), alpha);
     const double variance = (z.array() - z.mean()).square().mean();
     // J1: ||dLN/dz||_2 = 1/sqrt(sigma^2 + eps) exactly (d >= 3), eps = 1e-5.
-    values.push_back(std::sqrt(alpha * alpha + v * v * w * w) / std::sqrt(variance + 1e-5));
-  }
-  return claims_mc::mean_interval(values);
+    return std::sqrt(alpha * alpha + v * v * w * w) / std::sqrt(variance + 1e-5);
+  });
 }
 
 }  // namespace claims_jacobian

@@ -23,17 +23,15 @@ claims_mc::MeanInterval xavier_gain_squared(int n_in, int n_out, double gain, bo
   std::mt19937_64 rng = claims_mc::seeded_rng(seed, 0x81);
   std::normal_distribution<double> normal(0.0, 1.0);
   const double scale = gain * std::sqrt(2.0 / (n_in + n_out));
-  std::vector<double> values;
-  for (int k = 0; k < samples; ++k) {
+  return claims_mc::sample_mean(samples, [&] {
     Eigen::RowVectorXd x(n_in);
     for (int i = 0; i < n_in; ++i) x(i) = normal(rng);
     Eigen::MatrixXd w(n_in, n_out);
     for (Eigen::Index i = 0; i < w.size(); ++i) w.data()[i] = normal(rng) * scale;
     Eigen::RowVectorXd y = x * w;
     if (relu) y = y.cwiseMax(0.0);
-    values.push_back(y.squaredNorm() / x.squaredNorm());
-  }
-  return claims_mc::mean_interval(values);
+    return y.squaredNorm() / x.squaredNorm();
+  });
 }
 
 }  // namespace claims_jacobian

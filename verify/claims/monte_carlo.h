@@ -51,6 +51,15 @@ inline MeanInterval mean_interval(std::span<const double> values) {
   return out;
 }
 
+// The mean interval of `samples` values of draw(), drawn one after another.
+template <class Draw>
+MeanInterval sample_mean(int samples, Draw draw) {
+  std::vector<double> values;
+  values.reserve(static_cast<std::size_t>(std::max(samples, 0)));
+  for (int k = 0; k < samples; ++k) values.push_back(draw());
+  return mean_interval(values);
+}
+
 // Median and range of a handful of replicates (one per seed), for quantities
 // whose spread over seeds is too wide and skewed for a mean +- interval
 // (Post-LN's update varies 30x across seeds at N = 64).

@@ -103,14 +103,9 @@ ClaimResult check_s1(const ClaimOptions& options, const NormOp& layer_norm_op, s
     }
   }
   if (!kernel_text.empty()) result.explanation += "Float kernels, same data: " + kernel_text;
-  if (counterexample.empty()) {
-    result.verdict = Verdict::holds;
-    result.figure = "max relative difference " + fmt("%.1e", worst_relative) + " over both equivalences (exact: < " +
-                    fmt("%.0e", kExactTolerance) + ", 332-bit arithmetic)";
-  } else {
-    result.verdict = Verdict::refuted;
-    result.figure = "counterexample: " + counterexample;
-  }
+  decide_equivalence(result, counterexample,
+                     "max relative difference " + fmt("%.1e", worst_relative) + " over both equivalences (exact: < " +
+                         fmt("%.0e", kExactTolerance) + ", 332-bit arithmetic)");
   result.explanation = "Computed both sides at 332 bits with real reshapes and permutes. " + result.explanation +
                        "For a user: LayerNorm over [C,H,W] is one normalization per sample over all C*H*W values, "
                        "and LayerNorm(C) after a channels-last permute is a per-pixel normalization over channels; "

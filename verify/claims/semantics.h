@@ -7,6 +7,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "exact_tensor.h"
@@ -39,6 +40,14 @@ struct Seed002Prints {
 const Seed002Prints& seed002_prints();
 
 // ---- Checks (each claim's Claim row calls these with the real ops) ----
+// An equivalence's verdict: holds, with `holds_figure`, when the comparison
+// found no counterexample; refuted, with the first counterexample as its
+// figure, when it did.
+inline void decide_equivalence(ClaimResult& result, const std::string& counterexample, std::string holds_figure) {
+  result.verdict = counterexample.empty() ? Verdict::holds : Verdict::refuted;
+  result.figure = counterexample.empty() ? std::move(holds_figure) : "counterexample: " + counterexample;
+}
+
 // S1 with `layer_norm_op` standing for nn.LayerNorm; the other side of every
 // comparison is the explicit definition (flatten / per-pixel loop).
 ClaimResult check_s1(const ClaimOptions& options, const NormOp& layer_norm_op,

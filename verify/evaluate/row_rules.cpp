@@ -11,18 +11,9 @@ bool ill_posed(const RowStats& s) { return s.finite && std::isinf(s.r); }
 
 }  // namespace evaluation
 
-bool realistic_row(std::span<const float> s) {
-  if (s.empty()) return false;
-  double sum = 0;
-  for (float v : s) {
-    if (!std::isfinite(v)) return false;
-    sum += v;
-  }
-  const double d = static_cast<double>(s.size()), mean = sum / d;
-  double squares = 0;
-  for (float v : s) squares += (v - mean) * (v - mean);
-  const double sigma = std::sqrt(squares / d);
-  return sigma >= 0x1p-126 && std::fabs(mean) <= sigma * (0x1p20 / d);
+bool realistic_row(const RowScale& centred, int64_t d) {
+  return centred.finite && d > 0 && std::sqrt(centred.scale_square) >= 0x1p-126 &&
+         centred.mean_over_sigma <= 0x1p20 / static_cast<double>(d);
 }
 
 namespace evaluation {
@@ -40,6 +31,12 @@ bool row_inputs_finite(const RowStats& s, const std::vector<float>& dy, int64_t 
   return true;
 }
 
+// Every magnitude of a RowCondition: a column's is the largest of its rows'.
+constexpr double RowCondition::*kLargestOverRows[] = {
+    &RowCondition::kappa,      &RowCondition::max_kappa, &RowCondition::eps_share,     &RowCondition::r,
+    &RowCondition::max_abs_dy, &RowCondition::max_abs_g, &RowCondition::max_abs_gamma,
+};
+
 // kernel.h says rows set and kappa, max_kappa (and the other magnitudes) the
 // largest over the rows that are checked and have finite x (a row with
 // non-finite x has a NaN xhat, which makes every dgamma column NaN). A
@@ -52,13 +49,7 @@ RowCondition column_condition(Op op, const std::vector<RowStats>& stats, int64_t
     const RowCondition rc = row_condition(s);
     c.d = rc.d;
     if (!s.finite || !row_checked(op, s)) continue;
-    c.kappa = std::max(c.kappa, rc.kappa);
-    c.max_kappa = std::max(c.max_kappa, rc.max_kappa);
-    c.eps_share = std::max(c.eps_share, rc.eps_share);
-    c.r = std::max(c.r, rc.r);
-    c.max_abs_dy = std::max(c.max_abs_dy, rc.max_abs_dy);
-    c.max_abs_g = std::max(c.max_abs_g, rc.max_abs_g);
-    c.max_abs_gamma = std::max(c.max_abs_gamma, rc.max_abs_gamma);
+    for (double RowCondition::*largest : kLargestOverRows) c.*largest = std::max(c.*largest, rc.*largest);
   }
   return c;
 }

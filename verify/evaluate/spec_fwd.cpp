@@ -24,6 +24,7 @@
 #include "normcheck/invoke.h"
 #include "normcheck/metrics.h"
 #include "normcheck/op_spec.h"
+#include "normcheck/row_scale.h"
 #include "normcheck/spec_policy.h"
 #include "nonfinite.h"
 #include "op.h"
@@ -261,13 +262,11 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   // bound, checked by the same element rule. A quantized y's codes are held
   // to the bound alone: its range is one or two codes wide either way.
   if (const BoundFn tight = tight_bound(run.bound); tight && !quant) {
+    // centred scales for RMSNorm too: its sigma and |mean|/sigma say whether its sums' roundings are random
+    const std::vector<RowScale> centred = row_scales(Op::layernorm_fwd, norm_inputs(k, p), p.rows, p.cols, p.eps);
     std::vector<char> realistic(stats.size(), 0);
-    std::vector<float> s(cols);
     for (std::size_t r = 0; r < stats.size(); ++r) {
-      if (!stats[r].finite || !row_checked(op, stats[r])) continue;
-      for (std::size_t j = 0; j < cols; ++j)
-        s[j] = norm_input(spec, x[r * cols + j], spec.add ? residual[r * cols + j] : 0.0f);
-      realistic[r] = realistic_row(s);
+      realistic[r] = stats[r].finite && row_checked(op, stats[r]) && realistic_row(centred[r], p.cols);
       ev.tight_rows += realistic[r];
     }
     if (ev.tight_rows > 0) {

@@ -1,11 +1,14 @@
-/* Broken plugins: the example's two-pass LayerNorm with one deliberate defect,
- * chosen by a BROKEN_<DEFECT> macro (CMakeLists.txt builds one library per
- * defect). normcheck's tests fuzz each and expect the label in the comment. */
+/* Broken plugins: the example's two-pass LayerNorm (the steps of v1_rows.h)
+ * with one deliberate defect, chosen by a BROKEN_<DEFECT> macro (CMakeLists.txt
+ * builds one library per defect). normcheck's tests fuzz each and expect the
+ * label in the comment. */
 #include <math.h>
 #include <signal.h>
 #include <stddef.h>
 
 #include <normcheck/plugin.h>
+
+#include "../v1_rows.h"
 
 static void layernorm_fwd(const float* x, const float* gamma, const float* beta, float* y, float* mean,
                           float* rstd, int64_t rows, int64_t cols, float eps) {
@@ -30,23 +33,13 @@ static void layernorm_fwd(const float* x, const float* gamma, const float* beta,
 #if BROKEN_TAIL_BUG /* accuracy: the mean only sums whole blocks of 8, dropping the tail */
     summed = cols >= 8 ? cols / 8 * 8 : cols;
 #endif
-    float sum = 0.0f;
-    for (int64_t i = 0; i < summed; ++i) sum += xr[i];
+    float sum = v1_row_sum(xr, summed);
 #if BROKEN_BATCH_VARIANT /* batch_variant: in a batch of rows the mean is summed in two halves, a reduction
                             split that switches with the row count (the row alone is summed left to right) */
-    if (rows > 1) {
-      float low = 0.0f, high = 0.0f;
-      for (int64_t i = 0; i < cols / 2; ++i) low += xr[i];
-      for (int64_t i = cols / 2; i < cols; ++i) high += xr[i];
-      sum = low + high;
-    }
+    if (rows > 1) sum = v1_row_sum(xr, cols / 2) + v1_row_sum(xr + cols / 2, cols - cols / 2);
 #endif
     const float mu = sum / d;
-    float squares = 0.0f;
-    for (int64_t i = 0; i < cols; ++i) {
-      const float c = xr[i] - mu;
-      squares += c * c;
-    }
+    const float squares = v1_centred_squares(xr, cols, mu);
     float var = squares / d;
 #if BROKEN_WRONG_VARIANCE /* accuracy: the unbiased variance, divided by d - 1 */
     if (cols > 1) var = squares / (d - 1.0f);
@@ -57,11 +50,7 @@ static void layernorm_fwd(const float* x, const float* gamma, const float* beta,
     var = sum_squares / d - mu * mu;
 #endif
     const float a = 1.0f / sqrtf(var + eps);
-    for (int64_t i = 0; i < cols; ++i) {
-      const float xhat = (xr[i] - mu) * a;
-      const float scaled = gamma ? gamma[i] * xhat : xhat;
-      yr[i] = beta ? scaled + beta[i] : scaled;
-    }
+    v1_write_normalized(xr, gamma, beta, yr, cols, mu, a);
     if (mean) mean[r] = mu;
     if (rstd) rstd[r] = a;
 #if BROKEN_WRONG_STATISTICS /* accuracy: y is right, the saved rstd is sqrt(var + eps), not its reciprocal */
@@ -91,25 +80,14 @@ static void layernorm_bwd(const float* dy, const float* x, const float* gamma, c
 #if BROKEN_BWD_SKIPS_DBETA
   dbeta = NULL;
 #endif
-  for (int64_t j = 0; j < cols; ++j) {
-    if (dgamma) dgamma[j] = 0.0f;
-    if (dbeta) dbeta[j] = 0.0f;
-  }
+  v1_zero_column_sums(dgamma, dbeta, cols);
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * cols;
     const float* dyr = dy + r * cols;
     float* dxr = dx + r * cols;
-    float sum_g = 0.0f, sum_g_xhat = 0.0f;
-    int finite = 1;
-    for (int64_t j = 0; j < cols; ++j) {
-      const float xhat = (xr[j] - mean[r]) * rstd[r];
-      const float g = gamma ? gamma[j] * dyr[j] : dyr[j];
-      sum_g += g;
-      sum_g_xhat += g * xhat;
-      if (dgamma) dgamma[j] += dyr[j] * xhat;
-      if (dbeta) dbeta[j] += dyr[j];
-      finite = finite && isfinite(xr[j]) && isfinite(dyr[j]);
-    }
+    float sum_g, sum_g_xhat;
+    v1_layernorm_bwd_sums(xr, dyr, gamma, mean[r], rstd[r], cols, dgamma, dbeta, &sum_g, &sum_g_xhat);
+    const int finite = v1_row_finite(xr, cols) && v1_row_finite(dyr, cols);
     for (int64_t j = 0; j < cols; ++j) {
       const float xhat = (xr[j] - mean[r]) * rstd[r];
       const float g = gamma ? gamma[j] * dyr[j] : dyr[j];

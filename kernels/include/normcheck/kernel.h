@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "normcheck/plugin.h"
 
@@ -179,9 +180,21 @@ struct InputRange {
   bool handles_nonfinite = true;  // NaN/inf inputs propagate as docs/semantics.md says
   float min_eps = 0;              // eps >= min_eps (0: every eps, 0 included); a float, as eps is
   int64_t min_d = 1, max_d = std::numeric_limits<int64_t>::max();  // min_d <= d <= max_d
+  // Every nonzero finite x has |x| >= min_abs_x (0: no limit). Zeros stay
+  // inside: a zero is a realistic value; a value below the limit (a
+  // subnormal under |x|>=2^-126) is one a kernel that flushes it may read as 0.
+  double min_abs_x = 0;
+  // The row terms: properties of each finite row of the norm's input (x, or
+  // x + residual for a spec that adds one), read from the reference's exact
+  // statistics (RowScale, verify's row_scale.h). sigma is the standard
+  // deviation (LayerNorm) or the rms sqrt(mean(x^2)) (RMSNorm).
+  double max_mean_over_sigma = std::numeric_limits<double>::infinity();  // |mean|/sigma <= this (LayerNorm ops)
+  double min_sigma = 0;  // sigma >= this (0: no limit)
 
   // The largest |x| on rows of length d (d < 1 counts as 1).
   double limit(int64_t d) const;
+  // Whether a row term limits anything (declines() then needs Request::row_scales).
+  bool has_row_terms() const { return min_sigma > 0 || max_mean_over_sigma < std::numeric_limits<double>::infinity(); }
   bool operator==(const InputRange&) const = default;
 };
 
@@ -192,12 +205,23 @@ struct InputRange {
 //   d>=A, d<=B      one end of the d range
 //   |x|<=M          max_abs_x = M (> 0), flat;  |x|<=M/sqrt(d): sqrt_d_scaled
 //   finite          handles_nonfinite = false (NaN/inf inputs are outside)
+//   |x|>=M          min_abs_x = M (> 0): every nonzero x has |x| >= M
+//   |mean|/sigma<=K max_mean_over_sigma = K (> 0)
+//   sigma>=S        min_sigma = S (> 0)
+//   realistic       the preset kRealisticDomain names (below)
 //   any             no term: the text of the default domain
-// Terms may come in any order, each at most once. domain_text() prints the
+// Terms may come in any order, each at most once. A preset sets its terms
+// first; a term stated next to it replaces the preset's value for that field
+// ("realistic eps>=1e-06"). domain_text() prints the
 // terms that differ from the default, in the order above, with numbers that
 // parse back to the same values (a power of two 2^k with |k| >= 10 as
 // "2^k", which the parser reads too).
 std::string domain_text(const InputRange& domain);
+
+// The realistic inputs of a trained model's norm (docs/plugins.md, "The
+// realistic preset", says why each number): what `realistic` stands for.
+inline constexpr std::string_view kRealisticDomain = "eps>=1e-12 finite |x|>=2^-126 |mean|/sigma<=10000 sigma>=2^-63";
+
 // The domain `text` states, starting from `base`: a term replaces base's value
 // for its field, the fields it does not name keep base's. Throws
 // std::invalid_argument with a message that quotes the term at fault.
@@ -265,23 +289,35 @@ void add_kernel_rows(std::span<const Kernel> rows);
 // The row with this name, or nullptr.
 const Kernel* find_kernel(std::string_view name);
 
+// The exact scale of one row of the norm's input, what the domain's row terms
+// read (InputRange): verify's row_scales() computes it from the reference.
+struct RowScale {
+  bool finite = true;         // every element finite (the row terms bind finite rows only)
+  double scale_square = 0;    // sigma^2 (LayerNorm) or mean(x^2) (RMSNorm), correctly rounded to double
+  double mean_over_sigma = 0; // |mean|/sigma (+inf on a constant row); NaN for RMSNorm, where no mean is subtracted
+};
+
 // What a kernel is asked to run, as far as the caller knows it. The shape
 // always; eps, x (and dy, backward) to hold the problem to the declared domain
 // (InputRange); the saved statistic (backward: rstd for LayerNorm, rrms for
 // RMSNorm, one per row as the forward saved it) for
-// Kernel::declines_saved_statistic. An empty span or eps is not checked.
+// Kernel::declines_saved_statistic; each row's scale for the row terms. An
+// empty span, vector or eps is not checked.
 struct Request {
   Shape shape;
   std::optional<float> eps = {};  // the problem's eps (empty: not checked)
   std::span<const float> x = {}, dy = {};
   std::span<const float> saved_statistic = {};
+  std::vector<RowScale> row_scales = {};  // one per row (empty: the row terms are not checked)
 };
 
 // The one gate: why `kernel` declines `request`, or an empty string when it
 // takes it. In this order: the shape (Kernel::declines), a d outside the
 // declared domain's d range, an eps below its min_eps, a non-finite x or dy
-// the kernel does not handle, an |x| beyond its limit, a row's saved
-// statistic it refuses (the reason names the row). A kernel promises nothing
+// the kernel does not handle, an |x| beyond its limit, a nonzero |x| below its
+// min_abs_x, a row outside a row term (Request::row_scales; the reason names
+// the term and the row), a row's saved statistic it refuses (the reason names
+// the row). A kernel promises nothing
 // for what it declines: evaluate() runs nothing then, `normcheck list` shows
 // the reason for a typical shape, fuzz and the reports skip or file it.
 std::string declines(const Kernel& kernel, const Request& request);

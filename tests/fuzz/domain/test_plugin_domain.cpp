@@ -86,6 +86,52 @@ TEST(PluginDomain, BreakingInsideTheDeclaredDomainIsStillCaught) {
   for (const float e : eps) EXPECT_GE(e, 1e-6f) << "a finding outside the declared domain";
 }
 
+// The realistic preset (docs/plugins.md) leaves out the flushed squares'
+// rows (eps = 0, sigma^2 below FLT_MIN): the undeclared kernel has no finding
+// under --domain realistic, and no case is declined (the generators construct
+// rows inside the preset); with --wide-range what breaks outside it is a
+// limit that names the term it lies beyond.
+TEST(PluginDomain, TheRealisticPresetLeavesOutTheFlushedSquares) {
+  const nlohmann::json doc = fuzz(DOMAIN_FTZ_UNDECLARED, "ftz_realistic", " --domain realistic", 0);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["findings"].size(), 0u) << doc.dump(2);
+  EXPECT_EQ(doc["cases"], 300);
+  for (const auto& k : doc["kernels"]) EXPECT_TRUE(k["declined"] == 0 && k["judged"] == 300) << k.dump();
+  // `list` prints the preset as its terms, and --json has each term's field.
+  const CliRun list =
+      run_normcheck(std::string("list --json --domain realistic --plugin '") + DOMAIN_FTZ_UNDECLARED + "'");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  bool found = false;
+  const nlohmann::json listed = nlohmann::json::parse(list.out);
+  for (const auto& k : listed["kernels"])
+    if (k["name"] == "ftz_undeclared.rmsnorm_fwd") {
+      found = true;
+      EXPECT_EQ(k["range"]["text"], "eps>=1e-12 |x|<=2^62/sqrt(d) finite |x|>=2^-126 |mean|/sigma<=10000 sigma>=2^-63");
+      EXPECT_EQ(k["range"]["max_mean_over_sigma"].get<double>(), 1e4);
+      EXPECT_EQ(k["range"]["min_sigma"].get<double>(), 0x1p-63);
+      EXPECT_EQ(k["range"]["min_abs_x"].get<double>(), 0x1p-126);
+    } else {
+      EXPECT_TRUE(k["range"]["max_mean_over_sigma"].is_null()) << k["name"];  // no limit
+    }
+  EXPECT_TRUE(found);
+  const nlohmann::json wide = fuzz(DOMAIN_FTZ_UNDECLARED, "ftz_realistic_wide", " --domain realistic --wide-range", 0);
+  ASSERT_FALSE(wide.is_discarded());
+  EXPECT_EQ(wide["findings"].size(), 0u) << wide.dump(2);
+  ASSERT_GT(wide["limits"].size(), 0u) << wide.dump(2);
+  for (const auto& limit : wide["limits"])
+    EXPECT_NE(limit["detail"].get<std::string>().find("outside the kernel's declared domain "), std::string::npos)
+        << limit.dump();
+}
+
+// A kernel that breaks at every eps (eps outside the root) is still caught
+// inside the preset, on problems inside it.
+TEST(PluginDomain, BreakingInsideTheRealisticPresetIsStillCaught) {
+  const nlohmann::json doc = fuzz(DOMAIN_OUTSIDE_ROOT, "outside_root_realistic", " --domain realistic", 1);
+  ASSERT_FALSE(doc.is_discarded());
+  ASSERT_GT(doc["findings"].size(), 0u);
+  for (const float e : finding_eps(doc)) EXPECT_GE(e, 1e-12f) << "a finding outside the preset";
+}
+
 // --wide-range draws outside the domain too (eps = 0 among them, where the
 // negative control above is caught): what breaks there is a limit, listed
 // with the declared limit it lies beyond (one per label), never a finding.

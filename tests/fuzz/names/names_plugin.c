@@ -1,8 +1,9 @@
 /* A plugin whose kernels carry hostile names, for the tests of names and paths
  * (test_names_paths.cpp). Every kernel is the same deliberately wrong LayerNorm
- * forward: a two-pass LayerNorm that then adds 1 to the first y of each row
- * (of each row, so that the defect does not depend on the batch), and fuzzing
- * any of them gives an `accuracy` finding at once. One library per macro:
+ * forward: the two-pass LayerNorm of examples/in-your-tests (my_norms.c), then
+ * 1 added to the first y of each row (of each row, so that the defect does not
+ * depend on the batch), and fuzzing any of them gives an `accuracy` finding at
+ * once. One library per macro:
  *   NAMES_SHELL  names that are shell syntax: a command after ';', '(' alone,
  *                $(...) and `...` command substitutions that create files;
  *   NAMES_PATHS  names that are paths: a '/', a '../', 300 bytes (over NAME_MAX);
@@ -17,27 +18,12 @@
 
 #include <normcheck/plugin.h>
 
+#include "my_norms.h"
+
 static void wrong_layernorm_fwd(const float* x, const float* gamma, const float* beta, float* y, float* mean,
                                 float* rstd, int64_t rows, int64_t cols, float eps) {
-  const float d = (float)cols;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * cols;
-    float* yr = y + r * cols;
-    float sum = 0.0f;
-    for (int64_t i = 0; i < cols; ++i) sum += xr[i];
-    const float mu = sum / d;
-    float squares = 0.0f;
-    for (int64_t i = 0; i < cols; ++i) squares += (xr[i] - mu) * (xr[i] - mu);
-    const float a = 1.0f / sqrtf(squares / d + eps);
-    for (int64_t i = 0; i < cols; ++i) {
-      const float xhat = (xr[i] - mu) * a;
-      const float scaled = gamma ? gamma[i] * xhat : xhat;
-      yr[i] = beta ? scaled + beta[i] : scaled;
-    }
-    if (cols > 0) yr[0] += 1.0f; /* the defect */
-    mean[r] = mu;
-    rstd[r] = a;
-  }
+  my_layernorm_fwd(x, gamma, beta, y, mean, rstd, rows, cols, eps);
+  for (int64_t r = 0; r < rows && cols > 0; ++r) y[r * cols] += 1.0f; /* the defect */
 }
 
 #define FN ((void (*)(void))wrong_layernorm_fwd)

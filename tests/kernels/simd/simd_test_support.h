@@ -26,6 +26,31 @@ inline std::vector<const Kernel*> simd_kernels() {
   return out;
 }
 
+// The Highway rows with a spec of their own for which has(spec) holds (a
+// residual add, a quantized y).
+template <class Pred>
+std::vector<const Kernel*> simd_spec_kernels(Pred has) {
+  std::vector<const Kernel*> out;
+  for (const Kernel* k : simd_kernels())
+    if (k->spec && has(*k->spec)) out.push_back(k);
+  return out;
+}
+
+// The table's row `name` states the spec whose text form is `text`: a valid
+// spec of the row's op, with x in the row's dtype, on rows at a stride.
+inline void expect_row_states_spec(std::string_view name, std::string_view text) {
+  const Kernel* k = find_kernel(name);
+  ASSERT_NE(k, nullptr) << name;
+  ASSERT_NE(k->spec, nullptr) << name;
+  const SpecParse parsed = parse_spec(text);
+  ASSERT_TRUE(parsed.spec) << text << ": " << parsed.error;
+  EXPECT_EQ(*parsed.spec, *k->spec) << name << " states " << to_text(*k->spec) << ", not " << text;
+  EXPECT_EQ(spec_error(*k->spec), "") << name;
+  EXPECT_EQ(k->op, op_of(*k->spec)) << name;
+  EXPECT_EQ(k->dtype, k->spec->dtype_of(TensorName::x)) << name;
+  EXPECT_TRUE(k->takes_row_stride) << name;
+}
+
 // One gtest per Highway target, as hwy/tests/hwy_gtest.h does it: a suite
 // derived from PerTarget and instantiated with
 // HWY_TARGET_INSTANTIATE_TEST_SUITE_P(Suite) runs each TEST_P(Suite, ...) once

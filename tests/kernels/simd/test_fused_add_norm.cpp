@@ -26,10 +26,7 @@ namespace {
 
 // The fused rows of the table: Highway rows whose spec adds a residual.
 std::vector<const Kernel*> fused_kernels() {
-  std::vector<const Kernel*> out;
-  for (const Kernel* k : test::simd_kernels())
-    if (k->spec && k->spec->add) out.push_back(k);
-  return out;
+  return test::simd_spec_kernels([](const OpSpec& spec) { return spec.add; });
 }
 
 // Each row's spec: the norm reads the sum it stores (round=sum:T), weight
@@ -49,18 +46,7 @@ TEST(FusedAddRows, EachRowStatesItsPolicy) {
       {"layernorm_fwd.hwy_add_1pg_bf16", "layernorm fwd dtype=bf16 add weight=1+gamma round=sum:bf16"},
       {"layernorm_fwd.hwy_add_1pg_f16", "layernorm fwd dtype=f16 add weight=1+gamma round=sum:f16"},
   };
-  for (const auto& [name, text] : rows) {
-    const Kernel* k = find_kernel(name);
-    ASSERT_NE(k, nullptr) << name;
-    ASSERT_NE(k->spec, nullptr) << name;
-    const SpecParse parsed = parse_spec(text);
-    ASSERT_TRUE(parsed.spec) << text << ": " << parsed.error;
-    EXPECT_EQ(*parsed.spec, *k->spec) << name << " states " << to_text(*k->spec) << ", not " << text;
-    EXPECT_EQ(spec_error(*k->spec), "") << name;
-    EXPECT_EQ(k->op, op_of(*k->spec)) << name;
-    EXPECT_EQ(k->dtype, k->spec->dtype_of(TensorName::x)) << name;
-    EXPECT_TRUE(k->takes_row_stride) << name;
-  }
+  for (const auto& [name, text] : rows) test::expect_row_states_spec(name, text);
   EXPECT_EQ(fused_kernels().size(), std::size(rows)) << "a fused Highway row this test does not name";
 }
 

@@ -49,26 +49,16 @@ const std::pair<std::string_view, std::string_view> kRows[] = {
 
 // The quantized Highway rows of the table.
 std::vector<const Kernel*> quant_kernels() {
-  std::vector<const Kernel*> out;
-  for (const Kernel* k : test::simd_kernels())
-    if (k->spec && k->spec->quant) out.push_back(k);
-  return out;
+  return test::simd_spec_kernels([](const OpSpec& spec) { return spec.quant.has_value(); });
 }
 
 TEST(RmsNormQuantRows, EachRowStatesItsSpec) {
   for (const auto& [name, text] : kRows) {
+    test::expect_row_states_spec(name, text);
     const Kernel* k = find_kernel(name);
-    ASSERT_NE(k, nullptr) << name;
-    ASSERT_NE(k->spec, nullptr) << name;
-    const SpecParse parsed = parse_spec(text);
-    ASSERT_TRUE(parsed.spec) << text << ": " << parsed.error;
-    EXPECT_EQ(*parsed.spec, *k->spec) << name << " states " << to_text(*k->spec) << ", not " << text;
+    ASSERT_TRUE(k && k->spec) << name;
     EXPECT_EQ(to_text(*k->spec), text) << name;
-    EXPECT_EQ(spec_error(*k->spec), "") << name;
-    EXPECT_EQ(k->op, op_of(*k->spec)) << name;
-    EXPECT_EQ(k->dtype, k->spec->dtype_of(TensorName::x)) << name;
     EXPECT_TRUE(k->spec->has(TensorName::stat)) << name;
-    EXPECT_TRUE(k->takes_row_stride) << name;
   }
   // the minimum scales are vLLM's, as floats
   EXPECT_EQ(simd::kE4m3MinScale, 1.0f / (448.0f * 512.0f));

@@ -114,6 +114,18 @@ WrongAlpha wrong_alpha_setup(uint64_t seed) {
   return w;
 }
 
+// The first-order change of the loss under one update of N = 8 layers, alone
+// (no finite or Adam step), with `small_step` the finite step of eta = 1e-6 too.
+normcheck::claims_deepnorm::UpdateMeasurement first_order_update(nt::Residual residual, uint64_t seed,
+                                                                 bool small_step = false) {
+  nt::Shape shape;
+  shape.layers = 8;
+  normcheck::claims_deepnorm::UpdateOptions options;
+  options.finite_step = options.adam_step = false;
+  options.small_step = small_step;
+  return normcheck::claims_deepnorm::measure_update(shape, residual, seed, options);
+}
+
 }  // namespace
 
 TEST(JTransformer, BackwardMatchesCentralDifferences) {
@@ -182,12 +194,8 @@ TEST(JTransformer, TangentCheckCatchesWrongAlpha) {
 // A wrong residual scale in one of the two (1e-3) is caught by far.
 TEST(JTransformer, TangentAndGradientAgreeOnTheLoss) {
   const uint64_t seed = test_seed();
-  nt::Shape shape;
-  shape.layers = 8;
-  normcheck::claims_deepnorm::UpdateOptions options;
-  options.finite_step = options.adam_step = false;
   for (nt::Residual residual : {nt::Residual{1, 1}, nt::deepnorm_encoder(8)}) {
-    const auto m = normcheck::claims_deepnorm::measure_update(shape, residual, seed, options);
+    const auto m = first_order_update(residual, seed);
     EXPECT_NEAR(-m.loss_change / m.gradient_squared, 1.0, 1e-10) << "alpha " << residual.alpha;
     // Cauchy-Schwarz, ||R|| = 1: ||dF|| >= |<R, dF>| = ||g||^2.
     EXPECT_GE(m.sgd_per_eta, m.gradient_squared * (1 - 1e-10));
@@ -208,12 +216,6 @@ TEST(JTransformer, TangentAndGradientAgreeOnTheLoss) {
 // 1.1e-3 at N = 16, so 1e-3 has an 8x margin at N = 8). A JVP that missed a
 // term would be off by far more.
 TEST(JTransformer, SmallStepMatchesTheJvpAtModerateDepth) {
-  const uint64_t seed = test_seed();
-  nt::Shape shape;
-  shape.layers = 8;
-  normcheck::claims_deepnorm::UpdateOptions options;
-  options.finite_step = options.adam_step = false;
-  options.small_step = true;
-  const auto m = normcheck::claims_deepnorm::measure_update(shape, {1, 1}, seed, options);
+  const auto m = first_order_update({1, 1}, test_seed(), /*small_step=*/true);
   EXPECT_NEAR(m.sgd_small_per_eta / m.sgd_per_eta, 1.0, 1e-3);
 }

@@ -331,10 +331,11 @@ RowCondition row_condition(const RowStats& stats);
 // EvaluateOptions::nonfinite rather than by the bound.
 bool row_checked(Op op, const RowStats& stats);
 
-// Whether the tight standard holds a forward row beside the bound
-// (docs/accuracy.md, "The tight standard"): a realistic row, `s` the norm's
-// input as the kernel sees it (x, or the stored x + residual of an `add`
-// spec). It is when
+// Whether the tight standard holds a forward row of d values beside the bound
+// (docs/accuracy.md, "The tight standard"): a realistic row. `centred` is the
+// centred scale of the norm's input s as the kernel sees it (row_scale.h:
+// row_scales(Op::layernorm_fwd, ...) of x, or of the stored x + residual of
+// an `add` spec; for RMSNorm too: its sigma and |mean|/sigma). It is when
 //   - every value is finite;
 //   - its scale is of float32's normal range: sigma >= 2^-126 (its standard
 //     deviation: a constant row is not realistic);
@@ -346,9 +347,9 @@ bool row_checked(Op op, const RowStats& stats);
 //     On rows whose values are nearly alike (a constant row, |mean|/sigma of
 //     2^20 / d and more) sequential summation errs in one direction at every
 //     step and its error grows as d u, not sqrt(d) u.
-// mean and sigma are computed in double (two passes): a row within a few
-// units of 2^-50 of a threshold may fall on either side.
-bool realistic_row(std::span<const float> s);
+// RowScale's figures are the exact ones correctly rounded to double: a row
+// within a few units of 2^-53 of a threshold may fall on either side.
+bool realistic_row(const RowScale& centred, int64_t d);
 
 // The allowance of output i of a row of a norm followed by a Linear
 // (kernel.h, Bound: the z formula): w_row is row i of W; gamma/beta are the
@@ -371,8 +372,9 @@ std::string norm_linear_problem_declined(const Kernel& kernel, const Problem& pr
 // residual; the per-column arrays and W, b as they are).
 Problem with_rows(const Problem& problem, std::span<const int64_t> order);
 
-// The problem as a request to `kernel` (kernel.h): its shape, x, and dy when
-// the kernel's op is a backward. declines(kernel, request_for(kernel, problem))
+// The problem as a request to `kernel` (kernel.h): its shape, x, dy when
+// the kernel's op is a backward, and the rows' scales (row_scale.h) when its
+// domain has a row term. declines(kernel, request_for(kernel, problem))
 // is what evaluate() asks before it runs anything; for a backward op it then
 // asks again with the saved statistics it computed.
 Request request_for(const Kernel& kernel, const Problem& problem);
