@@ -1005,8 +1005,10 @@ TEST(TightStandard, RowsThatAreNotRealisticAreHeldToTheBoundAlone) {
   EXPECT_TRUE(realistic());
   for (float& v : row) v += 200.0f;  // mean 300 > 2^20 / 4096 = 256
   EXPECT_FALSE(realistic());
-  for (std::size_t i = 0; i < row.size(); ++i) row[i] = (i % 2 ? 1.0f : -1.0f) * 0x1p-127f;
-  EXPECT_FALSE(realistic());
+  for (std::size_t i = 0; i < row.size(); ++i) row[i] = (i % 2 ? 1.0f : -1.0f) * 0x1p-60f;
+  EXPECT_TRUE(realistic());  // sigma 2^-60: squares 2^-120, normal
+  for (float& v : row) v *= 0x1p-10f;
+  EXPECT_FALSE(realistic());  // sigma 2^-70: squares 2^-140, subnormal
   row[0] = NAN;
   EXPECT_FALSE(realistic());
 }

@@ -12,7 +12,7 @@ bool ill_posed(const RowStats& s) { return s.finite && std::isinf(s.r); }
 }  // namespace evaluation
 
 bool realistic_row(const RowScale& centred, int64_t d) {
-  return centred.finite && d > 0 && std::sqrt(centred.scale_square) >= 0x1p-126 &&
+  return centred.finite && d > 0 && centred.scale_square >= 0x1p-126 &&
          centred.mean_over_sigma <= 0x1p20 / static_cast<double>(d);
 }
 

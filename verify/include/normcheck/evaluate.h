@@ -337,8 +337,10 @@ bool row_checked(Op op, const RowStats& stats);
 // row_scales(Op::layernorm_fwd, ...) of x, or of the stored x + residual of
 // an `add` spec; for RMSNorm too: its sigma and |mean|/sigma). It is when
 //   - every value is finite;
-//   - its scale is of float32's normal range: sigma >= 2^-126 (its standard
-//     deviation: a constant row is not realistic);
+//   - its scale is of float32's normal range: sigma >= 2^-63 (its standard
+//     deviation), so that the squares of its deviations are normal floats,
+//     the realistic domain's floor (kernel.h, kRealisticDomain); a constant
+//     row is not realistic;
 //   - its values are spread across the sums' roundings: |mean| <= sigma 2^20 / d.
 //     The rounding of S + s_k is decided by the bits of s_k below the ulp of
 //     the partial sum S, |S| <= d max|s|; it behaves as a random variable of
