@@ -1000,7 +1000,7 @@ TEST(TightStandard, RowsThatAreNotRealisticAreHeldToTheBoundAlone) {
   EXPECT_EQ(evaluate(twopass, shifted, default_bound(Op::layernorm_fwd)).tight_rows, 0);
   // realistic_row itself, on the row's centred scale: the limit, a NaN, a subnormal scale
   std::vector<float> row(4096);
-  const auto realistic = [&] { return realistic_row(row_scales(Op::layernorm_fwd, row, 1, 4096, 0.0f)[0], 4096); };
+  const auto realistic = [&] { return realistic_row(row_scales(Op::layernorm_fwd, row, 1, 4096, 0.0f)[0], row); };
   for (std::size_t i = 0; i < row.size(); ++i) row[i] = 100.0f + (i % 2 ? 1.0f : -1.0f);  // sigma 1, mean 100
   EXPECT_TRUE(realistic());
   for (float& v : row) v += 200.0f;  // mean 300 > 2^20 / 4096 = 256
@@ -1010,6 +1010,15 @@ TEST(TightStandard, RowsThatAreNotRealisticAreHeldToTheBoundAlone) {
   for (float& v : row) v *= 0x1p-10f;
   EXPECT_FALSE(realistic());  // sigma 2^-70: squares 2^-140, subnormal
   row[0] = NAN;
+  EXPECT_FALSE(realistic());
+  // a heavy tail: most values tiny, a few near 2^56 give sigma; the bulk's
+  // median absolute deviation is far below sigma / 8
+  for (std::size_t i = 0; i < row.size(); ++i) row[i] = (i % 64 == 0 ? 0x1p56f : 0x1p-40f) * (i % 3 ? 1.0f : -1.0f);
+  EXPECT_FALSE(realistic());
+  std::normal_distribution<float> normal;
+  for (float& v : row) v = normal(rng);
+  EXPECT_TRUE(realistic());
+  row[7] = 1e3f;  // one large activation among normal values: sigma 16, the bulk's deviation 0.67
   EXPECT_FALSE(realistic());
 }
 

@@ -1,6 +1,7 @@
 #include "row_rules.h"
 
 #include <algorithm>
+#include <vector>
 #include <cmath>
 #include <span>
 
@@ -11,9 +12,18 @@ bool ill_posed(const RowStats& s) { return s.finite && std::isinf(s.r); }
 
 }  // namespace evaluation
 
-bool realistic_row(const RowScale& centred, int64_t d) {
-  return centred.finite && d > 0 && centred.scale_square >= 0x1p-126 &&
-         centred.mean_over_sigma <= 0x1p20 / static_cast<double>(d);
+bool realistic_row(const RowScale& centred, std::span<const float> s) {
+  const auto d = static_cast<double>(s.size());
+  if (!centred.finite || s.empty() || !(centred.scale_square >= 0x1p-126) || !(centred.mean_over_sigma <= 0x1p20 / d))
+    return false;
+  // the median absolute deviation from the median (the upper median of each: a bound within the halves)
+  std::vector<double> v(s.begin(), s.end());
+  const auto middle = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), middle, v.end());
+  const double median = *middle;
+  for (double& e : v) e = std::fabs(e - median);
+  std::nth_element(v.begin(), middle, v.end());
+  return *middle >= std::sqrt(centred.scale_square) / 8;
 }
 
 namespace evaluation {

@@ -263,10 +263,12 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   // to the bound alone: its range is one or two codes wide either way.
   if (const BoundFn tight = tight_bound(run.bound); tight && !quant) {
     // centred scales for RMSNorm too: its sigma and |mean|/sigma say whether its sums' roundings are random
-    const std::vector<RowScale> centred = row_scales(Op::layernorm_fwd, norm_inputs(k, p), p.rows, p.cols, p.eps);
+    const std::vector<float> s = norm_inputs(k, p);
+    const std::vector<RowScale> centred = row_scales(Op::layernorm_fwd, s, p.rows, p.cols, p.eps);
     std::vector<char> realistic(stats.size(), 0);
     for (std::size_t r = 0; r < stats.size(); ++r) {
-      realistic[r] = stats[r].finite && row_checked(op, stats[r]) && realistic_row(centred[r], p.cols);
+      realistic[r] = stats[r].finite && row_checked(op, stats[r]) &&
+                     realistic_row(centred[r], std::span<const float>(s).subspan(r * cols, cols));
       ev.tight_rows += realistic[r];
     }
     if (ev.tight_rows > 0) {

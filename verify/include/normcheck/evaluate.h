@@ -348,10 +348,16 @@ bool row_checked(Op op, const RowStats& stats);
 //     varies over many such ulps, sigma >= 8 ulp(d |mean|) ~ d |mean| 2^-20.
 //     On rows whose values are nearly alike (a constant row, |mean|/sigma of
 //     2^20 / d and more) sequential summation errs in one direction at every
-//     step and its error grows as d u, not sqrt(d) u.
-// RowScale's figures are the exact ones correctly rounded to double: a row
-// within a few units of 2^-53 of a threshold may fall on either side.
-bool realistic_row(const RowScale& centred, int64_t d);
+//     step and its error grows as d u, not sqrt(d) u;
+//   - its bulk is spread too: the median absolute deviation from the median
+//     of `s` is at least sigma / 8 (a normal row's is 0.67 sigma). A row whose
+//     sigma comes from a few large values while most values are nearly alike
+//     (a heavy tail over many binades: most x tiny, a few near 2^56) sums its
+//     bulk as a constant row does, between the few terms that move the sum.
+// RowScale's figures are the exact ones correctly rounded to double, the
+// median's in double: a row within a few units of 2^-53 of a threshold may
+// fall on either side.
+bool realistic_row(const RowScale& centred, std::span<const float> s);
 
 // The allowance of output i of a row of a norm followed by a Linear
 // (kernel.h, Bound: the z formula): w_row is row i of W; gamma/beta are the
