@@ -23,12 +23,8 @@ import torch.nn.functional as F
 import hf_norms as hf
 import normcheck
 import normcheck.torch
+from door_specs import LAYERNORM, LAYERNORM_BF16, LLAMA, SEED
 
-SEED = normcheck._normcheck.seed(None)
-
-LAYERNORM = "layernorm fwd stats=none"
-LAYERNORM_BF16 = "layernorm fwd dtype=bf16 gamma=bf16 beta=bf16 stats=none"
-LLAMA = "rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16 stats=none"
 # the preset's terms, with the |x| limit of a plugin's default domain it leaves as it is
 PRESET = "eps>=1e-12 |x|<=2^62/sqrt(d) finite |x|>=2^-126 |mean|/sigma<=10000 sigma>=2^-63"
 

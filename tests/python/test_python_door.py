@@ -23,14 +23,7 @@ import torch.nn.functional as F
 import hf_norms as hf
 import normcheck
 import normcheck.torch
-
-SEED = normcheck._normcheck.seed(None)
-
-LAYERNORM = "layernorm fwd stats=none"
-LAYERNORM_BF16 = "layernorm fwd dtype=bf16 gamma=bf16 beta=bf16 stats=none"
-LLAMA = "rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16 stats=none"
-GEMMA = "rmsnorm fwd dtype=bf16 gamma=bf16 weight=1+gamma stats=none"
-RMSNORM = "rmsnorm fwd stats=none"
+from door_specs import GEMMA, LAYERNORM, LAYERNORM_BF16, LLAMA, RMSNORM, SEED
 
 
 def realistic(d, rows=4):
