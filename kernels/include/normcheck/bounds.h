@@ -32,7 +32,7 @@ double gamma_tilde(double n, double lambda, double unit_roundoff = kUnitRoundoff
 // The lambda of the tight standard: each product it bounds fails with
 // probability at most 2 exp(-50 (1 - 2^-24)^2) < 3.9e-22, so a row of d <=
 // 2^24 values, whose bound rests on at most 4 d + 64 such products, fails
-// with probability below 2.7e-14 (docs/accuracy.md, "The tight standard").
+// with probability below 2.6e-14 (docs/accuracy.md, "The tight standard").
 inline constexpr double kTightLambda = 10;
 
 // min(gamma_n(n), gamma_tilde(n, lambda)) for lambda > 0 (each bounds the
@@ -63,7 +63,7 @@ BoundFn plugin_bound(Op op, DType dtype);
 // default_rmsnorm_fwd_bound), the same derivation with each gamma_n of a sum
 // over the row gamma_model(n, kTightLambda): what a careful kernel meets on a
 // realistic row (evaluate.h, realistic_row) save with a probability below
-// 2.7e-14. Null for every other bound: a kernel with a bound of its own, or a
+// 2.6e-14. Null for every other bound: a kernel with a bound of its own, or a
 // tolerance asked for, is held to that alone.
 BoundFn tight_bound(BoundFn bound);
 Bound tight_layernorm_fwd_bound(const RowCondition& c);
