@@ -12,6 +12,9 @@
 #                                     are declined, limits rather than findings; its terms replace
 #                                     those the plugin declares (normcheck_plugin_domain)
 #     [TIMEOUT_MS <ms>]               a kernel call longer than this is a hang (normcheck's default 2000)
+#     [BASELINE <file> [WORSE_BY <x>]] the kernels' accuracy baseline (`normcheck accuracy
+#                                     --update-baseline <file>` writes it): a figure that grows
+#                                     past <x> times its value there fails (default 1: any growth)
 #     [EXTRA_ARGS <arg>...]           more options for both commands, e.g. --tolerance-ulp 4
 #     [TIMEOUT <s>]                   ctest's timeout of each test
 #     [LABELS <label>...])            besides the label `normcheck`
@@ -21,6 +24,11 @@
 #   <name>.fuzz          `normcheck fuzz --plugin <lib> --cases/--seconds ...`, its
 #                        findings saved under <build dir>/normcheck-findings/<name> and
 #                        replayed first by the next run
+#   <name>.accuracy      with BASELINE: `normcheck accuracy --plugin <lib> --check-baseline
+#                        <file> --worse-by <x>`, each kernel's figures on every input
+#                        class's realistic rows held to the file's
+# and with BASELINE the build target <name>_update_baseline, which rewrites the
+# file from the kernels as they are now (`cmake --build . --target <name>_update_baseline`).
 # A test passes when normcheck exits 0, fails with the finding printed when it
 # exits 1, and fails with the reason when it exits 2 (bad usage, a refused
 # plugin). NORMCHECK_SEED, GTEST_SHARD_INDEX and GTEST_TOTAL_SHARDS pass
@@ -43,13 +51,16 @@ function(_normcheck_kernel_test_add test normcheck labels timeout)
 endfunction()
 
 function(normcheck_add_kernel_test)
-  cmake_parse_arguments(NKT "" "NAME;PLUGIN;CORPUS;FUZZ_CASES;FUZZ_SECONDS;SEED;TIMEOUT_MS;TIMEOUT;DOMAIN"
+  cmake_parse_arguments(NKT "" "NAME;PLUGIN;CORPUS;FUZZ_CASES;FUZZ_SECONDS;SEED;TIMEOUT_MS;TIMEOUT;DOMAIN;BASELINE;WORSE_BY"
                         "KERNELS;EXTRA_ARGS;LABELS" ${ARGN})
   if(NKT_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "normcheck_add_kernel_test: unknown arguments: ${NKT_UNPARSED_ARGUMENTS}")
   endif()
   if(NOT NKT_NAME OR NOT NKT_PLUGIN)
     message(FATAL_ERROR "normcheck_add_kernel_test: NAME and PLUGIN are required")
+  endif()
+  if(DEFINED NKT_WORSE_BY AND NOT DEFINED NKT_BASELINE)
+    message(FATAL_ERROR "normcheck_add_kernel_test(${NKT_NAME}): WORSE_BY is the factor of a BASELINE; give the BASELINE")
   endif()
   if(DEFINED NKT_FUZZ_CASES AND DEFINED NKT_FUZZ_SECONDS)
     message(FATAL_ERROR "normcheck_add_kernel_test(${NKT_NAME}): give FUZZ_CASES or FUZZ_SECONDS, not both")
@@ -129,4 +140,26 @@ function(normcheck_add_kernel_test)
   endif()
   _normcheck_kernel_test_add(${NKT_NAME}.fuzz "${normcheck}" "${labels}" "${timeout}"
     -DMODE=fuzz "-DSEED=${NKT_SEED}" "-DARGS=${fuzz_arg}" ${domain_arg})
+
+  # The accuracy baseline: held to in a test, rewritten by a target.
+  if(DEFINED NKT_BASELINE)
+    get_filename_component(baseline "${NKT_BASELINE}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    set(worse_by 1)
+    if(DEFINED NKT_WORSE_BY)
+      set(worse_by "${NKT_WORSE_BY}")
+    endif()
+    set(accuracy_args ${common} --check-baseline "${baseline}" --worse-by ${worse_by})
+    string(REPLACE ";" "|" accuracy_arg "${accuracy_args}")
+    _normcheck_kernel_test_add(${NKT_NAME}.accuracy "${normcheck}" "${labels}" "${NKT_TIMEOUT}"
+      -DMODE=accuracy "-DARGS=${accuracy_arg}" ${domain_arg})
+    set(update_command "${normcheck}" accuracy ${common} --update-baseline "${baseline}")
+    if(DEFINED NKT_DOMAIN)
+      list(APPEND update_command --domain "${NKT_DOMAIN}")
+    endif()
+    add_custom_target(${NKT_NAME}_update_baseline COMMAND ${update_command} VERBATIM
+      COMMENT "normcheck: rewriting the accuracy baseline ${baseline}")
+    if(TARGET ${NKT_PLUGIN})
+      add_dependencies(${NKT_NAME}_update_baseline ${NKT_PLUGIN})
+    endif()
+  endif()
 endfunction()

@@ -8,7 +8,8 @@
 #   2  normcheck refused the run (bad usage, a refused plugin, an unreadable
 #      corpus file): the reason is printed;
 #   anything else: normcheck itself did not finish.
-# -DNORMCHECK=<binary> -DMODE=check|fuzz -DARGS=<args joined by |>
+#   (MODE accuracy: 1 is a figure that got worse than the baseline's.)
+# -DNORMCHECK=<binary> -DMODE=check|fuzz|accuracy -DARGS=<args joined by |>
 # [-DINPUT=<file>] (check) [-DSEED=<s>] (fuzz; NORMCHECK_SEED in the environment wins)
 # [-DDOMAIN=<text>] (both: --domain, the kernels' declared domain).
 string(REPLACE "|" ";" args "${ARGS}")
@@ -22,8 +23,10 @@ elseif(MODE STREQUAL "fuzz")
   if(NOT "${SEED}" STREQUAL "" AND "$ENV{NORMCHECK_SEED}" STREQUAL "")
     list(APPEND command --seed "${SEED}")
   endif()
+elseif(MODE STREQUAL "accuracy")
+  set(command "${NORMCHECK}" accuracy ${args})
 else()
-  message(FATAL_ERROR "NormcheckKernelTestRun.cmake: MODE must be check or fuzz, got '${MODE}'")
+  message(FATAL_ERROR "NormcheckKernelTestRun.cmake: MODE must be check, fuzz or accuracy, got '${MODE}'")
 endif()
 
 list(JOIN command " " shown)
@@ -34,7 +37,11 @@ if(rc EQUAL 0)
   message("normcheck: pass\n  ${shown}\n${err}${out}")
   return()
 elseif(rc EQUAL 1)
-  if(MODE STREQUAL "check")
+  if(MODE STREQUAL "accuracy")
+    message("normcheck: the kernel's accuracy got worse than its baseline (exit 1)\n  ${shown}\n\n${err}${out}\n"
+            "if the change is meant, rewrite the baseline: build the target <name>_update_baseline")
+    message(FATAL_ERROR "normcheck: the kernel's accuracy got worse than its baseline (exit 1): see above")
+  elseif(MODE STREQUAL "check")
     set(replay "replay: ${shown}")
   else()
     string(CONCAT replay "replay a finding with its `reproduce:` command; copy its input file into the "

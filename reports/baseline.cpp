@@ -6,33 +6,12 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "normcheck/excerpt.h"
+#include "normcheck/figure_text.h"
 #include "normcheck/input_file.h"
 #include "verdict.h"
 
 namespace normcheck::report {
 namespace {
-
-std::string exact_text(double v) {
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  if (std::isnan(v)) return "nan";
-  char s[40];
-  std::snprintf(s, sizeof s, "%.17g", v);
-  return s;
-}
-
-double parse_number(const std::string& token, const std::string& where) {
-  if (token == "inf") return INFINITY;
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(token, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != token.size() || !(v >= 0)) throw std::invalid_argument(where + ": '" + excerpt(token) + "' is not a non-negative number");
-  return v;
-}
 
 const BaselineEntry* find(const Baseline& b, const std::string& kernel, const std::string& output) {
   for (const BaselineEntry& e : b.entries)
@@ -67,8 +46,8 @@ std::string format_baseline(const Baseline& b) {
   s << "# workload " << (b.quick ? "quick" : "default") << " seed " << b.seed << " simd_target "
     << (b.simd_target.empty() ? "?" : b.simd_target) << "\n";
   for (const BaselineEntry& e : b.entries)
-    s << e.kernel << " " << e.op << " " << e.output << " " << exact_text(e.max_error_over_bound) << " "
-      << exact_text(e.max_ulp) << "\n";
+    s << e.kernel << " " << e.op << " " << e.output << " " << exact_figure_text(e.max_error_over_bound) << " "
+      << exact_figure_text(e.max_ulp) << "\n";
   return s.str();
 }
 
@@ -104,8 +83,8 @@ Baseline parse_baseline(const std::string& text, const std::string& file_name) {
     std::string ratio, ulp, extra;
     if (!(words >> e.op >> e.output >> ratio >> ulp) || (words >> extra))
       throw std::invalid_argument(where + ": expected 'kernel op output max_error_over_bound max_ulp'");
-    e.max_error_over_bound = parse_number(ratio, where);
-    e.max_ulp = parse_number(ulp, where);
+    e.max_error_over_bound = parse_figure(ratio, where);
+    e.max_ulp = parse_figure(ulp, where);
     b.entries.push_back(e);
   }
   if (!have_workload) throw std::invalid_argument(file_name + ": no '# workload ...' line");

@@ -130,7 +130,12 @@ void set(AdmissibleRange& a, std::size_t i, Range r) {
   a.hi[i] = r.hi;
 }
 
-AdmissibleRange sized(std::size_t n) { return {std::vector<double>(n), std::vector<double>(n)}; }
+AdmissibleRange sized(std::size_t n) {
+  AdmissibleRange a;
+  a.lo.resize(n);
+  a.hi.resize(n);
+  return a;
+}
 
 // Whether the norm's input s is known and the same under the float32 sum:
 // with `sum` at a 16-bit format T, a kernel that adds in float32 and then

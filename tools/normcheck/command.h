@@ -40,5 +40,6 @@ void add_fuzz_command(CLI::App& app, Action& action);    // fuzz.cpp
 void add_identify_command(CLI::App& app, Action& action);  // identify.cpp
 void add_gen_command(CLI::App& app, Action& action);       // gen.cpp
 void add_judge_command(CLI::App& app, Action& action);     // judge.cpp
+void add_accuracy_command(CLI::App& app, Action& action);  // accuracy.cpp
 
 }  // namespace normcheck::cli

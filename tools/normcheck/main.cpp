@@ -40,6 +40,7 @@ int run(int argc, char** argv) {
   add_check_command(app, action);
   add_fuzz_command(app, action);
   add_identify_command(app, action);
+  add_accuracy_command(app, action);
   add_gen_command(app, action);
   add_judge_command(app, action);
   add_bench_command(app, action);
