@@ -173,7 +173,9 @@ TEST(DomainVerdict, DeclinedRowsGroupWithoutTheirFigures) {
   ASSERT_EQ(v.size(), 1u);
   bool grouped = false;
   for (const std::string& note : v[0].notes) {
-    if (note.find("declared domain") != std::string::npos) EXPECT_EQ(note.find("..."), std::string::npos) << note;
+    if (note.find("declared domain") != std::string::npos) {
+      EXPECT_EQ(note.find("..."), std::string::npos) << note;
+    }
     grouped = grouped || note.find("|x| outside the kernel's declared domain |x|<=2^62/sqrt(d) (2 rows)") != std::string::npos;
   }
   EXPECT_TRUE(grouped);

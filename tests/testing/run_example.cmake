@@ -30,11 +30,11 @@ message("${out}${err}")
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the correct kernel's tests failed (ctest exit ${rc})")
 endif()
-foreach(test my_norms.check.shifted_rows.txt my_norms.fuzz MyNorms.CentredRows MyNorms.ShiftedRows
+foreach(test my_norms.check.shifted_rows.txt my_norms.fuzz my_norms.accuracy MyNorms.CentredRows MyNorms.ShiftedRows
              MyNorms.AffineAndOddWidth MyNormsProperty.WithinBoundOnAdversarialRows)
   expect_in("${out}" " ${test} ")
 endforeach()
-expect_in("${out}" "100% tests passed, 0 tests failed out of 6")
+expect_in("${out}" "100% tests passed, 0 tests failed out of 7")
 
 # 2. `ctest -L normcheck` selects the normcheck_add_kernel_test cases, and the
 #    seed and the shard pass through the environment to `normcheck fuzz`.
@@ -46,7 +46,9 @@ if(NOT rc EQUAL 0)
 endif()
 expect_in("${out}" "fuzz: seed 123 (--seed or NORMCHECK_SEED)")
 expect_in("${out}" "shard 1/2")
-expect_in("${out}" "100% tests passed, 0 tests failed out of 2")
+expect_in("${out}" "100% tests passed, 0 tests failed out of 3")
+# The accuracy baseline's rows are its seed's, whatever NORMCHECK_SEED says.
+expect_in("${out}" "baseline: no figure got worse than ")
 # `check --plugin` without --kernel runs the plugin's kernel, not ours.
 expect_in("${out}" "my.layernorm_fwd ")
 string(FIND "${out}" "layernorm_fwd.twopass" ours)
@@ -62,10 +64,15 @@ if(rc EQUAL 0)
   message(FATAL_ERROR "the broken kernel's tests passed")
 endif()
 string(REGEX MATCH "The following tests FAILED:.*" failed "${out}")
-foreach(test my_norms_broken.check.shifted_rows.txt my_norms_broken.fuzz MyNorms.ShiftedRows.broken
-             MyNormsProperty.WithinBoundOnAdversarialRows.broken)
+foreach(test my_norms_broken.check.shifted_rows.txt my_norms_broken.fuzz my_norms_broken.accuracy
+             MyNorms.ShiftedRows.broken MyNormsProperty.WithinBoundOnAdversarialRows.broken)
   expect_in("${failed}" " - ${test} (Failed)")
 endforeach()
+# The broken kernel held to the correct one's accuracy baseline: the classes
+# where the one-pass variance cancels got worse, and fail their bound.
+expect_in("${out}" "the kernel's accuracy got worse than its baseline (exit 1)")
+expect_in("${out}" "my.layernorm_fwd mean_sigma_10_1e3 rstd: error/bound ")
+expect_in("${out}" "my.layernorm_fwd mean_sigma_10_1e3: ")
 # normcheck_add_kernel_test: the exit code said in words, the finding, the replay.
 expect_in("${out}" "normcheck found a defect in the kernel (exit 1)")
 expect_in("${out}" "my.layernorm_fwd: accuracy")

@@ -35,7 +35,7 @@ struct Case {
   int64_t rows = 0, cols = 0;
   std::vector<float> x, residual, gamma, beta;
   float eps = 1e-6f;
-  SpecInputs inputs() const { return {rows, cols, x, residual, gamma, beta, eps}; }
+  SpecInputs inputs() const { return {rows, cols, x, residual, gamma, beta, eps, {}}; }
 };
 
 using Kernel = std::function<SpecOutputs(const Case&)>;
