@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "campaign.h"
 #include "input_class.h"
 #include "normcheck/figure_text.h"
 #include "normcheck/input_file.h"
@@ -251,13 +252,26 @@ std::string format_comparison(const AccuracyComparison& c, const std::string& fi
       s << short_figure(r.before) << " problems judged before, none now (declined)";
       continue;
     }
-    const std::string growth = std::isnan(r.after) || std::isinf(r.after) ? "a NaN/inf mismatch or a failed call"
-                               : r.before > 0 ? short_figure(r.after / r.before) + "x"
-                                              : "from 0";
-    s << r.metric << " " << short_figure(r.before) << " -> " << short_figure(r.after) << " (" << growth << ")";
+    // inf: a NaN/inf where the exact result is finite (or the reverse), or a call that failed.
+    s << r.metric << " " << short_figure(r.before) << " -> " << short_figure(r.after);
+    if (std::isfinite(r.after)) s << " (" << (r.before > 0 ? short_figure(r.after / r.before) + "x" : "from 0") << ")";
   }
   s << "\n";
   return s.str();
+}
+
+std::vector<const AccuracyFigure*> failed_classes(const std::vector<AccuracyFigure>& figures) {
+  std::vector<const AccuracyFigure*> failed;
+  for (const AccuracyFigure& f : figures)
+    if (f.output == "all" && !f.label.empty()) failed.push_back(&f);
+  return failed;
+}
+
+std::string format_failed(const std::vector<const AccuracyFigure*>& failed) {
+  std::string s;
+  for (const AccuracyFigure* f : failed)
+    s += "  " + f->kernel + " " + f->input_class + ": " + ratio_text(f->label, f->error_over_bound, f->error_over_tight) + "\n";
+  return s;
 }
 
 std::string format_figures(const std::vector<AccuracyFigure>& figures) {

@@ -88,6 +88,12 @@ AccuracyComparison compare_accuracy(const AccuracyRun& baseline, const AccuracyR
 // The comparison as the CLI prints it.
 std::string format_comparison(const AccuracyComparison& c, const std::string& file_name, double worse_by);
 
+// The `all` figures of the classes in which a problem failed (a finding
+// whatever the baseline: the figures are relative, the bound is not), and
+// their text: "  kernel class: 375x its bound" per line.
+std::vector<const AccuracyFigure*> failed_classes(const std::vector<AccuracyFigure>& figures);
+std::string format_failed(const std::vector<const AccuracyFigure*>& failed);
+
 // One kernel's figures as a table (the `all` lines, and a line per output
 // beneath), as the CLI prints them.
 std::string format_figures(const std::vector<AccuracyFigure>& figures);

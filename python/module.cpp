@@ -11,6 +11,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -21,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "accuracy_baseline.h"
 #include "campaign.h"
 #include "case_files.h"
 #include "case_gen.h"
@@ -210,6 +212,65 @@ class Harness {
     return fuzz::identify(row_, cases, seed, max_d);
   }
 
+  // The function's figures on every input class's realistic rows
+  // (fuzz/accuracy_baseline.h) as the kernel `name`, and with a baseline file:
+  // held to it (worse by more than `worse_by` fails) or, with `update`,
+  // written to it when something was judged and nothing failed, as `normcheck
+  // accuracy` does. The seed: the baseline's when checking, else `seed`.
+  py::dict accuracy(const std::string& name, const std::string& baseline, bool update, double worse_by,
+                    uint64_t seed) {
+    std::optional<fuzz::AccuracyRun> before;
+    if (!baseline.empty() && !update) {
+      before = fuzz::read_accuracy_baseline(baseline);  // std::invalid_argument: ValueError naming file and line
+      seed = before->seed;
+    }
+    if (!(worse_by >= 1)) throw py::value_error("worse_by must be at least 1 (1: any growth is worse)");
+    const Scope scope(this);
+    Kernel row = row_;
+    row.name = name;
+    // A function of fixed widths (set_shapes: a module's normalized_shape)
+    // declines the realistic rows outside them instead of failing on them.
+    if (!shapes_.empty()) {
+      const auto [lo, hi] = std::minmax_element(shapes_.begin(), shapes_.end(),
+                                                [](const auto& a, const auto& b) { return a.second < b.second; });
+      row.range.min_d = std::max(row.range.min_d, lo->second);
+      row.range.max_d = std::min(row.range.max_d, hi->second);
+    }
+    fuzz::AccuracyRun run{seed, {}};
+    const JudgedTally tally = fuzz::measure_accuracy(row, seed, isolation_, run.figures);
+    const std::vector<const fuzz::AccuracyFigure*> failed = fuzz::failed_classes(run.figures);
+    std::string text = "seed " + std::to_string(seed) + ": each class's realistic rows\n" + fuzz::format_figures(run.figures);
+    if (!failed.empty()) text += "failed (a finding whatever the baseline):\n" + fuzz::format_failed(failed);
+    py::list worse, notes;
+    if (before) {
+      const fuzz::AccuracyComparison c = fuzz::compare_accuracy(*before, run, worse_by);
+      for (const auto& r : c.worse)
+        worse.append(py::dict(py::arg("input_class") = r.input_class, py::arg("output") = r.output,
+                              py::arg("metric") = r.metric, py::arg("before") = r.before, py::arg("after") = r.after));
+      for (const auto& n : c.notes) notes.append(n);
+      text += fuzz::format_comparison(c, baseline, worse_by);
+    }
+    const bool written = update && !baseline.empty() && !tally.nothing_judged() && failed.empty();
+    if (written) {
+      write_file_atomically(baseline, fuzz::format_accuracy_baseline(run));
+      text += "baseline written to " + baseline + "\n";
+    } else if (update && !baseline.empty()) {
+      text += std::string("baseline not written: ") + (tally.nothing_judged() ? "nothing judged" : "a problem failed") + "\n";
+    }
+    py::list figures, failed_list;
+    for (const auto& f : run.figures)
+      figures.append(py::dict(py::arg("input_class") = f.input_class, py::arg("output") = f.output,
+                              py::arg("problems") = f.problems, py::arg("declined") = f.declined,
+                              py::arg("error_over_bound") = f.error_over_bound,
+                              py::arg("error_over_tight") = f.error_over_tight, py::arg("max_ulp") = f.ulp,
+                              py::arg("max_ulp_elementwise") = f.ulp_elementwise, py::arg("label") = f.label));
+    for (const auto* f : failed) failed_list.append(f->input_class);
+    return py::dict(py::arg("seed") = seed, py::arg("figures") = figures, py::arg("failed") = failed_list,
+                    py::arg("worse") = worse, py::arg("notes") = notes, py::arg("written") = written,
+                    py::arg("judged") = tally.judged, py::arg("declined") = tally.declined,
+                    py::arg("first_decline") = tally.first_decline, py::arg("text") = text);
+  }
+
   std::string problem_file(const Problem& p, const std::vector<std::string>& notes) const {
     return problem_file_text(op_of(spec_), spec_.dtype_of(TensorName::x), p, notes, row_.name, &spec_);
   }
@@ -328,6 +389,7 @@ using namespace normcheck::python;
 
 PYBIND11_MODULE(_normcheck, m) {
   m.doc() = "normcheck's C++ side: the harness row, generators, evaluate(), identify, problem files";
+  m.attr("ACCURACY_SEED") = normcheck::fuzz::kAccuracySeed;  // accuracy()'s rows without a baseline or seed
 
   // A rounding policy (spec text) by name and the projects that ship it
   // ("x r rounded before the weight (Hugging Face LlamaRMSNorm, ...)"), or "".
@@ -442,6 +504,9 @@ PYBIND11_MODULE(_normcheck, m) {
       .def("shrink", &Harness::shrink, py::arg("problem"), py::arg("outcome"), py::arg("seconds"))
       .def("stored", &Harness::stored, py::arg("problem"))
       .def("problem_file", &Harness::problem_file, py::arg("problem"), py::arg("notes"))
+      .def("accuracy", &Harness::accuracy, py::arg("name"), py::arg("baseline"), py::arg("update"),
+           py::arg("worse_by"), py::arg("seed"),
+           "The figures on every input class's realistic rows, held to or written to a baseline file")
       .def("report", &Harness::report, py::arg("out"), py::arg("name"), py::arg("problems"), py::arg("outcomes"),
            py::arg("seed"), py::arg("source"))
       .def(

@@ -25,7 +25,8 @@ from . import _normcheck
 
 __all__ = [
     "UsageError", "OutputError", "Case", "CheckResult", "Finding", "FuzzResult", "Policy", "Identification",
-    "check", "fuzz", "replay", "identify", "assert_within_bound", "problems", "problem",
+    "AccuracyResult", "check", "fuzz", "replay", "identify", "accuracy", "assert_within_bound", "assert_accuracy",
+    "problems", "problem",
 ]
 
 
@@ -898,6 +899,89 @@ def identify(fn, spec, cases=24, seed=None, max_d=1024, tensors=None, domain="",
     h, fn = _harness(fn, spec, tensors, domain, device=device)
     seed = _normcheck.seed(seed)
     return Identification(h.spec, seed, h.identify(cases, seed, max_d))
+
+
+# ---- accuracy baselines ----
+
+class AccuracyResult:
+    """accuracy()'s figures on every input class's realistic rows: seed,
+    figures (a dict per class and output: input_class, output, problems,
+    declined, error_over_bound, error_over_tight, max_ulp,
+    max_ulp_elementwise), failed (the classes in which a problem failed its
+    bound or the tight standard), worse (the figures that grew past the
+    factor: input_class, output, metric, before, after), notes, written
+    (the baseline file was rewritten), judged and declined (problems)."""
+
+    def __init__(self, spec, baseline, d):
+        self.spec, self.baseline = spec, baseline
+        self.seed, self.figures, self.failed = d["seed"], d["figures"], d["failed"]
+        self.worse, self.notes, self.written = d["worse"], d["notes"], d["written"]
+        self.judged, self.declined, self._first_decline = d["judged"], d["declined"], d["first_decline"]
+        self._text = d["text"]
+
+    @property
+    def passed(self):
+        """Something judged, no class failed, no figure worse than the baseline."""
+        return self.judged > 0 and not self.failed and not self.worse
+
+    def __bool__(self):
+        return self.passed
+
+    def message(self):
+        """The figures, the failed classes and the comparison, as `normcheck accuracy` prints them."""
+        if self.judged == 0:
+            return (f"{self.spec}: nothing judged: declined {self.declined} of {self.declined} problems: "
+                    f"{self._first_decline}")
+        return f"{self.spec}\n{self._text}"
+
+    def __repr__(self):
+        state = ("passed" if self.passed else "nothing judged" if self.judged == 0
+                 else f"{len(self.failed)} classes failed, {len(self.worse)} figures worse")
+        return f"<normcheck.AccuracyResult {self.spec}: {state}>"
+
+
+def accuracy(fn, spec, baseline=None, update=None, worse_by=1.0, seed=None, name=None, tensors=None, domain="",
+             device=None):
+    """fn's accuracy figures on the realistic rows of every input class that
+    applies to its spec (those on which `normcheck fuzz` rates a finding),
+    as `normcheck accuracy` measures a plugin's kernel; the rows are fixed by
+    the seed (the baseline's; else seed, else normcheck's fixed one).
+
+    baseline: a file of figures. With update false, the figures are held to
+    it: a figure that grows past worse_by times its value there is worse
+    (result.worse) and the result does not pass. With update true (or, when
+    update is None, the environment variable NORMCHECK_UPDATE_BASELINE=1)
+    the file is rewritten with this run's figures, when something was judged
+    and no class failed. name: fn's kernel name in the file ([a-z0-9_.]+;
+    default: python. and the function's name), so that one file can hold
+    several functions. A problem that fails its bound or the tight standard
+    is a finding whatever the baseline (result.failed)."""
+    if update is None:
+        update = os.environ.get("NORMCHECK_UPDATE_BASELINE", "") == "1"
+    h, fn = _harness(fn, spec, tensors, domain, device=device)
+    if name is None:
+        name = "python." + re.sub(r"[^a-z0-9_.]", "_", _fn_name(fn).lower())
+    elif not re.fullmatch(r"[a-z0-9_.]+", name):
+        raise ValueError(f"name {name!r}: a kernel's name is [a-z0-9_.]+")
+    path = "" if baseline is None else os.path.abspath(os.fspath(baseline))
+    if path and not update and not os.path.exists(path):
+        raise FileNotFoundError(f"accuracy baseline {path} does not exist: write it once with update=True "
+                                f"(or NORMCHECK_UPDATE_BASELINE=1) and commit it")
+    seed = _normcheck.ACCURACY_SEED if seed is None else _normcheck.seed(seed)
+    return AccuracyResult(h.spec, path or None, h.accuracy(name, path, bool(update), float(worse_by), seed))
+
+
+def assert_accuracy(fn, spec, baseline, worse_by=1.0, seed=None, name=None, tensors=None, domain="", device=None):
+    """accuracy() held to `baseline`, raising AssertionError with its figures,
+    the classes that failed and the figures that got worse; returns the
+    result when it passes. NORMCHECK_UPDATE_BASELINE=1 rewrites the file
+    instead (and passes when nothing failed)."""
+    __tracebackhide__ = True
+    result = accuracy(fn, spec, baseline=baseline, worse_by=worse_by, seed=seed, name=name, tensors=tensors,
+                      domain=domain, device=device)
+    if result.passed:
+        return result
+    raise AssertionError(f"normcheck: {_fn_name(fn)}'s accuracy: " + result.message()) from None
 
 
 # ---- pytest ----

@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 
 #include "accuracy_baseline.h"
-#include "campaign.h"
 #include "command.h"
 #include "json_number.h"
 #include "json_text.h"
@@ -94,9 +93,7 @@ int run_accuracy(const AccuracyArgs& args) {
   if (baseline) comparison = fuzz::compare_accuracy(*baseline, run, args.worse_by);
   // A problem that failed is a finding whatever the baseline says: the
   // figures are relative, the bound and the tight standard are not.
-  std::vector<const fuzz::AccuracyFigure*> failed;
-  for (const fuzz::AccuracyFigure& f : run.figures)
-    if (f.output == "all" && !f.label.empty()) failed.push_back(&f);
+  const std::vector<const fuzz::AccuracyFigure*> failed = fuzz::failed_classes(run.figures);
   const bool worse = comparison && !comparison->worse.empty();
   const int verdict = worse || !failed.empty() ? kExitFinding : kExitOk;
   bool unjudged = false;
@@ -142,9 +139,7 @@ int run_accuracy(const AccuracyArgs& args) {
     }
     if (!failed.empty()) {
       std::cout << "\nfailed (a finding whatever the baseline; `normcheck fuzz` shrinks and saves it):\n";
-      for (const fuzz::AccuracyFigure* f : failed)
-        std::cout << "  " << f->kernel << " " << f->input_class << ": "
-                  << fuzz::ratio_text(f->label, f->error_over_bound, f->error_over_tight) << "\n";
+      std::cout << fuzz::format_failed(failed);
     }
     if (comparison) std::cout << "\n" << fuzz::format_comparison(*comparison, args.check_baseline, args.worse_by);
     if (write) std::cout << "\nbaseline written to " << args.update_baseline << "\n";
