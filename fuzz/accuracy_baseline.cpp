@@ -29,70 +29,85 @@ double worse_of(double a, double b) {
   return std::max(a, b);
 }
 
-AccuracyFigure& figure_of(std::vector<AccuracyFigure>& figures, std::size_t first, const AccuracyFigure& key) {
-  for (std::size_t i = first; i < figures.size(); ++i)
-    if (figures[i].output == key.output) return figures[i];
-  figures.push_back(key);
-  return figures.back();
+}  // namespace
+
+std::vector<AccuracyProblem> accuracy_problems(const Kernel& kernel, uint64_t seed) {
+  std::vector<AccuracyProblem> out;
+  for (const InputClass& c : input_classes()) {
+    std::vector<SeverityProblem> problems = severity_problems(c, kernel, seed);
+    if (problems.empty() || classify(kernel, problems.front().problem, 0).id != c.id) continue;
+    for (SeverityProblem& sp : problems) out.push_back({std::string(c.id), std::move(sp.problem)});
+  }
+  return out;
 }
 
-}  // namespace
+void AccuracyTally::add(const std::string& input_class, const CaseResult& r) {
+  count_case(tally_, r);
+  std::size_t first = 0;
+  while (first < figures_.size() && !(figures_[first].input_class == input_class && figures_[first].output == "all"))
+    ++first;
+  if (first == figures_.size()) {
+    AccuracyFigure all;
+    all.kernel = kernel_;
+    all.input_class = input_class;
+    all.output = "all";
+    figures_.push_back(all);
+  }
+  // The class's lines: `all` at `first`, its outputs after it.
+  std::size_t end = first + 1;
+  while (end < figures_.size() && figures_[end].input_class == input_class) ++end;
+  const auto each = [&](auto&& fn) {
+    for (std::size_t i = first; i < end; ++i) fn(figures_[i]);
+  };
+  if (r.finished && !r.evaluation.declined.empty()) {
+    each([](AccuracyFigure& f) { ++f.declined; });
+    return;
+  }
+  each([](AccuracyFigure& f) { ++f.problems; });
+  AccuracyFigure& all = figures_[first];
+  if (all.label.empty()) all.label = r.label;
+  // A call that failed, or a NaN/inf where the exact result is finite: no
+  // figure of the problem is a measurement.
+  if (!r.finished || (!r.label.empty() && call_label(r.label)) || r.label == "nan") {
+    each([](AccuracyFigure& f) {
+      f.error_over_bound = f.ulp = f.ulp_elementwise = kInfinity;
+      if (f.output == "all") f.error_over_tight = kInfinity;
+    });
+    return;
+  }
+  const Evaluation& ev = r.evaluation;
+  all.error_over_bound = worse_of(all.error_over_bound, ev.max_error_over_bound);
+  all.error_over_tight = worse_of(all.error_over_tight, ev.max_error_over_tight);
+  all.ulp = worse_of(all.ulp, ev.max_ulp);
+  all.ulp_elementwise = worse_of(all.ulp_elementwise, ev.max_ulp_elementwise);
+  for (const OutputError& e : ev.outputs) {
+    std::size_t i = first + 1;
+    while (i < end && figures_[i].output != e.output) ++i;
+    if (i == end) {  // an output first met: it counts the class's problems so far
+      AccuracyFigure f;
+      f.kernel = kernel_;
+      f.input_class = input_class;
+      f.output = e.output;
+      f.problems = all.problems;
+      f.declined = all.declined;
+      f.error_over_tight = kNoFigure;
+      figures_.insert(figures_.begin() + static_cast<std::ptrdiff_t>(end), f);
+      ++end;
+    }
+    AccuracyFigure& f = figures_[i];
+    f.error_over_bound = worse_of(f.error_over_bound, e.max_error_over_bound);
+    f.ulp = worse_of(f.ulp, e.max_ulp);
+    f.ulp_elementwise = worse_of(f.ulp_elementwise, e.max_ulp_elementwise);
+  }
+}
 
 JudgedTally measure_accuracy(const Kernel& kernel, uint64_t seed, const IsolationOptions& isolation,
                              std::vector<AccuracyFigure>& out) {
-  JudgedTally tally;
-  for (const InputClass& c : input_classes()) {
-    const std::vector<SeverityProblem> problems = severity_problems(c, kernel, seed);
-    if (problems.empty() || classify(kernel, problems.front().problem, 0).id != c.id) continue;
-    const std::size_t first = out.size();
-    AccuracyFigure key;
-    key.kernel = std::string(kernel.name);
-    key.input_class = std::string(c.id);
-    key.output = "all";
-    out.push_back(key);
-    for (const SeverityProblem& sp : problems) {
-      const CaseResult r = run_case(kernel, sp.problem, isolation);
-      count_case(tally, r);
-      if (r.finished && !r.evaluation.declined.empty()) {
-        ++out[first].declined;
-        continue;
-      }
-      ++out[first].problems;
-      if (out[first].label.empty()) out[first].label = r.label;
-      const Evaluation& ev = r.evaluation;
-      // A call that failed, or a NaN/inf where the exact result is finite:
-      // no figure of the problem is a measurement.
-      if (!r.finished || (!r.label.empty() && call_label(r.label)) || r.label == "nan") {
-        for (std::size_t i = first; i < out.size(); ++i) {
-          AccuracyFigure& f = out[i];
-          f.error_over_bound = f.ulp = f.ulp_elementwise = kInfinity;
-          if (f.output == "all") f.error_over_tight = kInfinity;
-        }
-        continue;
-      }
-      AccuracyFigure& all = out[first];
-      all.error_over_bound = worse_of(all.error_over_bound, ev.max_error_over_bound);
-      all.error_over_tight = worse_of(all.error_over_tight, ev.max_error_over_tight);
-      all.ulp = worse_of(all.ulp, ev.max_ulp);
-      all.ulp_elementwise = worse_of(all.ulp_elementwise, ev.max_ulp_elementwise);
-      for (const OutputError& e : ev.outputs) {
-        AccuracyFigure k = key;
-        k.output = e.output;
-        k.label.clear();
-        k.error_over_tight = kNoFigure;
-        AccuracyFigure& f = figure_of(out, first, k);
-        f.error_over_bound = worse_of(f.error_over_bound, e.max_error_over_bound);
-        f.ulp = worse_of(f.ulp, e.max_ulp);
-        f.ulp_elementwise = worse_of(f.ulp_elementwise, e.max_ulp_elementwise);
-      }
-    }
-    // A figure line counts the class's problems as `all` does.
-    for (std::size_t i = first + 1; i < out.size(); ++i) {
-      out[i].problems = out[first].problems;
-      out[i].declined = out[first].declined;
-    }
-  }
-  return tally;
+  AccuracyTally tally(std::string(kernel.name));
+  for (const AccuracyProblem& p : accuracy_problems(kernel, seed))
+    tally.add(p.input_class, run_case(kernel, p.problem, isolation));
+  out.insert(out.end(), tally.figures().begin(), tally.figures().end());
+  return tally.judged();
 }
 
 std::string format_accuracy_baseline(const AccuracyRun& run) {

@@ -52,12 +52,35 @@ struct AccuracyRun {
 // The default seed of the rows; a baseline file names its own.
 inline constexpr uint64_t kAccuracySeed = 20261206;
 
-// Runs `kernel` on the realistic rows of every input class whose rows it
-// meets (a class applies when its own rows classify into it for this kernel:
-// the |mean|/sigma bands for LayerNorm, many_rows for a backward, overflow16
-// for a 16-bit kernel), each case with run_case() as the fuzz campaign runs
-// it. Appends the figures, `all` first, then each output in the order first met;
-// returns the problems judged and declined (nothing judged is never a pass).
+// The realistic rows of every input class whose rows `kernel` meets (a
+// class applies when its own first problem classifies into it for this
+// kernel: the |mean|/sigma bands for LayerNorm, many_rows for a backward,
+// overflow16 for a 16-bit kernel), in the table's order, each with its class.
+struct AccuracyProblem {
+  std::string input_class;  // InputClass::id
+  Problem problem;
+};
+std::vector<AccuracyProblem> accuracy_problems(const Kernel& kernel, uint64_t seed);
+
+// The figures of one kernel, problem by problem: each case's result (run by
+// run_case, or judged from a harness's recorded outputs) added to its class.
+class AccuracyTally {
+ public:
+  explicit AccuracyTally(std::string kernel) : kernel_(std::move(kernel)) {}
+  void add(const std::string& input_class, const CaseResult& result);
+  // Each class met: `all` first, then each output in the order first met.
+  const std::vector<AccuracyFigure>& figures() const { return figures_; }
+  const JudgedTally& judged() const { return tally_; }
+
+ private:
+  std::string kernel_;
+  std::vector<AccuracyFigure> figures_;
+  JudgedTally tally_;
+};
+
+// Runs `kernel` on accuracy_problems(), each case with run_case() as the
+// fuzz campaign runs it, into an AccuracyTally. Appends its figures; returns
+// the problems judged and declined (nothing judged is never a pass).
 JudgedTally measure_accuracy(const Kernel& kernel, uint64_t seed, const IsolationOptions& isolation,
                       std::vector<AccuracyFigure>& out);
 
