@@ -239,6 +239,7 @@ fold::TensorFile inputs_file(const CaseInputs& c) {
                    {"normcheck.rows", std::to_string(p.rows)},
                    {"normcheck.cols", std::to_string(p.cols)},
                    {"normcheck.domain", c.domain}};
+  if (!c.input_class.empty()) file.metadata["normcheck.input_class"] = c.input_class;
   return file;
 }
 
@@ -261,6 +262,7 @@ CaseInputs read_inputs(const std::filesystem::path& path) {
   c.seed = unsigned_metadata(file, path, "normcheck.seed");
   c.index = static_cast<int64_t>(unsigned_metadata(file, path, "normcheck.case"));
   c.domain = metadata(file, path, "normcheck.domain");
+  if (const auto it = file.metadata.find("normcheck.input_class"); it != file.metadata.end()) c.input_class = it->second;
   Problem& p = c.problem;
   try {
     p.eps = parse_float_token(metadata(file, path, "normcheck.eps"));

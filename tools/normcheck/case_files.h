@@ -104,6 +104,10 @@ struct CaseInputs {
   uint64_t seed = 0;
   int64_t index = 0;
   std::string domain;  // the domain text the problems were drawn inside (normcheck/kernel.h)
+  // gen --accuracy-rows: the input class whose realistic rows the case is
+  // (fuzz/accuracy_baseline.h), metadata "normcheck.input_class"; empty
+  // (no entry) for a drawn case.
+  std::string input_class;
 };
 
 // The problem as the files hold it: x, residual, gamma and beta (a backward:

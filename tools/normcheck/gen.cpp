@@ -16,7 +16,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <set>
 
+#include "accuracy_baseline.h"
 #include "case_files.h"
 #include "case_gen.h"
 #include "command.h"
@@ -37,6 +39,11 @@ struct GenArgs {
   // would stop at d <= 5 (d is capped at 2^(size/6), properties/problem_gen.cpp).
   int64_t cases = 101;
   std::vector<std::string> shapes;  // --shape RxC: each problem one of them (GenOptions::shapes)
+  // --accuracy-rows: the realistic rows of every input class that applies to
+  // the spec (fuzz/accuracy_baseline.h), each case's class in its metadata,
+  // for `judge --check-baseline` / `--update-baseline`.
+  bool accuracy_rows = false;
+  bool cases_given = false;
 };
 
 // --shape's text RxC (e.g. 8192x4096) as (rows, cols).
@@ -85,38 +92,8 @@ Problem draw(const rc::Gen<Problem>& problems, const Kernel& row, uint64_t seed,
                    std::string(to_string(row.spec->dtype_of(TensorName::x))) + "; widen --domain");
 }
 
-int run_gen(const GenArgs& args) {
-  const SpecParse parsed = parse_spec(args.spec);
-  if (!parsed.spec) throw UsageError("--spec: " + parsed.error);
-  const OpSpec spec = *parsed.spec;
-  if (spec.linear) throw UsageError("--spec " + to_text(spec) + ": a norm followed by a Linear is not in the file protocol");
-  if (args.cases < 1) throw UsageError("--cases must be at least 1");
-  const uint64_t seed = seed_from(args.seed, kDefaultCaseSeed);
-  const InputRange domain = domain_of(args.domain);
-  const fs::path dir = args.out;
-  prepare_out_dir(dir);
-
-  const Kernel row = harness_row(spec, domain);
-  std::vector<std::pair<int64_t, int64_t>> shapes;
-  for (const std::string& s : args.shapes) shapes.push_back(parse_shape(s));
-  props::GenOptions options;
-  try {
-    options = harness_options(row, shapes);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError("--shape " + std::string(e.what()));
-  }
-  const rc::Gen<Problem> problems = props::gen_problem(options);
-  for (int64_t c = 0; c < args.cases; ++c) {
-    const CaseInputs in{spec, draw(problems, row, seed, c), seed, c, domain_text(domain)};
-    try {
-      fold::write_safetensors(dir / inputs_file_name(c), inputs_file(in));
-    } catch (const std::invalid_argument& e) {  // a backward problem evaluate() declines
-      throw UsageError("case " + std::to_string(c) + ": " + e.what());
-    }
-  }
-  std::printf("seed %llu: %lld problems of %s in %s (domain: %s)\n", static_cast<unsigned long long>(seed),
-              static_cast<long long>(args.cases), to_text(spec).c_str(), dir.string().c_str(),
-              domain_text(domain).empty() ? "any" : domain_text(domain).c_str());
+// The output tensors a harness writes, as gen's last lines list them.
+void print_outputs_wanted(const OpSpec& spec) {
   std::printf("each case-NNN.inputs.safetensors wants a case-NNN.outputs.safetensors beside it with:");
   for (TensorName t : output_tensors(spec))
     std::printf(" %s (%s)", tensor_file_name(spec, t).c_str(),
@@ -129,6 +106,80 @@ int run_gen(const GenArgs& args) {
   }
   if (scale_is_input(spec))
     std::printf("\n(each inputs file holds the static scale y is divided by: %s, F32 [1])", kScaleTensor);
+}
+
+// --accuracy-rows: every applicable class's realistic problems the harness's
+// row meets inside the domain (the rest it would decline: not written).
+int write_accuracy_rows(const OpSpec& spec, const Kernel& row, const InputRange& domain, uint64_t seed,
+                        const fs::path& dir) {
+  int64_t c = 0, outside = 0;
+  std::set<std::string> classes;
+  for (const fuzz::AccuracyProblem& p : fuzz::accuracy_problems(row, seed)) {
+    if (!declines(row, request_for(row, stored_problem(spec, p.problem))).empty()) {
+      ++outside;
+      continue;
+    }
+    CaseInputs in{spec, p.problem, seed, c, domain_text(domain), p.input_class};
+    try {
+      fold::write_safetensors(dir / inputs_file_name(c), inputs_file(in));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError("case " + std::to_string(c) + " (" + p.input_class + "): " + e.what());
+    }
+    classes.insert(p.input_class);
+    ++c;
+  }
+  if (c == 0)
+    throw UsageError("no input class's realistic rows lie inside the domain '" + domain_text(domain) + "'");
+  std::printf("seed %llu: %lld realistic problems of %s in %zu input classes in %s (domain: %s; %lld outside it "
+              "not written)\n",
+              static_cast<unsigned long long>(seed), static_cast<long long>(c), to_text(spec).c_str(),
+              classes.size(), dir.string().c_str(), domain_text(domain).empty() ? "any" : domain_text(domain).c_str(),
+              static_cast<long long>(outside));
+  print_outputs_wanted(spec);
+  std::printf("\nthen: normcheck judge %s --update-baseline FILE (once), --check-baseline FILE (each run)\n",
+              dir.string().c_str());
+  return kExitOk;
+}
+
+int run_gen(const GenArgs& args) {
+  const SpecParse parsed = parse_spec(args.spec);
+  if (!parsed.spec) throw UsageError("--spec: " + parsed.error);
+  const OpSpec spec = *parsed.spec;
+  if (spec.linear) throw UsageError("--spec " + to_text(spec) + ": a norm followed by a Linear is not in the file protocol");
+  if (args.cases < 1) throw UsageError("--cases must be at least 1");
+  if (args.accuracy_rows && (args.cases_given || !args.shapes.empty()))
+    throw UsageError("--accuracy-rows writes each input class's realistic rows: no --cases or --shape with it");
+  // The accuracy rows are fixed by their seed alone: NORMCHECK_SEED, which
+  // varies the random runs of a test suite, is not read for them.
+  const uint64_t seed = args.accuracy_rows ? (args.seed.empty() ? fuzz::kAccuracySeed : parse_seed(args.seed))
+                                           : seed_from(args.seed, kDefaultCaseSeed);
+  const InputRange domain = domain_of(args.domain);
+  const fs::path dir = args.out;
+  prepare_out_dir(dir);
+
+  const Kernel row = harness_row(spec, domain);
+  if (args.accuracy_rows) return write_accuracy_rows(spec, row, domain, seed, dir);
+  std::vector<std::pair<int64_t, int64_t>> shapes;
+  for (const std::string& s : args.shapes) shapes.push_back(parse_shape(s));
+  props::GenOptions options;
+  try {
+    options = harness_options(row, shapes);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("--shape " + std::string(e.what()));
+  }
+  const rc::Gen<Problem> problems = props::gen_problem(options);
+  for (int64_t c = 0; c < args.cases; ++c) {
+    const CaseInputs in{spec, draw(problems, row, seed, c), seed, c, domain_text(domain), {}};
+    try {
+      fold::write_safetensors(dir / inputs_file_name(c), inputs_file(in));
+    } catch (const std::invalid_argument& e) {  // a backward problem evaluate() declines
+      throw UsageError("case " + std::to_string(c) + ": " + e.what());
+    }
+  }
+  std::printf("seed %llu: %lld problems of %s in %s (domain: %s)\n", static_cast<unsigned long long>(seed),
+              static_cast<long long>(args.cases), to_text(spec).c_str(), dir.string().c_str(),
+              domain_text(domain).empty() ? "any" : domain_text(domain).c_str());
+  print_outputs_wanted(spec);
   // f16's largest finite value is 65504: under a domain whose |x| reaches
   // past it (the default's 2^62/sqrt(d) does), a drawn x past it is stored as
   // inf, and most cases judge the kernel's handling of an inf row rather than
@@ -149,7 +200,11 @@ void add_gen_command(CLI::App& app, Action& action) {
       ->required();
   sub->add_option("--out", args->out, "Directory for the case files (made if need be; must hold no case files)")
       ->required();
-  sub->add_option("--cases", args->cases, "Problems to write (default 101: one of each generator size, d up to the thousands)");
+  sub->add_option("--cases", args->cases, "Problems to write (default 101: one of each generator size, d up to the thousands)")
+      ->each([args](const std::string&) { args->cases_given = true; });
+  sub->add_flag("--accuracy-rows", args->accuracy_rows,
+                "Write every input class's realistic rows instead (for judge --check-baseline / --update-baseline; "
+                "seed default " + std::to_string(fuzz::kAccuracySeed) + ")");
   sub->add_option("--seed", args->seed, "Seed (default: NORMCHECK_SEED, else 20261127)");
   sub->add_option("--shape", args->shapes,
                   "A shape ROWSxCOLS to draw problems at, e.g. 8192x4096 (repeatable: each problem one of them; "

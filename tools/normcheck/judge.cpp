@@ -25,10 +25,12 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "accuracy_baseline.h"
 #include "case_files.h"
 #include "command.h"
 #include "isolation.h"
@@ -52,6 +54,11 @@ struct JudgeArgs {
   std::string dir;
   bool json = false;
   std::string report;  // --report OUT; empty: none
+  // The accuracy baseline of cases written by gen --accuracy-rows
+  // (fuzz/accuracy_baseline.h): held to, or rewritten; the harness's name in it.
+  std::string check_baseline, update_baseline;
+  double worse_by = 1;
+  std::string name = kHarnessKernelName;
 };
 
 struct CaseVerdict {
@@ -61,6 +68,7 @@ struct CaseVerdict {
   uint64_t seed = 0;
   OpSpec op_spec;
   std::string domain;  // the domain text of its metadata
+  std::string input_class;  // gen --accuracy-rows: the class whose realistic rows the case is; else empty
   Problem problem;
   std::string bad_input;  // non-empty: the case could not be judged, and why
   std::string label;      // the finding (isolation.h's labels), empty when it passed
@@ -106,7 +114,7 @@ CaseVerdict judge_case(const fs::path& dir, const fs::path& inputs_path) {
   try {
     in = read_inputs(inputs_path);
     v.index = in.index, v.spec = to_text(in.spec), v.seed = in.seed;
-    v.op_spec = in.spec, v.domain = in.domain, v.problem = in.problem;
+    v.op_spec = in.spec, v.domain = in.domain, v.problem = in.problem, v.input_class = in.input_class;
     if (inputs_path.filename() != inputs_file_name(in.index))
       throw CaseFileError(inputs_path.string() + ": its metadata says case " + std::to_string(in.index) +
                           ", whose file is " + inputs_file_name(in.index));
@@ -219,8 +227,60 @@ fs::path write_judged_report(const fs::path& out, const fs::path& findings, cons
   return fs::absolute(out / "report.html").lexically_normal();
 }
 
+// The figures of the judged cases by input class, held to or written to the
+// baseline (--check-baseline, --update-baseline): the cases must be gen
+// --accuracy-rows's, of one seed, the baseline's.
+struct BaselineRun {
+  fuzz::AccuracyRun run;
+  std::optional<fuzz::AccuracyComparison> comparison;
+  std::vector<const fuzz::AccuracyFigure*> failed;
+  bool written = false;
+};
+
+std::optional<BaselineRun> hold_to_baseline(const JudgeArgs& args, const std::optional<fuzz::AccuracyRun>& baseline,
+                                            const std::vector<CaseVerdict>& verdicts) {
+  if (args.check_baseline.empty() && args.update_baseline.empty()) return std::nullopt;
+  std::set<uint64_t> seeds;
+  for (const CaseVerdict& v : verdicts) {
+    if (v.input_class.empty())
+      throw UsageError(v.inputs.string() + " has no input class (__metadata__ 'normcheck.input_class'): a baseline "
+                       "holds the realistic rows `normcheck gen --accuracy-rows` writes");
+    seeds.insert(v.seed);
+  }
+  if (seeds.size() != 1) throw UsageError(args.dir + ": the cases were written with more than one seed");
+  BaselineRun b;
+  b.run.seed = *seeds.begin();
+  if (baseline && baseline->seed != b.run.seed)
+    throw UsageError(args.check_baseline + " was measured with seed " + std::to_string(baseline->seed) + ", the cases in " +
+                     args.dir + " were written with seed " + std::to_string(b.run.seed) +
+                     ": write them with gen --accuracy-rows --seed " + std::to_string(baseline->seed));
+  fuzz::AccuracyTally tally(args.name);
+  for (const CaseVerdict& v : verdicts) {
+    fuzz::CaseResult r;
+    r.evaluation = v.evaluation;
+    r.finished = true;
+    r.label = v.label;
+    tally.add(v.input_class, r);
+  }
+  b.run.figures = tally.figures();
+  b.failed = fuzz::failed_classes(b.run.figures);
+  if (baseline) b.comparison = fuzz::compare_accuracy(*baseline, b.run, args.worse_by);
+  return b;
+}
+
 int run_judge(const JudgeArgs& args) {
   const auto start = std::chrono::steady_clock::now();
+  if (!args.check_baseline.empty() && !args.update_baseline.empty())
+    throw UsageError("--check-baseline and --update-baseline are exclusive: check, or rewrite");
+  if (!(args.worse_by >= 1)) throw UsageError("--worse-by must be at least 1 (1: any growth is worse)");
+  std::optional<fuzz::AccuracyRun> baseline;
+  if (!args.check_baseline.empty()) {
+    try {
+      baseline = fuzz::read_accuracy_baseline(args.check_baseline);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
   const fs::path dir = args.dir;
   // an OUT that cannot be a folder is bad usage, found before any case is judged;
   // it is made only once every case could be judged
@@ -237,9 +297,16 @@ int run_judge(const JudgeArgs& args) {
               << passed << " pass, " << findings << " with a finding)\n";
     return kExitUsage;
   }
+  std::optional<BaselineRun> held = hold_to_baseline(args, baseline, verdicts);
   const fs::path findings_dir = args.report.empty() ? fs::path() : report_folder_or_usage(args.report);
   write_finding_files(dir, verdicts);
-  const int exit_code = findings ? kExitFinding : kExitOk;
+  // A baseline records a harness whose every case passed.
+  if (held && !args.update_baseline.empty() && findings == 0) {
+    write_file_atomically(args.update_baseline, fuzz::format_accuracy_baseline(held->run));
+    held->written = true;
+  }
+  const bool worse = held && held->comparison && !held->comparison->worse.empty();
+  const int exit_code = findings || worse ? kExitFinding : kExitOk;
   const fs::path report_page =
       args.report.empty()
           ? fs::path()
@@ -277,6 +344,27 @@ int run_judge(const JudgeArgs& args) {
     }
     nlohmann::json doc = {{"dir", dir.string()}, {"cases", cases}, {"passed", passed}, {"findings", findings}};
     if (!report_page.empty()) doc["report"] = report_page.string();
+    if (held) {
+      nlohmann::json figures = nlohmann::json::array(), worse_json = nlohmann::json::array();
+      for (const fuzz::AccuracyFigure& f : held->run.figures)
+        figures.push_back({{"class", f.input_class},
+                           {"output", f.output},
+                           {"problems", f.problems},
+                           {"error_over_bound", json_number(f.error_over_bound)},
+                           {"error_over_tight", json_number(f.error_over_tight)},
+                           {"max_ulp", json_number(f.ulp)},
+                           {"max_ulp_elementwise", json_number(f.ulp_elementwise)}});
+      nlohmann::json acc = {{"seed", held->run.seed}, {"name", args.name}, {"figures", figures},
+                            {"written", held->written}};
+      if (held->comparison) {
+        for (const auto& r : held->comparison->worse)
+          worse_json.push_back({{"class", r.input_class}, {"output", r.output}, {"metric", r.metric},
+                                {"before", json_number(r.before)}, {"after", json_number(r.after)}});
+        acc["baseline"] = {{"file", args.check_baseline}, {"worse_by", args.worse_by}, {"worse", worse_json},
+                           {"notes", held->comparison->notes}};
+      }
+      doc["accuracy"] = acc;
+    }
     std::cout << json_safe(doc).dump(2) << "\n";  // paths are bytes: json_text.h
     return exit_code;
   }
@@ -311,6 +399,14 @@ int run_judge(const JudgeArgs& args) {
   }
   std::printf("\n%zu cases: %lld pass, %lld with a finding\n", verdicts.size(), static_cast<long long>(passed),
               static_cast<long long>(findings));
+  if (held) {
+    std::printf("\n%s by input class (seed %llu):\n%s", args.name.c_str(),
+                static_cast<unsigned long long>(held->run.seed), fuzz::format_figures(held->run.figures).c_str());
+    if (held->comparison)
+      std::printf("\n%s", fuzz::format_comparison(*held->comparison, args.check_baseline, args.worse_by).c_str());
+    if (held->written) std::printf("\nbaseline written to %s\n", args.update_baseline.c_str());
+    else if (!args.update_baseline.empty()) std::printf("\nbaseline not written: a case has a finding\n");
+  }
   if (!report_page.empty()) std::printf("report: %s\n", report_page.string().c_str());
   return exit_code;
 }
@@ -326,6 +422,14 @@ void add_judge_command(CLI::App& app, Action& action) {
   sub->add_option("--report", args->report,
                   "Also write the report of the harness, as `normcheck report` writes it, to this folder "
                   "(report.html, report.md, results.json, junit.xml, findings/)");
+  sub->add_option("--check-baseline", args->check_baseline,
+                  "Hold the cases' figures by input class (gen --accuracy-rows) to this accuracy baseline: exit 1 "
+                  "when one grew past --worse-by times its value");
+  sub->add_option("--update-baseline", args->update_baseline,
+                  "Write the cases' figures by input class (gen --accuracy-rows) to this accuracy baseline");
+  sub->add_option("--worse-by", args->worse_by,
+                  "The factor a figure may grow by before it counts as worse (default 1: any growth)");
+  sub->add_option("--name", args->name, "The harness's kernel name in the baseline file (default harness)");
   sub->callback([&action, args] { action = [args] { return run_judge(*args); }; });
 }
 

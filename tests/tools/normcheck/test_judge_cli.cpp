@@ -966,3 +966,74 @@ TEST(JudgeReport, AnOutFolderThatIsAFileIsBadUsageAndNothingIsWritten) {
   EXPECT_FALSE(fs::exists(out / "report.html"));
   EXPECT_FALSE(fs::exists(out / "results.json"));
 }
+
+namespace {
+
+// gen --accuracy-rows: every input class's realistic rows, each case's class
+// in its metadata, fixed by the seed (NORMCHECK_SEED is not read for them).
+fs::path accuracy_rows(const std::string& name, const std::string& seed = "") {
+  const fs::path dir = scratch_dir() / name;
+  fs::remove_all(dir);
+  const CliRun run = run_normcheck(std::string("gen --spec '") + kLlama + "' --accuracy-rows --out " + dir.string() +
+                                   (seed.empty() ? "" : " --seed " + seed));
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("realistic problems of " + std::string(kLlama) + " in 8 input classes"), std::string::npos)
+      << run.out;
+  return dir;
+}
+
+}  // namespace
+
+// A harness's accuracy held in its CI through the files: the correct Llama
+// RMSNorm's figures by class written once and held on the next run; the twin
+// that rounds once is worse than that baseline (and has findings of its own).
+TEST(JudgeBaseline, AHarnessIsHeldToTheFiguresItsCasesGaveBefore) {
+  const fs::path dir = accuracy_rows("accuracy_rows");
+  harness(dir, "rmsnorm.llama", "BF16");
+  const fs::path baseline = scratch_dir() / "judge_baseline.txt";
+  const CliRun write = judge(dir, "--update-baseline " + baseline.string() + " --name my.llama");
+  ASSERT_EQ(write.exit_code, 0) << write.out << write.err;
+  EXPECT_NE(write.out.find("baseline written to " + baseline.string()), std::string::npos) << write.out;
+  const std::string text = read_whole_file(baseline);
+  EXPECT_NE(text.find("my.llama d_257_4096 y "), std::string::npos) << text;
+
+  const CliRun same = judge(dir, "--check-baseline " + baseline.string() + " --name my.llama");
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  EXPECT_NE(same.out.find("baseline: no figure got worse than "), std::string::npos) << same.out;
+
+  harness(dir, "broken.llama_rounds_once", "BF16", JUDGE_HARNESS_BROKEN);
+  const CliRun worse = judge(dir, "--json --check-baseline " + baseline.string() + " --name my.llama --worse-by 1.5");
+  ASSERT_EQ(worse.exit_code, 1) << worse.out << worse.err;
+  const auto doc = nlohmann::json::parse(worse.out);
+  bool y_worse = false;
+  for (const auto& w : doc.at("accuracy").at("baseline").at("worse"))
+    y_worse = y_worse || (w.at("class") == "d_257_4096" && w.at("output") == "y" && w.at("metric") == "error/bound");
+  EXPECT_TRUE(y_worse) << worse.out;
+}
+
+TEST(JudgeBaseline, CasesThatAreNotTheAccuracyRowsOrOfAnotherSeedAreRefused) {
+  const fs::path baseline = scratch_dir() / "judge_baseline_refusals.txt";
+  {
+    const fs::path dir = accuracy_rows("accuracy_rows_base");
+    harness(dir, "rmsnorm.llama", "BF16");
+    ASSERT_EQ(judge(dir, "--update-baseline " + baseline.string()).exit_code, 0);
+  }
+  const fs::path drawn = judged_llama("accuracy_drawn");
+  const CliRun no_class = judge(drawn, "--check-baseline " + baseline.string());
+  EXPECT_EQ(no_class.exit_code, 2) << no_class.out << no_class.err;
+  EXPECT_NE(no_class.err.find("has no input class"), std::string::npos) << no_class.err;
+  EXPECT_NE(no_class.err.find("gen --accuracy-rows"), std::string::npos) << no_class.err;
+
+  const fs::path other = accuracy_rows("accuracy_rows_seed5", "5");
+  harness(other, "rmsnorm.llama", "BF16");
+  const CliRun seed = judge(other, "--check-baseline " + baseline.string());
+  EXPECT_EQ(seed.exit_code, 2) << seed.out << seed.err;
+  EXPECT_NE(seed.err.find("--accuracy-rows --seed 20261206"), std::string::npos) << seed.err;
+
+  const CliRun both = judge(other, "--check-baseline " + baseline.string() + " --update-baseline /tmp/b.txt");
+  EXPECT_EQ(both.exit_code, 2);
+  const CliRun mixed = run_normcheck("gen --spec 'rmsnorm fwd' --accuracy-rows --cases 3 --out " +
+                                     (scratch_dir() / "mixed").string());
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_NE(mixed.err.find("no --cases or --shape"), std::string::npos) << mixed.err;
+}
