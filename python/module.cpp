@@ -525,6 +525,13 @@ PYBIND11_MODULE(_normcheck, m) {
             d["problems"] = id.problems.judged, d["declined"] = id.problems.declined;
             d["declined_reason"] = id.problems.first_decline, d["exact_math_ulp"] = id.exact_math_ulp;
             d["fault"] = id.fault, d["policies"] = policies;
+            py::list casts, splits;
+            for (const normcheck::fuzz::CastVerdict& c : id.casts)
+              casts.append(py::dict(py::arg("cast") = normcheck::to_text(c.cast), py::arg("consistent") = c.consistent()));
+            for (const normcheck::fuzz::Split& split : id.splits)
+              splits.append(py::dict(py::arg("other") = split.other, py::arg("tries") = split.tries,
+                                     py::arg("found") = split.found, py::arg("problem") = split.problem));
+            d["casts"] = casts, d["splits"] = splits;
             return d;
           },
           py::arg("cases"), py::arg("seed"), py::arg("max_d"));

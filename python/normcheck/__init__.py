@@ -870,13 +870,27 @@ class Policy:
 class Identification:
     """identify()'s answer: every candidate policy (policies), those fn's
     outputs are consistent with (consistent), their names, fn's y against
-    exact math, and the fault when fn raised."""
+    exact math, and the fault when fn raised. A quantized y's casts: the
+    declared cast done each other way (casts: dicts of cast and consistent).
+    splits: each candidate that admitted fn's outputs as the declared policy
+    did, and whether a problem drawn to split the two was found and run
+    (dicts of other, tries, found, problem); told_apart and cannot_tell_apart
+    list their spec texts."""
 
     def __init__(self, spec, seed, d):
         self.spec, self.seed = spec, seed
         self.problems, self.declined = d["problems"], d["declined"]
         self.exact_math_ulp, self.fault = d["exact_math_ulp"], d["fault"]
         self.policies = [Policy(p) for p in d["policies"]]
+        self.casts, self.splits = d["casts"], d["splits"]
+
+    @property
+    def told_apart(self):
+        return [s["other"] for s in self.splits if s["found"]]
+
+    @property
+    def cannot_tell_apart(self):
+        return [s["other"] for s in self.splits if not s["found"]]
 
     @property
     def consistent(self):

@@ -3,7 +3,8 @@
 # with. EXPECT is a list of KERNEL=PASS=NAME entries: PASS is 1 (its declared
 # policy admits its outputs) or 0; NAME is a part of the one known policy
 # name that admits them ("-": none does). The exit code must be 0 when every
-# PASS is 1, and 1 otherwise.
+# PASS is 1, and 1 otherwise. SPLITS (below) checks the search for problems
+# that split close candidates.
 include(${CMAKE_CURRENT_LIST_DIR}/../support/run_checked.cmake)
 set(plugin_args "")
 if(PLUGIN)
@@ -62,6 +63,42 @@ foreach(entry ${EXPECT})
     if(at EQUAL -1)
       message(FATAL_ERROR "${kernel}: consistent with '${named}', expected a policy naming '${want_name}'")
     endif()
+  endif()
+endforeach()
+# SPLITS: KERNEL|found|TEXT (a close candidate whose spec text holds TEXT was
+# split from the declared policy by a problem drawn to split them) or
+# KERNEL|cannot|TEXT (none of the problems drawn split them).
+foreach(entry ${SPLITS})
+  string(REPLACE "|" ";" parts "${entry}")
+  list(GET parts 0 kernel)
+  list(GET parts 1 want)
+  list(GET parts 2 text)
+  set(seen "")
+  math(EXPR last "${n_kernels} - 1")
+  foreach(i RANGE ${last})
+    string(JSON name GET "${out}" kernels ${i} name)
+    if(NOT name STREQUAL kernel)
+      continue()
+    endif()
+    string(JSON n_splits LENGTH "${out}" kernels ${i} splits)
+    if(n_splits EQUAL 0)
+      message(FATAL_ERROR "${kernel}: no close candidate to split, expected one holding '${text}'")
+    endif()
+    math(EXPR last_split "${n_splits} - 1")
+    foreach(j RANGE ${last_split})
+      string(JSON other GET "${out}" kernels ${i} splits ${j} other)
+      string(JSON found GET "${out}" kernels ${i} splits ${j} found)
+      string(FIND "${other}" "${text}" at)
+      if(NOT at EQUAL -1)
+        set(seen "${found}")
+      endif()
+    endforeach()
+  endforeach()
+  if(seen STREQUAL "")
+    message(FATAL_ERROR "${kernel}: no split candidate holding '${text}'")
+  endif()
+  if((want STREQUAL "found" AND NOT seen) OR (want STREQUAL "cannot" AND seen))
+    message(FATAL_ERROR "${kernel}: the candidate holding '${text}': found is ${seen}, expected ${want}")
   endif()
 endforeach()
 if(all_pass AND NOT rc EQUAL 0)

@@ -185,15 +185,17 @@ set_tests_properties(fuzz_fused_clean PROPERTIES LABELS unit TIMEOUT 300)
 
 # `normcheck identify`: the policy each example kernel follows, by name, and
 # a twin that declares one policy and follows another.
-# identify_test(NAME PLUGIN CASES KERNEL=PASS=NAME...): PLUGIN "" for the table's rows.
+# identify_test(NAME PLUGIN CASES KERNEL=PASS=NAME... [SPLITS KERNEL|found|TEXT...]):
+# PLUGIN "" for the table's rows.
 function(identify_test name plugin cases)
+  cmake_parse_arguments(IT "" "" "SPLITS" ${ARGN})
   set(plugin_path "")
   if(plugin)
     set(plugin_path ${plugin_dir}/${plugin})
   endif()
   add_test(NAME ${name}
     COMMAND ${CMAKE_COMMAND} -DNORMCHECK=$<TARGET_FILE:normcheck> -DPLUGIN=${plugin_path} -DCASES=${cases}
-      "-DEXPECT=${ARGN}" -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_identify.cmake)
+      "-DEXPECT=${IT_UNPARSED_ARGUMENTS}" "-DSPLITS=${IT_SPLITS}" -P ${CMAKE_CURRENT_SOURCE_DIR}/expect_identify.cmake)
   set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT 300 FIXTURES_REQUIRED fuzz_plugins)
 endfunction()
 identify_test(identify_v2_norms libv2_norms.so 24
@@ -208,7 +210,18 @@ identify_test(identify_v2_quant_norms libv2_quant_norms.so 96
   "rmsnorm_fp8.static=1=vLLM's quantizing" "fused_add_rmsnorm_fp8.static=1=vLLM's quantizing"
   "rmsnorm_int8.dynamic_token=1=vLLM's quantizing" "rmsnorm_fp8.dynamic_token=1=vLLM's quantizing"
   "rmsnorm_fp8.dynamic_token_ub=1=vLLM's quantizing" "fused_add_rmsnorm_fp8.dynamic_token=1=vLLM's quantizing"
-  "rmsnorm_int8.static=1=vLLM's quantizing")
+  "rmsnorm_int8.static=1=vLLM's quantizing"
+  # the casts told apart where a problem can split them: the other way of
+  # applying the scale, by a static scale placed on a tie, or for a scale the
+  # kernel computes by a row of 4096; a lowest code of -127 or -128 never
+  # shows under a dynamic scale, which keeps |y / s| <= 127
+  SPLITS "rmsnorm_int8.static|found|quant=int8 scale=static" "rmsnorm_int8.dynamic_token|found|scale_apply=divide"
+  "rmsnorm_int8.dynamic_token|cannot|qmin=-127")
+# the twins whose cast differs from the declared one only on a tie or where
+# y / s and y fl32(1 / s) part: told apart by the problems drawn to split
+# the casts (at 64 problems none of the drawn ones does)
+identify_test(identify_v2_quant_broken_int8_divides libv2_quant_broken_int8_divides.so 64
+  "broken.int8_divides=0=-" SPLITS "broken.int8_divides|found|scale_apply=divide")
 # its twin that casts the float32 value: not admitted by its declared policy
 # (the only one consistent is the same with y=f32, which has no known name)
 identify_test(identify_v2_quant_skips_y_rounding libv2_quant_broken_fp8_skips_y_rounding.so 96

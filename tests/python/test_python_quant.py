@@ -204,3 +204,34 @@ def test_bf16_activations_in_torch_per_token_int8_passes():
 
     result = judged(per_token, "rmsnorm fwd dtype=bf16 gamma=bf16 stats=none quant=int8 scale=token")
     assert result.passed, [c.worst_text() for c in result.findings][:3]
+
+
+
+def test_identify_tells_the_ways_of_applying_a_scale_apart():
+    """identify draws a problem on which y / s and y fl32(1 / s) give different
+    codes (a row built so that y / s lands within a float ulp of a half
+    integer), runs it, and keeps the one the codes follow: vLLM's bf16 per-token
+    int8 RMSNorm (y fl32(1 / s)) and a twin that divides. A lowest code of -127
+    or -128 never shows under a dynamic scale (|y / s| <= 127): identify says
+    it cannot tell those apart. (With a float32 y the two ways are within the
+    bound's allowance of each other: no problem splits them.)"""
+    torch = pytest.importorskip("torch")
+    spec = "rmsnorm fwd dtype=bf16 gamma=bf16 stats=none quant=int8 scale=token"
+
+    def per_token(x, gamma, eps, divide=False):
+        h = x.float()
+        y = (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + eps) * gamma.float()).to(torch.bfloat16).float()
+        s = y.abs().amax(-1, keepdim=True) / 127
+        t = y / s if divide else y * (1 / s)
+        return {"y": torch.clamp(torch.round(t), -128, 127).nan_to_num().to(torch.int8), "scale": s}
+
+    def dividing(x, gamma, eps):
+        return per_token(x, gamma, eps, divide=True)
+
+    correct = normcheck.identify(per_token, spec, cases=24, seed=SEED)
+    assert [p.policy for p in correct.consistent if p.declared] == [spec]
+    assert any("scale_apply=divide" in o for o in correct.told_apart), correct.splits
+    assert any("qmin=-127" in o for o in correct.cannot_tell_apart), correct.splits
+    broken = normcheck.identify(dividing, spec, cases=24, seed=SEED)
+    assert not [p for p in broken.consistent if p.declared], broken.splits
+    assert [c["cast"] for c in broken.casts if c["consistent"]] == [spec + " scale_apply=divide"], broken.casts

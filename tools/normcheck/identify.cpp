@@ -75,9 +75,21 @@ std::string verdict_of(const fuzz::Identification& id) {
   if (!id.fault.empty()) return "the call failed: " + id.fault;
   if (id.problems.nothing_judged()) return unjudged_text(id.problems, "problems");
   if (id.declared_verdict().consistent()) return "follows its declared policy";
+  for (const fuzz::CastVerdict& c : id.casts)
+    if (c.consistent())
+      return "quantization: its codes follow its declared cast done another way (" + to_text(c.cast) + ")";
   for (const fuzz::PolicyVerdict& v : id.policies)
     if (v.consistent()) return "policy_mismatch: its outputs follow another policy than the one it declares";
   return "accuracy: no candidate policy admits its outputs";
+}
+
+// What the search for a problem that splits a close candidate from the
+// declared policy gave.
+std::string split_text(const fuzz::Split& split) {
+  if (split.found)
+    return "told apart from " + split.other + ": a problem drawn to split them (" + split.problem + ") ran on it";
+  return "cannot tell apart from " + split.other + ": on each of " + std::to_string(split.tries) +
+         " problems drawn to split them, the two admit a common value for every output element";
 }
 
 bool passes(const fuzz::Identification& id) {
@@ -112,6 +124,13 @@ int run_identify(const IdentifyArgs& args) {
                             {"consistent", v.consistent()},
                             {"outside", v.outside},
                             {"exact_math_ulp", json_number(v.exact_math_ulp)}});
+      nlohmann::json casts = nlohmann::json::array(), splits = nlohmann::json::array();
+      for (const fuzz::CastVerdict& c : id.casts)
+        casts.push_back({{"spec", to_text(c.cast)}, {"consistent", c.consistent()},
+                         {"problems_outside", c.problems_outside}});
+      for (const fuzz::Split& split : id.splits)
+        splits.push_back({{"other", split.other}, {"tries", split.tries}, {"found", split.found},
+                          {"problem", split.problem}, {"text", split_text(split)}});
       kernels.push_back({{"name", id.kernel},
                          {"spec", to_text(id.declared)},
                          {"problems", id.problems.judged},
@@ -120,7 +139,9 @@ int run_identify(const IdentifyArgs& args) {
                          {"exact_math_ulp", json_number(id.exact_math_ulp)},
                          {"verdict", verdict_of(id)},
                          {"pass", passes(id)},
-                         {"policies", policies}});
+                         {"policies", policies},
+                         {"casts", casts},
+                         {"splits", splits}});
     }
     std::cout << json_safe(nlohmann::json{{"seed", seed}, {"cases", args.cases}, {"kernels", kernels}}).dump(2)
               << "\n";
@@ -176,6 +197,9 @@ int run_identify(const IdentifyArgs& args) {
     if (more > 0)
       std::printf("    and %lld more, each with words added to one above (wider allowances)\n",
                   static_cast<long long>(more));
+    for (const fuzz::CastVerdict& c : id.casts)
+      if (c.consistent()) std::printf("  its codes also follow the cast: %s\n", to_text(c.cast).c_str());
+    for (const fuzz::Split& split : id.splits) std::printf("  %s\n", split_text(split).c_str());
   }
   return exit_code(tallies(ids), all ? kExitOk : kExitFinding, "problems");
 }

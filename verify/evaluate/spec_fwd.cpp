@@ -322,8 +322,10 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
                             std::vector<double>(scale.values.begin(), scale.values.end())};
   const SpecInputs one[] = {in};
   const SpecOutputs outs[] = {outputs};
-  // a quantized y: first the declared cast done another way (the rounding policy is then the declared one)
-  if (policy_failure)
+  // a quantized y: first the declared cast done another way (the rounding
+  // policy is then the declared one); identify asks which admit the codes
+  // whatever the verdict, to tell the casts apart
+  if (policy_failure || run.options.identify)
     for (const OpSpec& v : cast_variants(spec))
       if (check_policy(v, spec_admissible_fwd(v, in, run.bound, &start), outputs).outside == 0)
         ev.consistent_casts.push_back(to_text(v));
