@@ -15,7 +15,8 @@
 // Shapes: 524289 x 4096 (many rows over the pool's row blocks) and
 // 32769 x 65536 (long rows split into chunks); each is 2^31 + cols elements.
 // The rows are fixed (no seed): x[r][j] = a bf16 of N(0,1)-like values
-// rotated by r, so the sampled rows differ from one another.
+// rotated by r + r / cols, so the sampled rows differ from one another and
+// from the rows 2^31 elements before them.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -62,7 +63,10 @@ TEST(IndexOverflow, Bf16KernelsPast2To31ElementsMatchTheExactReference) {
   for (const BigShape s : kShapes) {
     const int64_t n = s.rows * s.cols;
     ASSERT_GT(n, kTwoTo31);
-    // One row's worth of values, rotated by the row: x[r][j] = base[(j + r) % cols].
+    // One row's worth of values, rotated by the row: x[r][j] = base[(j + shift(r)) % cols]
+    // with shift(r) = r + r / cols: a rotation by r alone repeats every cols rows,
+    // and the first row past 2^31 elements is a multiple of cols rows (2^31 / cols)
+    // after row 0, whose values it would then repeat.
     std::mt19937_64 rng(2);
     std::normal_distribution<float> normal;
     std::vector<uint16_t> base(static_cast<size_t>(s.cols));
@@ -73,7 +77,7 @@ TEST(IndexOverflow, Bf16KernelsPast2To31ElementsMatchTheExactReference) {
     Bits16 x(n), out(n);
     for (int64_t r = 0; r < s.rows; ++r) {
       uint16_t* row = x.data.get() + r * s.cols;
-      const int64_t shift = r % s.cols;
+      const int64_t shift = (r + r / s.cols) % s.cols;
       std::memcpy(row, base.data() + shift, static_cast<size_t>(s.cols - shift) * 2);
       std::memcpy(row + (s.cols - shift), base.data(), static_cast<size_t>(shift) * 2);
     }
