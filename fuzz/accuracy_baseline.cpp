@@ -149,7 +149,8 @@ AccuracyRun parse_accuracy_baseline(const std::string& text, const std::string& 
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used != value.size() || value[0] == '-') throw std::invalid_argument(where + ": '# seed N': N is not a seed");
+        if (used != value.size() || value[0] == '-')
+          throw std::invalid_argument(where + ": '# seed N': N is not a seed");
         have_seed = true;
       }
       continue;
@@ -285,7 +286,8 @@ std::vector<const AccuracyFigure*> failed_classes(const std::vector<AccuracyFigu
 std::string format_failed(const std::vector<const AccuracyFigure*>& failed) {
   std::string s;
   for (const AccuracyFigure* f : failed)
-    s += "  " + f->kernel + " " + f->input_class + ": " + ratio_text(f->label, f->error_over_bound, f->error_over_tight) + "\n";
+    s += "  " + f->kernel + " " + f->input_class + ": " +
+         ratio_text(f->label, f->error_over_bound, f->error_over_tight) + "\n";
   return s;
 }
 

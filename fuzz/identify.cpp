@@ -111,8 +111,8 @@ std::vector<float> policy_scales(const OpSpec& declared, const Problem& p) {
     a = std::max(a, std::fabs(y[i]));
   }
   for (std::size_t k = 0; k < scales.size(); ++k)
-    scales[k] = std::max(static_cast<float>(std::min(amax[k], static_cast<double>(q.scale_ub)) / quant_max(q.cast.format)),
-                         q.scale_min);
+    scales[k] = std::max(
+        static_cast<float>(std::min(amax[k], static_cast<double>(q.scale_ub)) / quant_max(q.cast.format)), q.scale_min);
   return scales;
 }
 

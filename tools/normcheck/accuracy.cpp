@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "accuracy_baseline.h"
+#include "baseline_options.h"
 #include "command.h"
 #include "json_number.h"
 #include "json_text.h"
@@ -26,8 +27,7 @@ struct AccuracyArgs {
   PluginOptions plugins;
   std::vector<std::string> kernels;
   std::string seed;
-  std::string check_baseline, update_baseline;
-  double worse_by = 1;
+  BaselineOptions baseline;
   bool json = false;
 };
 
@@ -48,36 +48,15 @@ std::vector<const Kernel*> select(const AccuracyArgs& args) {
   return selected;
 }
 
-nlohmann::json figure_json(const fuzz::AccuracyFigure& f) {
-  return {{"class", f.input_class},
-          {"output", f.output},
-          {"problems", f.problems},
-          {"declined", f.declined},
-          {"error_over_bound", json_number(f.error_over_bound)},
-          {"error_over_tight", json_number(f.error_over_tight)},
-          {"max_ulp", json_number(f.ulp)},
-          {"max_ulp_elementwise", json_number(f.ulp_elementwise)}};
-}
-
 int run_accuracy(const AccuracyArgs& args) {
-  if (!args.check_baseline.empty() && !args.update_baseline.empty())
-    throw UsageError("--check-baseline and --update-baseline are exclusive: check, or rewrite");
-  if (!(args.worse_by >= 1)) throw UsageError("--worse-by must be at least 1 (1: any growth is worse)");
-  std::optional<fuzz::AccuracyRun> baseline;
-  if (!args.check_baseline.empty()) {
-    try {
-      baseline = fuzz::read_accuracy_baseline(args.check_baseline);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
-  }
+  const std::optional<fuzz::AccuracyRun> baseline = read_baseline_options(args.baseline);
   // The rows are fixed by the seed: the baseline's, which a --seed must not
   // contradict. NORMCHECK_SEED, which varies the random runs of a test suite,
   // is not read: a baseline's rows do not vary.
   fuzz::AccuracyRun run;
   run.seed = !args.seed.empty() ? parse_seed(args.seed) : baseline ? baseline->seed : fuzz::kAccuracySeed;
   if (baseline && run.seed != baseline->seed)
-    throw UsageError(args.check_baseline + " was measured with seed " + std::to_string(baseline->seed) +
+    throw UsageError(args.baseline.check + " was measured with seed " + std::to_string(baseline->seed) +
                      ", this run's is " + std::to_string(run.seed) + ": the rows would differ");
   const std::vector<const Kernel*> kernels = select(args);
   const fuzz::IsolationOptions isolation = isolation_options(args.plugins);
@@ -90,7 +69,7 @@ int run_accuracy(const AccuracyArgs& args) {
     per_kernel.emplace_back(k, std::move(figures));
   }
   std::optional<fuzz::AccuracyComparison> comparison;
-  if (baseline) comparison = fuzz::compare_accuracy(*baseline, run, args.worse_by);
+  if (baseline) comparison = fuzz::compare_accuracy(*baseline, run, args.baseline.worse_by);
   // A problem that failed is a finding whatever the baseline says: the
   // figures are relative, the bound and the tight standard are not.
   const std::vector<const fuzz::AccuracyFigure*> failed = fuzz::failed_classes(run.figures);
@@ -101,8 +80,8 @@ int run_accuracy(const AccuracyArgs& args) {
   // A baseline records kernels that pass: nothing is written for a run that
   // judged nothing of a kernel (its figures would record a pass never
   // measured) or in which a problem failed.
-  const bool write = !args.update_baseline.empty() && !unjudged && failed.empty();
-  if (write) write_file_atomically(args.update_baseline, fuzz::format_accuracy_baseline(run));
+  const bool write = !args.baseline.update.empty() && !unjudged && failed.empty();
+  if (write) write_file_atomically(args.baseline.update, fuzz::format_accuracy_baseline(run));
 
   if (args.json) {
     nlohmann::json doc{{"seed", run.seed}};
@@ -115,19 +94,13 @@ int run_accuracy(const AccuracyArgs& args) {
       k.update(judged_json(tallies[i].second));
       nlohmann::json failed_classes = nlohmann::json::array();
       for (const auto& f : per_kernel[i].second)
-        if (f.output == "all" && !f.label.empty()) failed_classes.push_back({{"class", f.input_class}, {"label", f.label}});
+        if (f.output == "all" && !f.label.empty())
+          failed_classes.push_back({{"class", f.input_class}, {"label", f.label}});
       k["failed"] = failed_classes;
       list.push_back(k);
     }
     doc["kernels"] = list;
-    if (comparison) {
-      nlohmann::json worse = nlohmann::json::array();
-      for (const auto& r : comparison->worse)
-        worse.push_back({{"kernel", r.kernel}, {"class", r.input_class}, {"output", r.output},
-                         {"metric", r.metric}, {"before", json_number(r.before)}, {"after", json_number(r.after)}});
-      doc["baseline"] = {{"file", args.check_baseline}, {"worse_by", args.worse_by}, {"worse", worse},
-                         {"notes", comparison->notes}};
-    }
+    if (comparison) doc["baseline"] = comparison_json(*comparison, args.baseline);
     std::cout << json_safe(doc).dump(2) << "\n";
   } else {
     std::cout << "seed " << run.seed << ": each class's realistic rows (normcheck fuzz's severity rows)\n";
@@ -141,10 +114,12 @@ int run_accuracy(const AccuracyArgs& args) {
       std::cout << "\nfailed (a finding whatever the baseline; `normcheck fuzz` shrinks and saves it):\n";
       std::cout << fuzz::format_failed(failed);
     }
-    if (comparison) std::cout << "\n" << fuzz::format_comparison(*comparison, args.check_baseline, args.worse_by);
-    if (write) std::cout << "\nbaseline written to " << args.update_baseline << "\n";
-    else if (!args.update_baseline.empty())
-      std::cout << "\nbaseline not written: " << (unjudged ? "a kernel had nothing judged" : "a problem failed") << "\n";
+    if (comparison)
+      std::cout << "\n" << fuzz::format_comparison(*comparison, args.baseline.check, args.baseline.worse_by);
+    if (write) std::cout << "\nbaseline written to " << args.baseline.update << "\n";
+    else if (!args.baseline.update.empty())
+      std::cout << "\nbaseline not written: " << (unjudged ? "a kernel had nothing judged" : "a problem failed")
+                << "\n";
   }
   return exit_code(tallies, verdict, "problems");
 }
@@ -161,17 +136,13 @@ void add_accuracy_command(CLI::App& app, Action& action) {
   sub->add_option("--seed", args->seed,
                   "Seed of the rows (default: the baseline's with --check-baseline, else " +
                       std::to_string(fuzz::kAccuracySeed) + ")");
-  sub->add_option("--check-baseline", args->check_baseline,
-                  "Exit 1 when a figure got worse than in this baseline file by more than --worse-by");
-  sub->add_option("--update-baseline", args->update_baseline, "Write this run's figures to this baseline file");
-  sub->add_option("--worse-by", args->worse_by,
-                  "The factor a figure may grow by before it counts as worse (default 1: any growth)");
+  add_baseline_options(sub, args->baseline, "each kernel's figures");
   sub->add_flag("--json", args->json, "Print one JSON document");
   sub->callback([&action, args] {
     action = [args] {
       resolve_plugin_paths(args->plugins);  // before any plugin's constructor can chdir()
-      args->check_baseline = absolute_path(args->check_baseline);
-      args->update_baseline = absolute_path(args->update_baseline);
+      args->baseline.check = absolute_path(args->baseline.check);
+      args->baseline.update = absolute_path(args->baseline.update);
       load_plugins(args->plugins);
       return run_accuracy(*args);
     };

@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "accuracy_baseline.h"
+#include "baseline_options.h"
 #include "case_files.h"
 #include "command.h"
 #include "isolation.h"
@@ -56,8 +57,7 @@ struct JudgeArgs {
   std::string report;  // --report OUT; empty: none
   // The accuracy baseline of cases written by gen --accuracy-rows
   // (fuzz/accuracy_baseline.h): held to, or rewritten; the harness's name in it.
-  std::string check_baseline, update_baseline;
-  double worse_by = 1;
+  BaselineOptions baseline;
   std::string name = kHarnessKernelName;
 };
 
@@ -239,7 +239,7 @@ struct BaselineRun {
 
 std::optional<BaselineRun> hold_to_baseline(const JudgeArgs& args, const std::optional<fuzz::AccuracyRun>& baseline,
                                             const std::vector<CaseVerdict>& verdicts) {
-  if (args.check_baseline.empty() && args.update_baseline.empty()) return std::nullopt;
+  if (!args.baseline.any()) return std::nullopt;
   std::set<uint64_t> seeds;
   for (const CaseVerdict& v : verdicts) {
     if (v.input_class.empty())
@@ -251,8 +251,8 @@ std::optional<BaselineRun> hold_to_baseline(const JudgeArgs& args, const std::op
   BaselineRun b;
   b.run.seed = *seeds.begin();
   if (baseline && baseline->seed != b.run.seed)
-    throw UsageError(args.check_baseline + " was measured with seed " + std::to_string(baseline->seed) + ", the cases in " +
-                     args.dir + " were written with seed " + std::to_string(b.run.seed) +
+    throw UsageError(args.baseline.check + " was measured with seed " + std::to_string(baseline->seed) +
+                     ", the cases in " + args.dir + " were written with seed " + std::to_string(b.run.seed) +
                      ": write them with gen --accuracy-rows --seed " + std::to_string(baseline->seed));
   fuzz::AccuracyTally tally(args.name);
   for (const CaseVerdict& v : verdicts) {
@@ -264,23 +264,13 @@ std::optional<BaselineRun> hold_to_baseline(const JudgeArgs& args, const std::op
   }
   b.run.figures = tally.figures();
   b.failed = fuzz::failed_classes(b.run.figures);
-  if (baseline) b.comparison = fuzz::compare_accuracy(*baseline, b.run, args.worse_by);
+  if (baseline) b.comparison = fuzz::compare_accuracy(*baseline, b.run, args.baseline.worse_by);
   return b;
 }
 
 int run_judge(const JudgeArgs& args) {
   const auto start = std::chrono::steady_clock::now();
-  if (!args.check_baseline.empty() && !args.update_baseline.empty())
-    throw UsageError("--check-baseline and --update-baseline are exclusive: check, or rewrite");
-  if (!(args.worse_by >= 1)) throw UsageError("--worse-by must be at least 1 (1: any growth is worse)");
-  std::optional<fuzz::AccuracyRun> baseline;
-  if (!args.check_baseline.empty()) {
-    try {
-      baseline = fuzz::read_accuracy_baseline(args.check_baseline);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
-  }
+  const std::optional<fuzz::AccuracyRun> baseline = read_baseline_options(args.baseline);
   const fs::path dir = args.dir;
   // an OUT that cannot be a folder is bad usage, found before any case is judged;
   // it is made only once every case could be judged
@@ -301,8 +291,8 @@ int run_judge(const JudgeArgs& args) {
   const fs::path findings_dir = args.report.empty() ? fs::path() : report_folder_or_usage(args.report);
   write_finding_files(dir, verdicts);
   // A baseline records a harness whose every case passed.
-  if (held && !args.update_baseline.empty() && findings == 0) {
-    write_file_atomically(args.update_baseline, fuzz::format_accuracy_baseline(held->run));
+  if (held && !args.baseline.update.empty() && findings == 0) {
+    write_file_atomically(args.baseline.update, fuzz::format_accuracy_baseline(held->run));
     held->written = true;
   }
   const bool worse = held && held->comparison && !held->comparison->worse.empty();
@@ -345,24 +335,11 @@ int run_judge(const JudgeArgs& args) {
     nlohmann::json doc = {{"dir", dir.string()}, {"cases", cases}, {"passed", passed}, {"findings", findings}};
     if (!report_page.empty()) doc["report"] = report_page.string();
     if (held) {
-      nlohmann::json figures = nlohmann::json::array(), worse_json = nlohmann::json::array();
-      for (const fuzz::AccuracyFigure& f : held->run.figures)
-        figures.push_back({{"class", f.input_class},
-                           {"output", f.output},
-                           {"problems", f.problems},
-                           {"error_over_bound", json_number(f.error_over_bound)},
-                           {"error_over_tight", json_number(f.error_over_tight)},
-                           {"max_ulp", json_number(f.ulp)},
-                           {"max_ulp_elementwise", json_number(f.ulp_elementwise)}});
+      nlohmann::json figures = nlohmann::json::array();
+      for (const fuzz::AccuracyFigure& f : held->run.figures) figures.push_back(figure_json(f));
       nlohmann::json acc = {{"seed", held->run.seed}, {"name", args.name}, {"figures", figures},
                             {"written", held->written}};
-      if (held->comparison) {
-        for (const auto& r : held->comparison->worse)
-          worse_json.push_back({{"class", r.input_class}, {"output", r.output}, {"metric", r.metric},
-                                {"before", json_number(r.before)}, {"after", json_number(r.after)}});
-        acc["baseline"] = {{"file", args.check_baseline}, {"worse_by", args.worse_by}, {"worse", worse_json},
-                           {"notes", held->comparison->notes}};
-      }
+      if (held->comparison) acc["baseline"] = comparison_json(*held->comparison, args.baseline);
       doc["accuracy"] = acc;
     }
     std::cout << json_safe(doc).dump(2) << "\n";  // paths are bytes: json_text.h
@@ -403,9 +380,10 @@ int run_judge(const JudgeArgs& args) {
     std::printf("\n%s by input class (seed %llu):\n%s", args.name.c_str(),
                 static_cast<unsigned long long>(held->run.seed), fuzz::format_figures(held->run.figures).c_str());
     if (held->comparison)
-      std::printf("\n%s", fuzz::format_comparison(*held->comparison, args.check_baseline, args.worse_by).c_str());
-    if (held->written) std::printf("\nbaseline written to %s\n", args.update_baseline.c_str());
-    else if (!args.update_baseline.empty()) std::printf("\nbaseline not written: a case has a finding\n");
+      std::printf("\n%s",
+                  fuzz::format_comparison(*held->comparison, args.baseline.check, args.baseline.worse_by).c_str());
+    if (held->written) std::printf("\nbaseline written to %s\n", args.baseline.update.c_str());
+    else if (!args.baseline.update.empty()) std::printf("\nbaseline not written: a case has a finding\n");
   }
   if (!report_page.empty()) std::printf("report: %s\n", report_page.string().c_str());
   return exit_code;
@@ -422,13 +400,7 @@ void add_judge_command(CLI::App& app, Action& action) {
   sub->add_option("--report", args->report,
                   "Also write the report of the harness, as `normcheck report` writes it, to this folder "
                   "(report.html, report.md, results.json, junit.xml, findings/)");
-  sub->add_option("--check-baseline", args->check_baseline,
-                  "Hold the cases' figures by input class (gen --accuracy-rows) to this accuracy baseline: exit 1 "
-                  "when one grew past --worse-by times its value");
-  sub->add_option("--update-baseline", args->update_baseline,
-                  "Write the cases' figures by input class (gen --accuracy-rows) to this accuracy baseline");
-  sub->add_option("--worse-by", args->worse_by,
-                  "The factor a figure may grow by before it counts as worse (default 1: any growth)");
+  add_baseline_options(sub, args->baseline, "the cases' figures by input class (cases of gen --accuracy-rows)");
   sub->add_option("--name", args->name, "The harness's kernel name in the baseline file (default harness)");
   sub->callback([&action, args] { action = [args] { return run_judge(*args); }; });
 }
