@@ -144,6 +144,22 @@ def test_gemma_passes_and_is_identified():
     assert declared and "Gemma" in declared[0].name
 
 
+def test_the_format_of_one_plus_gamma_is_identified():
+    """1 + gamma in float32 (Hugging Face's Gemma) and in bf16 (1 + weight on
+    the bf16 tensor, then widened) are told apart: each is consistent with its
+    own policy alone, none left that identify could not split."""
+
+    def gemma_bf16_weight(x, weight, eps):
+        h = x.float()
+        return (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + eps) * (1.0 + weight).float()).to(x.dtype)
+
+    f32 = normcheck.identify(hf.as_fn(hf.GemmaRMSNorm), GEMMA, cases=24, seed=SEED)
+    bf16 = normcheck.identify(gemma_bf16_weight, GEMMA, cases=24, seed=SEED)
+    assert [p.policy for p in f32.consistent] == [GEMMA]
+    assert [p.policy for p in bf16.consistent] == [GEMMA.replace("weight=1+gamma", "weight=1+gamma round=weight:bf16")]
+    assert f32.cannot_tell_apart == [] and bf16.cannot_tell_apart == []
+
+
 def test_llama_rounding_once_is_caught_and_named():
     fn = hf.as_fn(hf.LlamaRoundsOnce)
     result = judged(fn, LLAMA)
