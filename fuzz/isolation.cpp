@@ -327,8 +327,10 @@ std::string label_of(const Evaluation& ev, bool nondeterministic, const std::str
   if (ev.nonfinite_mismatch) return "nan";
   // a spec's kernel whose outputs another rounding policy admits (Evaluation::consistent_policies)
   if (!ev.pass && !ev.consistent_policies.empty()) return "policy_mismatch";
-  // a quantized y's code or a dynamic scale outside what the declared cast admits
-  if (!ev.pass && ev.quantized && (ev.worst.output == "y" || ev.worst.output == "scale")) return "quantization";
+  // a quantized y's code, a dynamic scale, scale_inv or the amax outside what the declared cast admits
+  if (!ev.pass && ev.quantized &&
+      (ev.worst.output == "y" || ev.worst.output == "scale" || ev.worst.output == "scale_inv" || ev.worst.output == "amax"))
+    return "quantization";
   if (!ev.pass) return "accuracy";
   // outputs within their bounds that depend on the rows around them
   if (!batch_variance.empty()) return "batch_variant";

@@ -297,6 +297,8 @@ class _Adapter:
         for (name, dtype), value in zip(self.outputs, values):
             stat = name in ("mean", "rstd", "rrms")
             shapes = [(rows,), (rows, 1)] if stat else [(cols,)] if name in ("dgamma", "dbeta") else [(rows, cols)]
+            if name in ("scale_inv", "amax"):  # one float32 for the tensor
+                shapes = [(1,), ()]
             if name == "scale":  # a dynamic scale: rows x its scales per row ((rows,) for one)
                 per_row = 1 if self.scale_block is None else -(-cols // self.scale_block)
                 shapes = [(rows, per_row)] + ([(rows,)] if per_row == 1 else [])

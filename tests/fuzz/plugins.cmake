@@ -135,6 +135,13 @@ fuzz_test(fuzz_v2_quant_clean libv2_quant_norms.so "")
 fuzz_twins(v2_quant_broken policy_mismatch fp8_skips_y_rounding)
 fuzz_twins(v2_quant_broken quantization fp8_amax_unrounded int8_ties_away int8_clamps_at_127)
 fuzz_twins(v2_quant_broken quantization CASES 640 int8_divides)
+# TransformerEngine's convention (rmsnorm_fp8.te_static: scale_apply=multiply,
+# scale_inv and amax written): its scale read as a dequantizing one is
+# quantization. A finite code or amax where a y is NaN hides the fault
+# (docs/semantics.md, "Quantized outputs on a non-finite row"): vLLM's clamp
+# writing 448 for a NaN without nan=clamp, and TE's fmaxf amax, are nan.
+fuzz_twins(v2_quant_broken quantization te_divides)
+fuzz_twins(v2_quant_broken nan fp8_nan_clamped te_amax_skips_nan)
 # Version-2 training backwards (examples/plugin/v2_train_norms.c: Liger-Kernel's
 # llama mode, Apex's two-stage dgamma, flash-attention's fused add, Gemma's
 # 1 + gamma; docs/plugins.md "Training backwards") and their twins
@@ -208,7 +215,7 @@ identify_test(identify_v2_quant_norms libv2_quant_norms.so 96
   "rmsnorm_fp8.static=1=vLLM's quantizing" "fused_add_rmsnorm_fp8.static=1=vLLM's quantizing"
   "rmsnorm_int8.dynamic_token=1=vLLM's quantizing" "rmsnorm_fp8.dynamic_token=1=vLLM's quantizing"
   "rmsnorm_fp8.dynamic_token_ub=1=vLLM's quantizing" "fused_add_rmsnorm_fp8.dynamic_token=1=vLLM's quantizing"
-  "rmsnorm_int8.static=1=vLLM's quantizing")
+  "rmsnorm_int8.static=1=vLLM's quantizing" "rmsnorm_fp8.te_static=1=TransformerEngine")
 # its twin that casts the float32 value: not admitted by its declared policy
 # (the only one consistent is the same with y=f32, which has no known name)
 identify_test(identify_v2_quant_skips_y_rounding libv2_quant_broken_fp8_skips_y_rounding.so 96

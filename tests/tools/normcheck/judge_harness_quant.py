@@ -12,7 +12,9 @@ y to bf16 (to nearest even) where y's dtype is bf16, takes the scale s
 (static: the inputs' `scale`; per token: fl32(max |y| / qmax), qmax 448 or
 127), t = fl32(y fl32(1 / s)), and the code of t: e4m3fn rounded to nearest
 even after a clamp to [-448, 448], or int8 rounded to nearest even and
-clamped to [-128, 127]. It writes y as the codes (U8 for fp8, I8 for int8),
+clamped to [-128, 127]. A NaN t is e4m3's NaN code, and int8's 0 (nan_to_num, as
+cvt.rni.sat does): an int8 spec declares it, `nan=clamp`, and the harness refuses one
+that does not. It writes y as the codes (U8 for fp8, I8 for int8),
 rrms (F32) and a per-token scale (F32, rows x 1) to
 case-NNN.outputs.safetensors.
 
@@ -81,7 +83,8 @@ def run_case(path, mode, arg):
     words = dict(w.split("=", 1) for w in spec if "=" in w)
     fp8 = words.get("quant") == "e4m3"
     if spec[:2] != ["rmsnorm", "fwd"] or words.get("quant") not in ("e4m3", "int8") or \
-            words.get("scale") not in ("static", "token") or set(words) - {"dtype", "gamma", "y", "quant", "scale"}:
+            words.get("scale") not in ("static", "token") or set(words) - {"dtype", "gamma", "y", "quant", "scale", "nan"} \
+            or words.get("nan", "clamp") != "clamp" or (not fp8 and "nan" not in words):
         raise ValueError(f"{path}: spec {' '.join(spec)} is not one this harness runs")
     y_bf16 = words.get("y", words.get("dtype", "f32")) == "bf16"
     qmax = np.float32(448 if fp8 else 127)
