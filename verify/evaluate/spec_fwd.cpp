@@ -199,9 +199,14 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   // outputs on a non-finite row"): the codes the spec's convention writes
   // for a NaN or infinite t besides the format's non-finite ones.
   const std::vector<double> declared_codes = quant ? nonfinite_t_codes(*quant) : std::vector<double>();
-  // the block of element i has a y whose exact value is NaN (a NaN gamma or beta on a finite row)
+  // the columns [first, last) of scale b of a row
+  const auto block = [&](int64_t b) {
+    const std::size_t first = static_cast<std::size_t>(b) * group;
+    return std::pair{first, std::min(cols, first + group)};
+  };
+  // block b of row r has a y whose exact value is NaN (a NaN gamma or beta on a finite row)
   const auto block_has_nan = [&](std::size_t r, int64_t b) {
-    for (std::size_t j = static_cast<std::size_t>(b) * group; j < std::min(cols, (static_cast<std::size_t>(b) + 1) * group); ++j)
+    for (auto [j, last] = block(b); j < last; ++j)
       if (std::isnan(math.y.exact[r * cols + j])) return true;
     return false;
   };
@@ -236,15 +241,14 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
       // is the IEEE +-0, and is NaN otherwise. A code is judged as the t it
       // stands for: non-finite, or the IEEE zero's code where its y is +-0
       // and its scale says something (spec_policy.h, scale_judged).
-      std::vector<double> ieee_scale;
       if (quant && quant->dynamic())
         for (int64_t b = 0; b < scales; ++b) {
           bool zeros = true;
-          for (std::size_t j = static_cast<std::size_t>(b) * group; j < std::min(cols, (static_cast<std::size_t>(b) + 1) * group); ++j)
-            zeros = zeros && ieee_y(j).has_value();
-          const std::optional<double> v =
+          for (auto [j, last] = block(b); j < last; ++j) zeros = zeros && ieee_y(j).has_value();
+          const std::optional<double> ieee =
               zeros ? std::optional<double>(std::max(0.0, static_cast<double>(quant->scale_min))) : std::nullopt;
-          tally.nonfinite_row_element("scale", row, b, scale.values[r * static_cast<std::size_t>(scales) + static_cast<std::size_t>(b)], v);
+          const std::size_t k = r * static_cast<std::size_t>(scales) + static_cast<std::size_t>(b);
+          tally.nonfinite_row_element("scale", row, b, scale.values[k], ieee);
         }
       for (std::size_t j = 0; j < cols; ++j) {
         if (kept) kept[r * cols + j].allowed = 0;
