@@ -140,6 +140,8 @@ fuzz_twins(v2_quant_broken quantization CASES 640 int8_divides)
 # quantization. A finite code or amax where a y is NaN hides the fault
 # (docs/semantics.md, "Quantized outputs on a non-finite row"): vLLM's clamp
 # writing 448 for a NaN without nan=clamp, and TE's fmaxf amax, are nan.
+# Each is found within 5 cases at seeds 1-5 and 7. The clean plugin, with
+# rmsnorm_fp8.te_static: no finding at 2000 cases on seeds 1-12.
 fuzz_twins(v2_quant_broken quantization te_divides)
 fuzz_twins(v2_quant_broken nan fp8_nan_clamped te_amax_skips_nan)
 # Version-2 training backwards (examples/plugin/v2_train_norms.c: Liger-Kernel's
