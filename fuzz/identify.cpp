@@ -116,12 +116,13 @@ std::vector<float> policy_scales(const OpSpec& declared, const Problem& p) {
   return scales;
 }
 
-// Static scales for problem `p` that put y_i / s of one element (chosen by
-// `attempt`) on a boundary of the cast's rounding (a tie between two codes)
-// or past its largest value: where the ways of applying the scale, the tie
-// rules and saturation give different codes. y_i is the declared policy's y
-// before the cast. Each candidate s is fl32(|y_i| / target) and its float
-// neighbours, since y_i / s and y_i fl32(1 / s) round on either side of a
+// Static scales for problem `p` that put t_i (y_i / s; y_i s under
+// scale_apply=multiply) of one element (chosen by `attempt`) on a boundary of
+// the cast's rounding (a tie between two codes) or past its largest value:
+// where the ways of applying the scale, the tie rules and saturation give
+// different codes. y_i is the declared policy's y before the cast. Each
+// candidate s is fl32(|y_i| / target) (fl32(target / |y_i|)) and its float
+// neighbours, since the ways of applying it round on either side of a
 // boundary only for some of them.
 std::vector<float> boundary_scales(const OpSpec& declared, const Problem& p, int64_t attempt) {
   const std::vector<double> y = precast_y(declared, p);
@@ -139,7 +140,8 @@ std::vector<float> boundary_scales(const OpSpec& declared, const Problem& p, int
     const double spacing = quant_spacing(f, t0);
     target = std::floor(t0 / spacing) * spacing + spacing / 2;  // a tie between two codes
   }
-  const float s0 = static_cast<float>(a / target);
+  // t = y / s, or y s under scale_apply=multiply
+  const float s0 = static_cast<float>(declared.quant->apply == ScaleApply::multiply ? target / a : a / target);
   if (!(s0 > 0) || !std::isfinite(s0)) return {};
   std::vector<float> out = {s0};
   float up = s0, down = s0;
@@ -150,12 +152,6 @@ std::vector<float> boundary_scales(const OpSpec& declared, const Problem& p, int
     out.push_back(down);
   }
   return out;
-}
-
-// t = y / s as a quantized forward computes it (op_spec.h, Quantization).
-double t_of(const Quantization& q, double y, double s) {
-  const auto f32 = [](double v) { return round_to_format(DType::f32, v); };
-  return q.divide ? f32(y / s) : f32(y * f32(1 / s));
 }
 
 // For a scale the kernel computes (s = max(fl32(min(a, ub) / qmax),
@@ -188,7 +184,7 @@ std::optional<Problem> dynamic_boundary_problem(const OpSpec& declared, const Op
     for (int e = 1; e <= 8; ++e)
       for (int ym = 0; ym < 128; ++ym) {
         const double y = std::ldexp(1 + ym / 128.0, -e);
-        if (quantized_code(q, t_of(q, y, s)) == quantized_code(o, t_of(o, y, s))) continue;
+        if (quantized_code(q, quant_t(q, y, s)) == quantized_code(o, quant_t(o, y, s))) continue;
         if (found++ < attempt) continue;
         Problem p;
         p.rows = 1;

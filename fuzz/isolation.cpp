@@ -183,7 +183,8 @@ std::string detail_of(const Evaluation& ev) {
 }
 
 // A code outside what the declared cast admits: the code, the exact value
-// it stands for (y over the scale), and the rounding boundary nearest that
+// it stands for (y over the scale, or y times it under scale_apply=multiply),
+// and the rounding boundary nearest that
 // value (the midpoint between the two codes around it, or the clamp's edge
 // past the last code), where a cast of a value off by a little lands on
 // either side; and the cast the outputs follow, when another way of casting
@@ -201,11 +202,13 @@ std::string quantization_detail(const Evaluation& ev) {
   else
     std::snprintf(boundary, sizeof boundary, "nearest rounding boundary %.9g (between %.9g and %.9g)", below + step / 2,
                   below, below + step);
+  const SpecParse spec = parse_spec(ev.spec);
+  const bool multiply = spec.spec && spec.spec->quant && spec.spec->quant->apply == ScaleApply::multiply;
   char text[400];
-  std::snprintf(text, sizeof text, "y[row %lld, col %lld] = code 0x%02x (%s %.9g), exact y / scale = %.17g, %s; %.3g codes past the admitted ones",
+  std::snprintf(text, sizeof text, "y[row %lld, col %lld] = code 0x%02x (%s %.9g), exact y %s scale = %.17g, %s; %.3g codes past the admitted ones",
                 static_cast<long long>(ev.worst.row), static_cast<long long>(ev.worst.col),
                 static_cast<unsigned>(quant_code(f, ev.worst.computed)), std::string(to_string(f)).c_str(),
-                static_cast<double>(ev.worst.computed), t, boundary,
+                static_cast<double>(ev.worst.computed), multiply ? "*" : "/", t, boundary,
                 // the figure is |c - m| / (reach + 1/2) (Tally::code_element): past the reach by this many codes
                 std::max(0.0, ev.max_error_over_bound * ev.worst.allowed - ev.worst.allowed + 0.5));
   std::string out = text;
@@ -327,8 +330,10 @@ std::string label_of(const Evaluation& ev, bool nondeterministic, const std::str
   if (ev.nonfinite_mismatch) return "nan";
   // a spec's kernel whose outputs another rounding policy admits (Evaluation::consistent_policies)
   if (!ev.pass && !ev.consistent_policies.empty()) return "policy_mismatch";
-  // a quantized y's code or a dynamic scale outside what the declared cast admits
-  if (!ev.pass && ev.quantized && (ev.worst.output == "y" || ev.worst.output == "scale")) return "quantization";
+  // a quantized y's code, a dynamic scale, scale_inv or the amax outside what the declared cast admits
+  if (!ev.pass && ev.quantized &&
+      (ev.worst.output == "y" || ev.worst.output == "scale" || ev.worst.output == "scale_inv" || ev.worst.output == "amax"))
+    return "quantization";
   if (!ev.pass) return "accuracy";
   // outputs within their bounds that depend on the rows around them
   if (!batch_variance.empty()) return "batch_variant";

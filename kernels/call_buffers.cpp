@@ -35,6 +35,8 @@ std::vector<CallBuffer> call_buffers(const Kernel& k, const KernelArgs& a) {
     const bool given = !s.quant->dynamic();
     add("scale", a.scale, given ? sizeof(float) : rows * static_cast<std::size_t>(scales_per_row(*s.quant, a.cols)) * sizeof(float),
         !given, true);
+    add("scale_inv", a.scale_inv, sizeof(float), true, s.quant->apply == ScaleApply::multiply);
+    add("amax", a.amax, sizeof(float), true, s.quant->amax);
   }
   add("residual_out", a.residual_out, matrix * size(TensorName::residual_out), true, s.has(TensorName::residual_out));
   add("gamma", a.gamma, cols * size(TensorName::gamma), false, s.has(TensorName::gamma));
@@ -67,6 +69,8 @@ bool bind_call_buffer(KernelArgs& a, std::string_view name, void* data) {
   else if (name == "saved_y") a.saved_y = data;
   else if (name == "mean") a.mean = data;
   else if (name == "scale") a.scale = data;
+  else if (name == "scale_inv") a.scale_inv = data;
+  else if (name == "amax") a.amax = data;
   else if (name == "stat") a.stat = data;
   else if (name == "weight") a.weight = f;
   else if (name == "bias") a.bias = f;

@@ -90,6 +90,8 @@ void call_v2(const Kernel& k, const KernelArgs& a) {
     if (a.scale)
       c.scale = s.quant->dynamic() ? nc_tensor{a.scale, NC_F32, a.rows, per_row, per_row}
                                    : nc_tensor{a.scale, NC_F32, 1, 1, 1};
+    if (a.scale_inv && s.quant->apply == ScaleApply::multiply) c.scale_inv = {a.scale_inv, NC_F32, 1, 1, 1};
+    if (a.amax && s.quant->amax) c.amax = {a.amax, NC_F32, 1, 1, 1};
   }
   tensor(c.residual_out, TensorName::residual_out, a.residual_out, a.rows, a.cols, stride);
   tensor(c.mean, TensorName::mean, fwd ? a.mean : a.saved_mean, a.rows, 1, 1);

@@ -98,9 +98,14 @@ std::string parse_quant_word(std::string_view key, std::string_view value, std::
         return quoted(word) + ": a block's columns are a positive integer (scale=block:128)";
     } else return quoted(word) + ": the scale is static, token or block:G";
   } else if (key == "scale_apply") {
-    if (value == "inverse") q.divide = false;
-    else if (value == "divide") q.divide = true;
-    else return quoted(word) + ": the scale is applied as 'inverse' (y * (1 / s)) or 'divide' (y / s)";
+    if (value == "inverse") q.apply = ScaleApply::inverse;
+    else if (value == "divide") q.apply = ScaleApply::divide;
+    else if (value == "multiply") q.apply = ScaleApply::multiply;
+    else
+      return quoted(word) + ": the scale is applied as 'inverse' (y * (1 / s)), 'divide' (y / s) or 'multiply' (y * s)";
+  } else if (key == "nan") {
+    if (value != "clamp") return quoted(word) + ": a NaN y gets the format's NaN code (left out) or 'nan=clamp'";
+    q.nan_clamp = true;
   } else if (key == "ties") {
     if (value == "even") q.cast.ties_away = false;
     else if (value == "away") q.cast.ties_away = true;
@@ -121,7 +126,8 @@ std::string parse_quant_word(std::string_view key, std::string_view value, std::
   return "";
 }
 
-constexpr std::string_view kQuantWords[] = {"quant", "scale", "scale_apply", "ties", "qmin", "saturate", "scale_ub", "scale_min"};
+constexpr std::string_view kQuantWords[] = {"quant", "scale", "scale_apply", "ties",    "qmin",
+                                            "saturate", "scale_ub", "scale_min", "nan"};
 
 // The word's tensor, by the name the spec's norm gives it (rstd or rrms for stat).
 std::optional<TensorName> tensor_named(std::string_view name, NormKind norm) {
@@ -192,6 +198,10 @@ std::string spec_error(const OpSpec& s) {
       return "'scale_ub=' and 'scale_min=' shape a dynamic scale (scale=token or scale=block:G)";
     if (q.scale_min > q.scale_ub) return "'scale_min=' above 'scale_ub=': no scale satisfies both";
     if ((q.scale == ScaleKind::per_block) != (q.group > 0)) return "a block scale has its group size: scale=block:G";
+    if (q.apply == ScaleApply::multiply && q.dynamic())
+      return "'scale_apply=multiply' with a dynamic scale: the factor y is multiplied by is a given input (scale=static)";
+    if (q.nan_clamp && !q.cast.saturate)
+      return "'nan=clamp' with 'saturate=none': the convention is the saturating clamp's (fminf(NaN, max) = max)";
   }
   if (s.reduce) {
     if (fwd) return "'reduce=': how a backward sums dgamma and dbeta over the rows";
@@ -249,6 +259,10 @@ SpecParse parse_spec(std::string_view text) {
       if (!quant) quant.emplace();
       if (std::string e = parse_quant_word(key, value, word, *quant); !e.empty()) return {std::nullopt, std::move(e)};
       if (key == "quant") quant_named = true;
+    } else if (key == "amax") {
+      if (has_value) return {std::nullopt, quoted(word) + ": 'amax' takes no value"};
+      if (!quant) quant.emplace();
+      quant->amax = true;
     } else if (key == "add" || key == "linear") {
       if (has_value) return {std::nullopt, quoted(word) + ": '" + excerpt(key) + "' takes no value"};
       (key == "add" ? s.add : s.linear) = true;
@@ -368,12 +382,15 @@ std::string to_text(const OpSpec& s) {
     text += " quant=" + std::string(to_string(q->cast.format));
     text += q->scale == ScaleKind::given ? " scale=static"
             : q->scale == ScaleKind::per_token ? " scale=token" : " scale=block:" + std::to_string(q->group);
-    if (q->divide) text += " scale_apply=divide";
+    if (q->apply == ScaleApply::divide) text += " scale_apply=divide";
+    if (q->apply == ScaleApply::multiply) text += " scale_apply=multiply";
     if (q->cast.ties_away) text += " ties=away";
     if (q->cast.symmetric) text += " qmin=-127";
     if (!q->cast.saturate) text += " saturate=none";
     if (std::isfinite(q->scale_ub)) text += " scale_ub=" + float_text(q->scale_ub);
     if (q->scale_min != 0) text += " scale_min=" + float_text(q->scale_min);
+    if (q->nan_clamp) text += " nan=clamp";
+    if (q->amax) text += " amax";
   }
   return text;
 }

@@ -75,6 +75,12 @@ void draw_quantized(const GenOptions& o, Rng& rng, Problem& p) {
     double s = base * (family == 2 ? pow2(-1.5, 0.05) : pow2(-0.5, 0.5));
     if (rng() % 4 == 0) s = std::exp2(std::round(std::log2(s)));
     p.scale = std::isfinite(s) && s > 0 && static_cast<float>(s) > 0 ? static_cast<float>(s) : 1.0f;
+    // scale_apply=multiply: the given scale is the factor y is multiplied by,
+    // qmax over the absolute maximum (TransformerEngine's `scale`)
+    if (q.apply == ScaleApply::multiply) {
+      const auto factor = static_cast<float>(1.0 / p.scale);
+      p.scale = std::isfinite(factor) ? factor : 1.0f;
+    }
   }
   const std::vector<double> y = estimate_y(o, p, 0);
   const double a = absmax(y);
@@ -82,7 +88,10 @@ void draw_quantized(const GenOptions& o, Rng& rng, Problem& p) {
   const auto top = static_cast<std::size_t>(std::max_element(y.begin(), y.end(), [](double u, double v) {
                      return std::isfinite(v) && (!std::isfinite(u) || std::fabs(u) < std::fabs(v));
                    }) - y.begin());
-  const double s = q.dynamic() ? std::max(a / qmax, static_cast<double>(q.scale_min)) : p.scale;
+  // what y is divided by on its way to t (multiply: by the factor's reciprocal)
+  const double s = q.dynamic()                         ? std::max(a / qmax, static_cast<double>(q.scale_min))
+                   : q.apply == ScaleApply::multiply ? 1.0 / p.scale
+                                                     : p.scale;
 
   if (family == 1 && weights) {
     // Rounding boundaries: every y_j of row 0 but the largest (which sets a

@@ -19,6 +19,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -172,6 +173,9 @@ class Harness {
                                                          : std::string(to_string(spec_.dtype_of(t))));
     // a quantized spec's scale, float32: the static one an input, a dynamic one an output
     if (outputs ? cli::scale_is_output(spec_) : cli::scale_is_input(spec_)) out.emplace_back(kScale, "f32");
+    // scale_apply=multiply's scale_inv and the word amax's amax: outputs of one float32
+    if (outputs && cli::has_scale_inv(spec_)) out.emplace_back(cli::kScaleInvTensor, "f32");
+    if (outputs && cli::has_amax(spec_)) out.emplace_back(cli::kAmaxTensor, "f32");
     return out;
   }
 
@@ -350,6 +354,12 @@ class Harness {
     if (cli::scale_is_output(h.spec_)) {
       if (!outputs.contains(kScale)) throw py::value_error(std::string("no output '") + kScale + "'");
       copy_output(call->scale, outputs[py::str(kScale)], kScale);
+    }
+    for (const auto& [wanted, name, tensor] : {std::tuple{cli::has_scale_inv(h.spec_), cli::kScaleInvTensor, &call->scale_inv},
+                                               std::tuple{cli::has_amax(h.spec_), cli::kAmaxTensor, &call->amax}}) {
+      if (!wanted) continue;
+      if (!outputs.contains(name)) throw py::value_error(std::string("no output '") + name + "'");
+      copy_output(*tensor, outputs[py::str(name)], name);
     }
   }
 

@@ -37,12 +37,14 @@
 //
 // A quantized y (op_spec.h, Quantization) goes on from y^'s range [lo, hi]
 // in y's dtype (values of that format: what the kernel holds before the cast):
-//   t       fl32(y fl32(1/s)), or fl32(y / s) with scale_apply=divide, at both
-//           ends: y -> fl32(y c) and y -> fl32(y / s) are monotone for s > 0
+//   t       fl32(y fl32(1/s)), fl32(y / s) with scale_apply=divide, or fl32(y s)
+//           with scale_apply=multiply, at both ends: y -> fl32(y c), y -> fl32(y / s)
+//           and y -> fl32(y s) are monotone for s > 0 and c > 0
 //   code    cast(t) at both ends: clamping and rounding to nearest are monotone
 // and, for a dynamic scale over a row or block J,
 //   a       in [max_J min|y^|, max_J max|y^|]    (min|y^| = 0 on a range that holds 0)
-//   s       max(fl32(min(a, ub) / qmax), smin) at both ends of a: monotone again.
+//   s       max(fl32(min(a, ub) / qmax), smin) at both ends of a: monotone again;
+// the tensor's amax (the word amax) is the same a over every element.
 // Each float32 operation is evaluated exactly: a product of two floats is
 // exact in double, and a quotient correctly rounded to double and then to
 // float32 is the correctly rounded quotient (53 >= 2 * 24 + 2: the double
@@ -189,18 +191,37 @@ void quantize_ranges(const Quantization& q, const SpecInputs& in, SpecAdmissible
       }
       const double s = q.dynamic() ? (in.scale.size() == rows * per_row ? in.scale[row * per_row + b] : NAN)
                                    : (in.scale.size() == 1 ? in.scale[0] : NAN);
-      const double inverse = f32(1.0 / s);
-      const auto t_of = [&](double y) { return q.divide ? f32(y / s) : f32(y * inverse); };
       for (std::size_t i = first; i < last; ++i) {
         const double lo = out.y.lo[i], hi = out.y.hi[i];
-        // an inverse past float32's range (s < 2^-128) casts every y to +-max or NaN: a degenerate scale
-        if (nothing(lo, hi) || !(s > 0) || std::isinf(s) || (!q.divide && std::isinf(inverse))) {
+        if (nothing(lo, hi) || !scale_judged(q, s)) {
           set(out.y, i, {-kInf, kInf});
           continue;
         }
-        set(out.y, i, {quantized_code(q, t_of(lo)), quantized_code(q, t_of(hi))});
+        set(out.y, i, {quantized_code(q, quant_t(q, lo, s)), quantized_code(q, quant_t(q, hi, s))});
       }
     }
+}
+
+// The range of the tensor's amax from y's pre-cast ranges (before
+// quantize_ranges replaces them): the bounds of a dynamic scale's a over
+// every element. File header: the derivation.
+AdmissibleRange amax_range(const AdmissibleRange& y) {
+  AdmissibleRange out = sized(1);
+  double a_lo = 0, a_hi = 0;
+  bool nothing = false;
+  for (std::size_t i = 0; i < y.lo.size(); ++i) {
+    const double lo = y.lo[i], hi = y.hi[i];
+    if (std::isnan(lo) || std::isnan(hi)) {  // a row with a non-finite input: the tensor's amax is NaN
+      set(out, 0, {NAN, NAN});
+      return out;
+    }
+    nothing = nothing || (lo == -kInf && hi == kInf);  // an ill-posed row: its y may be NaN (0 x inf)
+    a_lo = std::max(a_lo, lo <= 0 && hi >= 0 ? 0.0 : std::min(std::fabs(lo), std::fabs(hi)));
+    a_hi = std::max(a_hi, std::max(std::fabs(lo), std::fabs(hi)));
+  }
+  // an unbounded range gives a_hi = inf: nothing promised above a_lo
+  set(out, 0, nothing ? Range{-kInf, kInf} : Range{a_lo, a_hi});
+  return out;
 }
 
 SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const SpecForwardReference& ref,
@@ -336,6 +357,7 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
       set(out.y, i, rounded(y_t, y));
     }
   }
+  if (spec.quant && spec.quant->amax) out.amax = amax_range(out.y);  // from the pre-cast ranges
   if (spec.quant) quantize_ranges(*spec.quant, in, out);
   return out;
 }
@@ -345,6 +367,34 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
 double quantized_code(const Quantization& q, double t) {
   const double c = quant_cast(q.cast, t);
   return std::isnan(c) && !std::isnan(t) ? std::copysign(kInf, t) : c;
+}
+
+double quant_t(const Quantization& q, double y, double s) {
+  const auto f32 = [](double v) { return round_to_format(DType::f32, v); };
+  switch (q.apply) {
+    case ScaleApply::divide: return f32(y / s);
+    case ScaleApply::multiply: return f32(y * s);
+    case ScaleApply::inverse: break;
+  }
+  return f32(y * f32(1.0 / s));
+}
+
+double exact_quant_t(const Quantization& q, double y, double s) { return q.apply == ScaleApply::multiply ? y * s : y / s; }
+
+double dequantized(const Quantization& q, double code, double s) {
+  return q.apply == ScaleApply::multiply ? code / s : code * s;
+}
+
+bool scale_judged(const Quantization& q, double s) {
+  if (!(s > 0) || std::isinf(s)) return false;
+  // an inverse past float32's range (s < 2^-128) casts every y to +-max or NaN: a degenerate scale
+  return q.apply != ScaleApply::inverse || std::isfinite(round_to_format(DType::f32, 1.0 / s));
+}
+
+std::vector<double> nonfinite_t_codes(const Quantization& q) {
+  if (!q.nan_clamp) return {};
+  const double nan_code = q.cast.format == QuantFormat::int8 ? 0 : quant_max(q.cast.format);
+  return {nan_code, quant_cast(q.cast, kInf), quant_cast(q.cast, -kInf)};
 }
 
 std::pair<double, double> AdmissibleRange::ends_for(std::size_t i, double v) const {
@@ -576,7 +626,9 @@ std::vector<OpSpec> cast_variants(const OpSpec& spec) {
   } else {
     variant([](Quantization& q) { q.cast.saturate = !q.cast.saturate; });
   }
-  variant([](Quantization& q) { q.divide = !q.divide; });
+  for (const ScaleApply a : {ScaleApply::inverse, ScaleApply::divide, ScaleApply::multiply})
+    if (a != spec.quant->apply && (a != ScaleApply::multiply || !spec.quant->dynamic()))
+      variant([a](Quantization& q) { q.apply = a; });
   return out;
 }
 
@@ -630,7 +682,10 @@ std::string_view known_policy_name(const OpSpec& policy) {
     const bool y_rounded = policy.dtype_of(TensorName::y) != DType::f32;
     if (policy.norm == NormKind::rmsnorm && points == 2 && y_rounded && (!policy.add || sum_stored || sum == DType::f32))
       return "x r and y rounded to the activations' format, then cast (vLLM's quantizing RMSNorm kernels)";
-    if (points == 0 && !y_rounded) return "the float32 value cast, no rounding before it";
+    if (points == 0 && !y_rounded)
+      return policy.quant->apply == ScaleApply::multiply
+                 ? "the float32 value times the scale, cast (TransformerEngine's fp8 norms)"
+                 : "the float32 value cast, no rounding before it";
     return "";
   }
   struct Known {

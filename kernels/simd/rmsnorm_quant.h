@@ -35,7 +35,8 @@ constexpr float kInt8MinScale = std::numeric_limits<float>::epsilon();
 // before the cast in float32 (y=f32: the kernel casts the float32 y it
 // computes, one rounding), gamma and rrms float32, y cast to `format` after
 // y * fl32(1 / s) (scale_apply=inverse), fp8 saturating, int8 ties to even
-// in [-128, 127].
+// in [-128, 127]. A NaN y casts to e4m3's NaN code, and to int8's 0 (as
+// cvt.rni.sat.s8.f32 does), which the int8 spec declares: nan=clamp.
 constexpr OpSpec rmsnorm_quant_spec(QuantFormat format, ScaleKind scale, float scale_min) {
   OpSpec s;
   s.norm = NormKind::rmsnorm;
@@ -48,6 +49,7 @@ constexpr OpSpec rmsnorm_quant_spec(QuantFormat format, ScaleKind scale, float s
   q.cast.format = format;
   q.scale = scale;
   q.scale_min = scale_min;
+  q.nan_clamp = format == QuantFormat::int8;
   s.quant = q;
   return s;
 }

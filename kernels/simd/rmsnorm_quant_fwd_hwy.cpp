@@ -49,7 +49,7 @@ void rmsnorm_quant_fwd_hwy(const nc_call* c) {
   // nearest even in [-128, 127], y * fl32(1 / s), one scale a row or a tensor
   constexpr Quantization kQ = *kSpec->quant;
   static_assert(kQ.cast == QuantCast{.format = kQ.cast.format} && kQ.cast.format != QuantFormat::e5m2);
-  static_assert(!kQ.divide && kQ.scale != ScaleKind::per_block);
+  static_assert(kQ.apply == ScaleApply::inverse && !kQ.amax && kQ.scale != ScaleKind::per_block);
   if (c->rows <= 0 || c->cols <= 0) return;
   const Quantization& q = *kSpec->quant;
   QuantRowParams p;

@@ -298,6 +298,8 @@ class _Adapter:
         for (name, dtype), value in zip(self.outputs, values):
             stat = name in ("mean", "rstd", "rrms")
             shapes = [(rows,), (rows, 1)] if stat else [(cols,)] if name in ("dgamma", "dbeta") else [(rows, cols)]
+            if name in ("scale_inv", "amax"):  # one float32 for the tensor
+                shapes = [(1,), ()]
             if name == "scale":  # a dynamic scale: rows x its scales per row ((rows,) for one)
                 per_row = 1 if self.scale_block is None else -(-cols // self.scale_block)
                 shapes = [(rows, per_row)] + ([(rows,)] if per_row == 1 else [])
@@ -409,9 +411,10 @@ def _fn_name(fn):
 
 def problem(x, gamma=None, beta=None, residual=None, eps=1e-5, scale=None, dy=None):
     """A problem from arrays (x rows x cols; gamma, beta of cols; residual like x),
-    for a spec with quant= and scale=static the scale y is divided by (a
-    float > 0), and for a backward spec dy, the gradient arriving at y (like x;
-    with `add`, residual is the residual stream's gradient, dresidual). Its
+    for a spec with quant= and scale=static its scale (a float > 0: y is divided
+    by it, or multiplied under scale_apply=multiply), and for a backward spec
+    dy, the gradient arriving at y (like x; with `add`, residual is the
+    residual stream's gradient, dresidual). Its
     values are rounded to the spec's formats when it is run; a backward's
     saved statistics (and y, from=y) are normcheck's, from x."""
     def host(a):

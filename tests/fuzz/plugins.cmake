@@ -135,6 +135,15 @@ fuzz_test(fuzz_v2_quant_clean libv2_quant_norms.so "")
 fuzz_twins(v2_quant_broken policy_mismatch fp8_skips_y_rounding)
 fuzz_twins(v2_quant_broken quantization fp8_amax_unrounded int8_ties_away int8_clamps_at_127)
 fuzz_twins(v2_quant_broken quantization CASES 640 int8_divides)
+# TransformerEngine's convention (rmsnorm_fp8.te_static: scale_apply=multiply,
+# scale_inv and amax written): its scale read as a dequantizing one is
+# quantization. A finite code or amax where a y is NaN hides the fault
+# (docs/semantics.md, "Quantized outputs on a non-finite row"): vLLM's clamp
+# writing 448 for a NaN without nan=clamp, and TE's fmaxf amax, are nan.
+# Each is found within 5 cases at seeds 1-5 and 7. The clean plugin, with
+# rmsnorm_fp8.te_static: no finding at 2000 cases on seeds 1-12.
+fuzz_twins(v2_quant_broken quantization te_divides)
+fuzz_twins(v2_quant_broken nan fp8_nan_clamped te_amax_skips_nan)
 # Version-2 training backwards (examples/plugin/v2_train_norms.c: Liger-Kernel's
 # llama mode, Apex's two-stage dgamma, flash-attention's fused add, Gemma's
 # 1 + gamma; docs/plugins.md "Training backwards") and their twins
@@ -210,7 +219,7 @@ identify_test(identify_v2_quant_norms libv2_quant_norms.so 96
   "rmsnorm_fp8.static=1=vLLM's quantizing" "fused_add_rmsnorm_fp8.static=1=vLLM's quantizing"
   "rmsnorm_int8.dynamic_token=1=vLLM's quantizing" "rmsnorm_fp8.dynamic_token=1=vLLM's quantizing"
   "rmsnorm_fp8.dynamic_token_ub=1=vLLM's quantizing" "fused_add_rmsnorm_fp8.dynamic_token=1=vLLM's quantizing"
-  "rmsnorm_int8.static=1=vLLM's quantizing"
+  "rmsnorm_int8.static=1=vLLM's quantizing" "rmsnorm_fp8.te_static=1=TransformerEngine"
   # the casts told apart where a problem can split them: the other way of
   # applying the scale, by a static scale placed on a tie, or for a scale the
   # kernel computes by a row of 4096; a lowest code of -127 or -128 never

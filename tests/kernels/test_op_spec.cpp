@@ -183,7 +183,9 @@ TEST(OpSpec, TheWordsOfAQuantizedYSetItsCast) {
   ASSERT_TRUE(vllm.quant);
   EXPECT_EQ(vllm.quant->cast, (QuantCast{QuantFormat::e4m3, true, false, false}));
   EXPECT_EQ(vllm.quant->scale, ScaleKind::given);
-  EXPECT_FALSE(vllm.quant->divide);
+  EXPECT_EQ(vllm.quant->apply, ScaleApply::inverse);
+  EXPECT_FALSE(vllm.quant->nan_clamp);
+  EXPECT_FALSE(vllm.quant->amax);
   EXPECT_EQ(vllm.dtype_of(TensorName::y), DType::bf16);  // y's format before the cast
   EXPECT_FALSE(table_op(vllm));
   const OpSpec every = parsed("rmsnorm fwd scale_min=1e-06 quant=int8 qmin=-127 ties=away scale_apply=divide "
@@ -193,7 +195,7 @@ TEST(OpSpec, TheWordsOfAQuantizedYSetItsCast) {
   EXPECT_EQ(q.cast, (QuantCast{QuantFormat::int8, true, true, true}));
   EXPECT_EQ(q.scale, ScaleKind::per_block);
   EXPECT_EQ(q.group, 128);
-  EXPECT_TRUE(q.divide);
+  EXPECT_EQ(q.apply, ScaleApply::divide);
   EXPECT_EQ(q.scale_ub, 1200.0f);
   EXPECT_EQ(q.scale_min, 1e-6f);
   EXPECT_EQ(scales_per_row(q, 300), 3);
@@ -201,6 +203,16 @@ TEST(OpSpec, TheWordsOfAQuantizedYSetItsCast) {
                             "qmin=-127 scale_ub=1200 scale_min=1e-06");
   EXPECT_EQ(parsed(to_text(every)), every);
   EXPECT_FALSE(parsed("rmsnorm fwd quant=e5m2 scale=token saturate=none").quant->cast.saturate);
+  // TransformerEngine's convention: the scale multiplies, scale_inv and amax written; vLLM's NaN clamp
+  const OpSpec te = parsed("rmsnorm fwd amax dtype=bf16 y=f32 scale_apply=multiply quant=e4m3 scale=static");
+  EXPECT_EQ(te.quant->apply, ScaleApply::multiply);
+  EXPECT_TRUE(te.quant->amax);
+  EXPECT_EQ(to_text(te), "rmsnorm fwd dtype=bf16 y=f32 quant=e4m3 scale=static scale_apply=multiply amax");
+  EXPECT_EQ(parsed(to_text(te)), te);
+  const OpSpec clamp = parsed("rmsnorm fwd nan=clamp quant=int8 scale=token");
+  EXPECT_TRUE(clamp.quant->nan_clamp);
+  EXPECT_EQ(to_text(clamp), "rmsnorm fwd quant=int8 scale=token nan=clamp");
+  EXPECT_EQ(parsed(to_text(clamp)), clamp);
 }
 
 TEST(OpSpec, ATextThatIsNotASpecIsRefusedWithTheWordAtFault) {
@@ -215,6 +227,13 @@ TEST(OpSpec, ATextThatIsNotASpecIsRefusedWithTheWordAtFault) {
   EXPECT_NE(error_of("rmsnorm fwd quant=int8 scale=token scale_min=2 scale_ub=1").find("no scale satisfies"),
             std::string::npos);
   EXPECT_NE(error_of("rmsnorm bwd quant=int8 scale=token").find("forward norm"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd quant=e4m3 scale=token scale_apply=multiply").find("given input"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd quant=e4m3 scale=static scale_apply=times").find("'multiply'"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd quant=e5m2 scale=static saturate=none nan=clamp").find("saturating clamp"),
+            std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd quant=e4m3 scale=static nan=zero").find("'nan=clamp'"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd quant=e4m3 scale=static amax=row").find("takes no value"), std::string::npos);
+  EXPECT_NE(error_of("rmsnorm fwd amax").find("come with 'quant="), std::string::npos);
   EXPECT_NE(error_of("rmsnorm fwd linear quant=int8 scale=token").find("forward norm"), std::string::npos);
   EXPECT_NE(error_of("").find("starts with the norm"), std::string::npos);
   EXPECT_NE(error_of("groupnorm fwd").find("'groupnorm' is not a norm"), std::string::npos);

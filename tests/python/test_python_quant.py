@@ -10,6 +10,8 @@ nearest even and clamped. Every verdict is evaluate()'s; no tolerance is set
 here. Random cases come from SEED (NORMCHECK_SEED, else normcheck's default).
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -17,8 +19,9 @@ import normcheck
 
 SEED = normcheck._normcheck.seed(None)
 
-PER_TOKEN_INT8 = "rmsnorm fwd stats=none quant=int8 scale=token"  # returns y and the scale
-STATIC_INT8 = "rmsnorm fwd stats=none quant=int8 scale=static"
+# int8 has no NaN: the functions write 0 for a NaN t (nan_to_num, as cvt.rni.sat does) and say so
+PER_TOKEN_INT8 = "rmsnorm fwd stats=none quant=int8 scale=token nan=clamp"  # returns y and the scale
+STATIC_INT8 = "rmsnorm fwd stats=none quant=int8 scale=static nan=clamp"
 STATIC_FP8 = "rmsnorm fwd y=f32 stats=none quant=e4m3 scale=static"
 CASES = 101  # one of each generator size: d into the thousands, and each quantization edge family
 
@@ -120,7 +123,8 @@ def test_a_static_scale_is_an_input_and_fp8_codes_are_bytes():
 
 
 def e4m3_bytes(t):
-    """float64 t within [-448, 448] -> e4m3fn codes, to nearest even (the OCP layout: bias 7, 3 mantissa bits)."""
+    """float64 t within [-448, 448] or NaN -> e4m3fn codes, to nearest even (the OCP layout: bias 7, 3
+    mantissa bits; NaN S.1111.111)."""
     sign = np.signbit(t).astype(np.uint8) << 7
     a = np.nan_to_num(np.abs(t))
     e = np.maximum(np.floor(np.log2(np.where(a > 0, a, 1.0))), -6.0)
@@ -128,7 +132,38 @@ def e4m3_bytes(t):
     normal = v >= 2.0 ** -6
     ev = np.floor(np.log2(np.where(normal, v, 1.0)))
     code = np.where(normal, (ev + 7) * 8 + (v / np.exp2(ev) - 1) * 8, v / 2.0 ** -9)
-    return code.astype(np.uint8) | sign
+    return np.where(np.isnan(t), np.uint8(0x7F), code.astype(np.uint8)) | sign
+
+
+# TransformerEngine's convention: the float32 y times the scale, scale_inv = fl32(1 / scale) and
+# the tensor's amax written (docs/ops.md, "Quantized outputs")
+TE_FP8 = "rmsnorm fwd y=f32 stats=none quant=e4m3 scale=static scale_apply=multiply amax"
+
+
+def te_fp8(x, gamma, scale, eps, amax_of=np.max):
+    y = rms_norm(x, gamma, eps)
+    with np.errstate(all="ignore"):
+        t = np.clip(y * scale[0], -448, 448).astype(np.float64)  # np.clip keeps a NaN
+        amax = amax_of(np.abs(y))
+    return {"y": e4m3_bytes(t), "scale_inv": np.array([np.float32(1) / scale[0]], np.float32),
+            "amax": np.array([amax], np.float32)}
+
+
+def test_transformer_engines_convention_passes():
+    result = judged(te_fp8, TE_FP8)
+    assert result.passed, [c.worst_text() for c in result.findings][:3]
+
+
+def test_an_amax_that_skips_a_nan_is_a_nan_finding():
+    """np.nanmax passes over the NaN y of a row with a non-finite x, as fmaxf does."""
+    def nanmax_amax(x, gamma, scale, eps):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # nanmax of a tensor of NaN alone
+            return te_fp8(x, gamma, scale, eps, amax_of=np.nanmax)
+    result = judged(nanmax_amax, TE_FP8)
+    assert result.findings, result.summary()
+    assert {c.label for c in result.findings} == {"nan"}
+    assert {c.worst["output"] for c in result.findings} == {"amax"}
 
 
 def test_a_static_int8_clamp_finding_saves_its_scale_and_replays(tmp_path):
@@ -202,7 +237,7 @@ def test_bf16_activations_in_torch_per_token_int8_passes():
         s = y.abs().amax(-1, keepdim=True) / 127
         return {"y": torch.clamp(torch.round(y * (1 / s)), -128, 127).nan_to_num().to(torch.int8), "scale": s}
 
-    result = judged(per_token, "rmsnorm fwd dtype=bf16 gamma=bf16 stats=none quant=int8 scale=token")
+    result = judged(per_token, "rmsnorm fwd dtype=bf16 gamma=bf16 stats=none quant=int8 scale=token nan=clamp")
     assert result.passed, [c.worst_text() for c in result.findings][:3]
 
 

@@ -58,7 +58,7 @@ void quant_rmsnorm(const nc_call* c, const Quantization& q) {
       }
       const float inverse = 1.0f / s;
       for (int64_t j = first; j < last; ++j) {
-        const bool divide = q.divide != (defect == Defect::divides);
+        const bool divide = (q.apply == ScaleApply::divide) != (defect == Defect::divides);
         const float t = divide ? y[j] / s : y[j] * inverse;
         out[j] = quant_code(q.cast.format, quant_cast(cast, t));
       }

@@ -530,5 +530,36 @@ TEST(SpecPolicy, ARoundedStatisticIsAValueOfItsFormatOrTheUnroundedOne) {
   EXPECT_FALSE(spec_admissible_fwd(spec("rmsnorm fwd"), c.inputs()).stat.grid.has_value());
 }
 
+// The three ways to apply a scale, each one float32 operation (two for the
+// inverse) evaluated exactly: at s = 3, y = 1, fl32(1 / 3) = 0x1.555556p-2
+// is above 1/3, so y fl32(1 / s) and fl32(y / s) part in their last bit.
+TEST(SpecPolicy, TheScaleIsAppliedAsDeclared) {
+  Quantization q;
+  EXPECT_EQ(quant_t(q, 1, 3), 0x1.555556p-2);
+  q.apply = ScaleApply::divide;
+  EXPECT_EQ(quant_t(q, 1, 3), static_cast<double>(1.0f / 3.0f));
+  EXPECT_EQ(exact_quant_t(q, 1, 3), 1.0 / 3);
+  EXPECT_EQ(dequantized(q, 2, 3), 6);
+  q.apply = ScaleApply::multiply;
+  EXPECT_EQ(quant_t(q, 0x1.000002p0, 0x1.000002p0), static_cast<double>(0x1.000002p0f * 0x1.000002p0f));
+  EXPECT_EQ(exact_quant_t(q, 2, 3), 6);
+  EXPECT_EQ(dequantized(q, 6, 3), 2);
+  // a multiplying scale has no inverse to overflow; the inverse of 2^-129 does
+  EXPECT_TRUE(scale_judged(q, 0x1p-129));
+  EXPECT_FALSE(scale_judged(Quantization{}, 0x1p-129));
+  EXPECT_FALSE(scale_judged(q, NAN));
+}
+
+// nan=clamp's codes: vLLM's fmaxf(-448, fminf(NaN, 448)) = 448, and int8's
+// cvt.rni.sat NaN -> 0; an infinite t clamps to the ends. None without it.
+TEST(SpecPolicy, TheCodesOfANonFiniteTUnderNanClamp) {
+  const auto codes = [](const char* text) { return nonfinite_t_codes(*spec(text).quant); };
+  EXPECT_TRUE(codes("rmsnorm fwd quant=e4m3 scale=static").empty());
+  EXPECT_EQ(codes("rmsnorm fwd quant=e4m3 scale=static nan=clamp"), (std::vector<double>{448, 448, -448}));
+  EXPECT_EQ(codes("rmsnorm fwd quant=int8 scale=token nan=clamp"), (std::vector<double>{0, 127, -128}));
+  EXPECT_EQ(codes("rmsnorm fwd quant=int8 scale=token qmin=-127 nan=clamp"), (std::vector<double>{0, 127, -127}));
+  EXPECT_EQ(std::fmax(-448.0f, std::fmin(NAN, 448.0f)), 448.0f);  // the clamp's order, as vLLM writes it
+}
+
 }  // namespace
 }  // namespace normcheck

@@ -147,6 +147,8 @@ KernelArgs Workload::args(const Kernel& kernel) {
   if (const auto& q = spec_of(kernel).quant) {  // y's codes go into out (one byte each)
     if (q->dynamic()) token_scales_.resize(static_cast<std::size_t>(shape_.rows * scales_per_row(*q, shape_.cols)));
     args.scale = q->dynamic() ? static_cast<void*>(token_scales_.data()) : static_cast<void*>(&static_scale_);
+    args.scale_inv = &scale_inv_;  // passed to a kernel whose spec has it (invoke.h)
+    args.amax = &amax_;
   }
   if (is_norm_linear(kernel.op)) linear_.fill(args);  // W, b and z in place of y
   return args;

@@ -100,6 +100,7 @@ class Workload {
   // stay below 4, so |t| below 256, inside e4m3's range) or the per-token ones.
   float static_scale_ = 1.0f / 64;
   std::vector<float> token_scales_;
+  float scale_inv_ = 0, amax_ = 0;  // scale_apply=multiply's and the word amax's outputs
   Inputs16 bf16_, f16_;
   AlignedVector<uint16_t> out16_, sum16_;
   NormLinearArrays linear_;  // W, b, z of the norm-linear rows

@@ -145,6 +145,8 @@ bool file_holds_reference_x(const OpSpec& spec) { return spec.direction == Direc
 
 bool scale_is_input(const OpSpec& spec) { return spec.quant && !spec.quant->dynamic(); }
 bool scale_is_output(const OpSpec& spec) { return spec.quant && spec.quant->dynamic(); }
+bool has_scale_inv(const OpSpec& spec) { return spec.quant && spec.quant->apply == ScaleApply::multiply; }
+bool has_amax(const OpSpec& spec) { return spec.quant && spec.quant->amax; }
 
 std::vector<std::string> file_dtypes(const OpSpec& spec, TensorName t) {
   if (t != TensorName::y || !spec.quant) return {std::string(fold::dtype_name(spec.dtype_of(t)))};
@@ -344,6 +346,8 @@ fold::TensorFile read_outputs(const std::filesystem::path& path, const CaseInput
   }
   if (scale_is_output(c.spec))
     outputs.push_back({kScaleTensor, {"F32"}, {scale_shape(c.spec, c.problem.rows, c.problem.cols)}});
+  if (has_scale_inv(c.spec)) outputs.push_back({kScaleInvTensor, {"F32"}, {{1}}});
+  if (has_amax(c.spec)) outputs.push_back({kAmaxTensor, {"F32"}, {{1}}});
   std::vector<std::string> names;
   std::string wanted;  // what the harness writes, for the message of a missing file
   for (const Wanted& w : outputs) {

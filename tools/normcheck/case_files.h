@@ -16,7 +16,9 @@
 // U8 (fp8: the raw bytes; F8_E4M3 / F8_E5M2 are read too) or I8 (int8), and
 // a tensor `scale`, F32: with scale=static an input of shape [1] (gen writes
 // the problem's scale), with scale=token or block:G an output of shape
-// [rows, scales_per_row] (the scales the kernel computed). The
+// [rows, scales_per_row] (the scales the kernel computed); with
+// scale_apply=multiply an output `scale_inv`, F32 [1], and with the word
+// amax an output `amax`, F32 [1]. The
 // inputs' __metadata__ holds the spec's text, the seed, the case number, eps
 // and the declared domain, so the judge needs nothing but the directory.
 //
@@ -83,6 +85,12 @@ bool file_holds_reference_x(const OpSpec& spec);
 // The tensor of a quantized spec's scale in the files (above), and whether
 // the spec has it as an input (scale=static) or an output (a dynamic scale).
 inline constexpr const char* kScaleTensor = "scale";
+// A quantized spec's outputs of one float, F32 [1]: scale_inv = fl32(1 / s)
+// (scale_apply=multiply) and the tensor's amax (the word amax).
+inline constexpr const char* kScaleInvTensor = "scale_inv";
+inline constexpr const char* kAmaxTensor = "amax";
+bool has_scale_inv(const OpSpec& spec);
+bool has_amax(const OpSpec& spec);
 
 // eps as a tensor of every inputs file, F32 [1], beside the metadata's C99
 // hex float: a harness in a language without a hex-float parser (JavaScript)

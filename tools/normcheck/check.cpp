@@ -339,11 +339,15 @@ int run_check(CheckOptions options) {
       if (s.kernel->spec && !s.rows.nothing_judged() && s.kernel->spec->direction == Direction::bwd)
         std::printf("    spec %s: held to its op's backward bound%s\n", to_text(*s.kernel->spec).c_str(),
                     s.kernel->spec->from_y ? ", plus what reading y rounded to its format costs dx and dgamma" : "");
-      else if (s.kernel->spec && !s.rows.nothing_judged() && s.kernel->spec->quant)
+      else if (s.kernel->spec && !s.rows.nothing_judged() && s.kernel->spec->quant) {
+        const Quantization& q = *s.kernel->spec->quant;
+        const std::string also = std::string(q.dynamic() ? ", the scale to its range" : "") +
+                                 (q.apply == ScaleApply::multiply ? ", scale_inv to fl32(1 / scale)" : "") +
+                                 (q.amax ? ", the amax to its range" : "");
         std::printf("    spec %s: each code held to the codes its policy admits under the scale it was cast by%s; "
                     "codes from exact math's %.3g (the policy's own: %.3g)\n",
-                    to_text(*s.kernel->spec).c_str(), s.kernel->spec->quant->dynamic() ? ", the scale to its range" : "",
-                    s.exact_math_ulp, s.policy_exact_math_ulp);
+                    to_text(*s.kernel->spec).c_str(), also.c_str(), s.exact_math_ulp, s.policy_exact_math_ulp);
+      }
       else if (s.kernel->spec && !s.rows.nothing_judged())
         std::printf("    spec %s: held to its rounding policy; y against exact math %.3g ULPs of the row's scale, "
                     "%.3g elementwise (the policy's own result: %.3g of the row's scale)\n",

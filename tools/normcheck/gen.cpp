@@ -104,8 +104,11 @@ void print_outputs_wanted(const OpSpec& spec) {
         spec.quant->scale == ScaleKind::per_token ? "1" : "ceil(cols / " + std::to_string(spec.quant->group) + ")";
     std::printf(" %s (f32, rows x %s)", kScaleTensor, per_row.c_str());
   }
+  if (has_scale_inv(spec)) std::printf(" %s (f32, 1)", kScaleInvTensor);
+  if (has_amax(spec)) std::printf(" %s (f32, 1)", kAmaxTensor);
   if (scale_is_input(spec))
-    std::printf("\n(each inputs file holds the static scale y is divided by: %s, F32 [1])", kScaleTensor);
+    std::printf("\n(each inputs file holds the static scale: %s, F32 [1]; y is %s by it)", kScaleTensor,
+                has_scale_inv(spec) ? "multiplied" : "divided");
 }
 
 // --accuracy-rows: every applicable class's realistic problems the harness's

@@ -35,6 +35,8 @@ void copy_into(const nc_tensor& t, const std::string& name) {
 void replay(const nc_call* call) {
   for (TensorName t : output_tensors(*current.spec)) copy_into(call_tensor(*call, t), tensor_file_name(*current.spec, t));
   if (current.scale_out) copy_into(call->scale, kScaleTensor);  // a dynamic scale (static: an input)
+  if (has_scale_inv(*current.spec)) copy_into(call->scale_inv, kScaleInvTensor);
+  if (has_amax(*current.spec)) copy_into(call->amax, kAmaxTensor);
 }
 
 // backward_call_inputs' recording: the spec and where the call's inputs go.

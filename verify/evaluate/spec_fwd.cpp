@@ -71,9 +71,11 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   const int64_t scales = quant ? scales_per_row(*quant, p.cols) : 0;
   Tensor y_out = quant ? Tensor(quant->cast, p.rows, p.cols, stride, layout)
                        : Tensor(dt(TensorName::y), p.rows, p.cols, stride, layout);
-  std::optional<Tensor> scale_in, scale_out;
+  std::optional<Tensor> scale_in, scale_out, scale_inv_out, amax_out;
   if (quant && !quant->dynamic()) scale_in.emplace(DType::f32, 1, 1, 1, layout, std::vector<float>{p.scale});
   if (quant && quant->dynamic()) scale_out.emplace(DType::f32, p.rows, scales, scales, layout);
+  if (quant && quant->apply == ScaleApply::multiply) scale_inv_out.emplace(DType::f32, 1, 1, 1, layout);
+  if (quant && quant->amax) amax_out.emplace(DType::f32, 1, 1, 1, layout);
   if (spec.add) res_out.emplace(dt(TensorName::residual_out), p.rows, p.cols, stride, layout);
   if (spec.has(TensorName::mean)) mean_out.emplace(dt(TensorName::mean), p.rows, 1, 1, layout);
   if (spec.has(TensorName::stat)) stat_out.emplace(dt(TensorName::stat), p.rows, 1, 1, layout);
@@ -89,6 +91,8 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   args.mean = mean_out ? mean_out->data() : nullptr;
   args.stat = stat_out ? stat_out->data() : nullptr;
   args.scale = scale_in ? scale_in->data() : scale_out ? scale_out->data() : nullptr;
+  args.scale_inv = scale_inv_out ? scale_inv_out->data() : nullptr;
+  args.amax = amax_out ? amax_out->data() : nullptr;
   if (run.options.around_call) run.options.around_call(true, run.options.context);
   invoke(k, args);
   if (run.options.around_call) run.options.around_call(false, run.options.context);
@@ -96,7 +100,8 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   const Readback y = y_out.read();
   const Readback empty;
   const Readback sum = res_out ? res_out->read() : empty, mean = mean_out ? mean_out->read() : empty,
-                 stat = stat_out ? stat_out->read() : empty, scale = scale_out ? scale_out->read() : empty;
+                 stat = stat_out ? stat_out->read() : empty, scale = scale_out ? scale_out->read() : empty,
+                 scale_inv = scale_inv_out ? scale_inv_out->read() : empty, amax = amax_out ? amax_out->read() : empty;
   // outside the arrays: a guard zone, or the padding between rows
   const auto input_kept = [](const Tensor& t) { return t.guards_intact() && t.padding_unchanged(); };
   const auto output_kept = [](const Tensor& t) { return t.guards_intact() && t.padding_kept(); };
@@ -107,11 +112,12 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   };
   ev.out_of_bounds_write = !input_kept(x_in) || !output_kept(y_out) ||
                            !all({&res_in, &gamma_in, &beta_in, &scale_in}, input_kept) ||
-                           !all({&res_out, &mean_out, &stat_out, &scale_out}, output_kept);
+                           !all({&res_out, &mean_out, &stat_out, &scale_out, &scale_inv_out, &amax_out}, output_kept);
   ev.wrote_input = !x_in.rows_unchanged() ||
                    !all({&res_in, &gamma_in, &beta_in, &scale_in}, [](const Tensor& t) { return t.rows_unchanged(); });
-  ev.unwritten_output = y.unwritten || sum.unwritten || mean.unwritten || stat.unwritten || scale.unwritten;
-  ev.output_digest = digest_of({&y, &sum, &mean, &stat, &scale});
+  ev.unwritten_output = y.unwritten || sum.unwritten || mean.unwritten || stat.unwritten || scale.unwritten ||
+                        scale_inv.unwritten || amax.unwritten;
+  ev.output_digest = digest_of({&y, &sum, &mean, &stat, &scale, &scale_inv, &amax});
   const auto cols_per_row = static_cast<std::size_t>(p.cols);
   ev.row_digests = row_digests_of(p.rows, {{&y, cols_per_row}, {&sum, cols_per_row}, {&mean, 1}, {&stat, 1},
                                            {&scale, static_cast<std::size_t>(scales)}});
@@ -177,7 +183,7 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
     exact_scale.assign(static_cast<std::size_t>(p.rows * scales), 0.0);
     for (std::size_t i = 0; i < math.y.exact.size(); ++i) {
       double& a = exact_scale[(i / cols) * static_cast<std::size_t>(scales) + (i % cols) / group];
-      a = std::max(a, std::fabs(math.y.exact[i]));
+      a = std::max(a, std::fabs(math.y.exact[i]));  // a NaN y's row or block is judged by the non-finite rule
     }
     for (double& a : exact_scale)
       a = std::max(std::min(a, static_cast<double>(quant->scale_ub)) / quant_max(quant->cast.format),
@@ -186,10 +192,23 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   // the code a policy's own y (in y's dtype) is cast to, and its distance in
   // codes from exact math's
   const auto codes_off = [&](const Quantization& q, double policy_y, double exact, double s) {
-    const double inverse = round_to_format(DType::f32, 1 / s);
-    const double t = q.divide ? round_to_format(DType::f32, policy_y / s) : round_to_format(DType::f32, policy_y * inverse);
-    return std::fabs(quant_position(q.cast.format, quantized_code(q, t)) -
-                     quant_position(q.cast.format, quantized_code(q, exact / s)));
+    return std::fabs(quant_position(q.cast.format, quantized_code(q, quant_t(q, policy_y, s))) -
+                     quant_position(q.cast.format, quantized_code(q, exact_quant_t(q, exact, s))));
+  };
+  // A quantized y where t is not finite (docs/semantics.md, "Quantized
+  // outputs on a non-finite row"): the codes the spec's convention writes
+  // for a NaN or infinite t besides the format's non-finite ones.
+  const std::vector<double> declared_codes = quant ? nonfinite_t_codes(*quant) : std::vector<double>();
+  // the columns [first, last) of scale b of a row
+  const auto block = [&](int64_t b) {
+    const std::size_t first = static_cast<std::size_t>(b) * group;
+    return std::pair{first, std::min(cols, first + group)};
+  };
+  // block b of row r has a y whose exact value is NaN (a NaN gamma or beta on a finite row)
+  const auto block_has_nan = [&](std::size_t r, int64_t b) {
+    for (auto [j, last] = block(b); j < last; ++j)
+      if (std::isnan(math.y.exact[r * cols + j])) return true;
+    return false;
   };
 
   tally_rows(ev, run.options.nonfinite, p.rows, p.cols, [&](Tally& tally, int64_t row) {
@@ -213,11 +232,34 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
       const bool infinities = !layer && only_infinities(s);
       if (mean_out) tally.nonfinite_element("mean", row, -1, mean.values[r], NAN);
       if (stat_out && !layer) tally.nonfinite_row_element(stat_name, row, -1, stat.values[r], ieee_rrms(infinities));
+      const auto ieee_y = [&](std::size_t j) {
+        return !layer && beta.empty() ? ieee_rmsnorm_y(infinities, s[j], weight(j)) : std::nullopt;
+      };
+      // A quantized y: every form of the row has a NaN y (docs/semantics.md),
+      // so a scale taken over the whole row is NaN; a block's scale has the
+      // IEEE value max(fl32(0 / qmax), scale_min) where every y of the block
+      // is the IEEE +-0, and is NaN otherwise. A code is judged as the t it
+      // stands for: non-finite, or the IEEE zero's code where its y is +-0
+      // and its scale says something (spec_policy.h, scale_judged).
+      if (quant && quant->dynamic())
+        for (int64_t b = 0; b < scales; ++b) {
+          bool zeros = true;
+          for (auto [j, last] = block(b); j < last; ++j) zeros = zeros && ieee_y(j).has_value();
+          const std::optional<double> ieee =
+              zeros ? std::optional<double>(std::max(0.0, static_cast<double>(quant->scale_min))) : std::nullopt;
+          const std::size_t k = r * static_cast<std::size_t>(scales) + static_cast<std::size_t>(b);
+          tally.nonfinite_row_element("scale", row, b, scale.values[k], ieee);
+        }
       for (std::size_t j = 0; j < cols; ++j) {
         if (kept) kept[r * cols + j].allowed = 0;
-        if (quant) continue;  // no convention: admissible.y is [-inf, inf] (spec_policy.h)
-        tally.nonfinite_row_element("y", row, static_cast<int64_t>(j), y.values[r * cols + j],
-                                    !layer && beta.empty() ? ieee_rmsnorm_y(infinities, s[j], weight(j)) : std::nullopt);
+        if (quant) {
+          const std::optional<double> zero = ieee_y(j);
+          tally.nonfinite_code_element("y", row, static_cast<int64_t>(j), y.values[r * cols + j],
+                                       zero && scale_judged(*quant, scale_of(r * cols + j)) ? zero : std::nullopt,
+                                       declared_codes);
+          continue;
+        }
+        tally.nonfinite_row_element("y", row, static_cast<int64_t>(j), y.values[r * cols + j], ieee_y(j));
       }
       return;
     }
@@ -233,14 +275,23 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
     if (quant && quant->dynamic())
       for (int64_t b = 0; b < scales; ++b) {
         const std::size_t k = r * static_cast<std::size_t>(scales) + static_cast<std::size_t>(b);
-        tally.range_element("scale", row, b, scale.values[k], admissible.scale.lo[k], admissible.scale.hi[k],
-                            exact_scale[k], DType::f32, std::nullopt);
+        if (block_has_nan(r, b))  // the maximum over a NaN is NaN: a finite scale skipped it
+          tally.nonfinite_element("scale", row, b, scale.values[k], NAN);
+        else
+          tally.range_element("scale", row, b, scale.values[k], admissible.scale.lo[k], admissible.scale.hi[k],
+                              exact_scale[k], DType::f32, std::nullopt);
       }
     for (std::size_t j = 0; j < cols; ++j) {
       const std::size_t i = r * cols + j;
       const double lo = admissible.y.lo[i], hi = admissible.y.hi[i], exact = math.y.exact[i];
+      if (quant && std::isnan(exact)) {  // a NaN y (a NaN gamma or beta): its t is NaN
+        tally.nonfinite_code_element("y", row, static_cast<int64_t>(j), y.values[i], std::nullopt, declared_codes);
+        if (kept) kept[i].allowed = 0;
+        continue;
+      }
       if (quant) {  // codes, against the exact y over the scale they were cast by
-        tally.code_element("y", row, static_cast<int64_t>(j), y.values[i], lo, hi, exact / scale_of(i), quant->cast);
+        tally.code_element("y", row, static_cast<int64_t>(j), y.values[i], lo, hi,
+                           exact_quant_t(*quant, exact, scale_of(i)), quant->cast);
         if (kept) kept[i].allowed = std::numeric_limits<double>::infinity();  // no promise in y's units
         continue;
       }
@@ -249,10 +300,39 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
       if (kept) kept[i].allowed = std::isfinite(exact) ? std::max(hi - exact, exact - lo) : NAN;
     }
   });
+  // The outputs of a quantized y that are one float for the tensor:
+  // scale_inv = fl32(1 / s) of the given scale (scale_apply=multiply), one
+  // value, and the amax over every y (spec_policy.h, SpecAdmissible::amax):
+  // NaN where a y is NaN, a finite value there having skipped it.
+  if (scale_inv_out || amax_out) {
+    Tally tally(ev, run.options.nonfinite);
+    if (scale_inv_out) {
+      const double v = round_to_format(DType::f32, 1.0 / static_cast<double>(p.scale));
+      tally.range_element("scale_inv", 0, -1, scale_inv.values[0], v, v, 1.0 / static_cast<double>(p.scale),
+                          DType::f32, std::nullopt);
+    }
+    if (amax_out) {
+      // a NaN y: on a row with a non-finite input, or (a NaN gamma) on a row held to its ranges
+      double exact = 0;
+      bool nan_y = false;
+      for (std::size_t i = 0; i < math.y.exact.size(); ++i) {
+        const std::size_t r = i / cols;
+        const bool judged = stats[r].finite && row_checked(op, stats[r]);
+        nan_y = nan_y || !stats[r].finite || (judged && std::isnan(math.y.exact[i]));
+        if (judged) exact = std::max(exact, std::fabs(math.y.exact[i]));
+      }
+      if (nan_y || std::isnan(admissible.amax.lo[0]))
+        tally.nonfinite_element("amax", 0, -1, amax.values[0], NAN);
+      else
+        tally.range_element("amax", 0, -1, amax.values[0], admissible.amax.lo[0], admissible.amax.hi[0], exact,
+                            DType::f32, std::nullopt);
+    }
+  }
   // the normwise figures of a quantized y are those of its dequantized values, code times scale
   std::vector<float> dequantized;
   if (quant)
-    for (std::size_t i = 0; i < y.values.size(); ++i) dequantized.push_back(static_cast<float>(y.values[i] * scale_of(i)));
+    for (std::size_t i = 0; i < y.values.size(); ++i)
+      dequantized.push_back(static_cast<float>(normcheck::dequantized(*quant, y.values[i], scale_of(i))));
   finish(ev, op, quant ? dequantized : y.values, math.y.exact, stats, p.cols);
   // the rounding policies are tried against the bound alone: a kernel within
   // it follows its declared policy there, whatever the tight standard says

@@ -122,6 +122,17 @@ void Tally::nonfinite_row_element(const char* output, int64_t row, int64_t col, 
   record(output, row, col, computed, wanted, 0, ratio, 0);
 }
 
+void Tally::nonfinite_code_element(const char* output, int64_t row, int64_t col, float computed,
+                                   std::optional<double> ieee, const std::vector<double>& declared) {
+  const double c = computed;
+  const bool stands_for_nan = !(ieee && c == *ieee) && std::find(declared.begin(), declared.end(), c) != declared.end();
+  const NonFiniteConvention convention = convention_of(stands_for_nan ? NAN : computed, ieee);
+  ev_.nonfinite_convention = combine(ev_.nonfinite_convention, convention);
+  double ratio = 0;
+  if (!admitted(rule_, convention)) mismatch(ratio);
+  record(output, row, col, computed, ieee && rule_ == NonFinite::row_nan_or_ieee ? *ieee : kNaN, 0, ratio, 0);
+}
+
 void Tally::nonfinite_element(const char* output, int64_t row, int64_t col, float computed, double exact) {
   double ratio = 0;
   if (std::isfinite(computed)) mismatch(ratio);

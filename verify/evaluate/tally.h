@@ -68,6 +68,16 @@ class Tally {
   void code_element(const char* output, int64_t row, int64_t col, float computed, double lo, double hi,
                     double exact_t, const QuantCast& cast);
 
+  // An element of a quantized y whose t is not finite: its y is NaN (a row
+  // with a non-finite input, a NaN gamma), or its scale is NaN. The format's
+  // non-finite codes (computed NaN or +-inf) follow the row-NaN convention;
+  // `ieee` is the code the IEEE evaluation gives where it is finite (0: an
+  // RMSNorm y of +-0 on a row of infinities, cast by a finite scale); a code
+  // in `declared` (nonfinite_t_codes(): nan=clamp's) stands for the NaN the
+  // spec's convention writes as it. Any other finite code hides the fault.
+  void nonfinite_code_element(const char* output, int64_t row, int64_t col, float computed,
+                              std::optional<double> ieee, const std::vector<double>& declared);
+
   NonFinite rule() const { return rule_; }
 
   // The elements outside their allowance or range so far (ratio above 1, a

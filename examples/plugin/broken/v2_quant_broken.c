@@ -25,7 +25,17 @@
  *                             is a half-integer)
  *   V2Q_INT8_CLAMPS_AT_127    rmsnorm_int8.static clamping at -127 (a
  *                             symmetric range) where the spec clamps at -128
- *                             (qmin=-128): wrong wherever t rounds to -128 */
+ *                             (qmin=-128): wrong wherever t rounds to -128
+ *   V2Q_FP8_NAN_CLAMPED       rmsnorm_fp8.static clamping t as vLLM does,
+ *                             fmaxf(-448, fminf(t, 448)), which writes 448
+ *                             for a NaN y, where the spec has no nan=clamp: a
+ *                             finite code hides the row's fault (nan)
+ *   V2Q_TE_AMAX_SKIPS_NAN     rmsnorm_fp8.te_static taking the amax with
+ *                             fmaxf, as TransformerEngine does: a NaN y is
+ *                             passed over and the amax is finite (nan)
+ *   V2Q_TE_DIVIDES            rmsnorm_fp8.te_static dividing by the scale
+ *                             where the spec multiplies (scale_apply=multiply):
+ *                             the scale read as a dequantizing one */
 #include "../v2_quant.h"
 
 #if V2Q_FP8_SKIPS_Y_ROUNDING
@@ -66,6 +76,27 @@ static const v2q_forward kBroken = {.s = v2_s_x, .y = v2_y_xhat_rounded, .round_
                                     .divide = 1};
 #define NAME "broken.int8_clamps_at_127"
 #define SPEC V2Q_SPEC_STATIC_INT8
+
+#elif V2Q_FP8_NAN_CLAMPED
+static const v2q_forward kBroken = {V2Q_LLAMA_Y, .s = v2_s_x, .format = NC_E4M3,
+                                    .clamp_nan = 1 /* defect: the spec has no nan=clamp */};
+#define NAME "broken.fp8_nan_clamped"
+#define SPEC V2Q_SPEC_STATIC_FP8
+
+#elif V2Q_TE_AMAX_SKIPS_NAN
+static const v2q_forward kBroken = {.s = v2_s_x, .y = v2_y_affine, .round_y = v2q_keep_f32,
+                                    .round_amax = v2q_keep_f32, .format = NC_E4M3, .saturate = 1, .qmin = -128,
+                                    .multiply = 1, .amax = 1, .max = fmaxf /* defect: v2q_max */};
+#define NAME "broken.te_amax_skips_nan"
+#define SPEC V2Q_SPEC_TE_STATIC_FP8
+
+#elif V2Q_TE_DIVIDES
+static const v2q_forward kBroken = {.s = v2_s_x, .y = v2_y_affine, .round_y = v2q_keep_f32,
+                                    .round_amax = v2q_keep_f32, .format = NC_E4M3, .saturate = 1, .qmin = -128,
+                                    .divide = 1, /* defect: y * s */
+                                    .multiply = 1, .amax = 1};
+#define NAME "broken.te_divides"
+#define SPEC V2Q_SPEC_TE_STATIC_FP8
 
 #else
 #error "define one V2Q_<DEFECT> (CMakeLists.txt)"

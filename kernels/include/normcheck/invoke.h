@@ -33,8 +33,11 @@ struct KernelArgs {
   void* stat = nullptr;                 // forward: rstd (LayerNorm) or rrms (RMSNorm) per row
   // A quantized forward (op_spec.h, Quantization): out holds y's codes (one
   // byte each); scale is the static scale (an input, one float) or the
-  // per-token / per-block scales the kernel writes (rows x scales_per_row).
+  // per-token / per-block scales the kernel writes (rows x scales_per_row);
+  // scale_inv (scale_apply=multiply) and amax (amax) are outputs, one float each.
   void* scale = nullptr;
+  void* scale_inv = nullptr;
+  void* amax = nullptr;
   void* dgamma = nullptr;               // backward: per column (float32 for the table's ABI; a spec's dgamma format)
   void* dbeta = nullptr;                // LayerNorm backward: per column (likewise)
   // Elements from one row's start to the next in x, dy, residual, saved_y,

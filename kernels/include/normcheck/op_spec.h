@@ -97,6 +97,14 @@ enum class ScaleKind {
   per_block,  // scale=block:G: one per row and block of G columns, written (rows x ceil(d / G))
 };
 
+// How a quantized y's scale s is applied before the cast (text: scale_apply=...).
+enum class ScaleApply {
+  inverse,   // t = fl32(y * fl32(1 / s)): s dequantizes (y ~ q s), its inverse is formed once (vLLM)
+  divide,    // t = fl32(y / s): the same s, divided by (vLLM's per-token fp8, to match FBGEMM)
+  multiply,  // t = fl32(y * s): s quantizes, and the kernel writes scale_inv = fl32(1 / s), which
+             // dequantizes (TransformerEngine's fp8 `scale` and `scale_inv`); a static scale only
+};
+
 // A forward whose y is written as 8-bit codes (text: quant=e4m3|e5m2|int8 and
 // the words below; docs/ops.md, "Quantized outputs"). y_i is the forward's
 // output in y's dtype: that dtype is the format the value has before the cast
@@ -104,16 +112,30 @@ enum class ScaleKind {
 // that casts its float32 value). The kernel writes
 //   q_i = cast(t_i),  t_i = fl32(y_i * fl32(1 / s))   (the default: multiply by the inverse)
 //                     t_i = fl32(y_i / s)             (scale_apply=divide)
+//                     t_i = fl32(y_i * s)             (scale_apply=multiply)
 // and, for a dynamic scale, s = max(fl32(min(a, scale_ub) / qmax), scale_min)
 // with a = max |y_i| over the row (token) or the block, y_i in y's dtype, and
 // qmax the format's largest value (448, 57344, 127).
+//
+// A NaN y_i (a row with a non-finite input, a NaN gamma) has a NaN t_i, whose
+// code is the format's NaN (e4m3fn S.1111.111, e5m2 S.11111.xx with xx != 0);
+// int8 has none. `nan=clamp` declares the convention of vLLM and FlashInfer
+// instead: t is clamped as fmaxf(-qmax, fminf(t, qmax)) before an fp8 cast,
+// and fminf(NaN, qmax) = qmax, so a NaN t is written as +qmax's code; an int8
+// t goes through cvt.rni.sat.s8.f32, which converts NaN to 0. A scale or
+// amax over values that include a NaN is NaN under every spec
+// (docs/semantics.md, "Quantized outputs on a non-finite row").
 struct Quantization {
   QuantCast cast;                  // the format, saturation (fp8), ties and clamp (int8)
   ScaleKind scale = ScaleKind::given;
   int64_t group = 0;               // per_block: columns per block (scale=block:G)
-  bool divide = false;             // scale_apply=divide: t = y / s instead of y * (1 / s)
+  ScaleApply apply = ScaleApply::inverse;  // scale_apply=inverse|divide|multiply
   float scale_ub = std::numeric_limits<float>::infinity();  // scale_ub=V (dynamic only)
   float scale_min = 0;             // scale_min=V (dynamic only)
+  bool nan_clamp = false;          // nan=clamp: a NaN t is written as +qmax's code (fp8) or 0 (int8)
+  // amax: the kernel also writes amax = max |y_i| over the whole tensor, y_i
+  // in y's dtype (1 x 1, float32; TransformerEngine's amax for delayed scaling)
+  bool amax = false;
   bool dynamic() const { return scale != ScaleKind::given; }
   friend bool operator==(const Quantization&, const Quantization&) = default;
 };
@@ -164,8 +186,8 @@ OpSpec default_spec(NormKind norm, Direction direction);
 // tensor, `add`, `weight=none|gamma|1+gamma`, `bias`
 // (`bias=none` for a LayerNorm without beta), `round=<point>:D[,<point>:D]`,
 // `stats=none`, `from=y`, `linear`, `acc=D`, `reduce=block:R:P`, and for a quantized y `quant=e4m3|e5m2|int8`,
-// `scale=static|token|block:G`, `scale_apply=inverse|divide`, `ties=even|away`,
-// `qmin=-128|-127`, `saturate=none`, `scale_ub=V`, `scale_min=V`. D is f32,
+// `scale=static|token|block:G`, `scale_apply=inverse|divide|multiply`, `ties=even|away`,
+// `qmin=-128|-127`, `saturate=none`, `scale_ub=V`, `scale_min=V`, `nan=clamp`, `amax`. D is f32,
 // bf16 or f16.
 struct SpecParse {
   std::optional<OpSpec> spec;

@@ -144,8 +144,14 @@ typedef struct {
    with scale=static an input, 1 x 1, the scale y is divided by; with
    scale=token an output, rows x 1, and with scale=block:G an output,
    rows x ceil(cols / G), the scale the kernel computed for each row or block.
-   `scale` comes after the fields of the first version-2 header: a plugin that
-   has no quantized kernel may be built without it (size says which). */
+   With scale_apply=multiply the static scale multiplies (t = y * scale) and
+   `scale_inv`, an output, 1 x 1, float32, receives fl32(1 / scale); with the
+   word `amax`, `amax`, an output, 1 x 1, float32, receives the largest |y|
+   over the tensor (NaN when a y is NaN). Either is NULL when the spec does not
+   have it.
+   `scale`, then `scale_inv` and `amax`, come after the fields of the first
+   version-2 header: a plugin that has no quantized kernel (no such word) may
+   be built without them (size says which). */
 typedef struct {
   uint32_t size;  /* sizeof(nc_call) of the header normcheck was built with: fields are only appended */
   int64_t rows, cols;
@@ -153,6 +159,7 @@ typedef struct {
   nc_tensor x, residual, gamma, beta, dy;
   nc_tensor y, residual_out, mean, rstd, dx, dgamma, dbeta;
   nc_tensor scale;
+  nc_tensor scale_inv, amax;
 } nc_call;
 
 typedef void (*nc_kernel_v2_fn)(const nc_call* call);

@@ -44,7 +44,7 @@ namespace {
 const std::pair<std::string_view, std::string_view> kRows[] = {
     {"rmsnorm_fwd.hwy_e4m3", "rmsnorm fwd dtype=bf16 y=f32 quant=e4m3 scale=static"},
     {"rmsnorm_fwd.hwy_e4m3_token", "rmsnorm fwd dtype=bf16 y=f32 quant=e4m3 scale=token scale_min=4.359654e-06"},
-    {"rmsnorm_fwd.hwy_int8_token", "rmsnorm fwd dtype=bf16 y=f32 quant=int8 scale=token scale_min=1.1920929e-07"},
+    {"rmsnorm_fwd.hwy_int8_token", "rmsnorm fwd dtype=bf16 y=f32 quant=int8 scale=token scale_min=1.1920929e-07 nan=clamp"},
 };
 
 // The quantized Highway rows of the table.

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A harness for `normcheck judge` of a quantized RMSNorm, numpy alone (docs/judge.md).
 
-    judge_harness_quant.py DIR [--ties-away | --clamp-127 | --y-dtype DTYPE | --y-cols N]
+    judge_harness_quant.py DIR [--ties-away | --clamp-127 | --amax-nanmax | --y-dtype DTYPE | --y-cols N]
 
 For each case-NNN.inputs.safetensors of DIR, written by `normcheck gen` for
 an RMSNorm spec with `quant=e4m3` or `quant=int8` and `scale=static` or
@@ -12,9 +12,14 @@ y to bf16 (to nearest even) where y's dtype is bf16, takes the scale s
 (static: the inputs' `scale`; per token: fl32(max |y| / qmax), qmax 448 or
 127), t = fl32(y fl32(1 / s)), and the code of t: e4m3fn rounded to nearest
 even after a clamp to [-448, 448], or int8 rounded to nearest even and
-clamped to [-128, 127]. It writes y as the codes (U8 for fp8, I8 for int8),
-rrms (F32) and a per-token scale (F32, rows x 1) to
-case-NNN.outputs.safetensors.
+clamped to [-128, 127]. A NaN t is e4m3's NaN code, and int8's 0 (nan_to_num, as
+cvt.rni.sat does): an int8 spec declares it, `nan=clamp`, and the harness refuses one
+that does not. Under `scale_apply=multiply` (TransformerEngine's fp8
+convention, static scale) t = fl32(y s) and scale_inv = fl32(1 / s) is
+written; with the word `amax`, amax = max |y| over the tensor (np.max: NaN
+when a y is NaN). It writes y as the codes (U8 for fp8, I8 for int8),
+rrms (F32), a per-token scale (F32, rows x 1), scale_inv and amax (F32 [1])
+to case-NNN.outputs.safetensors.
 
 The fp8 encoding here is this file's own (from the OCP definition: 4 exponent
 bits of bias 7, 3 mantissa bits, subnormals below 2^-6, 0x7f NaN), not
@@ -23,6 +28,8 @@ normcheck's.
 Broken twins, each a defect the judge must catch as `quantization`:
   --ties-away    int8 ties rounded away from zero (the spec declares even)
   --clamp-127    int8 clamped to [-127, 127] (the spec declares qmin=-128)
+and one the judge must catch as `nan`:
+  --amax-nanmax  the amax taken with np.nanmax, which passes over a NaN y
 Bad files, which the judge must refuse (exit 2):
   --y-dtype D    y's codes written with the safetensors dtype D (e.g. F32)
   --y-cols N     y written with N columns of codes per row (a truncated y)
@@ -79,9 +86,14 @@ def run_case(path, mode, arg):
     eps = np.float32(float.fromhex(meta["normcheck.eps"]))  # C99 hex float, exact
     rows, cols = x.shape
     words = dict(w.split("=", 1) for w in spec if "=" in w)
+    bare = set(w for w in spec[2:] if "=" not in w)
     fp8 = words.get("quant") == "e4m3"
+    multiply = words.get("scale_apply") == "multiply"
     if spec[:2] != ["rmsnorm", "fwd"] or words.get("quant") not in ("e4m3", "int8") or \
-            words.get("scale") not in ("static", "token") or set(words) - {"dtype", "gamma", "y", "quant", "scale"}:
+            words.get("scale") not in ("static", "token") or bare - {"amax"} or \
+            set(words) - {"dtype", "gamma", "y", "quant", "scale", "nan", "scale_apply"} or \
+            words.get("nan", "clamp") != "clamp" or (not fp8 and "nan" not in words) or \
+            words.get("scale_apply", "multiply") != "multiply":
         raise ValueError(f"{path}: spec {' '.join(spec)} is not one this harness runs")
     y_bf16 = words.get("y", words.get("dtype", "f32")) == "bf16"
     qmax = np.float32(448 if fp8 else 127)
@@ -96,7 +108,12 @@ def run_case(path, mode, arg):
         else:
             s = (np.max(np.abs(y), axis=1, keepdims=True) / qmax).astype(np.float32)
             outputs.append(("scale", "F32", s.shape, s.astype("<f4").tobytes()))
-        q = y * (np.float32(1) / s)
+        q = y * s if multiply else y * (np.float32(1) / s)
+        if multiply:
+            outputs.append(("scale_inv", "F32", (1,), (np.float32(1) / s).astype("<f4").tobytes()))
+        if "amax" in bare:
+            amax = (np.nanmax if mode == "--amax-nanmax" else np.max)(np.abs(y))
+            outputs.append(("amax", "F32", (1,), np.array([amax], "<f4").tobytes()))
     if fp8:
         y_out = ("y", "U8", e4m3_codes(q))
     else:
@@ -114,7 +131,7 @@ def run_case(path, mode, arg):
 
 def main():
     args = sys.argv[1:]
-    modes = {"--ties-away": 0, "--clamp-127": 0, "--y-dtype": 1, "--y-cols": 1}
+    modes = {"--ties-away": 0, "--clamp-127": 0, "--amax-nanmax": 0, "--y-dtype": 1, "--y-cols": 1}
     if not args or (len(args) > 1 and (args[1] not in modes or len(args) != 2 + modes[args[1]])):
         sys.exit(__doc__.split("\n\n")[1])
     mode = args[1] if len(args) > 1 else None

@@ -1,10 +1,11 @@
 /* A test plugin with a quantized RMSNorm (tests/tools/normcheck: the replay of
    a judge finding with `normcheck check --input case-NNN.finding.txt
-   --plugin`), "rmsnorm fwd quant=int8 scale=static" on float32 rows:
+   --plugin`), "rmsnorm fwd quant=int8 scale=static nan=clamp" on float32 rows:
    y = (x r) gamma in float32, t = y fl32(1 / s), the code of t to nearest
    even clamped to [-128, 127] (quant.int8_static), or clamped to [-127, 127]
    (quant.int8_static_clamp127, the twin judge_harness_quant.py --clamp-127
-   computes). Row strides are honoured; gamma NULL is weight 1. */
+   computes). A NaN t is written as 0, as cvt.rni.sat.s8.f32 does (nan=clamp).
+   Row strides are honoured; gamma NULL is weight 1. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,8 +36,8 @@ static void good(const nc_call* c) { int8_static(c, -128); }
 static void clamp127(const nc_call* c) { int8_static(c, -127); }
 
 static const nc_kernel_v2 kernels[] = {
-    {"quant.int8_static", "rmsnorm fwd quant=int8 scale=static", NULL, good},
-    {"quant.int8_static_clamp127", "rmsnorm fwd quant=int8 scale=static", NULL, clamp127},
+    {"quant.int8_static", "rmsnorm fwd quant=int8 scale=static nan=clamp", NULL, good},
+    {"quant.int8_static_clamp127", "rmsnorm fwd quant=int8 scale=static nan=clamp", NULL, clamp127},
 };
 static const nc_kernel no_v1_kernels[1] = {{"", NC_LAYERNORM_FWD, NULL}};
 

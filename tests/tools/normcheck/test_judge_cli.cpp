@@ -570,8 +570,9 @@ TEST(JudgeCli, CorruptOutputsNeverCrashTheJudge) {
 namespace {
 
 constexpr const char* kStaticFp8 = "rmsnorm fwd y=f32 quant=e4m3 scale=static";
-constexpr const char* kTokenInt8 = "rmsnorm fwd quant=int8 scale=token";
-constexpr const char* kStaticInt8 = "rmsnorm fwd quant=int8 scale=static";
+// int8 has no NaN: the harness writes 0 for a NaN t (nan_to_num), which the specs declare
+constexpr const char* kTokenInt8 = "rmsnorm fwd quant=int8 scale=token nan=clamp";
+constexpr const char* kStaticInt8 = "rmsnorm fwd quant=int8 scale=static nan=clamp";
 
 bool has_numpy() { return run_shell("/usr/bin/python3 -c 'import numpy'").exit_code == 0; }
 
@@ -644,6 +645,31 @@ TEST(JudgeQuant, AStaticFp8AndAPerTokenInt8RmsNormPass) {
   EXPECT_EQ(doubled[0].at("worst").at("output"), "scale");
 }
 
+// TransformerEngine's convention: the scale multiplies, scale_inv and the
+// tensor's amax are outputs, F32 [1]. The harness passes; an outputs file
+// without scale_inv is bad input; an amax taken with np.nanmax, which
+// passes over the NaN y of a row with a non-finite x, is `nan`.
+TEST(JudgeQuant, TransformerEnginesScaleInvAndAmaxAreOutputs) {
+  if (!has_numpy()) GTEST_SKIP() << "/usr/bin/python3 has no numpy (python3-numpy, scripts/setup.sh)";
+  const fs::path dir =
+      generate("quant_te", "rmsnorm fwd y=f32 quant=e4m3 scale=static scale_apply=multiply amax", 101);
+  quant_harness(dir);
+  EXPECT_EQ(judge(dir).exit_code, 0);
+  quant_harness(dir, "--amax-nanmax");
+  const std::vector<nlohmann::json> failed = failed_cases(dir);
+  ASSERT_FALSE(failed.empty());
+  for (const auto& c : failed) {
+    EXPECT_EQ(c.at("label"), "nan");
+    EXPECT_EQ(c.at("worst").at("output"), "amax");
+  }
+  nf::TensorFile out = nf::read_safetensors(outputs_of(dir, 0));
+  std::erase_if(out.tensors, [](const nf::Tensor& t) { return t.name == "scale_inv"; });
+  nf::write_safetensors(outputs_of(dir, 0), out);
+  const CliRun missing = judge(dir);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("scale_inv"), std::string::npos) << missing.err;
+}
+
 // qmin=-128 declared, the twin clamps at -127: on the generator's static
 // scales that saturate (t below -127.5) its code is -127 where -128 is due.
 // The same files pass with the correct harness first, and the finding's
@@ -690,7 +716,8 @@ TEST(JudgeQuant, AnInt8ClampAtMinus127IsAQuantizationFinding) {
 // range spans the tie) is tried.
 TEST(JudgeQuant, Int8TiesAwayFromZeroAreCaughtOnAPowerOfTwoScale) {
   if (!has_numpy()) GTEST_SKIP() << "/usr/bin/python3 has no numpy (python3-numpy, scripts/setup.sh)";
-  const fs::path dir = generate("quant_ties", "rmsnorm fwd dtype=bf16 gamma=bf16 quant=int8 scale=static", 101);
+  const fs::path dir =
+      generate("quant_ties", "rmsnorm fwd dtype=bf16 gamma=bf16 quant=int8 scale=static nan=clamp", 101);
   for (int c = 0; c < 101; ++c) {
     nf::TensorFile in = nf::read_safetensors(inputs_of(dir, c));
     nf::Tensor& scale = *in.find("scale");

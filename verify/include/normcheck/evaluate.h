@@ -164,11 +164,12 @@ struct Evaluation {
   // y elements are codes (Worst: the code's value, the exact y over the
   // scale, the range's reach in codes), exact_math_ulp and
   // policy_exact_math_ulp are distances in codes, normwise those of the
-  // dequantized y, and a dynamic scale is the output "scale".
+  // dequantized y; a dynamic scale is the output "scale", and
+  // scale_apply=multiply's and the word amax's are "scale_inv" and "amax".
   std::optional<QuantCast> quantized;
   // A quantized y outside its declared cast's codes: the variants of the
   // declared cast (spec_policy.h, cast_variants: the other int8 tie or clamp,
-  // the other way to apply the scale, fp8 saturation) its outputs are
+  // the other ways to apply the scale, fp8 saturation) its outputs are
   // consistent with, as spec texts. A kernel's departure in the cast itself
   // is a `quantization` finding that names the cast it follows, before any
   // other rounding policy is tried.

@@ -59,11 +59,18 @@ struct AdmissibleRange {
 // absolute maximum the row's or block's pre-cast ranges allow. On a row with
 // a non-finite input, and wherever the kernel's scale is not a positive
 // float or (scale_apply=inverse) its inverse fl32(1 / s) overflows, both are
-// [-inf, inf]: a quantized y has no non-finite convention (int8 has no NaN),
-// and codes cast by no scale, or by an infinite inverse, say nothing.
+// [-inf, inf]: codes cast by no scale, or by an infinite inverse, say nothing
+// of the cast, and a row with a non-finite input is judged by the rule of
+// docs/semantics.md ("Quantized outputs on a non-finite row"), not by a range.
+// `amax` (the word amax) is the range of the largest |y^| over the tensor,
+// one element: [max m_i, max M_i] over every element's range as for a
+// dynamic scale's a; NaN on a problem with a non-finite row (the tensor's
+// amax is NaN), [-inf, inf] where an element's range is [-inf, inf] (an
+// ill-posed row, whose y may be NaN: nothing promised).
 struct SpecAdmissible {
   AdmissibleRange y, residual_out, mean, stat;  // empty where the spec has no such output
   AdmissibleRange scale;                        // a dynamic scale's range; empty otherwise
+  AdmissibleRange amax;                         // the tensor's amax (quant->amax); empty otherwise
 };
 
 // The admissible ranges of a forward spec (not `linear`) on `inputs` under
@@ -91,6 +98,31 @@ struct SpecOutputs {
 // line of spec_admissible_fwd's code ranges (an overflow to e4m3fn's NaN is
 // +-inf by t's sign).
 double quantized_code(const Quantization& q, double t);
+
+// The t a quantized spec casts for a y of y's dtype and the scale s:
+// fl32(y fl32(1 / s)), fl32(y / s) or fl32(y s) by scale_apply (op_spec.h),
+// each float32 operation evaluated exactly (spec_policy.cpp's header).
+double quant_t(const Quantization& q, double y, double s);
+
+// The real t exact math's y stands for: y / s, or y s under
+// scale_apply=multiply. Its reciprocal factor dequantizes a code: y ~ q s, or
+// q / s (q scale_inv) under multiply.
+double exact_quant_t(const Quantization& q, double y, double s);
+double dequantized(const Quantization& q, double code, double s);
+
+// Whether codes cast by scale s say anything of the cast: s a positive finite
+// float, and under scale_apply=inverse an inverse fl32(1 / s) that does not
+// overflow (s >= 2^-128). Otherwise every y casts to +-max or NaN (an
+// infinite factor), or to NaN (a NaN one).
+bool scale_judged(const Quantization& q, double s);
+
+// The codes a kernel following the spec may write for a non-finite t (a NaN
+// y, or an infinite one on a row with a non-finite input), besides the
+// format's non-finite codes: with nan=clamp, +max (fp8: fmaxf(-max,
+// fminf(NaN, max)) = max) or 0 (int8: cvt.rni.sat converts NaN to 0) for a
+// NaN, and the clamp's +-max (int8: 127, qmin) for an infinity; none
+// without it (int8 then has no correct code for a NaN y).
+std::vector<double> nonfinite_t_codes(const Quantization& q);
 
 // How far outputs are from what a policy admits: the elements outside their
 // range, and the first of them. Elements of y, mean and the statistic on a row
@@ -141,7 +173,7 @@ bool policy_within(const OpSpec& inner, const OpSpec& outer);
 
 // The spec with its quantization's cast done each other way a kernel may do
 // it, one change at a time: int8's other tie rule and other lowest code, the
-// other way to apply the scale (inverse or divide), fp8 with or without
+// other ways to apply the scale (inverse, divide, multiply), fp8 with or without
 // saturation. Empty for a spec that does not quantize y.
 std::vector<OpSpec> cast_variants(const OpSpec& spec);
 
