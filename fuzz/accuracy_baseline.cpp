@@ -84,12 +84,13 @@ void AccuracyTally::add(const std::string& input_class, const CaseResult& r) {
     std::size_t i = first + 1;
     while (i < end && figures_[i].output != e.output) ++i;
     if (i == end) {  // an output first met: it counts the class's problems so far
+      // (by index: the insertion below moves the vector, and `all` with it)
       AccuracyFigure f;
       f.kernel = kernel_;
       f.input_class = input_class;
       f.output = e.output;
-      f.problems = all.problems;
-      f.declined = all.declined;
+      f.problems = figures_[first].problems;
+      f.declined = figures_[first].declined;
       f.error_over_tight = kNoFigure;
       figures_.insert(figures_.begin() + static_cast<std::ptrdiff_t>(end), f);
       ++end;
