@@ -16,6 +16,7 @@
 #include "normcheck/evaluate.h"
 #include "normcheck/float_format.h"
 #include "normcheck/op_spec.h"
+#include "quant_test_problem.h"
 #include "test_seed.h"
 
 namespace normcheck {
@@ -89,27 +90,9 @@ Kernel row() {
                 .bound = default_rmsnorm_fwd_bound, .spec = spec, .takes_row_stride = true};
 }
 
-// Rows of bf16 values with a bf16 gamma. |x r| rarely passes 3.5 on rows of
-// 3 N(0, 1) and gamma <= 1.5, so the static scale 5.25 / qmax times 0.3 ..
-// 1.1 saturates some rows and not others; `pow2`: that scale rounded to a
-// power of two, whose inverse is exact, so that a bf16 y at |t| >= 64 (a
-// multiple of 0.5 there) lands on int8's ties.
+// quant_test_problem.h's problems.
 Problem problem(std::mt19937_64& rng, const OpSpec& spec, bool pow2 = false) {
-  std::normal_distribution<double> normal;
-  std::uniform_real_distribution<double> unit(0, 1);
-  Problem p;
-  p.rows = 3;
-  p.cols = 8 + static_cast<int64_t>(rng() % 120);
-  p.eps = 1e-6f;
-  for (int i = 0; i < p.rows * p.cols; ++i) p.x.push_back(bf16(static_cast<float>(3 * normal(rng))));
-  for (int i = 0; i < p.cols; ++i) p.gamma.push_back(bf16(static_cast<float>(0.5 + unit(rng))));
-  if (!spec.quant->dynamic()) {
-    const double qmax = quant_max(spec.quant->cast.format);
-    const double s = 5.25 / qmax * (0.3 + 0.8 * unit(rng));
-    p.scale = static_cast<float>(pow2 ? std::exp2(std::round(std::log2(s))) : s);
-  }
-  if (rng() % 2) p.row_stride = p.cols + 3;
-  return p;
+  return test::quant_problem(rng, spec, pow2);
 }
 
 // How many of `n` problems `k` fails, and the labels of the first failure.

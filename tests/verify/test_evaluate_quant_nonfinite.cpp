@@ -23,6 +23,7 @@
 #include "normcheck/evaluate.h"
 #include "normcheck/float_format.h"
 #include "normcheck/op_spec.h"
+#include "quant_test_problem.h"
 #include "test_seed.h"
 
 namespace normcheck {
@@ -117,25 +118,9 @@ Kernel row() {
                 .takes_row_stride = true};
 }
 
-// Rows of 3 N(0, 1) bf16 values, gamma in [0.5, 1.5), and a static scale
-// that saturates some rows (as test_evaluate_quant.cpp's): |x r gamma|
-// rarely passes 5.25. `nan_row`: row 1 has a NaN x.
+// quant_test_problem.h's problems.
 Problem problem(std::mt19937_64& rng, const OpSpec& s, bool nan_row) {
-  std::normal_distribution<double> normal;
-  std::uniform_real_distribution<double> unit(0, 1);
-  Problem p;
-  p.rows = 3;
-  p.cols = 8 + static_cast<int64_t>(rng() % 120);
-  p.eps = 1e-6f;
-  for (int i = 0; i < p.rows * p.cols; ++i) p.x.push_back(bf16(static_cast<float>(3 * normal(rng))));
-  for (int i = 0; i < p.cols; ++i) p.gamma.push_back(bf16(static_cast<float>(0.5 + unit(rng))));
-  if (nan_row) p.x[static_cast<std::size_t>(p.cols + static_cast<int64_t>(rng() % static_cast<uint64_t>(p.cols)))] = NAN;
-  if (!s.quant->dynamic()) {
-    const double dequantizing = 5.25 / quant_max(s.quant->cast.format) * (0.3 + 0.8 * unit(rng));
-    p.scale = static_cast<float>(s.quant->apply == ScaleApply::multiply ? 1 / dequantizing : dequantizing);
-  }
-  if (rng() % 2) p.row_stride = p.cols + 3;
-  return p;
+  return test::quant_problem(rng, s, false, nan_row);
 }
 
 // How many of 30 problems `k` fails under `b`, and the first failure's worst
