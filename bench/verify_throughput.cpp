@@ -20,6 +20,7 @@
 #include <benchmark/benchmark.h>
 
 #include "normcheck/evaluate.h"
+#include "normcheck/huge_pages.h"
 #include "normcheck/kernel.h"
 #include "normcheck/reference.h"
 
@@ -91,6 +92,7 @@ void run_evaluate(benchmark::State& state, const char* kernel_name, int64_t rows
 // The exact reference alone: the forward's y, or with `backward` the gradient.
 void run_reference(benchmark::State& state, bool backward, int64_t rows, int64_t cols) {
   const Problem p = make_problem(rows, cols, backward);
+  retain_freed_memory();  // the allocator's policy evaluate() runs under (huge_pages.h), whatever ran before
   time_rows(state, rows, [&] {
     if (backward)
       benchmark::DoNotOptimize(reference_layernorm_bwd(p.dy, p.x, p.gamma, rows, cols, p.eps).dx.exact.size());

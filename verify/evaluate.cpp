@@ -54,6 +54,7 @@
 
 #include "evaluate/op.h"
 #include "normcheck/bounds.h"
+#include "normcheck/huge_pages.h"
 #include "normcheck/op_spec.h"
 #include "normcheck/spec_reference.h"
 
@@ -200,6 +201,7 @@ Evaluation evaluate(const Kernel& kernel, const Problem& problem,
 }
 
 Evaluation evaluate(const Kernel& kernel, const Problem& problem, const EvaluateOptions& options) {
+  retain_freed_memory();  // the next judgement reuses this one's pages (huge_pages.h)
   const std::optional<BoundFn>& bound_override = options.bound_override;
   Evaluation ev;
   ev.kernel = std::string(kernel.name);

@@ -63,6 +63,7 @@
 #include "normcheck/bounds.h"
 #include "normcheck/evaluate.h"
 #include "normcheck/float_format.h"
+#include "simd/thread_pool.h"
 
 namespace normcheck {
 namespace {
@@ -236,8 +237,15 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
   out.stat = sized(rows);
   if (layer) out.mean = sized(rows);
   if (spec.add) out.residual_out = sized(n);
+  if (at(RoundingPoint::r)) {  // the statistic before its rounding point: every row's ends are set below
+    out.stat.before_lo.resize(rows, -kInf);
+    out.stat.before_hi.resize(rows, kInf);
+  }
 
-  for (std::size_t row = 0; row < rows; ++row) {
+  // Each row writes its own elements only: rows in contiguous chunks on the
+  // kernels' thread pool (on this thread below simd::kParallelCheckElements).
+  const auto ranges_of_rows = [&](std::size_t first_row, std::size_t end_row) {
+  for (std::size_t row = first_row; row < end_row; ++row) {
     const std::size_t base = row * d;
     if (spec.add) {
       // the correct rounding of x + residual, or of its float32 sum (a double
@@ -282,9 +290,6 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
     const Range before = rounded(stat_t, r_hat), after = rounded(stat_t, rho);
     set(out.stat, row, {std::min(before.lo, after.lo), std::max(before.hi, after.hi)});
     if (at_r) {
-      out.stat.grid = *at_r;
-      out.stat.before_lo.resize(rows, -kInf);
-      out.stat.before_hi.resize(rows, kInf);
       out.stat.before_lo[row] = before.lo;
       out.stat.before_hi[row] = before.hi;
     }
@@ -357,6 +362,17 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
       set(out.y, i, rounded(y_t, y));
     }
   }
+  };
+  const auto elements = static_cast<int64_t>(n);
+  const int64_t chunks = elements < simd::kParallelCheckElements ? 1 : std::min<int64_t>(in.rows, 4 * simd::thread_count());
+  if (chunks <= 1) {
+    ranges_of_rows(0, rows);
+  } else {
+    simd::parallel_for(chunks, [&](int64_t c) {
+      ranges_of_rows(static_cast<std::size_t>(in.rows * c / chunks), static_cast<std::size_t>(in.rows * (c + 1) / chunks));
+    });
+  }
+  if (const std::optional<DType> at_r = at(RoundingPoint::r)) out.stat.grid = *at_r;
   if (spec.quant && spec.quant->amax) out.amax = amax_range(out.y);  // from the pre-cast ranges
   if (spec.quant) quantize_ranges(*spec.quant, in, out);
   return out;

@@ -107,10 +107,11 @@ struct Readback {
 Readback read(const FloatArray& a);
 Readback read(const HalfArray& a, DType t);  // bf16 or f16 bits, widened
 
-// FNV-1a over the bits of every value of the outputs, in order.
+// A digest of the bits of every value of the outputs, in order (64 bits:
+// two sequences of one length that differ in one value never share it).
 uint64_t digest_of(std::initializer_list<const Readback*> outputs);
 
-// Per row of `rows`: FNV-1a over the bits of that row's own values of each
+// Per row of `rows`: the digest of the bits of that row's own values of each
 // output, in order. An output is given with its values per row (cols for y
 // or dx, 1 for a statistic); an output with no values is left out.
 struct RowOutput {

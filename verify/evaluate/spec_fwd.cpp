@@ -10,6 +10,7 @@
 // cast by, and a dynamic scale to its own range (spec_policy.h); its figures
 // against exact math are in codes, its normwise figures those of the
 // dequantized values.
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <initializer_list>
@@ -26,6 +27,7 @@
 #include "normcheck/op_spec.h"
 #include "normcheck/row_scale.h"
 #include "normcheck/spec_policy.h"
+#include "simd/thread_pool.h"
 #include "nonfinite.h"
 #include "op.h"
 #include "scale.h"
@@ -391,8 +393,23 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
     }
     return scaled_ulp_error(y_t, static_cast<float>(policy.y.rounded[i]), math.y.exact[i], y_scale_of(r, i % cols));
   };
-  for (std::size_t i = 0; i < y.values.size(); ++i)
-    ev.policy_exact_math_ulp = std::max(ev.policy_exact_math_ulp, policy_distance(own, i));
+  // the largest policy_distance over every element: chunks of rows on the
+  // kernels' thread pool (on this thread below simd::kParallelCheckElements),
+  // the maximum of theirs (the same for every thread count)
+  const auto largest_distance = [&](const SpecForwardReference& policy) {
+    const int64_t chunks = p.rows * p.cols < simd::kParallelCheckElements
+                               ? 1 : std::min<int64_t>(p.rows, 4 * simd::thread_count());
+    std::vector<double> largest(static_cast<std::size_t>(chunks), 0.0);
+    simd::parallel_for(chunks, [&](int64_t c) {
+      double m = 0;
+      for (std::size_t i = static_cast<std::size_t>(p.rows * c / chunks) * cols;
+           i < static_cast<std::size_t>(p.rows * (c + 1) / chunks) * cols; ++i)
+        m = std::max(m, policy_distance(policy, i));
+      largest[static_cast<std::size_t>(c)] = m;
+    });
+    return *std::max_element(largest.begin(), largest.end());
+  };
+  ev.policy_exact_math_ulp = std::max(ev.policy_exact_math_ulp, largest_distance(own));
   if (!run.options.identify && !policy_failure) return;
   // the candidate policies against the outputs: which admit them
   const SpecOutputs outputs{std::vector<double>(y.values.begin(), y.values.end()),
@@ -416,7 +433,7 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
     if (!run.options.identify) continue;
     Evaluation::PolicyFit fit{to_text(m.policy), m.check.outside, 0};
     const SpecForwardReference theirs = spec_reference_fwd(m.policy, in, SpecResult::policy);
-    for (std::size_t i = 0; i < y.values.size(); ++i) fit.exact_math_ulp = std::max(fit.exact_math_ulp, policy_distance(theirs, i));
+    fit.exact_math_ulp = std::max(fit.exact_math_ulp, largest_distance(theirs));
     ev.policy_fits.push_back(std::move(fit));
   }
 }

@@ -1,6 +1,7 @@
 #include "tally.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -42,8 +43,9 @@ void Tally::element(const char* output, int64_t row, int64_t col, float computed
     ratio = error == 0 ? 0 : error / allowed;  // x / 0 = +inf
     // the only elements with ULP figures: finite against finite, held to an allowance
     if (ulp_scale) {
-      ulp = scaled_ulp_error(dtype, computed, exact, *ulp_scale);
-      elementwise = ulp_error(dtype, computed, exact);
+      const UlpFigures f = ulp_figures(dtype, computed, exact, *ulp_scale);
+      ulp = f.scaled;
+      elementwise = f.elementwise;
     }
   }
   record(output, row, col, computed, exact, allowed, ratio, ulp, elementwise);
@@ -51,9 +53,16 @@ void Tally::element(const char* output, int64_t row, int64_t col, float computed
 
 namespace {
 
-// The value of format t next to v (itself a value of t) toward dir (+1 or -1).
+// The value of format t next to v (itself a finite value of t) toward dir
+// (+1 or -1): v plus the spacing of the binade beyond v, which is v's own
+// spacing away from zero, and toward zero that of the binade below where
+// |v| is a power of two (v / 2 lies there; spacing() keeps the subnormal
+// spacing below the normal range).
 double next_value(DType t, double v, double dir) {
-  return v + dir * spacing(t, std::nextafter(v, dir * kInf));  // the spacing of the binade beyond v
+  if (v == 0) return dir * spacing(t, 0);
+  const bool toward_zero = (v > 0) != (dir > 0);
+  const bool power_of_two = (std::bit_cast<uint64_t>(v) << 12) == 0;
+  return v + dir * spacing(t, toward_zero && power_of_two ? v / 2 : v);
 }
 
 }  // namespace
@@ -81,8 +90,9 @@ void Tally::range_element(const char* output, int64_t row, int64_t col, float co
     allowed = c >= m ? (hi - m) + (next_value(dtype, hi, 1) - hi) / 2 : (m - lo) + (lo - next_value(dtype, lo, -1)) / 2;
     ratio = c == m ? 0 : std::fabs(c - m) / allowed;
     if (ulp_scale && std::isfinite(exact)) {
-      ulp = scaled_ulp_error(dtype, computed, exact, *ulp_scale);
-      elementwise = ulp_error(dtype, computed, exact);
+      const UlpFigures f = ulp_figures(dtype, computed, exact, *ulp_scale);
+      ulp = f.scaled;
+      elementwise = f.elementwise;
     }
     if (std::isfinite(exact)) middle = exact;  // recorded as the exact value
   }
@@ -161,11 +171,17 @@ void Tally::record(const char* output, int64_t row, int64_t col, float computed,
   }
 }
 
+// The outputs are named by string literals, and an output's elements come
+// in runs: the entry of the last name asked for is kept by its pointer, and
+// the names are compared as strings only when it changes.
 OutputError& Tally::output_entry(const char* output) {
-  for (OutputError& o : ev_.outputs)
-    if (o.output == output) return o;
-  ev_.outputs.push_back({output});
-  return ev_.outputs.back();
+  if (output == last_output_ && last_entry_ < ev_.outputs.size()) return ev_.outputs[last_entry_];
+  std::size_t k = 0;
+  while (k < ev_.outputs.size() && ev_.outputs[k].output != output) ++k;
+  if (k == ev_.outputs.size()) ev_.outputs.push_back({output});
+  last_output_ = output;
+  last_entry_ = k;
+  return ev_.outputs[k];
 }
 
 void Tally::mismatch(double& ratio) {

@@ -93,6 +93,8 @@ class Tally {
   Evaluation& ev_;
   NonFinite rule_;
   int64_t outside_ = 0;
+  const char* last_output_ = nullptr;  // output_entry(): the last name asked for, and its entry's index
+  std::size_t last_entry_ = 0;
 };
 
 // What Tally leaves in `ev` after the elements of `part`'s chunk, when `part`

@@ -104,10 +104,18 @@ constexpr double largest_finite(DType t) { return format_constants(t).largest_fi
 // with e = floor(log2 |v|) taken within [min_exp, max_exp], so the subnormal
 // spacing below the normal range (0 included) and the top binade's spacing
 // beyond the largest finite value.
+// floor(log2 |v|) is v's unbiased exponent for a normal double; a subnormal
+// double or 0 lies below every format's normal range (min_exp >= -126), so
+// takes min_exp, as does NaN (glibc's ilogb gives FP_ILOGBNAN = INT_MIN);
+// +-inf takes max_exp. The result, 2^k with -149 <= k <= 127 - p + 1, is a
+// normal double, built from its bits.
 inline double spacing(DType t, double v) {
   const FloatFormat f = float_format(t);
-  const int e = v == 0 ? f.min_exp : std::clamp(std::ilogb(v), f.min_exp, f.max_exp);
-  return std::ldexp(1.0, e - f.precision + 1);
+  const uint64_t bits = std::bit_cast<uint64_t>(v);
+  const int biased = static_cast<int>((bits >> 52) & 0x7ff);
+  const bool nan = biased == 0x7ff && (bits << 12) != 0;
+  const int e = biased == 0 || nan ? f.min_exp : std::clamp(biased - 1023, f.min_exp, f.max_exp);
+  return std::bit_cast<double>(static_cast<uint64_t>(e - f.precision + 1 + 1023) << 52);
 }
 
 // The correct rounding of a double v to format t (to nearest, ties to even,
@@ -254,6 +262,12 @@ inline void float_below(double a, float& below, double& gap) {
   gap = below == kFltMax ? kTopUlp : static_cast<double>(next) - below;
 }
 
+// 1 / p for a power of two p in [2^-1022, 2^1023], from its bits: exact, as
+// is x * (1 / p) = x / p (one rounding of the same real), without a division.
+inline double inverse_power_of_two(double p) {
+  return std::bit_cast<double>((uint64_t{2046} << 52) - std::bit_cast<uint64_t>(p));
+}
+
 // Position of a non-negative value on f16's ordinal line (consecutive f16
 // values are consecutive integers; 2^-24 is the subnormal spacing, each binade
 // above 2^-14 holds 1024 values; past 65504 the top binade's spacing goes on,
@@ -287,13 +301,13 @@ inline double ulp_error(float computed, double exact) {
   double frac;
   if (a >= kFltMax) {
     n = float_ordinal(kFltMax);
-    frac = (a - kFltMax) / kTopUlp;  // past FLT_MAX at the top binade's spacing
+    frac = (a - kFltMax) * (1 / kTopUlp);  // past FLT_MAX at the top binade's spacing
   } else {
     float below;
     double gap;
     float_below(a, below, gap);
     n = float_ordinal(below);
-    frac = (a - below) / gap;  // a - below is exact: both lie within one float gap
+    frac = (a - below) * inverse_power_of_two(gap);  // a - below is exact: both lie within one float gap
   }
   const int64_t sign = std::signbit(exact) ? -1 : 1;
   const int64_t whole = float_ordinal(computed) - sign * n;

@@ -22,4 +22,12 @@ double normwise_error(std::span<const float> computed, std::span<const double> e
 // ULP distance. For finite computed and exact values.
 double scaled_ulp_error(DType t, float computed, double exact, double scale);
 
+// Both ULP figures of one element, the ULP distance computed once:
+// elementwise = ulp_error(t, computed, exact) and
+// scaled = scaled_ulp_error(t, computed, exact, scale).
+struct UlpFigures {
+  double scaled = 0, elementwise = 0;
+};
+UlpFigures ulp_figures(DType t, float computed, double exact, double scale);
+
 }  // namespace normcheck
