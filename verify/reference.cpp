@@ -189,6 +189,13 @@ void backward_rows(Out& out, Norm norm, std::span<const float> dy, std::span<con
   const std::size_t n = static_cast<std::size_t>(rows) * cols;
   out.dx = sized(n);
   out.xhat = sized(n);
+  // the forward's statistics, correctly rounded (the saved ones)
+  ExactValues& r_out = [&]() -> ExactValues& {
+    if constexpr (requires { out.rstd; }) return out.rstd;
+    else return out.rrms;
+  }();
+  r_out = sized(rows);
+  if constexpr (requires { out.mean; }) out.mean = sized(rows);
   out.stats.resize(rows);
   out.mean_abs_g.resize(rows);
   out.mean_abs_g_xhat.resize(rows);
@@ -202,6 +209,8 @@ void backward_rows(Out& out, Norm norm, std::span<const float> dy, std::span<con
       put(out.dx, base + j, dx[j]);
       put(out.xhat, base + j, forward.xhat[j]);
     }
+    put(r_out, i, forward.r);
+    if constexpr (requires { out.mean; }) put(out.mean, i, forward.mean);
     out.stats[i] = stats_of(forward, rows);
     set_backward_maxima(out.stats[i].condition, row_of(dy, i), gamma);
     out.mean_abs_g[i] = mean_abs_g;

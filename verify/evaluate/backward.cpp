@@ -137,7 +137,7 @@ bool SavedYArray::holds(const SavedY& y) const {
 std::string start_backward(const OpRun& run, BackwardStart& start) {
   start.x = store(run.kernel.dtype, run.problem.x);
   start.dy = store(run.kernel.dtype, run.problem.dy);
-  start.reference = &reference_before_the_call(run, start.x.widened, start.own);
+  start.reference = &reference_before_the_call(run, start.x.widened, start.dy.widened, start.own);
   Request request = request_for(run.kernel, run.problem);
   // The saved statistic: the forward's rstd or rrms correctly rounded.
   request.saved_statistic = run.kernel.op == Op::layernorm_bwd ? start.reference->layernorm_fwd.rstd.rounded
@@ -149,10 +149,10 @@ void tally_backward(Tally& tally, const OpSpec& spec, Op op, const BackwardExact
                     const std::vector<float>& dy, BoundFn bound, DType dtype, const BackwardOutputs& out,
                     MainElement* kept, const SavedY* from_y) {
   const Readback& dx = out.dx;
-  for (int64_t row = 0; row < p.rows; ++row) {
+  tally.rows(p.rows, p.cols, [&](Tally& tally, int64_t row) {
     const auto r = static_cast<std::size_t>(row);
     const RowStats& s = ref.stats[r];
-    if (!row_checked(op, s)) continue;
+    if (!row_checked(op, s)) return;
     const bool inputs_finite = row_inputs_finite(s, dy, row, p.cols);
     const RowCondition rc = row_condition(s);
     const Bound b = backward_row_bound(spec, bound(rc), rc);
@@ -190,7 +190,7 @@ void tally_backward(Tally& tally, const OpSpec& spec, Op op, const BackwardExact
                     added_residual_allowance(written, allowed, ref.dx[i]), written, scale);
       if (kept) kept[i].allowed = dx_allowed;
     }
-  }
+  });
 
   const RowCondition cc = column_condition(op, ref.stats, p.rows);
   const Bound bc = backward_column_bound(spec, bound, cc);

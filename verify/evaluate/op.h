@@ -28,21 +28,27 @@ struct OpRun {
 // Throws std::invalid_argument unless `problem` is well formed for `kernel`'s op.
 void validate(const Kernel& kernel, const Problem& problem);
 
-// The reference's two parts (exact_reference.cpp), from the inputs as the
-// kernel stores them (widened): the saved statistics a backward kernel needs
-// before it runs (nothing for a forward op), then the reference proper.
-// A reference of the kernel's op and dtype and the problem's shape, no part computed.
+// The reference (exact_reference.cpp), from the inputs as the kernel stores
+// them (widened). A reference of the kernel's op and dtype and the problem's
+// shape, no part computed:
 ExactReference empty_reference(const Kernel& k, const Problem& p);
+// A backward op's saved statistics alone (the forward's mean and rstd or
+// rrms of x without affine, correctly rounded); nothing for a forward op:
 void compute_saved_statistics(ExactReference& r, const std::vector<float>& x, const Problem& p);
+// The reference proper (a backward's holds its saved statistics too):
 void compute_main_reference(ExactReference& r, const std::vector<float>& x, const std::vector<float>& dy,
                             const Problem& p);
+// A backward op's saved statistics, from its computed reference proper.
+void take_saved_statistics(ExactReference& r);
 // Throws std::invalid_argument unless `r` is of the kernel's op and dtype and the problem's shape.
 void require_fits(const ExactReference& r, const Kernel& k, const Problem& p);
 
-// The saved statistics for a backward op: the given reference's, or computed
-// into `own` (which the op then completes with compute_main_reference).
+// What a backward op needs before its call: the given reference, or one
+// computed into `own`: whole, its saved statistics taken from it (the
+// forward's sums are done once), or with EvaluateOptions::outputs_only the
+// saved statistics alone.
 const ExactReference& reference_before_the_call(const OpRun& run, const std::vector<float>& x,
-                                                ExactReference& own);
+                                                const std::vector<float>& dy, ExactReference& own);
 
 // The main elements (Evaluation::main_elements) when the options keep them:
 // computed and exact values and xhat, allowance +inf until a check sets it;

@@ -80,6 +80,17 @@ class Tally {
 
   NonFinite rule() const { return rule_; }
 
+  // check_row(tally, row) for every row of [0, rows), each checking
+  // `row_elements` elements, in contiguous chunks of rows on the kernels'
+  // thread pool, each into a Tally of its own Evaluation, merged into this
+  // one in row order (merge_tally) with their elements outside counted: the
+  // same figures, worst element and count as this Tally over the rows in
+  // order (it keeps the first element of the largest ratio), for every
+  // thread count. Fewer elements than simd::kParallelCheckElements run on
+  // this thread, into this Tally.
+  template <class CheckRow>
+  void rows(int64_t rows, int64_t row_elements, const CheckRow& check_row);
+
   // The elements outside their allowance or range so far (ratio above 1, a
   // non-finite mismatch included): what a candidate policy's checks count
   // against a kernel's outputs (Evaluation::PolicyFit::outside).
@@ -104,27 +115,31 @@ class Tally {
 // non-finite convention.
 void merge_tally(Evaluation& ev, const Evaluation& part);
 
-// check_row(tally, row) for every row, each checking `row_elements`
-// elements, in contiguous chunks of rows on the kernels' thread pool, each
-// into its own Evaluation, merged in row order: the same figures and the same
-// worst element as one Tally over the rows in order (Tally keeps the first
-// element of the largest ratio), for every thread count. Fewer elements than
-// simd::kParallelCheckElements run on this thread.
 template <class CheckRow>
-void tally_rows(Evaluation& ev, NonFinite rule, int64_t rows, int64_t row_elements, const CheckRow& check_row) {
+void Tally::rows(int64_t rows, int64_t row_elements, const CheckRow& check_row) {
   const int64_t chunks =
       rows * row_elements < simd::kParallelCheckElements ? 1 : std::min<int64_t>(rows, 4 * simd::thread_count());
   if (chunks <= 1) {
-    Tally tally(ev, rule);
-    for (int64_t row = 0; row < rows; ++row) check_row(tally, row);
+    for (int64_t row = 0; row < rows; ++row) check_row(*this, row);
     return;
   }
   std::vector<Evaluation> parts(static_cast<std::size_t>(chunks));
+  std::vector<int64_t> outside(static_cast<std::size_t>(chunks), 0);
   simd::parallel_for(chunks, [&](int64_t c) {
-    Tally tally(parts[static_cast<std::size_t>(c)], rule);
+    Tally tally(parts[static_cast<std::size_t>(c)], rule_);
     for (int64_t row = rows * c / chunks; row < rows * (c + 1) / chunks; ++row) check_row(tally, row);
+    outside[static_cast<std::size_t>(c)] = tally.outside();
   });
-  for (const Evaluation& part : parts) merge_tally(ev, part);
+  for (std::size_t c = 0; c < parts.size(); ++c) {
+    merge_tally(ev_, parts[c]);
+    outside_ += outside[c];
+  }
+}
+
+// Tally::rows() into a fresh Tally of `ev`.
+template <class CheckRow>
+void tally_rows(Evaluation& ev, NonFinite rule, int64_t rows, int64_t row_elements, const CheckRow& check_row) {
+  Tally(ev, rule).rows(rows, row_elements, check_row);
 }
 
 }  // namespace normcheck::evaluation

@@ -227,9 +227,9 @@ struct ExactReference {
   Op op{};
   DType dtype{};
   int64_t rows = 0, cols = 0;
-  LayerNormFwdReference layernorm_fwd;  // layernorm_fwd; layernorm_bwd: the saved mean and rstd (no affine, no y or xhat)
+  LayerNormFwdReference layernorm_fwd;  // layernorm_fwd; layernorm_bwd: the saved mean and rstd alone (layernorm_bwd's)
   LayerNormBwdReference layernorm_bwd;  // layernorm_bwd
-  RmsNormFwdReference rmsnorm_fwd;      // rmsnorm_fwd; rmsnorm_bwd: the saved rrms (no gamma, no y or xhat)
+  RmsNormFwdReference rmsnorm_fwd;      // rmsnorm_fwd; rmsnorm_bwd: the saved rrms alone (rmsnorm_bwd's)
   RmsNormBwdReference rmsnorm_bwd;      // rmsnorm_bwd
   NormLinearReference norm_linear;      // layernorm_linear_fwd, rmsnorm_linear_fwd
   // The op's exact normalized values and main output (rows x cols; z of a

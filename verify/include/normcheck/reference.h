@@ -66,6 +66,7 @@ struct LayerNormBwdReference {
   ExactValues dx;               // rows x cols
   ExactValues dgamma, dbeta;    // cols
   ExactValues xhat;             // rows x cols
+  ExactValues mean, rstd;       // rows: the forward's, of x without affine (a backward kernel's saved statistics)
   std::vector<RowStats> stats;  // rows (condition.rows = rows)
   std::vector<double> sum_abs_dy_xhat, sum_abs_dy;  // cols: scales of the dgamma/dbeta bounds
   std::vector<double> mean_abs_g, mean_abs_g_xhat;  // rows: scales of the dx bound
@@ -98,6 +99,7 @@ struct RmsNormBwdReference {
   ExactValues dx;               // rows x cols
   ExactValues dgamma;           // cols
   ExactValues xhat;             // x * rrms
+  ExactValues rrms;             // rows: the forward's, of x without gamma (a backward kernel's saved statistic)
   std::vector<RowStats> stats;
   std::vector<double> sum_abs_dy_xhat, sum_abs_dy;  // cols (sum_abs_dy: the dgamma_abs scale)
   std::vector<double> mean_abs_g, mean_abs_g_xhat;  // rows
