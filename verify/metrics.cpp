@@ -42,16 +42,4 @@ double normwise_error(std::span<const float> computed, std::span<const double> e
   return (max_diff / max_exact) * std::sqrt(sum_diff / sum_exact);
 }
 
-UlpFigures ulp_figures(DType t, float computed, double exact, double scale) {
-  const double ulps = ulp_error(t, computed, exact);
-  if (!(scale > 0)) return {ulps, ulps};
-  const double in_scale_ulps = std::fabs(static_cast<double>(computed) - exact) *
-                               float_format_detail::inverse_power_of_two(spacing(t, scale));
-  return {std::min(ulps, in_scale_ulps), ulps};
-}
-
-double scaled_ulp_error(DType t, float computed, double exact, double scale) {
-  return ulp_figures(t, computed, exact, scale).scaled;
-}
-
 }  // namespace normcheck

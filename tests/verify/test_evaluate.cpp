@@ -5,6 +5,7 @@
 // taken against the row's scale.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -287,31 +288,41 @@ TEST(Evaluate, NoInfiniteUlpBesideAPass) {
 }
 
 // evaluate() compares the rows of a problem in chunks on the kernels' thread
-// pool and merges them in row order: every figure and the worst element are
-// those of one pass over the rows in order, whatever the thread count. Rows
-// with |mean|/sigma ~ 1e3 make the one-pass control fail; a problem of 37
+// pool and merges them in row order (forward and backward): every figure,
+// the worst element and the count of elements outside a candidate policy's
+// range (identify) are those of one pass over the rows in order, whatever
+// the thread count. Rows with |mean|/sigma ~ 1e3 make the one-pass control fail; a problem of 37
 // copies of one row gives every row the same worst ratio, so only an
 // order-keeping merge names row 0 (the first of equal ratios, as one pass
 // does) with several threads. Negative control, run by editing merge_tally
-// (verify/evaluate/tally.cpp) to take a later chunk's equal ratio (>= for >): the
-// copies problem then names row 27, 33 or 34 and this test fails.
+// (verify/evaluate/tally.cpp) to take a later chunk's equal ratio (>= for >):
+// the copies problem then names row 27 or 33, forward and backward, and this
+// test fails.
 TEST(Evaluate, ResultsDoNotDependOnTheThreadCount) {
   const int threads_before = simd::thread_count();
   Problem varied, copies;
+  // 37 x 512 elements: above simd::kParallelCheckElements, so the rows are checked in chunks
   varied.rows = copies.rows = 37;
-  varied.cols = copies.cols = 300;
+  varied.cols = copies.cols = 512;
+  ASSERT_GE(varied.rows * varied.cols, simd::kParallelCheckElements);
   for (int64_t i = 0; i < varied.rows * varied.cols; ++i) {
     varied.x.push_back(static_cast<float>(1e4 + static_cast<double>((i * 7919) % 1000) / 100));
-    copies.x.push_back(static_cast<float>(1e4 + static_cast<double>((i % 300) * 7919 % 1000) / 100));
+    copies.x.push_back(static_cast<float>(1e4 + static_cast<double>((i % 512) * 7919 % 1000) / 100));
+    // dy for the backward kernels (the forward ones leave it): the same pattern, per problem
+    varied.dy.push_back(static_cast<float>(static_cast<double>((i * 104729) % 2001) / 1000 - 1));
+    copies.dy.push_back(static_cast<float>(static_cast<double>((i % 512) * 104729 % 2001) / 1000 - 1));
   }
-  for (const char* name : {"layernorm_fwd.naive_onepass", "layernorm_fwd.twopass", "rmsnorm_fwd.scalar"})
+  EvaluateOptions identify;
+  identify.identify = true;
+  for (const char* name : {"layernorm_fwd.naive_onepass", "layernorm_fwd.twopass", "rmsnorm_fwd.scalar",
+                           "layernorm_bwd.naive_onepass", "layernorm_bwd.twopass", "rmsnorm_bwd.scalar"})
     for (const Problem* p : {&varied, &copies}) {
       const Kernel* k = find_kernel(name);
       ASSERT_NE(k, nullptr) << name;
       simd::set_thread_count(1);
-      const Evaluation one = evaluate(*k, *p);
+      const Evaluation one = evaluate(*k, *p, identify);
       simd::set_thread_count(3);
-      const Evaluation three = evaluate(*k, *p);
+      const Evaluation three = evaluate(*k, *p, identify);
       simd::set_thread_count(threads_before);
       const std::string where = std::string(name) + (p == &copies ? ", copies" : ", varied");
       EXPECT_EQ(one.max_ulp, three.max_ulp) << where;
@@ -322,8 +333,12 @@ TEST(Evaluate, ResultsDoNotDependOnTheThreadCount) {
       EXPECT_EQ(one.worst.output, three.worst.output) << where;
       EXPECT_EQ(one.worst.row, three.worst.row) << where;
       EXPECT_EQ(one.worst.col, three.worst.col) << where;
-      if (p == &copies) {
-        EXPECT_EQ(three.worst.row, 0) << where;
+      if (p == &copies) {  // the main output's (a backward's worst may be a dgamma column, row -1)
+        const char* main = k->op == Op::layernorm_bwd || k->op == Op::rmsnorm_bwd ? "dx" : "y";
+        const auto it = std::find_if(three.outputs.begin(), three.outputs.end(),
+                                     [&](const OutputError& o) { return o.output == main; });
+        ASSERT_NE(it, three.outputs.end()) << where;
+        EXPECT_EQ(it->row, 0) << where;
       }
       // Every output's figures and where they are, in the order first met.
       EXPECT_FALSE(one.outputs.empty()) << where;
@@ -336,6 +351,17 @@ TEST(Evaluate, ResultsDoNotDependOnTheThreadCount) {
         EXPECT_EQ(a.max_error_over_bound, b.max_error_over_bound) << where << " " << a.output;
         EXPECT_EQ(a.row, b.row) << where << " " << a.output;
         EXPECT_EQ(a.col, b.col) << where << " " << a.output;
+      }
+      EXPECT_EQ(one.policy_exact_math_ulp, three.policy_exact_math_ulp) << where;
+      EXPECT_FALSE(one.policy_fits.empty()) << where;
+      ASSERT_EQ(one.policy_fits.size(), three.policy_fits.size()) << where;
+      for (std::size_t f = 0; f < one.policy_fits.size(); ++f) {
+        const Evaluation::PolicyFit &a = one.policy_fits[f], &b = three.policy_fits[f];
+        EXPECT_EQ(a.spec, b.spec) << where;
+        EXPECT_EQ(a.outside, b.outside) << where << " " << a.spec;
+        // NaN for a backward policy (evaluate.h)
+        EXPECT_TRUE(a.exact_math_ulp == b.exact_math_ulp || (std::isnan(a.exact_math_ulp) && std::isnan(b.exact_math_ulp)))
+            << where << " " << a.spec;
       }
     }
   EXPECT_FALSE(evaluate(*find_kernel("layernorm_fwd.naive_onepass"), varied).pass);
