@@ -29,15 +29,18 @@ std::vector<RowScale> row_scales(Op op, std::span<const float> x, int64_t rows, 
   const std::vector<RowStats> stats = centred(op) ? reference_layernorm_fwd_statistics(x, rows, cols, eps).stats
                                                   : reference_rmsnorm_fwd_statistics(x, rows, cols, eps).stats;
   std::vector<RowScale> scales(stats.size());
-  for (std::size_t r = 0; r < stats.size(); ++r) {
-    const RowStats& s = stats[r];
-    scales[r].finite = s.finite;
-    scales[r].scale_square = s.variance;
-    scales[r].mean_over_sigma = !centred(op)      ? std::numeric_limits<double>::quiet_NaN()
-                                : s.variance > 0 ? std::fabs(s.mean) / std::sqrt(s.variance)
-                                                 : std::numeric_limits<double>::infinity();
-  }
+  for (std::size_t r = 0; r < stats.size(); ++r) scales[r] = row_scale(op, stats[r]);
   return scales;
+}
+
+RowScale row_scale(Op op, const RowStats& s) {
+  RowScale scale;
+  scale.finite = s.finite;
+  scale.scale_square = s.variance;
+  scale.mean_over_sigma = !centred(op)      ? std::numeric_limits<double>::quiet_NaN()
+                          : s.variance > 0 ? std::fabs(s.mean) / std::sqrt(s.variance)
+                                           : std::numeric_limits<double>::infinity();
+  return scale;
 }
 
 std::vector<RowScale> row_scales(const Kernel& k, const Problem& p) {

@@ -416,6 +416,8 @@ SpecForwardReference spec_reference_fwd(const OpSpec& spec, const SpecInputs& in
   out.finite.assign(rows, 1);
   out.condition.assign(rows, RowCondition{});
   out.mean_abs_s.assign(rows, 0);
+  out.s_stats.assign(rows, RowStats{});
+  out.s_stats_known.assign(rows, 0);
   std::vector<char> decided(rows, 0);
   if (phases == SpecPhases::fast_then_exact) detail::spec_reference_fast(spec, in, which, out, decided);
   RowInterpreter interpreter(spec, which);

@@ -96,6 +96,8 @@ void spec_reference_fast(const OpSpec& spec, const SpecInputs& in, SpecResult wh
 
   for (std::size_t row = 0; row < rows; ++row) {
     if (!fits[row]) continue;
+    out.s_stats[row] = stats[row];  // of s, whatever the weight: every row the references took
+    out.s_stats_known[row] = 1;
     const auto undecided = [&](DType t, const ExactValues& v, std::size_t i, SpecValues& to) {
       const std::optional<double> r = rounded_to(t, v.exact[i], v.rounded[i]);
       if (!r) return true;

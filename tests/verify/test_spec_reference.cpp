@@ -15,6 +15,7 @@
 #include <bit>
 #include <cmath>
 #include <random>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -396,6 +397,39 @@ TEST(SpecReference, ADyadicWeightedXhatOfANonDyadicXhatIsDecided) {
   ASSERT_NO_THROW(out = reference(spec("layernorm fwd dtype=f16 add round=r:f16"), in, SpecResult::policy));
   for (int j = 0; j < 3; ++j)  // y = w xhat (beta 0), each correctly rounded to double: within 2^-52 relative
     EXPECT_LE(std::fabs(out.y.exact[j] - gamma[j] * out.xhat[j]), 0x1p-51 * std::fabs(out.y.exact[j])) << j;
+}
+
+}  // namespace
+}  // namespace normcheck
+
+namespace normcheck {
+namespace {
+
+// The statistics of s the fast phase keeps (SpecForwardReference::s_stats)
+// are the reference statistics of s, as row_scales() computes them in a pass
+// of its own: every row of finite inputs it took, LayerNorm and RMSNorm,
+// with a row of |mean|/sigma ~ 1e4 among them; a row with a non-finite x is
+// not taken.
+TEST(SpecReference, TheFastPhaseKeepsTheStatisticsOfS) {
+  std::mt19937 rng(20261206);
+  std::normal_distribution<float> normal(0, 1);
+  const int64_t rows = 5, cols = 77;
+  std::vector<float> x(rows * cols);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = (i / cols == 2 ? 1e4f : 0.0f) + normal(rng);
+  x[3 * cols + 5] = NAN;
+  for (const char* text : {"layernorm fwd", "rmsnorm fwd"}) {
+    const SpecForwardReference out = reference(spec(text), {rows, cols, x, {}, {}, {}, 1e-5f}, SpecResult::exact_math);
+    const bool layer = std::string(text) == "layernorm fwd";
+    const std::vector<RowStats> own = layer ? reference_layernorm_fwd_statistics(x, rows, cols, 1e-5f).stats
+                                            : reference_rmsnorm_fwd_statistics(x, rows, cols, 1e-5f).stats;
+    for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r) {
+      EXPECT_EQ(out.s_stats_known[r], r == 3 ? 0 : 1) << text << " row " << r;
+      if (!out.s_stats_known[r]) continue;
+      EXPECT_EQ(out.s_stats[r].finite, own[r].finite) << text << " row " << r;
+      EXPECT_EQ(out.s_stats[r].mean, own[r].mean) << text << " row " << r;
+      EXPECT_EQ(out.s_stats[r].variance, own[r].variance) << text << " row " << r;
+    }
+  }
 }
 
 }  // namespace

@@ -344,9 +344,26 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   // bound, checked by the same element rule. A quantized y's codes are held
   // to the bound alone: its range is one or two codes wide either way.
   if (const BoundFn tight = tight_bound(run.bound); tight && !quant) {
-    // centred scales for RMSNorm too: its sigma and |mean|/sigma say whether its sums' roundings are random
+    // centred scales for RMSNorm too: its sigma and |mean|/sigma say whether
+    // its sums' roundings are random. A LayerNorm's s without `add` is the
+    // one exact math normalized, whose statistics the reference has for each
+    // row it took (a row it did not take with a non-finite input is not
+    // realistic); with `add`, exact math's s is the exact sum, not the
+    // kernel's.
     const std::vector<float> s = norm_inputs(k, p);
-    const std::vector<RowScale> centred = row_scales(Op::layernorm_fwd, s, p.rows, p.cols, p.eps);
+    const bool reuse = layer && !spec.add && [&] {
+      for (std::size_t r = 0; r < stats.size(); ++r)
+        if (!math.s_stats_known[r] && stats[r].finite) return false;
+      return true;
+    }();
+    std::vector<RowScale> centred;
+    if (!reuse) {
+      centred = row_scales(Op::layernorm_fwd, s, p.rows, p.cols, p.eps);
+    } else {
+      centred.resize(stats.size(), RowScale{.finite = false});
+      for (std::size_t r = 0; r < stats.size(); ++r)
+        if (math.s_stats_known[r]) centred[r] = row_scale(Op::layernorm_fwd, math.s_stats[r]);
+    }
     std::vector<char> realistic(stats.size(), 0);
     for (std::size_t r = 0; r < stats.size(); ++r) {
       realistic[r] = stats[r].finite && row_checked(op, stats[r]) &&

@@ -27,6 +27,10 @@ std::vector<RowScale> row_scales(const Kernel& kernel, const Problem& problem);
 // The same for rows x cols values `s` that are the norm's input of `op`.
 std::vector<RowScale> row_scales(Op op, std::span<const float> s, int64_t rows, int64_t cols, float eps);
 
+// The RowScale of one row of `op` from the reference's statistics of its
+// norm's input (RowStats: finite, mean, variance), as row_scales() takes it.
+RowScale row_scale(Op op, const RowStats& stats);
+
 // Whether `op` subtracts the mean (a LayerNorm), where |mean|/sigma is the
 // condition of the subtraction.
 bool centred(Op op);

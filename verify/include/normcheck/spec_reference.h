@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "normcheck/op_spec.h"
+#include "normcheck/reference.h"
 
 namespace normcheck {
 
@@ -60,6 +61,13 @@ struct SpecForwardReference {
   // on exact values); rows = 1.
   std::vector<RowCondition> condition;
   std::vector<double> mean_abs_s;  // rows: mean |s_i|, within relative 2^-50
+  // rows: the exact mean and variance of s (finite, mean and variance of
+  // RowStats, each correctly rounded to double; RMSNorm: mean(s^2) in
+  // variance, as RowStats has it) where the fast phase took
+  // the row (s_stats_known; spec_reference_fast.h): row_scale.h's row
+  // scale of s, which spares a second pass over the row to compute it.
+  std::vector<RowStats> s_stats;
+  std::vector<char> s_stats_known;
   unsigned bits_used = 0;   // the highest working precision a row needed
 };
 
