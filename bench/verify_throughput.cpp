@@ -1,7 +1,7 @@
 // Throughput of verification: evaluate() (the kernel's run, the exact
 // reference and the comparison, as `normcheck check` does it per problem) and
-// the exact reference alone, on rows of d = 4096. Counter `rows_per_second`
-// counts verified rows. Rows: x ~ N(0, 1) per element (a fixed seed, so every
+// the exact reference alone, on 2^18 elements in rows of d = 64, 1024, 4096
+// and 16384. Counter `rows_per_second` counts verified rows. Rows: x ~ N(0, 1) per element (a fixed seed, so every
 // run measures the same rows), gamma ~ 1 + N(0, 0.1^2), beta ~ N(0, 0.1^2),
 // dy ~ N(0, 1), eps = 1e-5. `rows_per_cpu_second` divides by the CPU time of
 // the whole process (every thread; getrusage): on a machine shared with other
@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 
 #include <random>
+#include <utility>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -105,21 +106,21 @@ void run_reference(benchmark::State& state, bool backward, int64_t rows, int64_t
 }  // namespace
 
 void register_verify_benchmarks() {
-  constexpr int64_t kRows = 64, kCols = 4096;
-  const std::string shape = "/" + std::to_string(kRows) + "x" + std::to_string(kCols);
-  // Real time: evaluate() runs threaded kernels.
-  benchmark::RegisterBenchmark(("verify/evaluate/layernorm_fwd.twopass" + shape).c_str(),
-                               run_evaluate, "layernorm_fwd.twopass", kRows, kCols)
-      ->UseRealTime();
-  benchmark::RegisterBenchmark(("verify/evaluate/layernorm_bwd.twopass" + shape).c_str(),
-                               run_evaluate, "layernorm_bwd.twopass", kRows, kCols)
-      ->UseRealTime();
-  benchmark::RegisterBenchmark(("verify/reference/layernorm_fwd" + shape).c_str(),
-                               run_reference, false, kRows, kCols)
-      ->UseRealTime();
-  benchmark::RegisterBenchmark(("verify/reference/layernorm_bwd" + shape).c_str(),
-                               run_reference, true, kRows, kCols)
-      ->UseRealTime();
+  // 2^18 elements at each width: evaluate() against its reference alone, by d.
+  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{4096, 64}, {256, 1024}, {64, 4096}, {16, 16384}}) {
+    const std::string shape = "/" + std::to_string(rows) + "x" + std::to_string(cols);
+    // Real time: evaluate() runs threaded kernels.
+    benchmark::RegisterBenchmark(("verify/evaluate/layernorm_fwd.twopass" + shape).c_str(),
+                                 run_evaluate, "layernorm_fwd.twopass", rows, cols)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("verify/evaluate/layernorm_bwd.twopass" + shape).c_str(),
+                                 run_evaluate, "layernorm_bwd.twopass", rows, cols)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("verify/reference/layernorm_fwd" + shape).c_str(), run_reference, false, rows, cols)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("verify/reference/layernorm_bwd" + shape).c_str(), run_reference, true, rows, cols)
+        ->UseRealTime();
+  }
   // dgamma and dbeta over a real batch's rows (issue: 8k-64k rows): one
   // evaluate() of a 65536 x 4096 backward problem, about 12 GB (x, dy, the
   // kernel's guarded copies and dx, the reference's exact dx and xhat), run

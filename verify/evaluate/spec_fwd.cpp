@@ -396,8 +396,9 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   // exact math: the kernel's y (max_ulp, from the range checks; codes for a
   // quantized y) and the policy's own y
   ev.exact_math_ulp = ev.max_ulp;
-  const auto policy_distance = [&](const SpecForwardReference& policy, std::size_t i) {
-    const std::size_t r = i / cols;
+  // element j of row r (i = r cols + j: no division per element)
+  const auto policy_distance = [&](const SpecForwardReference& policy, std::size_t r, std::size_t j) {
+    const std::size_t i = r * cols + j;
     if (!stats[r].finite || !std::isfinite(math.y.exact[i]) || !std::isfinite(policy.y.rounded[i])) return 0.0;
     // codes over the elements that are promised a range, as the kernel's own
     // figure: not on an ill-posed row (row_checked), nor where the scale
@@ -408,7 +409,7 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
       if (!row_checked(op, stats[r]) || (admissible.y.lo[i] == -kInfinity && admissible.y.hi[i] == kInfinity)) return 0.0;
       return codes_off(*quant, policy.y.rounded[i], math.y.exact[i], s);
     }
-    return scaled_ulp_error(y_t, static_cast<float>(policy.y.rounded[i]), math.y.exact[i], y_scale_of(r, i % cols));
+    return scaled_ulp_error(y_t, static_cast<float>(policy.y.rounded[i]), math.y.exact[i], y_scale_of(r, j));
   };
   // the largest policy_distance over every element: chunks of rows on the
   // kernels' thread pool (on this thread below simd::kParallelCheckElements),
@@ -419,9 +420,8 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
     std::vector<double> largest(static_cast<std::size_t>(chunks), 0.0);
     simd::parallel_for(chunks, [&](int64_t c) {
       double m = 0;
-      for (std::size_t i = static_cast<std::size_t>(p.rows * c / chunks) * cols;
-           i < static_cast<std::size_t>(p.rows * (c + 1) / chunks) * cols; ++i)
-        m = std::max(m, policy_distance(policy, i));
+      for (auto r = static_cast<std::size_t>(p.rows * c / chunks); r < static_cast<std::size_t>(p.rows * (c + 1) / chunks); ++r)
+        for (std::size_t j = 0; j < cols; ++j) m = std::max(m, policy_distance(policy, r, j));
       largest[static_cast<std::size_t>(c)] = m;
     });
     return *std::max_element(largest.begin(), largest.end());
