@@ -28,7 +28,7 @@ ReportData run(const Kernel& kernel, uint64_t seed) {
   data.quick = true;
   data.seed = seed;
   data.simd_target = "test";
-  data.accuracy_options = {{17, 64, 256}, 6, seed};
+  data.accuracy_options = {{17, 64, 256}, 6, seed, {}, 64};
   data.accuracy = run_accuracy({&kernel}, data.accuracy_options, nullptr);
   return data;
 }

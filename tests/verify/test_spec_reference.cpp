@@ -300,15 +300,15 @@ TEST(SpecReference, ARowWithANonFiniteInputIsAllNaN) {
 
 TEST(SpecReference, RefusesWhatIsNotAForwardProblemOfItsSpec) {
   const std::vector<float> x = {1.0f, 2.0f};
-  EXPECT_THROW(reference(spec("rmsnorm bwd"), {1, 2, x, {}, {}, {}, 0}, SpecResult::policy),
+  EXPECT_THROW(reference(spec("rmsnorm bwd"), {1, 2, x, {}, {}, {}, 0, {}}, SpecResult::policy),
                std::invalid_argument);
-  EXPECT_THROW(reference(spec("rmsnorm fwd linear"), {1, 2, x, {}, {}, {}, 0}, SpecResult::policy),
+  EXPECT_THROW(reference(spec("rmsnorm fwd linear"), {1, 2, x, {}, {}, {}, 0, {}}, SpecResult::policy),
                std::invalid_argument);
-  EXPECT_THROW(reference(spec("rmsnorm fwd add"), {1, 2, x, {}, {}, {}, 0}, SpecResult::policy),
+  EXPECT_THROW(reference(spec("rmsnorm fwd add"), {1, 2, x, {}, {}, {}, 0, {}}, SpecResult::policy),
                std::invalid_argument);  // no residual
-  EXPECT_THROW(reference(spec("rmsnorm fwd"), {1, 3, x, {}, {}, {}, 0}, SpecResult::policy),
+  EXPECT_THROW(reference(spec("rmsnorm fwd"), {1, 3, x, {}, {}, {}, 0, {}}, SpecResult::policy),
                std::invalid_argument);  // sizes
-  EXPECT_THROW(reference(spec("rmsnorm fwd"), {1, 2, x, {}, {}, x, 0}, SpecResult::policy),
+  EXPECT_THROW(reference(spec("rmsnorm fwd"), {1, 2, x, {}, {}, x, 0, {}}, SpecResult::policy),
                std::invalid_argument);  // beta on a spec without bias
 }
 
@@ -322,7 +322,7 @@ TEST(SpecReference, ANonFiniteGammaOrBetaTouchesOnlyItsColumn) {
   // docs/semantics.md: gamma and beta enter elementwise, with IEEE rules
   const std::vector<float> x = {1.0f, 2.0f, 4.0f, 8.0f}, g = {INFINITY, 1.0f, 2.0f, NAN}, b = {0.0f, -INFINITY, 0.5f, 0.0f};
   const SpecForwardReference out =
-      reference(spec("layernorm fwd"), {1, 4, x, {}, g, b, 1e-5f}, SpecResult::exact_math);
+      reference(spec("layernorm fwd"), {1, 4, x, {}, g, b, 1e-5f, {}}, SpecResult::exact_math);
   EXPECT_EQ(out.finite, (std::vector<char>{1}));
   EXPECT_EQ(out.y.exact[0], -INFINITY);  // xhat_0 < 0 times +inf
   EXPECT_EQ(out.y.exact[1], -INFINITY);
@@ -418,7 +418,7 @@ TEST(SpecReference, TheFastPhaseKeepsTheStatisticsOfS) {
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = (i / cols == 2 ? 1e4f : 0.0f) + normal(rng);
   x[3 * cols + 5] = NAN;
   for (const char* text : {"layernorm fwd", "rmsnorm fwd"}) {
-    const SpecForwardReference out = reference(spec(text), {rows, cols, x, {}, {}, {}, 1e-5f}, SpecResult::exact_math);
+    const SpecForwardReference out = reference(spec(text), {rows, cols, x, {}, {}, {}, 1e-5f, {}}, SpecResult::exact_math);
     const bool layer = std::string(text) == "layernorm fwd";
     const std::vector<RowStats> own = layer ? reference_layernorm_fwd_statistics(x, rows, cols, 1e-5f).stats
                                             : reference_rmsnorm_fwd_statistics(x, rows, cols, 1e-5f).stats;
