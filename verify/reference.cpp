@@ -107,12 +107,10 @@ void forward_rows(Out& out, ExactValues& r_out, ExactValues* mean_out, Norm norm
   // row's outputs depend on that row alone, so the result does not depend on
   // the thread count. The MPFR path then takes the undecided rows on this thread.
   std::vector<char> decided(rows, 0);
-  const int64_t chunks = rows * cols < simd::kParallelCheckElements
-                             ? 1
-                             : std::min<int64_t>(rows, 4 * simd::thread_count());
+  const int64_t chunks = simd::check_chunks(rows, cols);
   simd::parallel_for(chunks, [&](int64_t c) {
     thread_local fast::ForwardRow fast_row;  // as backward_rows' scratch
-    for (int64_t i = rows * c / chunks; i < rows * (c + 1) / chunks; ++i)
+    for (int64_t i = simd::chunk_first_row(rows, chunks, c); i < simd::chunk_first_row(rows, chunks, c + 1); ++i)
       if (fast::forward_row(norm == Norm::layer, x_row(i), gamma, beta, eps, fast_row)) {
         store(i, fast_row);
         decided[i] = 1;

@@ -245,133 +245,129 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
   // Each row writes its own elements only: rows in contiguous chunks on the
   // kernels' thread pool (on this thread below simd::kParallelCheckElements).
   const auto ranges_of_rows = [&](std::size_t first_row, std::size_t end_row) {
-  for (std::size_t row = first_row; row < end_row; ++row) {
-    const std::size_t base = row * d;
-    if (spec.add) {
-      // the correct rounding of x + residual, or of its float32 sum (a double
-      // rounding); on a row with a non-finite input too, where the sum of an
-      // element is the extended-real sum (NaN: the range is NaN)
-      const DType t = spec.dtype_of(TensorName::residual_out);
-      for (std::size_t i = base; i < base + d; ++i) {
-        const double exact = ref.residual_out.rounded[i];
-        const double via_float = round_to_format(t, static_cast<double>(in.x[i] + in.residual[i]));
-        set(out.residual_out, i, std::isnan(exact) ? Range{NAN, NAN}
-                                                   : Range{std::min(exact, via_float), std::max(exact, via_float)});
+    for (std::size_t row = first_row; row < end_row; ++row) {
+      const std::size_t base = row * d;
+      if (spec.add) {
+        // the correct rounding of x + residual, or of its float32 sum (a double
+        // rounding); on a row with a non-finite input too, where the sum of an
+        // element is the extended-real sum (NaN: the range is NaN)
+        const DType t = spec.dtype_of(TensorName::residual_out);
+        for (std::size_t i = base; i < base + d; ++i) {
+          const double exact = ref.residual_out.rounded[i];
+          const double via_float = round_to_format(t, static_cast<double>(in.x[i] + in.residual[i]));
+          set(out.residual_out, i, std::isnan(exact) ? Range{NAN, NAN}
+                                                     : Range{std::min(exact, via_float), std::max(exact, via_float)});
+        }
       }
-    }
-    if (!ref.finite[row]) {
-      constexpr Range kNaN{NAN, NAN};
-      for (std::size_t i = base; i < base + d; ++i) set(out.y, i, kNaN);
-      set(out.stat, row, kNaN);
-      if (layer) set(out.mean, row, kNaN);
-      continue;
-    }
-    const RowCondition& c = ref.condition[row];
-    const Bound b = bound(c);
-    const double r = c.r, mean_abs = ref.mean_abs_s[row];
-    // the row as evaluate()'s rules see it (evaluate/allowance.h, row_checked): one home for both paths
-    RowStats stats;
-    stats.r = r;
-    stats.mean_abs_x = mean_abs;
-    stats.condition = c;
-    if (layer)
-      set(out.mean, row, rounded(spec.dtype_of(TensorName::mean), around(ref.mean.exact[row], evaluation::mean_allowance(b, stats))));
-    if (!row_checked(layer ? Op::layernorm_fwd : Op::rmsnorm_fwd, stats)) {  // ill-posed: nothing promised
-      set(out.stat, row, {-kInf, kInf});
-      for (std::size_t i = base; i < base + d; ++i) set(out.y, i, {-kInf, kInf});
-      continue;
-    }
+      if (!ref.finite[row]) {
+        constexpr Range kNaN{NAN, NAN};
+        for (std::size_t i = base; i < base + d; ++i) set(out.y, i, kNaN);
+        set(out.stat, row, kNaN);
+        if (layer) set(out.mean, row, kNaN);
+        continue;
+      }
+      const RowCondition& c = ref.condition[row];
+      const Bound b = bound(c);
+      const double r = c.r, mean_abs = ref.mean_abs_s[row];
+      // the row as evaluate()'s rules see it (evaluate/allowance.h, row_checked): one home for both paths
+      RowStats stats;
+      stats.r = r;
+      stats.mean_abs_x = mean_abs;
+      stats.condition = c;
+      if (layer)
+        set(out.mean, row, rounded(spec.dtype_of(TensorName::mean), around(ref.mean.exact[row], evaluation::mean_allowance(b, stats))));
+      if (!row_checked(layer ? Op::layernorm_fwd : Op::rmsnorm_fwd, stats)) {  // ill-posed: nothing promised
+        set(out.stat, row, {-kInf, kInf});
+        for (std::size_t i = base; i < base + d; ++i) set(out.y, i, {-kInf, kInf});
+        continue;
+      }
 
-    const Range r_hat = around(r, evaluation::stat_allowance(b, stats));
-    const std::optional<DType> at_r = at(RoundingPoint::r);
-    const Range rho = at_r ? rounded(*at_r, r_hat) : r_hat;
-    // the stored statistic: the scale before its rounding point or after it,
-    // the latter a value of the point's format (AdmissibleRange::grid)
-    const Range before = rounded(stat_t, r_hat), after = rounded(stat_t, rho);
-    set(out.stat, row, {std::min(before.lo, after.lo), std::max(before.hi, after.hi)});
-    if (at_r) {
-      out.stat.before_lo[row] = before.lo;
-      out.stat.before_hi[row] = before.hi;
-    }
-
-    const bool y_checked = sum_rounds_alike(spec, in, base, d, ref);
-    for (std::size_t i = base; i < base + d; ++i) {
-      if (!y_checked) {
-        set(out.y, i, {-kInf, kInf});
-        continue;
-      }
-      const std::size_t col = i - base;
-      if (!std::isfinite(ref.y.exact[i])) {  // a non-finite gamma or beta: its IEEE value, exactly
-        set(out.y, i, {ref.y.rounded[i], ref.y.rounded[i]});
-        continue;
-      }
-      const double xhat = ref.xhat[i];
-      const double gamma = in.gamma.empty() ? (spec.weight == Weight::one_plus_gamma ? 0.0 : 1.0) : in.gamma[col];
-      const double beta = in.beta.empty() ? 0.0 : in.beta[col];
-      const bool textbook = !at_r && !at(RoundingPoint::xhat) && !at(RoundingPoint::scaled) &&
-                            spec.weight != Weight::one_plus_gamma && !at(RoundingPoint::weight);
-      if (textbook) {
-        const double w = spec.weight == Weight::none || in.gamma.empty() ? 1.0 : gamma;
-        set(out.y, i, rounded(y_t, around(ref.y.exact[i], y_allowance(b, w, beta, xhat))));
-        continue;
-      }
-      Range x_hat;
+      const Range r_hat = around(r, evaluation::stat_allowance(b, stats));
+      const std::optional<DType> at_r = at(RoundingPoint::r);
+      const Range rho = at_r ? rounded(*at_r, r_hat) : r_hat;
+      // the stored statistic: the scale before its rounding point or after it,
+      // the latter a value of the point's format (AdmissibleRange::grid)
+      const Range before = rounded(stat_t, r_hat), after = rounded(stat_t, rho);
+      set(out.stat, row, {std::min(before.lo, after.lo), std::max(before.hi, after.hi)});
       if (at_r) {
-        const double shifted = xhat / r;  // s - mu (LayerNorm) or s (RMSNorm), within 2^-52 relative
-        // e_diff: how far fl(fl(s - mean^) rho) is from (s - mu) rho per unit
-        // of rho (LayerNorm: the mean's error, one subtraction and one product;
-        // RMSNorm: one product)
-        const double e_diff = layer ? gamma_n(2) * std::fabs(shifted) + b.mean_rel * mean_abs * (1 + gamma_n(2))
-                                    : u * std::fabs(shifted);
-        if (std::isinf(rho.hi)) {
-          // r rounded past the format's largest finite value: the policy's rho
-          // is +inf, and fl(s - mean^) inf is +-inf by the sign of
-          // fl(s - mean^), NaN where that is 0. The sign is s - mu's where
-          // |s - mu| > e_diff, which bounds fl(s - mean^)'s distance from it
-          // (RMSNorm's s is exact: its sign is known wherever s != 0). The
-          // finite end is the product at rho_lo: it is monotone in rho.
-          const double d_err = layer ? e_diff : 0;
-          if (!(std::fabs(shifted) > d_err)) {
-            x_hat = {-kInf, kInf};
+        out.stat.before_lo[row] = before.lo;
+        out.stat.before_hi[row] = before.hi;
+      }
+
+      const bool y_checked = sum_rounds_alike(spec, in, base, d, ref);
+      for (std::size_t i = base; i < base + d; ++i) {
+        if (!y_checked) {
+          set(out.y, i, {-kInf, kInf});
+          continue;
+        }
+        const std::size_t col = i - base;
+        if (!std::isfinite(ref.y.exact[i])) {  // a non-finite gamma or beta: its IEEE value, exactly
+          set(out.y, i, {ref.y.rounded[i], ref.y.rounded[i]});
+          continue;
+        }
+        const double xhat = ref.xhat[i];
+        const double gamma = in.gamma.empty() ? (spec.weight == Weight::one_plus_gamma ? 0.0 : 1.0) : in.gamma[col];
+        const double beta = in.beta.empty() ? 0.0 : in.beta[col];
+        const bool textbook = !at_r && !at(RoundingPoint::xhat) && !at(RoundingPoint::scaled) &&
+                              spec.weight != Weight::one_plus_gamma && !at(RoundingPoint::weight);
+        if (textbook) {
+          const double w = spec.weight == Weight::none || in.gamma.empty() ? 1.0 : gamma;
+          set(out.y, i, rounded(y_t, around(ref.y.exact[i], y_allowance(b, w, beta, xhat))));
+          continue;
+        }
+        Range x_hat;
+        if (at_r) {
+          const double shifted = xhat / r;  // s - mu (LayerNorm) or s (RMSNorm), within 2^-52 relative
+          // e_diff: how far fl(fl(s - mean^) rho) is from (s - mu) rho per unit
+          // of rho (LayerNorm: the mean's error, one subtraction and one product;
+          // RMSNorm: one product)
+          const double e_diff = layer ? gamma_n(2) * std::fabs(shifted) + b.mean_rel * mean_abs * (1 + gamma_n(2))
+                                      : u * std::fabs(shifted);
+          if (std::isinf(rho.hi)) {
+            // r rounded past the format's largest finite value: the policy's rho
+            // is +inf, and fl(s - mean^) inf is +-inf by the sign of
+            // fl(s - mean^), NaN where that is 0. The sign is s - mu's where
+            // |s - mu| > e_diff, which bounds fl(s - mean^)'s distance from it
+            // (RMSNorm's s is exact: its sign is known wherever s != 0). The
+            // finite end is the product at rho_lo: it is monotone in rho.
+            const double d_err = layer ? e_diff : 0;
+            if (!(std::fabs(shifted) > d_err)) {
+              x_hat = {-kInf, kInf};
+            } else {
+              const double inf = std::copysign(kInf, shifted);
+              const double finite = std::isinf(rho.lo) ? inf : shifted * rho.lo - std::copysign(e_diff * rho.lo + kUnderflowUnit, shifted);
+              x_hat = {std::min(finite, inf), std::max(finite, inf)};
+            }
           } else {
-            const double inf = std::copysign(kInf, shifted);
-            const double finite = std::isinf(rho.lo) ? inf : shifted * rho.lo - std::copysign(e_diff * rho.lo + kUnderflowUnit, shifted);
-            x_hat = {std::min(finite, inf), std::max(finite, inf)};
+            x_hat = plus_minus(times({shifted, shifted}, rho), e_diff * rho.hi + kUnderflowUnit);
           }
         } else {
-          x_hat = plus_minus(times({shifted, shifted}, rho), e_diff * rho.hi + kUnderflowUnit);
+          x_hat = around(xhat, b.xhat_abs + b.xhat_rel * std::fabs(xhat));
         }
-      } else {
-        x_hat = around(xhat, b.xhat_abs + b.xhat_rel * std::fabs(xhat));
-      }
-      if (const auto t = at(RoundingPoint::xhat)) x_hat = rounded(*t, x_hat);
+        if (const auto t = at(RoundingPoint::xhat)) x_hat = rounded(*t, x_hat);
 
-      Range w{1, 1};
-      if (spec.weight == Weight::gamma && !in.gamma.empty()) w = {gamma, gamma};
-      if (spec.weight == Weight::one_plus_gamma) {
-        const double one_plus = 1 + gamma;  // within 2^-53 relative; the widening covers it
-        w = around(one_plus, u * std::fabs(one_plus));
-      }
-      if (const auto t = at(RoundingPoint::weight)) w = rounded(*t, w);
+        Range w{1, 1};
+        if (spec.weight == Weight::gamma && !in.gamma.empty()) w = {gamma, gamma};
+        if (spec.weight == Weight::one_plus_gamma) {
+          const double one_plus = 1 + gamma;  // within 2^-53 relative; the widening covers it
+          w = around(one_plus, u * std::fabs(one_plus));
+        }
+        if (const auto t = at(RoundingPoint::weight)) w = rounded(*t, w);
 
-      Range scaled = times(w, x_hat);
-      scaled = plus_minus(scaled, u * magnitude(scaled) + kUnderflowUnit);
-      if (const auto t = at(RoundingPoint::scaled)) scaled = rounded(*t, scaled);
-      Range y = {scaled.lo + beta, scaled.hi + beta};
-      if (!in.beta.empty()) y = plus_minus(y, u * (magnitude(scaled) + std::fabs(beta)));
-      set(out.y, i, rounded(y_t, y));
+        Range scaled = times(w, x_hat);
+        scaled = plus_minus(scaled, u * magnitude(scaled) + kUnderflowUnit);
+        if (const auto t = at(RoundingPoint::scaled)) scaled = rounded(*t, scaled);
+        Range y = {scaled.lo + beta, scaled.hi + beta};
+        if (!in.beta.empty()) y = plus_minus(y, u * (magnitude(scaled) + std::fabs(beta)));
+        set(out.y, i, rounded(y_t, y));
+      }
     }
-  }
   };
-  const auto elements = static_cast<int64_t>(n);
-  const int64_t chunks = elements < simd::kParallelCheckElements ? 1 : std::min<int64_t>(in.rows, 4 * simd::thread_count());
-  if (chunks <= 1) {
-    ranges_of_rows(0, rows);
-  } else {
-    simd::parallel_for(chunks, [&](int64_t c) {
-      ranges_of_rows(static_cast<std::size_t>(in.rows * c / chunks), static_cast<std::size_t>(in.rows * (c + 1) / chunks));
-    });
-  }
+  const int64_t chunks = simd::check_chunks(in.rows, in.cols);
+  simd::parallel_for(chunks, [&](int64_t c) {  // one chunk: on this thread
+    ranges_of_rows(static_cast<std::size_t>(simd::chunk_first_row(in.rows, chunks, c)),
+                   static_cast<std::size_t>(simd::chunk_first_row(in.rows, chunks, c + 1)));
+  });
   if (const std::optional<DType> at_r = at(RoundingPoint::r)) out.stat.grid = *at_r;
   if (spec.quant && spec.quant->amax) out.amax = amax_range(out.y);  // from the pre-cast ranges
   if (spec.quant) quantize_ranges(*spec.quant, in, out);

@@ -8,6 +8,7 @@
 // So a kernel gives bit-identical results for every thread count.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace normcheck::simd {
@@ -39,6 +40,17 @@ void set_min_parallel_elements(int64_t elements);
 // (a few rows of tens of elements) stay on the caller. The results do not
 // depend on it.
 inline constexpr int64_t kParallelCheckElements = int64_t{1} << 14;
+
+// How a check's pass over `rows` rows of `row_elements` elements each is cut
+// into contiguous chunks of rows for the pool: one chunk (the caller alone)
+// below kParallelCheckElements elements, else up to four per thread (so that a
+// slow thread leaves work to the others). Chunk c of `chunks` holds rows
+// [rows c / chunks, rows (c + 1) / chunks), in order: results merged chunk by
+// chunk are merged in row order.
+inline int64_t check_chunks(int64_t rows, int64_t row_elements) {
+  return rows * row_elements < kParallelCheckElements ? 1 : std::min<int64_t>(rows, 4 * thread_count());
+}
+inline int64_t chunk_first_row(int64_t rows, int64_t chunks, int64_t c) { return rows * c / chunks; }
 
 // Runs task(context, i) for i in [0, tasks). Runs serially on the caller when
 // there is one task, one thread, or the pool is busy with another caller (a

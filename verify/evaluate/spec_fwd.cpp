@@ -415,12 +415,12 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   // kernels' thread pool (on this thread below simd::kParallelCheckElements),
   // the maximum of theirs (the same for every thread count)
   const auto largest_distance = [&](const SpecForwardReference& policy) {
-    const int64_t chunks = p.rows * p.cols < simd::kParallelCheckElements
-                               ? 1 : std::min<int64_t>(p.rows, 4 * simd::thread_count());
+    const int64_t chunks = simd::check_chunks(p.rows, p.cols);
     std::vector<double> largest(static_cast<std::size_t>(chunks), 0.0);
     simd::parallel_for(chunks, [&](int64_t c) {
       double m = 0;
-      for (auto r = static_cast<std::size_t>(p.rows * c / chunks); r < static_cast<std::size_t>(p.rows * (c + 1) / chunks); ++r)
+      for (auto r = static_cast<std::size_t>(simd::chunk_first_row(p.rows, chunks, c));
+           r < static_cast<std::size_t>(simd::chunk_first_row(p.rows, chunks, c + 1)); ++r)
         for (std::size_t j = 0; j < cols; ++j) m = std::max(m, policy_distance(policy, r, j));
       largest[static_cast<std::size_t>(c)] = m;
     });

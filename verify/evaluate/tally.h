@@ -117,8 +117,7 @@ void merge_tally(Evaluation& ev, const Evaluation& part);
 
 template <class CheckRow>
 void Tally::rows(int64_t rows, int64_t row_elements, const CheckRow& check_row) {
-  const int64_t chunks =
-      rows * row_elements < simd::kParallelCheckElements ? 1 : std::min<int64_t>(rows, 4 * simd::thread_count());
+  const int64_t chunks = simd::check_chunks(rows, row_elements);
   if (chunks <= 1) {
     for (int64_t row = 0; row < rows; ++row) check_row(*this, row);
     return;
@@ -127,7 +126,8 @@ void Tally::rows(int64_t rows, int64_t row_elements, const CheckRow& check_row) 
   std::vector<int64_t> outside(static_cast<std::size_t>(chunks), 0);
   simd::parallel_for(chunks, [&](int64_t c) {
     Tally tally(parts[static_cast<std::size_t>(c)], rule_);
-    for (int64_t row = rows * c / chunks; row < rows * (c + 1) / chunks; ++row) check_row(tally, row);
+    for (int64_t row = simd::chunk_first_row(rows, chunks, c); row < simd::chunk_first_row(rows, chunks, c + 1); ++row)
+      check_row(tally, row);
     outside[static_cast<std::size_t>(c)] = tally.outside();
   });
   for (std::size_t c = 0; c < parts.size(); ++c) {
