@@ -14,6 +14,7 @@
 #include "campaign.h"
 #include "input_class.h"
 #include "normcheck/figure_text.h"
+#include "normcheck/seed.h"
 #include "normcheck/input_file.h"
 
 namespace normcheck::fuzz {
@@ -130,33 +131,19 @@ std::string format_accuracy_baseline(const AccuracyRun& run) {
 AccuracyRun parse_accuracy_baseline(const std::string& text, const std::string& file_name) {
   AccuracyRun run;
   bool have_seed = false;
-  std::istringstream lines(text);
-  std::string line;
-  int number = 0;
   std::set<std::tuple<std::string, std::string, std::string>> seen;
-  while (std::getline(lines, line)) {
-    ++number;
-    const std::string where = file_name + ":" + std::to_string(number);
-    std::istringstream words(line);
-    std::string first;
-    if (!(words >> first)) continue;
-    if (first == "#") {
-      std::string key, value, extra;
-      if (words >> key && key == "seed") {
-        if (!(words >> value) || (words >> extra)) throw std::invalid_argument(where + ": expected '# seed N'");
-        std::size_t used = 0;
-        try {
-          run.seed = std::stoull(value, &used, 0);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used != value.size() || value[0] == '-')
-          throw std::invalid_argument(where + ": '# seed N': N is not a seed");
-        have_seed = true;
-      }
-      continue;
+  const auto comment = [&](const std::string& where, std::istringstream& words) {
+    std::string key, value, extra;
+    if (!(words >> key) || key != "seed") return;
+    if (!(words >> value) || (words >> extra)) throw std::invalid_argument(where + ": expected '# seed N'");
+    try {
+      run.seed = parse_seed(value);
+    } catch (const std::invalid_argument&) {
+      throw std::invalid_argument(where + ": '# seed N': N is not a seed");
     }
-    if (first[0] == '#') continue;
+    have_seed = true;
+  };
+  const auto record = [&](const std::string& where, const std::string& first, std::istringstream& words) {
     AccuracyFigure f;
     f.kernel = first;
     std::string problems, ratio, tight, ulp, ulp_elem, extra;
@@ -173,7 +160,8 @@ AccuracyRun parse_accuracy_baseline(const std::string& text, const std::string& 
     if (!seen.insert({f.kernel, f.input_class, f.output}).second)
       throw std::invalid_argument(where + ": a second line for " + f.kernel + " " + f.input_class + " " + f.output);
     run.figures.push_back(f);
-  }
+  };
+  for_each_baseline_line(text, file_name, comment, record);
   if (!have_seed) throw std::invalid_argument(file_name + ": no '# seed N' line");
   return run;
 }

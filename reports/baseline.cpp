@@ -8,6 +8,7 @@
 
 #include "normcheck/figure_text.h"
 #include "normcheck/input_file.h"
+#include "normcheck/seed.h"
 #include "verdict.h"
 
 namespace normcheck::report {
@@ -54,30 +55,25 @@ std::string format_baseline(const Baseline& b) {
 Baseline parse_baseline(const std::string& text, const std::string& file_name) {
   Baseline b;
   bool have_workload = false;
-  std::istringstream lines(text);
-  std::string line;
-  int number = 0;
-  while (std::getline(lines, line)) {
-    ++number;
-    const std::string where = file_name + ":" + std::to_string(number);
-    std::istringstream words(line);
-    std::string first;
-    if (!(words >> first)) continue;
-    if (first == "#") {
-      std::string key;
-      if (words >> key && key == "workload") {
-        std::string mode, seed_word, target_word;
-        unsigned long long seed = 0;
-        if (!(words >> mode >> seed_word >> seed >> target_word >> b.simd_target) || seed_word != "seed" ||
-            target_word != "simd_target" || (mode != "quick" && mode != "default"))
-          throw std::invalid_argument(where + ": expected '# workload quick|default seed N simd_target T'");
-        b.quick = mode == "quick";
-        b.seed = seed;
-        have_workload = true;
-      }
-      continue;
+  const auto comment = [&](const std::string& where, std::istringstream& words) {
+    std::string key;
+    if (!(words >> key) || key != "workload") return;
+    std::string mode, seed_word, seed, target_word;
+    const auto bad = [&] {
+      return std::invalid_argument(where + ": expected '# workload quick|default seed N simd_target T'");
+    };
+    if (!(words >> mode >> seed_word >> seed >> target_word >> b.simd_target) || seed_word != "seed" ||
+        target_word != "simd_target" || (mode != "quick" && mode != "default"))
+      throw bad();
+    try {
+      b.seed = parse_seed(seed);
+    } catch (const std::invalid_argument&) {
+      throw bad();
     }
-    if (first[0] == '#') continue;
+    b.quick = mode == "quick";
+    have_workload = true;
+  };
+  const auto record = [&](const std::string& where, const std::string& first, std::istringstream& words) {
     BaselineEntry e;
     e.kernel = first;
     std::string ratio, ulp, extra;
@@ -86,7 +82,8 @@ Baseline parse_baseline(const std::string& text, const std::string& file_name) {
     e.max_error_over_bound = parse_figure(ratio, where);
     e.max_ulp = parse_figure(ulp, where);
     b.entries.push_back(e);
-  }
+  };
+  for_each_baseline_line(text, file_name, comment, record);
   if (!have_workload) throw std::invalid_argument(file_name + ": no '# workload ...' line");
   return b;
 }

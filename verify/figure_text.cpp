@@ -30,4 +30,23 @@ double parse_figure(const std::string& token, const std::string& where) {
   return v;
 }
 
+void for_each_baseline_line(
+    const std::string& text, const std::string& file_name,
+    const std::function<void(const std::string& where, std::istringstream& words)>& comment,
+    const std::function<void(const std::string& where, const std::string& first, std::istringstream& words)>& record) {
+  std::istringstream lines(text);
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    const std::string where = file_name + ":" + std::to_string(number);
+    std::istringstream words(line);
+    std::string first;
+    if (!(words >> first)) continue;
+    if (first == "#") {
+      comment(where, words);
+      continue;
+    }
+    if (first[0] != '#') record(where, first, words);
+  }
+}
+
 }  // namespace normcheck

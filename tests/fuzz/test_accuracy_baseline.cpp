@@ -72,6 +72,7 @@ TEST(AccuracyBaseline, AMalformedFileIsRefusedNamingItsLine) {
       {seed + "k d_1_16 all 4.5 0.1 0.1 1 1\n", "b.txt:2: problems '4.5' is not a count"},
       {seed + "k d_1_16 all 4 0.1 0.1 1 1\nk d_1_16 all 4 0.1 0.1 1 1\n", "b.txt:3: a second line"},
       {"# seed -3\n", "b.txt:1: '# seed N'"},
+      {"# seed 1e3\n", "b.txt:1: '# seed N'"},
   };
   for (const auto& [text, message] : bad) {
     try {
@@ -81,6 +82,14 @@ TEST(AccuracyBaseline, AMalformedFileIsRefusedNamingItsLine) {
       EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
     }
   }
+}
+
+// The seed line is read by the one seed parser (seed.h): decimal with
+// leading zeros, or 0x hex, as --seed and NORMCHECK_SEED take it.
+TEST(AccuracyBaseline, TheSeedIsReadAsTheCommandLineReadsIt) {
+  EXPECT_EQ(parse_accuracy_baseline("# seed 010\n", "b.txt").seed, 10u);
+  EXPECT_EQ(parse_accuracy_baseline("# seed 0x10\n", "b.txt").seed, 16u);
+  EXPECT_EQ(parse_accuracy_baseline("# seed 18446744073709551615\n", "b.txt").seed, 18446744073709551615u);
 }
 
 TEST(AccuracyBaseline, AFigureIsWorseOnlyPastTheFactor) {

@@ -58,6 +58,13 @@ TEST(Baseline, RefusesAMalformedFileNamingTheLine) {
     }
   }
   EXPECT_THROW(parse_baseline("k op y 0.5 1\n", "f.txt"), std::invalid_argument) << "no workload line";
+  // the seed by the one seed parser (seed.h): no sign, decimal with leading zeros, or 0x hex
+  for (const char* seed : {"-1", "+1", "1x"})
+    EXPECT_THROW(parse_baseline(std::string("# workload quick seed ") + seed + " simd_target AVX2\n", "f.txt"),
+                 std::invalid_argument)
+        << seed;
+  EXPECT_EQ(parse_baseline("# workload quick seed 010 simd_target AVX2\n", "f.txt").seed, 10u);
+  EXPECT_EQ(parse_baseline("# workload quick seed 0x10 simd_target AVX2\n", "f.txt").seed, 16u);
 }
 
 TEST(Baseline, AKernelMatchesItsOwnBaseline) {
