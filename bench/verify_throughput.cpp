@@ -1,12 +1,13 @@
 // Throughput of verification: evaluate() (the kernel's run, the exact
 // reference and the comparison, as `normcheck check` does it per problem) and
 // the exact reference alone, on 2^18 elements in rows of d = 64, 1024, 4096
-// and 16384. Counter `rows_per_second` counts verified rows. Rows: x ~ N(0, 1) per element (a fixed seed, so every
-// run measures the same rows), gamma ~ 1 + N(0, 0.1^2), beta ~ N(0, 0.1^2),
-// dy ~ N(0, 1), eps = 1e-5. `rows_per_cpu_second` divides by the CPU time of
-// the whole process (every thread; getrusage): on a machine shared with other
-// jobs it moves less than the wall-clock rate, and with T threads kept busy an
-// idle machine's wall-clock rate approaches T times it.
+// and 16384. Counter `rows_per_second` counts verified rows. Rows: x ~ N(0, 1)
+// per element (a fixed seed, so every run measures the same rows),
+// gamma ~ 1 + N(0, 0.1^2), beta ~ N(0, 0.1^2), dy ~ N(0, 1), eps = 1e-5.
+// `rows_per_cpu_second` divides by the CPU time of the whole process (every
+// thread; getrusage): on a machine shared with other jobs it moves less than
+// the wall-clock rate, and with T threads kept busy an idle machine's
+// wall-clock rate approaches T times it.
 //   normcheck_gbench --benchmark_filter='^verify/'
 #include "verify_throughput.h"
 

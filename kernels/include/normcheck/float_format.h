@@ -103,12 +103,11 @@ constexpr double largest_finite(DType t) { return format_constants(t).largest_fi
 // The spacing of the format's values at |v| (one ULP there): 2^(e - p + 1)
 // with e = floor(log2 |v|) taken within [min_exp, max_exp], so the subnormal
 // spacing below the normal range (0 included) and the top binade's spacing
-// beyond the largest finite value.
-// floor(log2 |v|) is v's unbiased exponent for a normal double; a subnormal
-// double or 0 lies below every format's normal range (min_exp >= -126), so
-// takes min_exp, as does NaN (glibc's ilogb gives FP_ILOGBNAN = INT_MIN);
-// +-inf takes max_exp. The result, 2^k with -149 <= k <= 127 - p + 1, is a
-// normal double, built from its bits.
+// beyond the largest finite value. e is v's unbiased exponent for a normal
+// double; a subnormal double or 0 lies below every format's normal range
+// (min_exp >= -126) and takes min_exp, as does NaN (as glibc's ilogb, whose
+// FP_ILOGBNAN is INT_MIN); +-inf takes max_exp. The result, 2^k with
+// -149 <= k <= 127 - p + 1, is a normal double, built from its bits.
 inline double spacing(DType t, double v) {
   const FloatFormat f = float_format(t);
   const uint64_t bits = std::bit_cast<uint64_t>(v);
