@@ -83,8 +83,9 @@ double widened_end(double v, double dir) { return std::isinf(v) ? v : v + dir * 
 
 Range widened(Range r) { return {widened_end(r.lo, -1), widened_end(r.hi, 1)}; }
 
-// The rounded ends of a widened range: every value of format t a real in the range rounds to.
-Range rounded(DType t, Range r) {
+// The rounded ends of a widened range: every value of format t a real in the
+// range rounds to. Always inline: the ranges take it for every element.
+[[gnu::always_inline]] inline Range rounded(DType t, Range r) {
   const Range w = widened(r);
   return {round_to_format(t, w.lo), round_to_format(t, w.hi)};
 }
@@ -295,6 +296,8 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
       }
 
       const bool y_checked = sum_rounds_alike(spec, in, base, d, ref);
+      const bool textbook = !at_r && !at(RoundingPoint::xhat) && !at(RoundingPoint::scaled) &&
+                            spec.weight != Weight::one_plus_gamma && !at(RoundingPoint::weight);
       for (std::size_t i = base; i < base + d; ++i) {
         if (!y_checked) {
           set(out.y, i, {-kInf, kInf});
@@ -308,8 +311,6 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
         const double xhat = ref.xhat[i];
         const double gamma = in.gamma.empty() ? (spec.weight == Weight::one_plus_gamma ? 0.0 : 1.0) : in.gamma[col];
         const double beta = in.beta.empty() ? 0.0 : in.beta[col];
-        const bool textbook = !at_r && !at(RoundingPoint::xhat) && !at(RoundingPoint::scaled) &&
-                              spec.weight != Weight::one_plus_gamma && !at(RoundingPoint::weight);
         if (textbook) {
           const double w = spec.weight == Weight::none || in.gamma.empty() ? 1.0 : gamma;
           set(out.y, i, rounded(y_t, around(ref.y.exact[i], y_allowance(b, w, beta, xhat))));

@@ -9,12 +9,6 @@
 namespace normcheck {
 namespace evaluation {
 
-double allowance_of(std::initializer_list<double> coefficients, double formula) {
-  for (double k : coefficients)
-    if (k == std::numeric_limits<double>::infinity()) return k;
-  return std::isinf(formula) ? std::numeric_limits<double>::quiet_NaN() : formula;
-}
-
 double mean_allowance(const Bound& b, const RowStats& s) {
   return allowance_of({b.mean_rel, b.underflow_abs}, b.mean_rel * s.mean_abs_x + b.underflow_abs);
 }

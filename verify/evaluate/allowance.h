@@ -6,14 +6,21 @@
 // y_allowance, dx_allowance and z_allowance are public (evaluate.h).
 #pragma once
 
+#include <cmath>
 #include <initializer_list>
+#include <limits>
 
 #include "normcheck/evaluate.h"
 
 namespace normcheck::evaluation {
 
-// +inf when one of `coefficients` is +inf, else `formula`, NaN where it is infinite.
-double allowance_of(std::initializer_list<double> coefficients, double formula);
+// +inf when one of `coefficients` is +inf, else `formula`, NaN where it is
+// infinite. Inline: y's and dx's allowances take it for every element.
+inline double allowance_of(std::initializer_list<double> coefficients, double formula) {
+  for (double k : coefficients)
+    if (k == std::numeric_limits<double>::infinity()) return k;
+  return std::isinf(formula) ? std::numeric_limits<double>::quiet_NaN() : formula;
+}
 
 // mean: mean_rel * mean|x|
 double mean_allowance(const Bound& b, const RowStats& s);

@@ -4,10 +4,6 @@
 
 namespace normcheck::evaluation {
 
-double y_scale(const RowStats& s, double gamma, double beta) {
-  return std::fabs(gamma) * s.condition.kappa + std::fabs(beta);
-}
-
 double dx_scale(const RowStats& s, double mean_abs_g, double mean_abs_g_xhat) {
   return s.r * (mean_abs_g + s.condition.kappa * mean_abs_g_xhat);
 }

@@ -213,7 +213,86 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
     return false;
   };
 
-  tally_rows(ev, run.options.nonfinite, p.rows, p.cols, [&](Tally& tally, int64_t row) {
+  // The tight standard beside the bound, on the realistic rows
+  // (evaluate.h, realistic_row): the same ranges under the probabilistic
+  // bound, checked by the same element rule in the same pass, into its own
+  // figures (`tight_figures`). A quantized y's codes are held to the bound
+  // alone: its range is one or two codes wide either way.
+  std::vector<char> realistic;
+  std::optional<SpecAdmissible> held;
+  if (const BoundFn tight = tight_bound(run.bound); tight && !quant) {
+    // centred scales for RMSNorm too: its sigma and |mean|/sigma say whether
+    // its sums' roundings are random. A LayerNorm's s without `add` is the
+    // one exact math normalized, whose statistics the reference has for each
+    // row it took (a row it did not take with a non-finite input is not
+    // realistic); with `add`, exact math's s is the exact sum, not the
+    // kernel's.
+    const std::vector<float> s = norm_inputs(k, p);
+    const bool reuse = layer && !spec.add && [&] {
+      for (std::size_t r = 0; r < stats.size(); ++r)
+        if (!math.s_stats_known[r] && stats[r].finite) return false;
+      return true;
+    }();
+    std::vector<RowScale> centred;
+    if (!reuse) {
+      centred = row_scales(Op::layernorm_fwd, s, p.rows, p.cols, p.eps);
+    } else {
+      centred.resize(stats.size(), RowScale{.finite = false});
+      for (std::size_t r = 0; r < stats.size(); ++r)
+        if (math.s_stats_known[r]) centred[r] = row_scale(Op::layernorm_fwd, math.s_stats[r]);
+    }
+    realistic.assign(stats.size(), 0);
+    for (std::size_t r = 0; r < stats.size(); ++r) {
+      realistic[r] = stats[r].finite && row_checked(op, stats[r]) &&
+                     realistic_row(centred[r], std::span<const float>(s).subspan(r * cols, cols));
+      ev.tight_rows += realistic[r];
+    }
+    if (ev.tight_rows > 0) held = spec_admissible_fwd(spec, in, tight, &start);
+  }
+  // Exact math against a policy's own y: element j of row r (i = r cols + j:
+  // no division per element), `ys` its y_scale_of(r, j).
+  const auto policy_distance = [&](const SpecForwardReference& policy, std::size_t r, std::size_t j, double ys) {
+    const std::size_t i = r * cols + j;
+    if (!stats[r].finite || !std::isfinite(math.y.exact[i]) || !std::isfinite(policy.y.rounded[i])) return 0.0;
+    // codes over the elements that are promised a range, as the kernel's own
+    // figure: not on an ill-posed row (row_checked), nor where the scale
+    // says nothing (not a positive float, or an inverse past float32's range:
+    // spec_policy.h), where the declared arithmetic's code is far from exact math's
+    if (quant) {
+      const double s = scale_of(i);
+      if (!row_checked(op, stats[r]) || (admissible.y.lo[i] == -kInfinity && admissible.y.hi[i] == kInfinity)) return 0.0;
+      return codes_off(*quant, policy.y.rounded[i], math.y.exact[i], s);
+    }
+    return scaled_ulp_error(y_t, static_cast<float>(policy.y.rounded[i]), math.y.exact[i], ys);
+  };
+  const auto row_distance = [&](const SpecForwardReference& policy, std::size_t r) {
+    double m = 0;
+    for (std::size_t j = 0; j < cols; ++j) m = std::max(m, policy_distance(policy, r, j, quant ? 0.0 : y_scale_of(r, j)));
+    return m;
+  };
+  // the largest policy_distance over every element: chunks of rows on the
+  // kernels' thread pool (on this thread below simd::kParallelCheckElements),
+  // the maximum of theirs (the same for every thread count)
+  const auto largest_distance = [&](const SpecForwardReference& policy) {
+    const int64_t chunks = simd::check_chunks(p.rows, p.cols);
+    std::vector<double> largest(static_cast<std::size_t>(chunks), 0.0);
+    simd::parallel_for(chunks, [&](int64_t c) {
+      double m = 0;
+      for (auto r = static_cast<std::size_t>(simd::chunk_first_row(p.rows, chunks, c));
+           r < static_cast<std::size_t>(simd::chunk_first_row(p.rows, chunks, c + 1)); ++r)
+        m = std::max(m, row_distance(policy, r));
+      largest[static_cast<std::size_t>(c)] = m;
+    });
+    return *std::max_element(largest.begin(), largest.end());
+  };
+  // One pass over the outputs: each element against the bound's range, and
+  // on a realistic row against the tight standard's (into `tight_figures`);
+  // beside them, the declared policy's own y against exact math
+  // (own_distance: each row's largest, written by the row alone).
+  Evaluation tight_figures;
+  std::vector<double> own_distance(stats.size(), 0.0);
+  Tally under_bound(ev, run.options.nonfinite), under_tight(tight_figures, run.options.nonfinite);
+  under_bound.rows_beside(under_tight, p.rows, p.cols, [&](Tally& tally, Tally& tight_tally, int64_t row) {
     const auto r = static_cast<std::size_t>(row);
     if (spec.add)
       for (std::size_t i = r * cols; i < (r + 1) * cols; ++i)
@@ -268,7 +347,10 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
     if (mean_out)
       tally.range_element("mean", row, -1, mean.values[r], admissible.mean.lo[r], admissible.mean.hi[r],
                           math.mean.exact[r], dt(TensorName::mean), std::nullopt);
-    if (!row_checked(op, stats[r])) return;  // ill-posed: nothing promised (the ranges are the whole line)
+    if (!row_checked(op, stats[r])) {  // ill-posed: nothing promised (the ranges are the whole line)
+      own_distance[r] = row_distance(own, r);
+      return;
+    }
     if (stat_out) {
       const auto [lo, hi] = admissible.stat.ends_for(r, stat.values[r]);  // a rounded statistic: a value of its format
       tally.range_element(stat_name, row, -1, stat.values[r], lo, hi, math.stat.exact[r], dt(TensorName::stat),
@@ -283,24 +365,55 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
           tally.range_element("scale", row, b, scale.values[k], admissible.scale.lo[k], admissible.scale.hi[k],
                               exact_scale[k], DType::f32, std::nullopt);
       }
+    const bool tight_row = held && realistic[r];
+    if (tight_row && mean_out)
+      tight_tally.range_element("mean", row, -1, mean.values[r], held->mean.lo[r], held->mean.hi[r],
+                                math.mean.exact[r], dt(TensorName::mean), std::nullopt);
+    if (tight_row && stat_out) {
+      const auto [lo, hi] = held->stat.ends_for(r, stat.values[r]);
+      tight_tally.range_element(stat_name, row, -1, stat.values[r], lo, hi, math.stat.exact[r], dt(TensorName::stat),
+                                std::nullopt);
+    }
+    double distance = 0;
+    if (!quant) {
+      // y: the row at once against each standard's ranges, ULP figures at y's row scale
+      const std::size_t base = r * cols;
+      std::vector<double> ys(cols);
+      for (std::size_t j = 0; j < cols; ++j) {
+        ys[j] = y_scale_of(r, j);
+        distance = std::max(distance, policy_distance(own, r, j, ys[j]));
+      }
+      const std::span<const float> y_row = std::span<const float>(y.values).subspan(base, cols);
+      tally.range_row("y", row, y_row, &admissible.y.lo[base], &admissible.y.hi[base], &math.y.exact[base], y_t,
+                      ys.data());
+      if (tight_row)
+        tight_tally.range_row("y", row, y_row, &held->y.lo[base], &held->y.hi[base], &math.y.exact[base], y_t,
+                              nullptr);
+      // the allowance the range amounts to around the exact value (NaN: a non-finite gamma or beta's IEEE value)
+      if (kept)
+        for (std::size_t i = base; i < base + cols; ++i) {
+          const double exact = math.y.exact[i];
+          kept[i].allowed =
+              std::isfinite(exact) ? std::max(admissible.y.hi[i] - exact, exact - admissible.y.lo[i]) : NAN;
+        }
+      own_distance[r] = distance;
+      return;
+    }
     for (std::size_t j = 0; j < cols; ++j) {
       const std::size_t i = r * cols + j;
       const double lo = admissible.y.lo[i], hi = admissible.y.hi[i], exact = math.y.exact[i];
-      if (quant && std::isnan(exact)) {  // a NaN y (a NaN gamma or beta): its t is NaN
+      distance = std::max(distance, policy_distance(own, r, j, 0.0));
+      if (std::isnan(exact)) {  // a NaN y (a NaN gamma or beta): its t is NaN
         tally.nonfinite_code_element("y", row, static_cast<int64_t>(j), y.values[i], std::nullopt, declared_codes);
         if (kept) kept[i].allowed = 0;
         continue;
       }
-      if (quant) {  // codes, against the exact y over the scale they were cast by
-        tally.code_element("y", row, static_cast<int64_t>(j), y.values[i], lo, hi,
-                           exact_quant_t(*quant, exact, scale_of(i)), quant->cast);
-        if (kept) kept[i].allowed = std::numeric_limits<double>::infinity();  // no promise in y's units
-        continue;
-      }
-      tally.range_element("y", row, static_cast<int64_t>(j), y.values[i], lo, hi, exact, y_t, y_scale_of(r, j));
-      // the allowance the range amounts to around the exact value (NaN: a non-finite gamma or beta's IEEE value)
-      if (kept) kept[i].allowed = std::isfinite(exact) ? std::max(hi - exact, exact - lo) : NAN;
+      // codes, against the exact y over the scale they were cast by
+      tally.code_element("y", row, static_cast<int64_t>(j), y.values[i], lo, hi,
+                         exact_quant_t(*quant, exact, scale_of(i)), quant->cast);
+      if (kept) kept[i].allowed = std::numeric_limits<double>::infinity();  // no promise in y's units
     }
+    own_distance[r] = distance;
   });
   // The outputs of a quantized y that are one float for the tensor:
   // scale_inv = fl32(1 / s) of the given scale (scale_apply=multiply), one
@@ -339,94 +452,15 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   // the rounding policies are tried against the bound alone: a kernel within
   // it follows its declared policy there, whatever the tight standard says
   const bool policy_failure = !ev.pass && !ev.out_of_bounds_write && !ev.unwritten_output && !ev.wrote_input;
-  // The tight standard beside the bound, on the realistic rows
-  // (evaluate.h, realistic_row): the same ranges under the probabilistic
-  // bound, checked by the same element rule. A quantized y's codes are held
-  // to the bound alone: its range is one or two codes wide either way.
-  if (const BoundFn tight = tight_bound(run.bound); tight && !quant) {
-    // centred scales for RMSNorm too: its sigma and |mean|/sigma say whether
-    // its sums' roundings are random. A LayerNorm's s without `add` is the
-    // one exact math normalized, whose statistics the reference has for each
-    // row it took (a row it did not take with a non-finite input is not
-    // realistic); with `add`, exact math's s is the exact sum, not the
-    // kernel's.
-    const std::vector<float> s = norm_inputs(k, p);
-    const bool reuse = layer && !spec.add && [&] {
-      for (std::size_t r = 0; r < stats.size(); ++r)
-        if (!math.s_stats_known[r] && stats[r].finite) return false;
-      return true;
-    }();
-    std::vector<RowScale> centred;
-    if (!reuse) {
-      centred = row_scales(Op::layernorm_fwd, s, p.rows, p.cols, p.eps);
-    } else {
-      centred.resize(stats.size(), RowScale{.finite = false});
-      for (std::size_t r = 0; r < stats.size(); ++r)
-        if (math.s_stats_known[r]) centred[r] = row_scale(Op::layernorm_fwd, math.s_stats[r]);
-    }
-    std::vector<char> realistic(stats.size(), 0);
-    for (std::size_t r = 0; r < stats.size(); ++r) {
-      realistic[r] = stats[r].finite && row_checked(op, stats[r]) &&
-                     realistic_row(centred[r], std::span<const float>(s).subspan(r * cols, cols));
-      ev.tight_rows += realistic[r];
-    }
-    if (ev.tight_rows > 0) {
-      const SpecAdmissible held = spec_admissible_fwd(spec, in, tight, &start);
-      Evaluation t;
-      tally_rows(t, run.options.nonfinite, p.rows, p.cols, [&](Tally& tally, int64_t row) {
-        const auto r = static_cast<std::size_t>(row);
-        if (!realistic[r]) return;
-        if (mean_out)
-          tally.range_element("mean", row, -1, mean.values[r], held.mean.lo[r], held.mean.hi[r], math.mean.exact[r],
-                              dt(TensorName::mean), std::nullopt);
-        if (stat_out) {
-          const auto [lo, hi] = held.stat.ends_for(r, stat.values[r]);
-          tally.range_element(layer ? "rstd" : "rrms", row, -1, stat.values[r], lo, hi, math.stat.exact[r],
-                              dt(TensorName::stat), std::nullopt);
-        }
-        for (std::size_t i = r * cols; i < (r + 1) * cols; ++i)
-          tally.range_element("y", row, static_cast<int64_t>(i - r * cols), y.values[i], held.y.lo[i], held.y.hi[i],
-                              math.y.exact[i], y_t, std::nullopt);
-      });
-      ev.max_error_over_tight = t.max_error_over_bound;
-      ev.tight_worst = t.worst;
-      if (ev.max_error_over_tight > 1) ev.pass = false;
-    }
+  if (held) {
+    ev.max_error_over_tight = tight_figures.max_error_over_bound;
+    ev.tight_worst = tight_figures.worst;
+    if (ev.max_error_over_tight > 1) ev.pass = false;
   }
   // exact math: the kernel's y (max_ulp, from the range checks; codes for a
   // quantized y) and the policy's own y
   ev.exact_math_ulp = ev.max_ulp;
-  // element j of row r (i = r cols + j: no division per element)
-  const auto policy_distance = [&](const SpecForwardReference& policy, std::size_t r, std::size_t j) {
-    const std::size_t i = r * cols + j;
-    if (!stats[r].finite || !std::isfinite(math.y.exact[i]) || !std::isfinite(policy.y.rounded[i])) return 0.0;
-    // codes over the elements that are promised a range, as the kernel's own
-    // figure: not on an ill-posed row (row_checked), nor where the scale
-    // says nothing (not a positive float, or an inverse past float32's range:
-    // spec_policy.h), where the declared arithmetic's code is far from exact math's
-    if (quant) {
-      const double s = scale_of(i);
-      if (!row_checked(op, stats[r]) || (admissible.y.lo[i] == -kInfinity && admissible.y.hi[i] == kInfinity)) return 0.0;
-      return codes_off(*quant, policy.y.rounded[i], math.y.exact[i], s);
-    }
-    return scaled_ulp_error(y_t, static_cast<float>(policy.y.rounded[i]), math.y.exact[i], y_scale_of(r, j));
-  };
-  // the largest policy_distance over every element: chunks of rows on the
-  // kernels' thread pool (on this thread below simd::kParallelCheckElements),
-  // the maximum of theirs (the same for every thread count)
-  const auto largest_distance = [&](const SpecForwardReference& policy) {
-    const int64_t chunks = simd::check_chunks(p.rows, p.cols);
-    std::vector<double> largest(static_cast<std::size_t>(chunks), 0.0);
-    simd::parallel_for(chunks, [&](int64_t c) {
-      double m = 0;
-      for (auto r = static_cast<std::size_t>(simd::chunk_first_row(p.rows, chunks, c));
-           r < static_cast<std::size_t>(simd::chunk_first_row(p.rows, chunks, c + 1)); ++r)
-        for (std::size_t j = 0; j < cols; ++j) m = std::max(m, policy_distance(policy, r, j));
-      largest[static_cast<std::size_t>(c)] = m;
-    });
-    return *std::max_element(largest.begin(), largest.end());
-  };
-  ev.policy_exact_math_ulp = std::max(ev.policy_exact_math_ulp, largest_distance(own));
+  for (const double d : own_distance) ev.policy_exact_math_ulp = std::max(ev.policy_exact_math_ulp, d);
   if (!run.options.identify && !policy_failure) return;
   // the candidate policies against the outputs: which admit them
   const SpecOutputs outputs{std::vector<double>(y.values.begin(), y.values.end()),

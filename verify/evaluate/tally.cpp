@@ -18,7 +18,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
 void Tally::element(const char* output, int64_t row, int64_t col, float computed, double exact,
-                    double allowed, DType dtype, std::optional<double> ulp_scale) {
+                    double allowed, DType dtype, const std::optional<double>& ulp_scale) {
   double ratio = 0, ulp = 0, elementwise = 0;
   if (allowed == kInf) {
     // the bound promises nothing for this element (evaluate.h)
@@ -65,10 +65,22 @@ double next_value(DType t, double v, double dir) {
   return v + dir * spacing(t, toward_zero && power_of_two ? v / 2 : v);
 }
 
+// range_element's figure for a finite computed value c and a finite range
+// [lo, hi] of format t, m the exact value brought into the range (file
+// header of tally.h: the rule): its ratio and the reach it is measured
+// against.
+struct RangeFigure {
+  double ratio, allowed;
+};
+inline RangeFigure finite_range_figure(DType t, double c, double lo, double hi, double m) {
+  const double allowed = c >= m ? (hi - m) + (next_value(t, hi, 1) - hi) / 2 : (m - lo) + (lo - next_value(t, lo, -1)) / 2;
+  return {c == m ? 0 : std::fabs(c - m) / allowed, allowed};
+}
+
 }  // namespace
 
 void Tally::range_element(const char* output, int64_t row, int64_t col, float computed, double lo, double hi,
-                          double exact, DType dtype, std::optional<double> ulp_scale) {
+                          double exact, DType dtype, const std::optional<double>& ulp_scale) {
   double ratio = 0, ulp = 0, elementwise = 0;
   double middle = std::isinf(lo) ? hi : std::isinf(hi) ? lo : lo / 2 + hi / 2, allowed = kInf;
   const double c = computed;
@@ -86,9 +98,10 @@ void Tally::range_element(const char* output, int64_t row, int64_t col, float co
   } else if (std::isinf(computed)) {
     mismatch(ratio);
   } else {
-    const double m = std::isfinite(exact) ? std::clamp(exact, lo, hi) : middle;
-    allowed = c >= m ? (hi - m) + (next_value(dtype, hi, 1) - hi) / 2 : (m - lo) + (lo - next_value(dtype, lo, -1)) / 2;
-    ratio = c == m ? 0 : std::fabs(c - m) / allowed;
+    const RangeFigure f =
+        finite_range_figure(dtype, c, lo, hi, std::isfinite(exact) ? std::clamp(exact, lo, hi) : middle);
+    ratio = f.ratio;
+    allowed = f.allowed;
     if (ulp_scale && std::isfinite(exact)) {
       const UlpFigures f = ulp_figures(dtype, computed, exact, *ulp_scale);
       ulp = f.scaled;
@@ -97,6 +110,65 @@ void Tally::range_element(const char* output, int64_t row, int64_t col, float co
     if (std::isfinite(exact)) middle = exact;  // recorded as the exact value
   }
   record(output, row, col, computed, middle, allowed, ratio, ulp, elementwise);
+}
+
+void Tally::range_row(const char* output, int64_t row, std::span<const float> computed, const double* lo,
+                      const double* hi, const double* exact, DType dtype, const double* ulp_scale) {
+  const std::size_t n = computed.size();
+  bool finite = true;
+  for (std::size_t j = 0; j < n; ++j)
+    finite = finite && std::isfinite(computed[j]) && std::isfinite(lo[j]) && std::isfinite(hi[j]) &&
+             std::isfinite(exact[j]);
+  if (!finite) {
+    for (std::size_t j = 0; j < n; ++j)
+      range_element(output, row, static_cast<int64_t>(j), computed[j], lo[j], hi[j], exact[j], dtype,
+                    ulp_scale ? std::optional<double>(ulp_scale[j]) : std::nullopt);
+    return;
+  }
+  if (n == 0) return;
+  // The row's maxima, each at the first element that reaches it: what
+  // record() keeps of the elements in order (a later element replaces only a
+  // strictly larger figure).
+  std::size_t worst = 0, ulp_at = 0;
+  RangeFigure worst_figure{-1, 0};
+  double max_ulp = -1, max_elementwise = 0;
+  int64_t outside = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    const double c = computed[j];
+    const RangeFigure f = finite_range_figure(dtype, c, lo[j], hi[j], std::clamp(exact[j], lo[j], hi[j]));
+    outside += f.ratio > 1;
+    if (f.ratio > worst_figure.ratio) {
+      worst_figure = f;
+      worst = j;
+    }
+    if (ulp_scale) {
+      const UlpFigures u = ulp_figures(dtype, computed[j], exact[j], ulp_scale[j]);
+      if (u.scaled > max_ulp) {
+        max_ulp = u.scaled;
+        ulp_at = j;
+      }
+      max_elementwise = std::max(max_elementwise, u.elementwise);
+    }
+  }
+  max_ulp = std::max(max_ulp, 0.0);  // no ULP figures: 0, as range_element records
+  outside_ += outside;
+  ev_.max_ulp = std::max(ev_.max_ulp, max_ulp);
+  ev_.max_ulp_elementwise = std::max(ev_.max_ulp_elementwise, max_elementwise);
+  OutputError& out = output_entry(output);
+  if (max_ulp > out.max_ulp) {
+    out.max_ulp = max_ulp;
+    out.max_ulp_exact = exact[ulp_at];
+  }
+  out.max_ulp_elementwise = std::max(out.max_ulp_elementwise, max_elementwise);
+  if (worst_figure.ratio > out.max_error_over_bound) {
+    out.max_error_over_bound = worst_figure.ratio;
+    out.row = row;
+    out.col = static_cast<int64_t>(worst);
+  }
+  if (worst_figure.ratio > ev_.max_error_over_bound || ev_.worst.output.empty()) {
+    ev_.max_error_over_bound = worst_figure.ratio;
+    ev_.worst = {output, row, static_cast<int64_t>(worst), computed[worst], exact[worst], worst_figure.allowed};
+  }
 }
 
 void Tally::code_element(const char* output, int64_t row, int64_t col, float computed, double lo, double hi,

@@ -4,8 +4,11 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "normcheck/evaluate.h"
@@ -23,8 +26,11 @@ class Tally {
   // dgamma, dbeta, z) the row's scale its ULP figure is taken at
   // (scaled_ulp_error in `dtype`, metrics.h); nullopt for the statistics,
   // which have no ULP figure.
+  // (`ulp_scale` is taken by reference: an optional built by value for the
+  // call has its engaged byte stored and then loaded back as part of a word,
+  // a store-forwarding stall on every element.)
   void element(const char* output, int64_t row, int64_t col, float computed, double exact,
-               double allowed, DType dtype, std::optional<double> ulp_scale);
+               double allowed, DType dtype, const std::optional<double>& ulp_scale);
 
   // An element of y, dx, z or rstd/rrms on a row with a non-finite input:
   // the row-NaN convention gives NaN there, the IEEE evaluation `ieee`
@@ -53,7 +59,16 @@ class Tally {
   // (Worst, OutputError) with it and the reach on computed's side as its
   // allowance.
   void range_element(const char* output, int64_t row, int64_t col, float computed, double lo, double hi,
-                     double exact, DType dtype, std::optional<double> ulp_scale);
+                     double exact, DType dtype, const std::optional<double>& ulp_scale);
+
+  // range_element() for the elements j of one row of an output: computed[j]
+  // against [lo[j], hi[j]] and exact[j], with ULP figures at ulp_scale[j]
+  // (nullptr: none). The figures, worst element and counts are those of
+  // range_element called for j in order. A row where every value is finite
+  // is taken in one pass with its output's entry found once and its maxima
+  // recorded once; any other row element by element.
+  void range_row(const char* output, int64_t row, std::span<const float> computed, const double* lo,
+                 const double* hi, const double* exact, DType dtype, const double* ulp_scale);
 
   // An element of a quantized y (op_spec.h, Quantization): `computed` is
   // its code's value, [lo, hi] the codes admitted (spec_policy.h; +-inf ends
@@ -89,7 +104,18 @@ class Tally {
   // thread count. Fewer elements than simd::kParallelCheckElements run on
   // this thread, into this Tally.
   template <class CheckRow>
-  void rows(int64_t rows, int64_t row_elements, const CheckRow& check_row);
+  void rows(int64_t rows, int64_t row_elements, const CheckRow& check_row) {
+    rows_of(rows, row_elements, check_row, *this);
+  }
+
+  // rows() with a second Tally beside this one, for a second standard held
+  // over the same elements in the same pass: check_row(tally, beside, row),
+  // each chunk's elements into a fresh Evaluation of each, merged into each
+  // in row order.
+  template <class CheckRow>
+  void rows_beside(Tally& beside, int64_t rows, int64_t row_elements, const CheckRow& check_row) {
+    rows_of(rows, row_elements, check_row, *this, beside);
+  }
 
   // The elements outside their allowance or range so far (ratio above 1, a
   // non-finite mismatch included): what a candidate policy's checks count
@@ -97,6 +123,8 @@ class Tally {
   int64_t outside() const { return outside_; }
 
  private:
+  template <class CheckRow, class... Tallies>
+  static void rows_of(int64_t rows, int64_t row_elements, const CheckRow& check_row, Tallies&... into);
   OutputError& output_entry(const char* output);
   void record(const char* output, int64_t row, int64_t col, float computed, double exact, double allowed,
               double ratio, double ulp, double elementwise = 0);
@@ -115,25 +143,30 @@ class Tally {
 // non-finite convention.
 void merge_tally(Evaluation& ev, const Evaluation& part);
 
-template <class CheckRow>
-void Tally::rows(int64_t rows, int64_t row_elements, const CheckRow& check_row) {
+template <class CheckRow, class... Tallies>
+void Tally::rows_of(int64_t rows, int64_t row_elements, const CheckRow& check_row, Tallies&... into) {
   const int64_t chunks = simd::check_chunks(rows, row_elements);
   if (chunks <= 1) {
-    for (int64_t row = 0; row < rows; ++row) check_row(*this, row);
+    for (int64_t row = 0; row < rows; ++row) check_row(into..., row);
     return;
   }
-  std::vector<Evaluation> parts(static_cast<std::size_t>(chunks));
-  std::vector<int64_t> outside(static_cast<std::size_t>(chunks), 0);
+  constexpr std::size_t kTallies = sizeof...(Tallies);
+  std::vector<std::array<Evaluation, kTallies>> parts(static_cast<std::size_t>(chunks));
+  std::vector<std::array<int64_t, kTallies>> outside(static_cast<std::size_t>(chunks));
   simd::parallel_for(chunks, [&](int64_t c) {
-    Tally tally(parts[static_cast<std::size_t>(c)], rule_);
-    for (int64_t row = simd::chunk_first_row(rows, chunks, c); row < simd::chunk_first_row(rows, chunks, c + 1); ++row)
-      check_row(tally, row);
-    outside[static_cast<std::size_t>(c)] = tally.outside();
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      std::array<Evaluation, kTallies>& part = parts[static_cast<std::size_t>(c)];
+      Tally local[] = {Tally(part[I], into.rule_)...};
+      for (int64_t row = simd::chunk_first_row(rows, chunks, c); row < simd::chunk_first_row(rows, chunks, c + 1);
+           ++row)
+        check_row(local[I]..., row);
+      ((outside[static_cast<std::size_t>(c)][I] = local[I].outside()), ...);
+    }(std::index_sequence_for<Tallies...>());
   });
-  for (std::size_t c = 0; c < parts.size(); ++c) {
-    merge_tally(ev_, parts[c]);
-    outside_ += outside[c];
-  }
+  for (std::size_t c = 0; c < parts.size(); ++c)
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      ((merge_tally(into.ev_, parts[c][I]), into.outside_ += outside[c][I]), ...);
+    }(std::index_sequence_for<Tallies...>());
 }
 
 // Tally::rows() into a fresh Tally of `ev`.

@@ -261,6 +261,12 @@ inline void float_below(double a, float& below, double& gap) {
   gap = below == kFltMax ? kTopUlp : static_cast<double>(next) - below;
 }
 
+// The float spacing in the binade whose sign and biased double exponent are
+// `head` (bits 63..52 of a double in float's normal range): 2^(e - 23).
+inline double spacing_of_binade(uint64_t head) {
+  return std::bit_cast<double>(((head & 0x7ff) - 23) << 52);
+}
+
 // 1 / p for a power of two p in [2^-1022, 2^1023], from its bits: exact, as
 // is x * (1 / p) = x / p (one rounding of the same real), without a division.
 inline double inverse_power_of_two(double p) {
@@ -287,6 +293,19 @@ inline double f16_position(double a) {
 //   the top binade, so overflow to inf costs what the distance says.
 inline double ulp_error(float computed, double exact) {
   using namespace float_format_detail;
+  // Both in one binade [2^k, 2^(k+1)) of float's normal range, one sign:
+  // the line is linear there with float spacing 2^(k-23), and the distance is
+  // |computed - exact| 2^(23-k), exact (Sterbenz: the difference of two
+  // values within a factor 2 of each other is a double; the scaling is by a
+  // power of two). It is the value of the general path below too: there
+  // |whole| < 2^24 and frac is a multiple of 2^-29 (exact's last bit, 2^(k-52),
+  // over the gap), so whole - frac fits 53 bits. Past FLT_MAX the top
+  // binade's spacing goes on (kTopUlp), the same line.
+  const double c = computed;
+  const uint64_t c_bits = std::bit_cast<uint64_t>(c), e_bits = std::bit_cast<uint64_t>(exact);
+  const uint64_t head = c_bits >> 52;  // sign and biased exponent
+  if (head == e_bits >> 52 && (head & 0x7ff) >= 1023 - 126 && (head & 0x7ff) <= 1023 + 127)
+    return std::fabs(c - exact) * inverse_power_of_two(spacing_of_binade(head));
   if (std::isnan(computed) || std::isnan(exact))
     return std::isnan(computed) && std::isnan(exact) ? 0 : kInf;
   if (std::isinf(exact))  // a true infinity (not an overflowed value): only itself is close

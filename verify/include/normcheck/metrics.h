@@ -17,12 +17,12 @@ double normwise_error(std::span<const float> computed, std::span<const double> e
 // Both ULP figures of one element, the ULP distance computed once:
 // elementwise = ulp_error(t, computed, exact) and
 // scaled = scaled_ulp_error(t, computed, exact, scale).
-// Inline: it runs for every element checked, and a call returning the pair
-// through memory cost more than its arithmetic (a store-forwarding stall).
+// Always inline: it runs for every element checked, and a call returning the
+// pair through memory cost more than its arithmetic (a store-forwarding stall).
 struct UlpFigures {
   double scaled = 0, elementwise = 0;
 };
-inline UlpFigures ulp_figures(DType t, float computed, double exact, double scale) {
+[[gnu::always_inline]] inline UlpFigures ulp_figures(DType t, float computed, double exact, double scale) {
   const double ulps = ulp_error(t, computed, exact);
   if (!(scale > 0)) return {ulps, ulps};
   const double in_scale_ulps = std::fabs(static_cast<double>(computed) - exact) *
