@@ -4,10 +4,12 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <stdexcept>
 #include <vector>
 
 #include "normcheck/metrics.h"
+#include "test_seed.h"
 
 namespace normcheck {
 namespace {
@@ -98,6 +100,41 @@ TEST(MetricsUlpError, AgreesWithUlpDistanceOnFloats) {
       EXPECT_EQ(ulp_error(a, b), ulp_distance(a, b)) << a << " " << b;
       EXPECT_EQ(ulp_error(-a, b), ulp_distance(-a, b)) << -a << " " << b;
     }
+}
+
+// Within one binade ulp_error takes |computed - exact| over the binade's
+// spacing; the expected value here is the position on the float line
+// counted from the float below the exact value: ordinals apart, less the
+// exact value's fraction of its gap, in long double (64 bits: the fraction
+// is a multiple of 2^-29 and the whole below 2^24, so every step is exact).
+// Each binade of float's normal range, both signs, the binade past FLT_MAX.
+TEST(MetricsUlpError, OneBinadeIsTheFloatLine) {
+  std::mt19937_64 rng(test::fixed_seed(20261206));
+  std::uniform_real_distribution<double> unit(1, 2);
+  const auto line = [](float c, double e) {  // c and e of one sign, |e| < FLT_MAX
+    const double a = std::fabs(e);
+    float below = static_cast<float>(a);
+    if (static_cast<double>(below) > a) below = std::nextafter(below, 0.0f);
+    const long double gap = static_cast<long double>(std::nextafter(below, kInf)) - below;
+    const long double position =
+        static_cast<long double>(float_ordinal(std::fabs(c)) - float_ordinal(below)) - (a - below) / gap;
+    return static_cast<double>(std::fabs(position));
+  };
+  for (int k = -126; k <= 127; ++k)
+    for (int n = 0; n < 64; ++n) {
+      const double e = std::ldexp(unit(rng), k);
+      // a float of the same binade near e (a few of its spacings away), or anywhere in the binade
+      const float near = static_cast<float>(e), far = static_cast<float>(std::ldexp(unit(rng), k));
+      for (float c : {near, std::nextafter(near, kInf), std::nextafter(near, 0.0f), far}) {
+        if (std::ilogb(c) != k || e >= kFltMax) continue;
+        EXPECT_EQ(ulp_error(c, e), line(c, e)) << c << " " << e;
+        EXPECT_EQ(ulp_error(-c, -e), line(c, e)) << -c << " " << -e;
+        EXPECT_EQ(ulp_error(DType::bf16, c, e), line(c, e) / 0x1p16) << c << " " << e;
+      }
+    }
+  // past FLT_MAX the line goes on at the top binade's spacing, 2^104
+  EXPECT_EQ(ulp_error(kFltMax, static_cast<double>(kFltMax) + 0x1p102), 0.25);
+  EXPECT_EQ(ulp_error(std::nextafter(kFltMax, 0.0f), static_cast<double>(kFltMax) + 0x1p103), 1.5);
 }
 
 // scaled_ulp_error: the ULP distance where |exact| is at least the scale;

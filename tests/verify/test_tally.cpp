@@ -1,0 +1,137 @@
+// The element checks of evaluate() (verify/evaluate/tally.h): a row taken at
+// once (Tally::range_row) leaves what range_element leaves called for its
+// elements in order, the figures, the worst element and the counts, over
+// rows drawn to make those differ where a row is folded wrongly: equal ratios
+// and equal ULP figures within and across rows, elements outside their range,
+// every format, with and without ULP figures, and rows with a non-finite end
+// or value.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "evaluate/tally.h"
+#include "normcheck/float_format.h"
+#include "test_seed.h"
+
+namespace normcheck::evaluation {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Row {
+  std::vector<float> computed;
+  std::vector<double> lo, hi, exact, scale;
+};
+
+// A row of d elements of format t: exact values around 1, ranges of a few
+// spacings around them, computed values inside, at an end, or past it; a
+// few elements repeat an earlier one (an equal ratio and ULP figure later in
+// the row). `nonfinite`: one element gets an infinite end or a NaN value.
+Row draw(std::mt19937_64& rng, DType t, std::size_t d, bool nonfinite) {
+  std::uniform_real_distribution<double> unit(-1, 1);
+  std::uniform_int_distribution<int> steps(-3, 3), pick(0, 9);
+  Row r;
+  for (std::size_t j = 0; j < d; ++j) {
+    if (j > 0 && pick(rng) == 0) {  // a repeat of an earlier element
+      const std::size_t k = std::uniform_int_distribution<std::size_t>(0, j - 1)(rng);
+      r.computed.push_back(r.computed[k]);
+      r.lo.push_back(r.lo[k]);
+      r.hi.push_back(r.hi[k]);
+      r.exact.push_back(r.exact[k]);
+      r.scale.push_back(r.scale[k]);
+      continue;
+    }
+    const double exact = 1 + unit(rng) / 4;
+    const double s = spacing(t, exact);
+    const double lo = round_to_format(t, exact - s * (1 + pick(rng) % 3)), hi = round_to_format(t, exact + s * (1 + pick(rng) % 3));
+    r.exact.push_back(exact);
+    r.lo.push_back(lo);
+    r.hi.push_back(hi);
+    r.computed.push_back(static_cast<float>(round_to_format(t, exact + steps(rng) * s)));
+    r.scale.push_back(pick(rng) < 5 ? 4.0 : 0.25);  // the row's scale above or below the values
+  }
+  if (nonfinite) {
+    const std::size_t j = std::uniform_int_distribution<std::size_t>(0, d - 1)(rng);
+    switch (pick(rng) % 3) {
+      case 0: r.hi[j] = kInf; break;
+      case 1: r.computed[j] = std::numeric_limits<float>::quiet_NaN(); break;
+      default: r.computed[j] = std::numeric_limits<float>::infinity(); break;
+    }
+  }
+  return r;
+}
+
+void expect_same(const Evaluation& a, const Evaluation& b, const char* where) {
+  EXPECT_EQ(a.max_ulp, b.max_ulp) << where;
+  EXPECT_EQ(a.max_ulp_elementwise, b.max_ulp_elementwise) << where;
+  EXPECT_EQ(a.max_error_over_bound, b.max_error_over_bound) << where;
+  EXPECT_EQ(a.nonfinite_mismatch, b.nonfinite_mismatch) << where;
+  EXPECT_EQ(a.worst.output, b.worst.output) << where;
+  EXPECT_EQ(a.worst.row, b.worst.row) << where;
+  EXPECT_EQ(a.worst.col, b.worst.col) << where;
+  EXPECT_EQ(std::bit_cast<uint32_t>(a.worst.computed), std::bit_cast<uint32_t>(b.worst.computed)) << where;
+  EXPECT_EQ(a.worst.exact, b.worst.exact) << where;
+  EXPECT_EQ(a.worst.allowed, b.worst.allowed) << where;
+  ASSERT_EQ(a.outputs.size(), b.outputs.size()) << where;
+  for (std::size_t k = 0; k < a.outputs.size(); ++k) {
+    EXPECT_EQ(a.outputs[k].output, b.outputs[k].output) << where;
+    EXPECT_EQ(a.outputs[k].max_ulp, b.outputs[k].max_ulp) << where;
+    EXPECT_EQ(a.outputs[k].max_ulp_exact, b.outputs[k].max_ulp_exact) << where;
+    EXPECT_EQ(a.outputs[k].max_ulp_elementwise, b.outputs[k].max_ulp_elementwise) << where;
+    EXPECT_EQ(a.outputs[k].max_error_over_bound, b.outputs[k].max_error_over_bound) << where;
+    EXPECT_EQ(a.outputs[k].row, b.outputs[k].row) << where;
+    EXPECT_EQ(a.outputs[k].col, b.outputs[k].col) << where;
+  }
+}
+
+TEST(Tally, ARowAtOnceIsItsElementsInOrder) {
+  std::mt19937_64 rng(test::fixed_seed(20261206));
+  std::uniform_int_distribution<int> pick(0, 9);
+  for (DType t : {DType::f32, DType::bf16, DType::f16})
+    for (bool with_ulp : {true, false})
+      for (int trial = 0; trial < 200; ++trial) {
+        Evaluation by_row, by_element;
+        Tally rows(by_row, NonFinite::row_nan_or_ieee), elements(by_element, NonFinite::row_nan_or_ieee);
+        // a first output beside y, so that y's entry is not the first one
+        elements.range_element("mean", 0, -1, 1.0f, 1, 1, 1, DType::f32, std::nullopt);
+        rows.range_element("mean", 0, -1, 1.0f, 1, 1, 1, DType::f32, std::nullopt);
+        const std::size_t d = 1 + static_cast<std::size_t>(pick(rng)) * 7;
+        for (int64_t row = 0; row < 4; ++row) {
+          // the same row twice at times: equal figures in a later row do not replace the first
+          const Row r = draw(rng, t, d, pick(rng) == 0);
+          for (int copy = 0; copy < (pick(rng) < 3 ? 2 : 1); ++copy) {
+            rows.range_row("y", row, r.computed, r.lo.data(), r.hi.data(), r.exact.data(), t,
+                           with_ulp ? r.scale.data() : nullptr);
+            for (std::size_t j = 0; j < d; ++j)
+              elements.range_element("y", row, static_cast<int64_t>(j), r.computed[j], r.lo[j], r.hi[j], r.exact[j],
+                                     t, with_ulp ? std::optional<double>(r.scale[j]) : std::nullopt);
+          }
+        }
+        expect_same(by_row, by_element, "rows");
+        EXPECT_EQ(rows.outside(), elements.outside());
+        if (HasFailure()) return;
+      }
+}
+
+// The first element recorded becomes the worst even at ratio 0, as with
+// range_element: a row of exact values leaves its first element.
+TEST(Tally, AnExactRowLeavesItsFirstElement) {
+  Evaluation ev;
+  Tally tally(ev, NonFinite::row_nan_or_ieee);
+  const std::vector<float> computed{1.0f, 2.0f};
+  const std::vector<double> exact{1, 2};
+  tally.range_row("y", 3, computed, exact.data(), exact.data(), exact.data(), DType::f32, nullptr);
+  EXPECT_EQ(ev.worst.output, "y");
+  EXPECT_EQ(ev.worst.row, 3);
+  EXPECT_EQ(ev.worst.col, 0);
+  EXPECT_EQ(ev.max_error_over_bound, 0);
+}
+
+}  // namespace
+}  // namespace normcheck::evaluation
