@@ -313,7 +313,7 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
         const double beta = in.beta.empty() ? 0.0 : in.beta[col];
         if (textbook) {
           const double w = spec.weight == Weight::none || in.gamma.empty() ? 1.0 : gamma;
-          set(out.y, i, rounded(y_t, around(ref.y.exact[i], y_allowance(b, w, beta, xhat))));
+          set(out.y, i, rounded(y_t, around(ref.y.exact[i], evaluation::y_allowance_of(b, w, beta, xhat))));
           continue;
         }
         Range x_hat;

@@ -29,10 +29,7 @@ double dbeta_allowance(const Bound& b, double sum_abs_dy) {
 }  // namespace evaluation
 
 double y_allowance(const Bound& b, double gamma, double beta, double xhat) {
-  const double g = std::fabs(gamma), h = std::fabs(xhat);
-  return evaluation::allowance_of({b.xhat_abs, b.xhat_rel, b.affine_rel, b.underflow_abs},
-                                  g * (b.xhat_abs + b.xhat_rel * h) +
-                                      b.affine_rel * (g * h + std::fabs(beta)) + b.underflow_abs);
+  return evaluation::y_allowance_of(b, gamma, beta, xhat);
 }
 
 double dx_allowance(const Bound& b, double r, double g, double xhat, double mean_abs_g,

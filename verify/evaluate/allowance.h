@@ -22,6 +22,13 @@ inline double allowance_of(std::initializer_list<double> coefficients, double fo
   return std::isinf(formula) ? std::numeric_limits<double>::quiet_NaN() : formula;
 }
 
+// y_allowance (evaluate.h), inline: the ranges of y take it for every element.
+inline double y_allowance_of(const Bound& b, double gamma, double beta, double xhat) {
+  const double g = std::fabs(gamma), h = std::fabs(xhat);
+  return allowance_of({b.xhat_abs, b.xhat_rel, b.affine_rel, b.underflow_abs},
+                      g * (b.xhat_abs + b.xhat_rel * h) + b.affine_rel * (g * h + std::fabs(beta)) + b.underflow_abs);
+}
+
 // mean: mean_rel * mean|x|
 double mean_allowance(const Bound& b, const RowStats& s);
 // rstd or rrms: stat_rel * r

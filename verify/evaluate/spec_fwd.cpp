@@ -161,8 +161,13 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
   const auto weight = [&](std::size_t j) {
     return gamma.empty() ? 1.0 : spec.weight == Weight::one_plus_gamma ? 1.0 + gamma[j] : static_cast<double>(gamma[j]);
   };
+  std::vector<double> column_weight(cols), column_beta(cols, 0.0);  // each column's, once
+  for (std::size_t j = 0; j < cols; ++j) {
+    column_weight[j] = weight(j);
+    if (!beta.empty()) column_beta[j] = beta[j];
+  }
   const auto y_scale_of = [&](std::size_t row, std::size_t j) {
-    return y_scale(stats[row], weight(j), beta.empty() ? 0.0 : beta[j]);
+    return y_scale(stats[row], column_weight[j], column_beta[j]);
   };
   MainElement* const kept = [&]() -> MainElement* {
     if (!run.options.keep_main_elements) return nullptr;
