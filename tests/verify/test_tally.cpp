@@ -17,6 +17,7 @@
 
 #include "evaluate/tally.h"
 #include "normcheck/float_format.h"
+#include "same_figures.h"
 #include "test_seed.h"
 
 namespace normcheck::evaluation {
@@ -67,29 +68,6 @@ Row draw(std::mt19937_64& rng, DType t, std::size_t d, bool nonfinite) {
   return r;
 }
 
-void expect_same(const Evaluation& a, const Evaluation& b, const char* where) {
-  EXPECT_EQ(a.max_ulp, b.max_ulp) << where;
-  EXPECT_EQ(a.max_ulp_elementwise, b.max_ulp_elementwise) << where;
-  EXPECT_EQ(a.max_error_over_bound, b.max_error_over_bound) << where;
-  EXPECT_EQ(a.nonfinite_mismatch, b.nonfinite_mismatch) << where;
-  EXPECT_EQ(a.worst.output, b.worst.output) << where;
-  EXPECT_EQ(a.worst.row, b.worst.row) << where;
-  EXPECT_EQ(a.worst.col, b.worst.col) << where;
-  EXPECT_EQ(std::bit_cast<uint32_t>(a.worst.computed), std::bit_cast<uint32_t>(b.worst.computed)) << where;
-  EXPECT_EQ(a.worst.exact, b.worst.exact) << where;
-  EXPECT_EQ(a.worst.allowed, b.worst.allowed) << where;
-  ASSERT_EQ(a.outputs.size(), b.outputs.size()) << where;
-  for (std::size_t k = 0; k < a.outputs.size(); ++k) {
-    EXPECT_EQ(a.outputs[k].output, b.outputs[k].output) << where;
-    EXPECT_EQ(a.outputs[k].max_ulp, b.outputs[k].max_ulp) << where;
-    EXPECT_EQ(a.outputs[k].max_ulp_exact, b.outputs[k].max_ulp_exact) << where;
-    EXPECT_EQ(a.outputs[k].max_ulp_elementwise, b.outputs[k].max_ulp_elementwise) << where;
-    EXPECT_EQ(a.outputs[k].max_error_over_bound, b.outputs[k].max_error_over_bound) << where;
-    EXPECT_EQ(a.outputs[k].row, b.outputs[k].row) << where;
-    EXPECT_EQ(a.outputs[k].col, b.outputs[k].col) << where;
-  }
-}
-
 TEST(Tally, ARowAtOnceIsItsElementsInOrder) {
   std::mt19937_64 rng(test::fixed_seed(20261206));
   std::uniform_int_distribution<int> pick(0, 9);
@@ -113,7 +91,7 @@ TEST(Tally, ARowAtOnceIsItsElementsInOrder) {
                                      t, with_ulp ? std::optional<double>(r.scale[j]) : std::nullopt);
           }
         }
-        expect_same(by_row, by_element, "rows");
+        test::expect_same_figures(by_row, by_element, "rows");
         EXPECT_EQ(rows.outside(), elements.outside());
         if (HasFailure()) return;
       }
