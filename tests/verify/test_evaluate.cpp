@@ -301,10 +301,10 @@ TEST(Evaluate, NoInfiniteUlpBesideAPass) {
 // test fails.
 TEST(Evaluate, ResultsDoNotDependOnTheThreadCount) {
   const int threads_before = simd::thread_count();
-  Problem varied, copies;
+  Problem varied, copies, centred;
   // 37 x 512 elements: above simd::kParallelCheckElements, so the rows are checked in chunks
-  varied.rows = copies.rows = 37;
-  varied.cols = copies.cols = 512;
+  varied.rows = copies.rows = centred.rows = 37;
+  varied.cols = copies.cols = centred.cols = 512;
   ASSERT_GE(varied.rows * varied.cols, simd::kParallelCheckElements);
   for (int64_t i = 0; i < varied.rows * varied.cols; ++i) {
     varied.x.push_back(static_cast<float>(1e4 + static_cast<double>((i * 7919) % 1000) / 100));
@@ -312,12 +312,15 @@ TEST(Evaluate, ResultsDoNotDependOnTheThreadCount) {
     // dy for the backward kernels (the forward ones leave it): the same pattern, per problem
     varied.dy.push_back(static_cast<float>(static_cast<double>((i * 104729) % 2001) / 1000 - 1));
     copies.dy.push_back(static_cast<float>(static_cast<double>((i % 512) * 104729 % 2001) / 1000 - 1));
+    // rows around 0: realistic (evaluate.h, realistic_row), so a forward is also held to the tight standard
+    centred.x.push_back(static_cast<float>(static_cast<double>((i * 7919) % 1000) / 100 - 5));
+    centred.dy.push_back(varied.dy.back());
   }
   EvaluateOptions identify;
   identify.identify = true;
   for (const char* name : {"layernorm_fwd.naive_onepass", "layernorm_fwd.twopass", "rmsnorm_fwd.scalar",
                            "layernorm_bwd.naive_onepass", "layernorm_bwd.twopass", "rmsnorm_bwd.scalar"})
-    for (const Problem* p : {&varied, &copies}) {
+    for (const Problem* p : {&varied, &copies, &centred}) {
       const Kernel* k = find_kernel(name);
       ASSERT_NE(k, nullptr) << name;
       simd::set_thread_count(1);
@@ -325,12 +328,24 @@ TEST(Evaluate, ResultsDoNotDependOnTheThreadCount) {
       simd::set_thread_count(3);
       const Evaluation three = evaluate(*k, *p, identify);
       simd::set_thread_count(threads_before);
-      const std::string where = std::string(name) + (p == &copies ? ", copies" : ", varied");
+      const std::string where =
+          std::string(name) + (p == &copies ? ", copies" : p == &centred ? ", centred" : ", varied");
       // every element figure, the worst element and every output's entry in the order first met
       EXPECT_FALSE(one.outputs.empty()) << where;
       test::expect_same_figures(one, three, where);
       EXPECT_EQ(one.normwise, three.normwise) << where;
       EXPECT_EQ(one.pass, three.pass) << where;
+      // the tight standard's figures, taken beside the bound's in the same chunks (forward)
+      const bool tight = (k->op == Op::layernorm_fwd || k->op == Op::rmsnorm_fwd) &&
+                         tight_bound(k->bound ? k->bound : default_bound(k->op)) != nullptr;
+      if (tight && p == &centred) EXPECT_EQ(one.tight_rows, centred.rows) << where;
+      EXPECT_EQ(one.tight_rows, three.tight_rows) << where;
+      EXPECT_EQ(one.max_error_over_tight, three.max_error_over_tight) << where;
+      EXPECT_EQ(one.tight_worst.output, three.tight_worst.output) << where;
+      EXPECT_EQ(one.tight_worst.row, three.tight_worst.row) << where;
+      EXPECT_EQ(one.tight_worst.col, three.tight_worst.col) << where;
+      EXPECT_EQ(one.tight_worst.exact, three.tight_worst.exact) << where;
+      EXPECT_EQ(one.tight_worst.allowed, three.tight_worst.allowed) << where;
       if (p == &copies) {  // the main output's (a backward's worst may be a dgamma column, row -1)
         const char* main = k->op == Op::layernorm_bwd || k->op == Op::rmsnorm_bwd ? "dx" : "y";
         const auto it = std::find_if(three.outputs.begin(), three.outputs.end(),

@@ -66,9 +66,8 @@ double next_value(DType t, double v, double dir) {
 }
 
 // range_element's figure for a finite computed value c and a finite range
-// [lo, hi] of format t, m the exact value brought into the range (file
-// header of tally.h: the rule): its ratio and the reach it is measured
-// against.
+// [lo, hi] of format t, m the exact value brought into the range (the rule:
+// range_element in tally.h): its ratio and the reach it is measured against.
 struct RangeFigure {
   double ratio, allowed;
 };
