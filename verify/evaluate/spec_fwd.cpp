@@ -389,10 +389,11 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
         distance = std::max(distance, policy_distance(own, r, j, ys[j]));
       }
       const std::span<const float> y_row = std::span<const float>(y.values).subspan(base, cols);
-      tally.range_row("y", row, y_row, &admissible.y.lo[base], &admissible.y.hi[base], &math.y.exact[base], y_t,
+      const double* exact_row = math.y.exact.data() + base;
+      tally.range_row("y", row, y_row, admissible.y.lo.data() + base, admissible.y.hi.data() + base, exact_row, y_t,
                       ys.data());
       if (tight_row)
-        tight_tally.range_row("y", row, y_row, &held->y.lo[base], &held->y.hi[base], &math.y.exact[base], y_t,
+        tight_tally.range_row("y", row, y_row, held->y.lo.data() + base, held->y.hi.data() + base, exact_row, y_t,
                               nullptr);
       // the allowance the range amounts to around the exact value (NaN: a non-finite gamma or beta's IEEE value)
       if (kept)
