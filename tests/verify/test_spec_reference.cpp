@@ -117,7 +117,7 @@ TEST(SpecReference, TheTablesSpecsGiveTheProvenReferenceBitForBit) {
     const auto d = static_cast<int64_t>(row.x.size());
     const LayerNormFwdReference ln = reference_layernorm_fwd(row.x, row.gamma, row.beta, 1, d, row.eps);
     const SpecForwardReference sln =
-        reference(spec("layernorm fwd"), {1, d, row.x, {}, row.gamma, row.beta, row.eps}, SpecResult::exact_math);
+        reference(spec("layernorm fwd"), {1, d, row.x, {}, row.gamma, row.beta, row.eps, {}}, SpecResult::exact_math);
     EXPECT_TRUE(same_bits(sln.mean.exact[0], ln.mean.exact[0])) << sln.mean.exact[0] << " " << ln.mean.exact[0];
     EXPECT_TRUE(same_bits(sln.stat.exact[0], ln.rstd.exact[0])) << sln.stat.exact[0] << " " << ln.rstd.exact[0];
     EXPECT_TRUE(same_bits(sln.stat.rounded[0], ln.rstd.rounded[0]));
@@ -129,7 +129,7 @@ TEST(SpecReference, TheTablesSpecsGiveTheProvenReferenceBitForBit) {
     }
     const RmsNormFwdReference rms = reference_rmsnorm_fwd(row.x, row.gamma, 1, d, row.eps);
     const SpecForwardReference srms =
-        reference(spec("rmsnorm fwd"), {1, d, row.x, {}, row.gamma, {}, row.eps}, SpecResult::exact_math);
+        reference(spec("rmsnorm fwd"), {1, d, row.x, {}, row.gamma, {}, row.eps, {}}, SpecResult::exact_math);
     EXPECT_TRUE(same_bits(srms.stat.exact[0], rms.rrms.exact[0]));
     for (int64_t i = 0; i < d; ++i) {
       ASSERT_TRUE(same_bits(srms.y.exact[i], rms.y.exact[i])) << "d " << d << " i " << i;
@@ -151,7 +151,7 @@ TEST(SpecReference, A16BitOutputIsTheCorrectRoundingOfTheExactValue) {
   const RmsNormFwdReference ref = reference_rmsnorm_fwd(x, {}, 4, 64, 1e-6f);
   for (const char* text : {"rmsnorm fwd dtype=bf16", "rmsnorm fwd dtype=bf16 y=f16"}) {
     const OpSpec s = spec(text);
-    const SpecForwardReference out = reference(s, {4, 64, x, {}, {}, {}, 1e-6f}, SpecResult::policy);
+    const SpecForwardReference out = reference(s, {4, 64, x, {}, {}, {}, 1e-6f, {}}, SpecResult::policy);
     int ties = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
       EXPECT_TRUE(same_bits(out.y.exact[i], ref.y.exact[i]));
@@ -171,7 +171,7 @@ TEST(SpecReference, F16OutputsRoundToEvenUnderflowAndOverflow) {
   for (float g : {0x1p-25f, 3 * 0x1p-25f, 0x1.8p-20f, 65504.0f, 65519.0f, 65520.0f, 70000.0f, -0x1.0040p-14f}) {
     const std::vector<float> gamma = {g, g};
     const SpecForwardReference out =
-        reference(spec("rmsnorm fwd y=f16"), {1, 2, x, {}, gamma, {}, 0.0f}, SpecResult::exact_math);
+        reference(spec("rmsnorm fwd y=f16"), {1, 2, x, {}, gamma, {}, 0.0f, {}}, SpecResult::exact_math);
     EXPECT_EQ(out.y.exact[0], g);
     EXPECT_TRUE(same_bits(out.y.rounded[0], float_from_f16(f16_from_float(g)))) << g << ": " << out.y.rounded[0];
   }
@@ -187,7 +187,7 @@ TEST(SpecReference, TheResidualAddNormalizesTheSumThePolicyReads) {
   }
   ASSERT_NE(exact_sum, bf16_sum);
   const OpSpec vllm = spec("rmsnorm fwd dtype=bf16 add round=sum:bf16");
-  const SpecInputs in{1, 4, x, res, {}, {}, 1e-6f};
+  const SpecInputs in{1, 4, x, res, {}, {}, 1e-6f, {}};
   const SpecForwardReference policy = reference(vllm, in, SpecResult::policy);
   const SpecForwardReference math = reference(vllm, in, SpecResult::exact_math);
   const RmsNormFwdReference on_rounded = reference_rmsnorm_fwd(bf16_sum, {}, 1, 4, 1e-6f);
@@ -206,8 +206,8 @@ TEST(SpecReference, TheResidualAddNormalizesTheSumThePolicyReads) {
   // A sum float32 cannot hold: the policy that rounds it to f32 reads 1, exact math reads 1 + 2^-40.
   const std::vector<float> x2 = {1.0f, 3.0f}, res2 = {0x1p-40f, 0.0f}, ones = {1.0f, 3.0f};
   const OpSpec flashinfer = spec("rmsnorm fwd add round=sum:f32");
-  const SpecForwardReference p2 = reference(flashinfer, {1, 2, x2, res2, {}, {}, 0.0f}, SpecResult::policy);
-  const SpecForwardReference m2 = reference(flashinfer, {1, 2, x2, res2, {}, {}, 0.0f}, SpecResult::exact_math);
+  const SpecForwardReference p2 = reference(flashinfer, {1, 2, x2, res2, {}, {}, 0.0f, {}}, SpecResult::policy);
+  const SpecForwardReference m2 = reference(flashinfer, {1, 2, x2, res2, {}, {}, 0.0f, {}}, SpecResult::exact_math);
   const RmsNormFwdReference r2 = reference_rmsnorm_fwd(ones, {}, 1, 2, 0.0f);
   EXPECT_TRUE(same_bits(p2.y.exact[0], r2.y.exact[0]));
   EXPECT_EQ(m2.residual_out.exact[0], 1.0 + 0x1p-40);
@@ -228,7 +228,7 @@ TEST(SpecReference, OnePlusGammaIsExactAndItsRoundingIsThePolicys) {
     one_plus_bf16[i] = float_from_bf16(bf16_from_float(one_plus[i]));
   }
   const OpSpec gemma = spec("rmsnorm fwd weight=1+gamma round=weight:bf16");
-  const SpecInputs in{1, 32, x, {}, w, {}, 1e-6f};
+  const SpecInputs in{1, 32, x, {}, w, {}, 1e-6f, {}};
   const SpecForwardReference math = reference(gemma, in, SpecResult::exact_math);
   const SpecForwardReference policy = reference(gemma, in, SpecResult::policy);
   const RmsNormFwdReference exact = reference_rmsnorm_fwd(x, one_plus, 1, 32, 1e-6f);
@@ -254,12 +254,12 @@ TEST(SpecReference, EachRoundingPointRoundsWhereThePolicySays) {
   }
   const RmsNormFwdReference ref = reference_rmsnorm_fwd(x, {}, 1, 64, 1e-6f);
   const SpecForwardReference llama = reference(spec("rmsnorm fwd dtype=bf16 gamma=bf16 round=xhat:bf16"),
-                                                        {1, 64, x, {}, w, {}, 1e-6f}, SpecResult::policy);
+                                                        {1, 64, x, {}, w, {}, 1e-6f, {}}, SpecResult::policy);
   bool tie;
   const double rho = round_double(DType::bf16, ref.rrms.exact[0], tie);
   ASSERT_FALSE(tie);
   const SpecForwardReference deepspeed =
-      reference(spec("rmsnorm fwd dtype=bf16 round=r:bf16"), {1, 64, x, {}, {}, {}, 1e-6f}, SpecResult::policy);
+      reference(spec("rmsnorm fwd dtype=bf16 round=r:bf16"), {1, 64, x, {}, {}, {}, 1e-6f, {}}, SpecResult::policy);
   EXPECT_EQ(deepspeed.stat.exact[0], rho);
   for (int i = 0; i < 64; ++i) {
     const double xr = round_double(DType::bf16, ref.xhat.exact[i], tie);
@@ -279,7 +279,7 @@ TEST(SpecReference, EachRoundingPointRoundsWhereThePolicySays) {
   const LayerNormFwdReference ln = reference_layernorm_fwd(x, {}, {}, 1, 64, 1e-5f);
   const SpecForwardReference apex =
       reference(spec("layernorm fwd dtype=bf16 gamma=bf16 beta=bf16 round=xhat:bf16,scaled:bf16"),
-                         {1, 64, x, {}, g, b, 1e-5f}, SpecResult::policy);
+                         {1, 64, x, {}, g, b, 1e-5f, {}}, SpecResult::policy);
   for (int i = 0; i < 64; ++i) {
     const double xh = round_double(DType::bf16, ln.xhat.exact[i], tie);
     if (tie) continue;
@@ -291,7 +291,7 @@ TEST(SpecReference, EachRoundingPointRoundsWhereThePolicySays) {
 TEST(SpecReference, ARowWithANonFiniteInputIsAllNaN) {
   const std::vector<float> x = {1.0f, INFINITY, 2.0f, 3.0f, 4.0f, 5.0f};
   const SpecForwardReference out =
-      reference(spec("layernorm fwd"), {2, 3, x, {}, {}, {}, 1e-5f}, SpecResult::exact_math);
+      reference(spec("layernorm fwd"), {2, 3, x, {}, {}, {}, 1e-5f, {}}, SpecResult::exact_math);
   EXPECT_EQ(out.finite, (std::vector<char>{0, 1}));
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(std::isnan(out.y.exact[i]));
   EXPECT_TRUE(std::isnan(out.mean.exact[0]));
@@ -371,7 +371,7 @@ TEST(SpecReference, TheFastPhaseAndTheInterpreterAgreeOnEverySpec) {
         }
         SCOPED_TRACE(std::string(text) + " d=" + std::to_string(d) + " seed=" + std::to_string(seed));
         for (SpecResult which : {SpecResult::exact_math, SpecResult::policy})
-          reference(s, {rows, d, x, residual, gamma, beta, eps}, which);
+          reference(s, {rows, d, x, residual, gamma, beta, eps, {}}, which);
       }
   }
 }
@@ -392,7 +392,7 @@ TEST(SpecReference, ADyadicWeightedXhatOfANonDyadicXhatIsDecided) {
   const std::vector<float> residual = {0x1.58p+14f, 0x1.5ecp-1f, 0x1.7dcp+0f};
   const std::vector<float> gamma = {0x1.e4da0cp-1f, 0x1.1984e4p+0f, 0x1.14f3aap+0f};
   const std::vector<float> beta = {0.0f, 0.0f, 0.0f};
-  const SpecInputs in{1, 3, x, residual, gamma, beta, 0x1.0c6f7ap-20f};
+  const SpecInputs in{1, 3, x, residual, gamma, beta, 0x1.0c6f7ap-20f, {}};
   SpecForwardReference out;
   ASSERT_NO_THROW(out = reference(spec("layernorm fwd dtype=f16 add round=r:f16"), in, SpecResult::policy));
   for (int j = 0; j < 3; ++j)  // y = w xhat (beta 0), each correctly rounded to double: within 2^-52 relative

@@ -97,7 +97,7 @@ std::optional<SavedY> saved_y(const Kernel& k, const Problem& p, const std::vect
   if (forward.weight == Weight::one_plus_gamma) forward.weight = Weight::gamma;
   forward.dtype[static_cast<std::size_t>(TensorName::gamma)] = DType::f32;
   const SpecInputs inputs{
-      .rows = p.rows, .cols = p.cols, .x = x, .residual = {}, .gamma = p.gamma, .beta = p.beta, .eps = p.eps};
+      .rows = p.rows, .cols = p.cols, .x = x, .residual = {}, .gamma = p.gamma, .beta = p.beta, .eps = p.eps, .scale = {}};
   const SpecForwardReference f = spec_reference_fwd(forward, inputs, SpecResult::exact_math);
   SavedY y;
   y.dtype = spec.dtype_of(TensorName::y);
