@@ -7,8 +7,10 @@
 // or value.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <random>
@@ -95,6 +97,62 @@ TEST(Tally, ARowAtOnceIsItsElementsInOrder) {
         EXPECT_EQ(rows.outside(), elements.outside());
         if (HasFailure()) return;
       }
+}
+
+// The next value of format t after v (a finite value of t) toward dir, from
+// the format's own bits: float's nextafter, or one step of the 16-bit
+// pattern's magnitude (sign-magnitude; both zeros step to the least subnormal
+// of dir's sign). Past the largest finite value the line goes on at the top
+// binade's spacing (the rule's overflow value, not the infinity).
+double neighbour(DType t, double v, double dir) {
+  const auto step = [t](double v, double dir) -> double {
+    const float f = static_cast<float>(v);
+    if (t == DType::f32) return std::nextafter(f, static_cast<float>(dir * kInf));
+    if (v == 0) return from_16(t, dir > 0 ? 0x0001 : 0x8001);
+    const uint16_t bits = to_16(t, f);
+    const bool away = (v > 0) == (dir > 0);  // away from zero: the magnitude grows
+    return from_16(t, static_cast<uint16_t>(away ? bits + 1 : bits - 1));
+  };
+  const double next = step(v, dir);
+  return std::isinf(next) ? v + (v - step(v, -dir)) : next;
+}
+
+// The element rule (range_element, tally.h) written out with those
+// neighbours: |c - m| over the reach from m plus half the gap beyond the end
+// on c's side, m the exact value clamped to the range. Ends drawn where the
+// gap is not v's own spacing: zeros, powers of two (toward zero the next
+// value is a binade lower), the smallest normal and subnormals, and the
+// largest finite value.
+TEST(Tally, TheRatioIsTheElementRule) {
+  std::mt19937_64 rng(test::fixed_seed(20261207));
+  std::uniform_int_distribution<int> pick(0, 1 << 20);
+  for (DType t : {DType::f32, DType::bf16, DType::f16}) {
+    const FloatFormat f = float_format(t);
+    const double ends[] = {0.0, -0.0, 1, -1, 0.5, -0.5, 0.75, -3, f.smallest_normal(), -f.smallest_normal(),
+                           f.subnormal_spacing(), -f.subnormal_spacing(), 3 * f.subnormal_spacing(),
+                           f.largest_finite(), -f.largest_finite(), 1.5 * f.smallest_normal()};
+    std::vector<double> values(std::begin(ends), std::end(ends));
+    for (int k = 0; k < 64; ++k)  // and values of the format around them
+      values.push_back(round_to_format(t, std::ldexp(pick(rng) / double(1 << 20) - 0.5, pick(rng) % 8 - 4)));
+    for (double a : values)
+      for (double b : values) {
+        if (!(a <= b)) continue;
+        const double lo = a, hi = b;
+        const double exact = lo + (hi - lo) * (pick(rng) / double(1 << 20)) + (pick(rng) % 3 - 1) * (hi - lo + 1);
+        for (double c : {lo, hi, neighbour(t, lo, -1), neighbour(t, hi, 1), round_to_format(t, exact)}) {
+          if (!(std::fabs(c) <= f.largest_finite()) || !std::isfinite(exact)) continue;  // a value of t
+          const double m = std::clamp(exact, lo, hi);
+          const double allowed = c >= m ? (hi - m) + (neighbour(t, hi, 1) - hi) / 2
+                                        : (m - lo) + (lo - neighbour(t, lo, -1)) / 2;
+          const double ratio = c == m ? 0 : std::fabs(c - m) / allowed;
+          Evaluation ev;
+          Tally tally(ev, NonFinite::row_nan_or_ieee);
+          tally.range_element("y", 0, 0, static_cast<float>(c), lo, hi, exact, t, std::nullopt);
+          ASSERT_EQ(ev.max_error_over_bound, ratio) << to_string(t) << " [" << lo << ", " << hi << "] " << c << " exact " << exact;
+          ASSERT_EQ(ev.worst.allowed, allowed) << to_string(t) << " [" << lo << ", " << hi << "] " << c;
+        }
+      }
+  }
 }
 
 // The first element recorded becomes the worst even at ratio 0, as with

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "nonfinite.h"
 #include "normcheck/float_format.h"
@@ -53,27 +54,67 @@ void Tally::element(const char* output, int64_t row, int64_t col, float computed
 
 namespace {
 
-// The value of format t next to v (itself a finite value of t) toward dir
-// (+1 or -1): v plus the spacing of the binade beyond v, which is v's own
-// spacing away from zero, and toward zero that of the binade below where
-// |v| is a power of two (v / 2 lies there; spacing() keeps the subnormal
-// spacing below the normal range).
-double next_value(DType t, double v, double dir) {
-  if (v == 0) return dir * spacing(t, 0);
-  const bool toward_zero = (v > 0) != (dir > 0);
-  const bool power_of_two = (std::bit_cast<uint64_t>(v) << 12) == 0;
-  return v + dir * spacing(t, toward_zero && power_of_two ? v / 2 : v);
-}
+// GCC: a clone per vector width, chosen at load time (ifunc); the loops below
+// have no branch, so the optimizer takes them in vectors. Other compilers
+// build one (the same results).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define NORMCHECK_VECTOR_CLONES [[gnu::target_clones("arch=x86-64-v4", "avx2", "default")]]
+#else
+#define NORMCHECK_VECTOR_CLONES
+#endif
 
-// range_element's figure for a finite computed value c and a finite range
-// [lo, hi] of format t, m the exact value brought into the range (the rule:
-// range_element in tally.h): its ratio and the reach it is measured against.
-struct RangeFigure {
-  double ratio, allowed;
-};
-inline RangeFigure finite_range_figure(DType t, double c, double lo, double hi, double m) {
-  const double allowed = c >= m ? (hi - m) + (next_value(t, hi, 1) - hi) / 2 : (m - lo) + (lo - next_value(t, lo, -1)) / 2;
-  return {c == m ? 0 : std::fabs(c - m) / allowed, allowed};
+// The spacing of format f's values in the binade of exponent e, taken within
+// [min_exp, max_exp] as spacing() does (float_format.h), from its bits.
+inline double spacing_at(int64_t e, int64_t min_exp, int64_t max_exp, int64_t precision) {
+  e = e < min_exp ? min_exp : e > max_exp ? max_exp : e;
+  return std::bit_cast<double>(static_cast<uint64_t>(e - precision + 1 + 1023) << 52);
+}
+inline int64_t exponent_of(double v) { return static_cast<int64_t>((std::bit_cast<uint64_t>(v) >> 52) & 0x7ff) - 1023; }
+
+// range_element's figures for finite elements (its rule in tally.h), in
+// vectors: ratio[j], and allowed[j] the reach it is measured against. Where
+// ulp_scale is given, also the ULP figures of the elements whose computed and
+// exact values share a binade of float's normal range (ulp_error's closed
+// form, float_format.h; f32 and bf16, `float_line`), closed_form[j] = 1; the
+// others' are left to ulp_figures (closed_form[j] = 0).
+//   Beyond an end v of the range the rule takes half the gap to the next
+// value of the format: the spacing at v (spacing(), float_format.h), or one
+// binade lower where v is a power of two and the next value lies toward
+// zero; at v = 0 either way gives the spacing at min_exp, which the clamp
+// keeps. Every other operation (the clamp as max and min, (hi - m) + gap / 2
+// with gap / 2 exact, fused or not, the division) gives one result in every
+// clone, in vectors or not.
+NORMCHECK_VECTOR_CLONES
+void finite_row_figures(std::size_t n, const float* computed, const double* lo, const double* hi,
+                        const double* exact, const double* ulp_scale, FloatFormat f, bool float_line,
+                        double line_unit, double* ratio, double* allowed, double* ulp, double* elementwise,
+                        char* closed_form) {
+  const int64_t min_exp = f.min_exp, max_exp = f.max_exp, precision = f.precision;
+  for (std::size_t j = 0; j < n; ++j) {
+    const double c = computed[j], l = lo[j], h = hi[j];
+    const double m = std::min(std::max(exact[j], l), h);
+    const uint64_t h_bits = std::bit_cast<uint64_t>(h), l_bits = std::bit_cast<uint64_t>(l);
+    // toward zero from a power of two (0 too: the clamp keeps min_exp)
+    const int64_t h_down = (h < 0 || h_bits << 1 == 0) && (h_bits << 12) == 0 ? 1 : 0;
+    const int64_t l_down = (l > 0 || l_bits << 1 == 0) && (l_bits << 12) == 0 ? 1 : 0;
+    const double up = (h - m) + spacing_at(exponent_of(h) - h_down, min_exp, max_exp, precision) / 2;
+    const double down = (m - l) + spacing_at(exponent_of(l) - l_down, min_exp, max_exp, precision) / 2;
+    const double a = c >= m ? up : down;
+    ratio[j] = std::fabs(c - m) / a;
+    allowed[j] = a;
+  }
+  if (!ulp_scale) return;
+  for (std::size_t j = 0; j < n; ++j) {
+    using namespace float_format_detail;
+    const double c = computed[j], e = exact[j], s = ulp_scale[j];
+    const uint64_t head = std::bit_cast<uint64_t>(c) >> 52;
+    const double ulps = one_binade_ulps(c, e, head) * line_unit;  // line_unit: bf16's ULP is 2^16 float ULPs
+    const double in_scale =
+        std::fabs(c - e) * inverse_power_of_two(spacing_at(exponent_of(s), min_exp, max_exp, precision));
+    elementwise[j] = ulps;
+    ulp[j] = s > 0 ? std::min(ulps, in_scale) : ulps;  // ulp_figures (metrics.h)
+    closed_form[j] = float_line && in_one_float_binade(head, e);
+  }
 }
 
 }  // namespace
@@ -97,10 +138,10 @@ void Tally::range_element(const char* output, int64_t row, int64_t col, float co
   } else if (std::isinf(computed)) {
     mismatch(ratio);
   } else {
-    const RangeFigure f =
-        finite_range_figure(dtype, c, lo, hi, std::isfinite(exact) ? std::clamp(exact, lo, hi) : middle);
-    ratio = f.ratio;
-    allowed = f.allowed;
+    // the exact value, or without one the middle, brought into the range there
+    const double towards = std::isfinite(exact) ? exact : middle;
+    finite_row_figures(1, &computed, &lo, &hi, &towards, nullptr, float_format(dtype), false, 1, &ratio, &allowed,
+                       nullptr, nullptr, nullptr);
     if (ulp_scale && std::isfinite(exact)) {
       const UlpFigures f = ulp_figures(dtype, computed, exact, *ulp_scale);
       ulp = f.scaled;
@@ -129,19 +170,24 @@ void Tally::range_row(const char* output, int64_t row, std::span<const float> co
   // record() keeps of the elements in order (a later element replaces only a
   // strictly larger figure).
   std::size_t worst = 0, ulp_at = 0;
-  RangeFigure worst_figure{-1, 0};
+  double worst_ratio = -1, worst_allowed = 0;
   double max_ulp = -1, max_elementwise = 0;
   int64_t outside = 0;
+  std::vector<double> ratio(n), allowed(n), ulp(ulp_scale ? n : 0), elementwise(ulp_scale ? n : 0);
+  std::vector<char> closed_form(ulp_scale ? n : 0);
+  finite_row_figures(n, computed.data(), lo, hi, exact, ulp_scale, float_format(dtype), dtype != DType::f16,
+                     dtype == DType::bf16 ? 0x1p-16 : 1.0, ratio.data(), allowed.data(), ulp.data(),
+                     elementwise.data(), closed_form.data());
   for (std::size_t j = 0; j < n; ++j) {
-    const double c = computed[j];
-    const RangeFigure f = finite_range_figure(dtype, c, lo[j], hi[j], std::clamp(exact[j], lo[j], hi[j]));
-    outside += f.ratio > 1;
-    if (f.ratio > worst_figure.ratio) {
-      worst_figure = f;
+    outside += ratio[j] > 1;
+    if (ratio[j] > worst_ratio) {
+      worst_ratio = ratio[j];
+      worst_allowed = allowed[j];
       worst = j;
     }
     if (ulp_scale) {
-      const UlpFigures u = ulp_figures(dtype, computed[j], exact[j], ulp_scale[j]);
+      const UlpFigures u = closed_form[j] ? UlpFigures{ulp[j], elementwise[j]}
+                                          : ulp_figures(dtype, computed[j], exact[j], ulp_scale[j]);
       if (u.scaled > max_ulp) {
         max_ulp = u.scaled;
         ulp_at = j;
@@ -159,14 +205,14 @@ void Tally::range_row(const char* output, int64_t row, std::span<const float> co
     out.max_ulp_exact = exact[ulp_at];
   }
   out.max_ulp_elementwise = std::max(out.max_ulp_elementwise, max_elementwise);
-  if (worst_figure.ratio > out.max_error_over_bound) {
-    out.max_error_over_bound = worst_figure.ratio;
+  if (worst_ratio > out.max_error_over_bound) {
+    out.max_error_over_bound = worst_ratio;
     out.row = row;
     out.col = static_cast<int64_t>(worst);
   }
-  if (worst_figure.ratio > ev_.max_error_over_bound || ev_.worst.output.empty()) {
-    ev_.max_error_over_bound = worst_figure.ratio;
-    ev_.worst = {output, row, static_cast<int64_t>(worst), computed[worst], exact[worst], worst_figure.allowed};
+  if (worst_ratio > ev_.max_error_over_bound || ev_.worst.output.empty()) {
+    ev_.max_error_over_bound = worst_ratio;
+    ev_.worst = {output, row, static_cast<int64_t>(worst), computed[worst], exact[worst], worst_allowed};
   }
 }
 

@@ -273,6 +273,19 @@ inline double inverse_power_of_two(double p) {
   return std::bit_cast<double>((uint64_t{2046} << 52) - std::bit_cast<uint64_t>(p));
 }
 
+// Whether the double whose bits 63..52 are `head` and the double e lie in one
+// binade of float's normal range, with one sign (ulp_error's closed form).
+inline bool in_one_float_binade(uint64_t head, double e) {
+  const uint64_t exponent = head & 0x7ff;
+  return head == std::bit_cast<uint64_t>(e) >> 52 && exponent >= 1023 - 126 && exponent <= 1023 + 127;
+}
+
+// ulp_error(c, e) for c and e in one binade (in_one_float_binade, `head`
+// c's bits 63..52): |c - e| over the binade's float spacing.
+inline double one_binade_ulps(double c, double e, uint64_t head) {
+  return std::fabs(c - e) * inverse_power_of_two(spacing_of_binade(head));
+}
+
 // Position of a non-negative value on f16's ordinal line (consecutive f16
 // values are consecutive integers; 2^-24 is the subnormal spacing, each binade
 // above 2^-14 holds 1024 values; past 65504 the top binade's spacing goes on,
@@ -302,10 +315,8 @@ inline double ulp_error(float computed, double exact) {
   // over the gap), so whole - frac fits 53 bits. Past FLT_MAX the top
   // binade's spacing goes on (kTopUlp), the same line.
   const double c = computed;
-  const uint64_t c_bits = std::bit_cast<uint64_t>(c), e_bits = std::bit_cast<uint64_t>(exact);
-  const uint64_t head = c_bits >> 52;  // sign and biased exponent
-  if (head == e_bits >> 52 && (head & 0x7ff) >= 1023 - 126 && (head & 0x7ff) <= 1023 + 127)
-    return std::fabs(c - exact) * inverse_power_of_two(spacing_of_binade(head));
+  const uint64_t head = std::bit_cast<uint64_t>(c) >> 52;  // sign and biased exponent
+  if (in_one_float_binade(head, exact)) return one_binade_ulps(c, exact, head);
   if (std::isnan(computed) || std::isnan(exact))
     return std::isnan(computed) && std::isnan(exact) ? 0 : kInf;
   if (std::isinf(exact))  // a true infinity (not an overflowed value): only itself is close
