@@ -69,7 +69,10 @@ inline double spacing_at(int64_t e, int64_t min_exp, int64_t max_exp, int64_t pr
   e = e < min_exp ? min_exp : e > max_exp ? max_exp : e;
   return std::bit_cast<double>(static_cast<uint64_t>(e - precision + 1 + 1023) << 52);
 }
-inline int64_t exponent_of(double v) { return static_cast<int64_t>((std::bit_cast<uint64_t>(v) >> 52) & 0x7ff) - 1023; }
+// The unbiased exponent of a normal double (below the normal range, -1023).
+inline int64_t exponent_of(double v) {
+  return static_cast<int64_t>((std::bit_cast<uint64_t>(v) >> 52) & 0x7ff) - 1023;
+}
 
 // range_element's figures for finite elements (its rule in tally.h), in
 // vectors: ratio[j], and allowed[j] the reach it is measured against. Where
