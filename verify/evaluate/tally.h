@@ -65,8 +65,9 @@ class Tally {
   // against [lo[j], hi[j]] and exact[j], with ULP figures at ulp_scale[j]
   // (nullptr: none). The figures, worst element and counts are those of
   // range_element called for j in order. A row where every value is finite
-  // is taken in one pass with its output's entry found once and its maxima
-  // recorded once; any other row element by element.
+  // has its figures computed in vectors (finite_row_figures, tally.cpp), its
+  // output's entry found once and its maxima recorded once; any other row is
+  // taken element by element.
   void range_row(const char* output, int64_t row, std::span<const float> computed, const double* lo,
                  const double* hi, const double* exact, DType dtype, const double* ulp_scale);
 
