@@ -64,6 +64,7 @@
 #include "normcheck/evaluate.h"
 #include "normcheck/float_format.h"
 #include "simd/thread_pool.h"
+#include "simd/vector_clones.h"
 
 namespace normcheck {
 namespace {
@@ -119,6 +120,31 @@ double magnitude(Range r) {
 // The range widened by e on each side; an infinite end stays (it is exact,
 // magnitude() above).
 Range plus_minus(Range r, double e) { return {std::isinf(r.lo) ? r.lo : r.lo - e, std::isinf(r.hi) ? r.hi : r.hi + e}; }
+
+// The textbook kernel's y ranges of a row in vectors (no rounding point
+// but `sum`, weight gamma or none): for each j where it is 0 in `scalar`,
+//   [lo_j, hi_j] = rounded(y_t, around(exact_j, y_allowance_formula(b, w_j, beta_j, xhat_j))),
+// the ranges' own expression (admissible_from below) where every
+// coefficient of the bound is finite (y_coefficients_finite), taken on its
+// common path: exact_j and the allowance finite, and both widened ends in
+// y_t's normal rounding range, where round_to_format is its bit path
+// (float_format.h). widened()'s end v + dir |v| 2^-45 is v -+ |v| 2^-45 as
+// written here, exactly. An element off that path (a non-finite value or
+// allowance, an end below the normal range or past it) gets scalar_j = 1 and
+// is left to the scalar expression.
+NORMCHECK_VECTOR_CLONES
+void textbook_y_row(std::size_t d, FormatConstants c, Bound b, const double* __restrict exact,
+                    const double* __restrict xhat, const double* __restrict w, const double* __restrict beta,
+                    double* __restrict lo, double* __restrict hi, char* __restrict scalar) {
+  for (std::size_t j = 0; j < d; ++j) {
+    const double e = exact[j], a = evaluation::y_allowance_formula(b, w[j], beta[j], xhat[j]);
+    const double l = e - a, h = e + a;
+    const double l_wide = l - std::fabs(l) * kWiden, h_wide = h + std::fabs(h) * kWiden;
+    lo[j] = round_in_normal_range(c, l_wide);
+    hi[j] = round_in_normal_range(c, h_wide);
+    scalar[j] = !(in_normal_rounding_range(c, l_wide) & in_normal_rounding_range(c, h_wide));
+  }
+}
 
 // The spec with only its `sum` rounding: whose exact reference gives the
 // norm's input, statistics and xhat the later stages start from.
@@ -243,9 +269,23 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
     out.stat.before_hi.resize(rows, kInf);
   }
 
+  const bool textbook = !at(RoundingPoint::r) && !at(RoundingPoint::xhat) && !at(RoundingPoint::scaled) &&
+                        spec.weight != Weight::one_plus_gamma && !at(RoundingPoint::weight);
+  // the textbook ranges' weight and beta of each column, for textbook_y_row
+  std::vector<double> column_w, column_beta;
+  if (textbook) {
+    column_w.assign(d, 1.0);
+    column_beta.assign(d, 0.0);
+    for (std::size_t j = 0; j < d; ++j) {
+      if (spec.weight != Weight::none && !in.gamma.empty()) column_w[j] = in.gamma[j];
+      if (!in.beta.empty()) column_beta[j] = in.beta[j];
+    }
+  }
+
   // Each row writes its own elements only: rows in contiguous chunks on the
   // kernels' thread pool (on this thread below simd::kParallelCheckElements).
   const auto ranges_of_rows = [&](std::size_t first_row, std::size_t end_row) {
+    std::vector<char> scalar(textbook ? d : 0);  // textbook_y_row's elements left to the scalar expression
     for (std::size_t row = first_row; row < end_row; ++row) {
       const std::size_t base = row * d;
       if (spec.add) {
@@ -296,9 +336,13 @@ SpecAdmissible admissible_from(const OpSpec& spec, const SpecInputs& in, const S
       }
 
       const bool y_checked = sum_rounds_alike(spec, in, base, d, ref);
-      const bool textbook = !at_r && !at(RoundingPoint::xhat) && !at(RoundingPoint::scaled) &&
-                            spec.weight != Weight::one_plus_gamma && !at(RoundingPoint::weight);
+      const bool in_vectors = y_checked && textbook && evaluation::y_coefficients_finite(b);
+      if (in_vectors)
+        textbook_y_row(d, format_constants(y_t), b, ref.y.exact.data() + base, ref.xhat.data() + base,
+                       column_w.data(), column_beta.data(), out.y.lo.data() + base, out.y.hi.data() + base,
+                       scalar.data());
       for (std::size_t i = base; i < base + d; ++i) {
+        if (in_vectors && !scalar[i - base]) continue;
         if (!y_checked) {
           set(out.y, i, {-kInf, kInf});
           continue;

@@ -1,7 +1,8 @@
 // evaluate() on a kernel with a spec of its own (Kernel::spec, a version-2
 // kernel called with tensor descriptors, here in this process): a correct
 // kernel of the spec's policy passes on strided rows; a write into an input
-// row is writes_input, a write into the padding between rows or an ignored
+// row (its first element or its last) is writes_input, a write into the
+// padding between rows (the first padding element or the last) or an ignored
 // stride is out_of_bounds; a kernel of another policy fails and names it;
 // what the kernel cannot take is declined with the reason. A rounding point
 // past its format's range is the policy's infinity: a product rounded past
@@ -31,7 +32,7 @@ float at(const nc_tensor& t, int64_t i, int64_t j) {
 
 // Hugging Face's LlamaRMSNorm in float32: y = bf16(bf16(x r) gamma). `defect`
 // selects one departure from it.
-enum class Defect { none, rounds_once, writes_x, writes_padding, ignores_stride };
+enum class Defect { none, rounds_once, writes_x, writes_x_last, writes_padding, writes_padding_last, ignores_stride };
 
 template <Defect defect>
 void llama(const nc_call* c) {
@@ -54,6 +55,10 @@ void llama(const nc_call* c) {
   if (defect == Defect::writes_x) static_cast<uint16_t*>(c->x.data)[0] ^= 1;
   if (defect == Defect::writes_padding && c->rows > 1 && c->x.row_stride > c->cols)
     static_cast<uint16_t*>(c->x.data)[c->cols] = 0;
+  // the last element of the last row, and the last element of padding (after the row before it)
+  if (defect == Defect::writes_x_last) static_cast<uint16_t*>(c->x.data)[(c->rows - 1) * c->x.row_stride + c->cols - 1] ^= 1;
+  if (defect == Defect::writes_padding_last && c->rows > 1 && c->x.row_stride > c->cols)
+    static_cast<uint16_t*>(c->x.data)[(c->rows - 1) * c->x.row_stride - 1] = 0;
 }
 
 Kernel row(SpecKernelFn fn, const OpSpec* spec = &kLlama) {
@@ -105,6 +110,12 @@ TEST(EvaluateSpec, WritesIntoAnInputRowAndIntoPaddingAreToldApart) {
   const Evaluation into_padding = evaluate(row(llama<Defect::writes_padding>), strided_problem());
   EXPECT_TRUE(into_padding.out_of_bounds_write);
   EXPECT_FALSE(into_padding.wrote_input);
+  const Evaluation into_x_last = evaluate(row(llama<Defect::writes_x_last>), strided_problem());
+  EXPECT_TRUE(into_x_last.wrote_input);
+  EXPECT_FALSE(into_x_last.out_of_bounds_write);
+  const Evaluation into_padding_last = evaluate(row(llama<Defect::writes_padding_last>), strided_problem());
+  EXPECT_TRUE(into_padding_last.out_of_bounds_write);
+  EXPECT_FALSE(into_padding_last.wrote_input);
   const Evaluation ignores_stride = evaluate(row(llama<Defect::ignores_stride>), strided_problem());
   EXPECT_TRUE(ignores_stride.out_of_bounds_write);  // its y lands in the padding between rows
   EXPECT_FALSE(ignores_stride.pass);

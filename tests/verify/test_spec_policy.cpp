@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <iostream>
@@ -16,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "normcheck/bounds.h"
+#include "normcheck/evaluate.h"
 #include "normcheck/float_format.h"
 #include "test_seed.h"
 
@@ -335,6 +338,91 @@ TEST(SpecPolicy, OnCentredRowsTheRangeIsThePolicysResultAlone) {
   }
   std::cout << single << " of " << total << " ranges hold one value\n";
   EXPECT_GT(single, total * 95 / 100);
+}
+
+// A spec with no rounding point but `sum` (the textbook kernel's) has y's
+// range around exact math: [RN(lo'), RN(hi')] with lo', hi' = y -+ a
+// (y_allowance, evaluate.h) widened by 2^-45 relative (spec_policy.cpp's
+// header), rounded to y's format; the whole line where the allowance is not
+// finite, the IEEE value itself where exact math's y is non-finite. Written
+// out here element by element against the ranges admissible_from computes in
+// vectors, bit for bit, on rows whose ends reach every case of the rounding:
+// normal values, subnormals and zero (a tiny gamma), values past the
+// format's range (a huge gamma), beta cancelling gamma xhat, a zero gamma,
+// and an infinite gamma (a non-finite y).
+TEST(SpecPolicy, TheTextbookRangeIsTheAllowanceAroundExactMathRounded) {
+  const uint64_t seed = test::test_seed();
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const auto widened = [](double v, double dir) { return std::isinf(v) ? v : v + dir * std::fabs(v) * 0x1p-45; };
+  for (const char* text : {"layernorm fwd y=f32", "layernorm fwd y=bf16 gamma=bf16 beta=bf16",
+                           "layernorm fwd dtype=f16", "rmsnorm fwd y=bf16", "rmsnorm fwd dtype=f16 weight=none"}) {
+    const OpSpec s = spec(text);
+    const DType y_t = s.dtype_of(TensorName::y);
+    const bool layer = s.norm == NormKind::layernorm;
+    Case c;
+    c.rows = 6, c.cols = 67;  // not a multiple of any vector width
+    for (int i = 0; i < c.rows * c.cols; ++i)
+      c.x.push_back(static_cast<float>(round_to_format(s.dtype_of(TensorName::x), 1 + normal(rng))));
+    const double tiny = y_t == DType::f16 ? 0x1p-20 : 0x1p-135;
+    for (int j = 0; j < c.cols; ++j) {
+      double g = 1 + 0.3 * normal(rng);
+      if (j % 7 == 1) g *= tiny;
+      if (j % 7 == 2) g = largest_finite(y_t == DType::f16 ? DType::f16 : DType::bf16);  // |y| past it where |xhat| > 1
+      if (j % 7 == 3) g = 0;
+      if (s.weight != Weight::none) {
+        const float stored = static_cast<float>(round_to_format(s.dtype_of(TensorName::gamma), j == 5 ? kInf : g));
+        c.gamma.push_back(stored);
+      }
+      if (s.bias) {
+        // beta 0 beside a tiny or zero gamma (ends near 0), -gamma (1 + 2^-10) where y cancels near xhat = 1
+        const double b = j % 7 == 1 || j % 7 == 3               ? 0.0
+                         : j % 7 == 4 && !c.gamma.empty() ? -c.gamma.back() * (1 + 0x1p-10)
+                                                                : 0.1 * normal(rng);
+        c.beta.push_back(static_cast<float>(round_to_format(s.dtype_of(TensorName::beta), b)));
+      }
+    }
+    const SpecInputs in = c.inputs();
+    const SpecAdmissible a = spec_admissible_fwd(s, in);
+    const SpecForwardReference ref = spec_reference_fwd(s, in, SpecResult::exact_math);
+    const BoundFn bound = default_bound(layer ? Op::layernorm_fwd : Op::rmsnorm_fwd);
+    int normal_ends = 0, small_ends = 0, past_ends = 0;
+    for (int64_t row = 0; row < c.rows; ++row) {
+      const auto r = static_cast<std::size_t>(row);
+      const Bound b = bound(ref.condition[r]);
+      for (int64_t j = 0; j < c.cols; ++j) {
+        const std::size_t i = r * static_cast<std::size_t>(c.cols) + static_cast<std::size_t>(j);
+        const double e = ref.y.exact[i];
+        double lo = ref.y.rounded[i], hi = ref.y.rounded[i];
+        if (std::isfinite(e)) {
+          const double w = c.gamma.empty() ? 1.0 : c.gamma[static_cast<std::size_t>(j)];
+          const double beta = c.beta.empty() ? 0.0 : c.beta[static_cast<std::size_t>(j)];
+          const double allowance = y_allowance(b, w, beta, ref.xhat[i]);
+          lo = -kInf, hi = kInf;
+          if (std::isfinite(allowance)) {
+            lo = round_to_format(y_t, widened(e - allowance, -1));
+            hi = round_to_format(y_t, widened(e + allowance, 1));
+          }
+        }
+        for (double end : {lo, hi}) {
+          if (!std::isfinite(e)) break;
+          const double m = std::fabs(end);
+          (m < float_format(y_t).smallest_normal() ? small_ends : m > largest_finite(y_t) ? past_ends : normal_ends) += 1;
+        }
+        EXPECT_EQ(std::bit_cast<uint64_t>(a.y.lo[i]), std::bit_cast<uint64_t>(lo))
+            << text << " [" << row << ", " << j << "]: " << a.y.lo[i] << " against " << lo << " (seed " << seed << ")";
+        EXPECT_EQ(std::bit_cast<uint64_t>(a.y.hi[i]), std::bit_cast<uint64_t>(hi))
+            << text << " [" << row << ", " << j << "]: " << a.y.hi[i] << " against " << hi << " (seed " << seed << ")";
+      }
+    }
+    // of a finite y, most ends are normal values (the vector path), and the others are met
+    EXPECT_GT(normal_ends, c.rows * c.cols) << text;
+    if (s.weight != Weight::none) {
+      EXPECT_GE(small_ends, c.rows * 4) << text;
+      EXPECT_GE(past_ends, c.rows) << text;
+    }
+  }
 }
 
 TEST(SpecPolicy, ThePoliciesTriedAreTheDistinctRoundingsOfTheActivationFormat) {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <iterator>
@@ -19,6 +20,7 @@
 
 #include "evaluate/tally.h"
 #include "normcheck/float_format.h"
+#include "normcheck/metrics.h"
 #include "same_figures.h"
 #include "test_seed.h"
 
@@ -97,6 +99,46 @@ TEST(Tally, ARowAtOnceIsItsElementsInOrder) {
         EXPECT_EQ(rows.outside(), elements.outside());
         if (HasFailure()) return;
       }
+}
+
+// row_ulp_figures gives ulp_figures' values bit for bit: rows whose exact
+// values span float's whole range and beyond (both signs, subnormals, 0,
+// past FLT_MAX), computed values a few spacings off, in another binade, or
+// non-finite, and scales above, below, 0 and NaN. Of f32 and bf16 most
+// elements take the closed form in vectors, the others ulp_figures.
+TEST(Tally, RowUlpFiguresAreUlpFigures) {
+  const uint64_t seed = test::test_seed();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::uniform_int_distribution<int> pick(0, 19), binade(-150, 130);
+  for (DType t : {DType::f32, DType::bf16, DType::f16})
+    for (int trial = 0; trial < 50; ++trial) {
+      const std::size_t d = 1 + static_cast<std::size_t>(pick(rng)) * 5;
+      std::vector<float> computed(d);
+      std::vector<double> exact(d), scale(d), scaled(d), elementwise(d);
+      for (std::size_t j = 0; j < d; ++j) {
+        const double e = std::ldexp(1 + unit(rng), binade(rng)) * (pick(rng) < 10 ? 1 : -1);
+        exact[j] = pick(rng) == 0 ? 0.0 : e;
+        const double near = round_to_format(t, exact[j] + (pick(rng) - 10) * spacing(t, exact[j]));
+        switch (pick(rng)) {
+          case 0: computed[j] = std::numeric_limits<float>::quiet_NaN(); break;
+          case 1: computed[j] = std::numeric_limits<float>::infinity(); break;
+          case 2: computed[j] = static_cast<float>(round_to_format(t, exact[j] * 3)); break;  // another binade
+          default: computed[j] = static_cast<float>(near);
+        }
+        const int s = pick(rng);
+        scale[j] = s == 0 ? 0.0 : s == 1 ? NAN : std::fabs(exact[j]) * std::ldexp(1.0, pick(rng) - 10);
+      }
+      row_ulp_figures(t, computed, exact.data(), scale.data(), scaled.data(), elementwise.data());
+      for (std::size_t j = 0; j < d; ++j) {
+        const UlpFigures want = ulp_figures(t, computed[j], exact[j], scale[j]);
+        EXPECT_EQ(std::bit_cast<uint64_t>(scaled[j]), std::bit_cast<uint64_t>(want.scaled))
+            << static_cast<int>(t) << ": " << computed[j] << " against " << exact[j] << " at " << scale[j] << " (seed " << seed << ")";
+        EXPECT_EQ(std::bit_cast<uint64_t>(elementwise[j]), std::bit_cast<uint64_t>(want.elementwise))
+            << static_cast<int>(t) << ": " << computed[j] << " against " << exact[j] << " (seed " << seed << ")";
+      }
+      if (HasFailure()) return;
+    }
 }
 
 // The next value of format t after v (a finite value of t) toward dir, from

@@ -23,10 +23,20 @@ inline double allowance_of(std::initializer_list<double> coefficients, double fo
 }
 
 // y_allowance (evaluate.h), inline: the ranges of y take it for every element.
-inline double y_allowance_of(const Bound& b, double gamma, double beta, double xhat) {
+inline double y_allowance_formula(const Bound& b, double gamma, double beta, double xhat) {
   const double g = std::fabs(gamma), h = std::fabs(xhat);
-  return allowance_of({b.xhat_abs, b.xhat_rel, b.affine_rel, b.underflow_abs},
-                      g * (b.xhat_abs + b.xhat_rel * h) + b.affine_rel * (g * h + std::fabs(beta)) + b.underflow_abs);
+  return g * (b.xhat_abs + b.xhat_rel * h) + b.affine_rel * (g * h + std::fabs(beta)) + b.underflow_abs;
+}
+inline double y_allowance_of(const Bound& b, double gamma, double beta, double xhat) {
+  return allowance_of({b.xhat_abs, b.xhat_rel, b.affine_rel, b.underflow_abs}, y_allowance_formula(b, gamma, beta, xhat));
+}
+// Whether every coefficient of y's allowance is finite: then y_allowance_of
+// is y_allowance_formula, or NaN where that is infinite, and a loop over a
+// row may take the formula alone. (At gamma = beta = xhat = 0 the formula is
+// underflow_abs, finite with the coefficients: +inf only from allowance_of's
+// rule.)
+inline bool y_coefficients_finite(const Bound& b) {
+  return y_allowance_of(b, 0, 0, 0) != std::numeric_limits<double>::infinity();
 }
 
 // mean: mean_rel * mean|x|

@@ -254,28 +254,53 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
     }
     if (ev.tight_rows > 0) held = spec_admissible_fwd(spec, in, tight, &start);
   }
-  // Exact math against a policy's own y: element j of row r (i = r cols + j:
-  // no division per element), `ys` its y_scale_of(r, j).
-  const auto policy_distance = [&](const SpecForwardReference& policy, std::size_t r, std::size_t j, double ys) {
+  // Exact math against a policy's own quantized y, in codes: element j of
+  // row r (i = r cols + j: no division per element). Over the elements that
+  // are promised a range, as the kernel's own figure: not on an ill-posed row
+  // (row_checked), nor where the scale says nothing (not a positive float,
+  // or an inverse past float32's range: spec_policy.h), where the declared
+  // arithmetic's code is far from exact math's.
+  const auto code_distance = [&](const SpecForwardReference& policy, std::size_t r, std::size_t j) {
     const std::size_t i = r * cols + j;
-    if (!stats[r].finite || !std::isfinite(math.y.exact[i]) || !std::isfinite(policy.y.rounded[i])) return 0.0;
-    // codes over the elements that are promised a range, as the kernel's own
-    // figure: not on an ill-posed row (row_checked), nor where the scale
-    // says nothing (not a positive float, or an inverse past float32's range:
-    // spec_policy.h), where the declared arithmetic's code is far from exact math's
-    if (quant) {
-      const double s = scale_of(i);
-      if (!row_checked(op, stats[r]) || (admissible.y.lo[i] == -kInfinity && admissible.y.hi[i] == kInfinity)) return 0.0;
-      return codes_off(*quant, policy.y.rounded[i], math.y.exact[i], s);
-    }
-    return scaled_ulp_error(y_t, static_cast<float>(policy.y.rounded[i]), math.y.exact[i], ys);
+    if (!std::isfinite(math.y.exact[i]) || !std::isfinite(policy.y.rounded[i]) || !row_checked(op, stats[r]) ||
+        (admissible.y.lo[i] == -kInfinity && admissible.y.hi[i] == kInfinity))
+      return 0.0;
+    return codes_off(*quant, policy.y.rounded[i], math.y.exact[i], scale_of(i));
   };
-  const auto row_distance = [&](const SpecForwardReference& policy, std::size_t r) {
+  // Row r's y scales (y_scale_of) in a buffer of the calling thread's, valid
+  // until its next call there: the rows' checks run on the thread pool.
+  const auto row_y_scales = [&](std::size_t r) -> const double* {
+    thread_local std::vector<double> ys;
+    ys.resize(cols);
+    for (std::size_t j = 0; j < cols; ++j) ys[j] = y_scale_of(r, j);
+    return ys.data();
+  };
+  // How far a policy's own y is from exact math over row r: the largest
+  // code_distance of a quantized y, else the largest scaled ULP error
+  // (scaled_ulp_error, metrics.h) at the row's y scales `ys`, the row's
+  // figures taken at once (row_ulp_figures: ulp_figures' values, in
+  // vectors). Elements where either value is non-finite, and rows with a
+  // non-finite input, have no distance.
+  const auto row_distance = [&](const SpecForwardReference& policy, std::size_t r, const double* ys) {
     double m = 0;
-    for (std::size_t j = 0; j < cols; ++j) m = std::max(m, policy_distance(policy, r, j, quant ? 0.0 : y_scale_of(r, j)));
+    if (!stats[r].finite) return m;
+    if (quant) {
+      for (std::size_t j = 0; j < cols; ++j) m = std::max(m, code_distance(policy, r, j));
+      return m;
+    }
+    thread_local std::vector<float> policy_y;
+    thread_local std::vector<double> scaled, elementwise;
+    policy_y.resize(cols);
+    scaled.resize(cols);
+    elementwise.resize(cols);
+    const std::size_t base = r * cols;
+    for (std::size_t j = 0; j < cols; ++j) policy_y[j] = static_cast<float>(policy.y.rounded[base + j]);
+    row_ulp_figures(y_t, policy_y, math.y.exact.data() + base, ys, scaled.data(), elementwise.data());
+    for (std::size_t j = 0; j < cols; ++j)
+      if (std::isfinite(math.y.exact[base + j]) && std::isfinite(policy.y.rounded[base + j])) m = std::max(m, scaled[j]);
     return m;
   };
-  // the largest policy_distance over every element: chunks of rows on the
+  // the largest row_distance over every row: chunks of rows on the
   // kernels' thread pool (on this thread below simd::kParallelCheckElements),
   // the maximum of theirs (the same for every thread count)
   const auto largest_distance = [&](const SpecForwardReference& policy) {
@@ -285,7 +310,7 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
       double m = 0;
       for (auto r = static_cast<std::size_t>(simd::chunk_first_row(p.rows, chunks, c));
            r < static_cast<std::size_t>(simd::chunk_first_row(p.rows, chunks, c + 1)); ++r)
-        m = std::max(m, row_distance(policy, r));
+        m = std::max(m, row_distance(policy, r, quant ? nullptr : row_y_scales(r)));
       largest[static_cast<std::size_t>(c)] = m;
     });
     return *std::max_element(largest.begin(), largest.end());
@@ -353,7 +378,7 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
       tally.range_element("mean", row, -1, mean.values[r], admissible.mean.lo[r], admissible.mean.hi[r],
                           math.mean.exact[r], dt(TensorName::mean), std::nullopt);
     if (!row_checked(op, stats[r])) {  // ill-posed: nothing promised (the ranges are the whole line)
-      own_distance[r] = row_distance(own, r);
+      own_distance[r] = row_distance(own, r, quant ? nullptr : row_y_scales(r));
       return;
     }
     if (stat_out) {
@@ -379,19 +404,15 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
       tight_tally.range_element(stat_name, row, -1, stat.values[r], lo, hi, math.stat.exact[r], dt(TensorName::stat),
                                 std::nullopt);
     }
-    double distance = 0;
     if (!quant) {
       // y: the row at once against each standard's ranges, ULP figures at y's row scale
       const std::size_t base = r * cols;
-      std::vector<double> ys(cols);
-      for (std::size_t j = 0; j < cols; ++j) {
-        ys[j] = y_scale_of(r, j);
-        distance = std::max(distance, policy_distance(own, r, j, ys[j]));
-      }
+      const double* ys = row_y_scales(r);
+      own_distance[r] = row_distance(own, r, ys);
       const std::span<const float> y_row = std::span<const float>(y.values).subspan(base, cols);
       const double* exact_row = math.y.exact.data() + base;
       tally.range_row("y", row, y_row, admissible.y.lo.data() + base, admissible.y.hi.data() + base, exact_row, y_t,
-                      ys.data());
+                      ys);
       if (tight_row)
         tight_tally.range_row("y", row, y_row, held->y.lo.data() + base, held->y.hi.data() + base, exact_row, y_t,
                               nullptr);
@@ -402,13 +423,13 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
           kept[i].allowed =
               std::isfinite(exact) ? std::max(admissible.y.hi[i] - exact, exact - admissible.y.lo[i]) : NAN;
         }
-      own_distance[r] = distance;
       return;
     }
+    double distance = 0;
     for (std::size_t j = 0; j < cols; ++j) {
       const std::size_t i = r * cols + j;
       const double lo = admissible.y.lo[i], hi = admissible.y.hi[i], exact = math.y.exact[i];
-      distance = std::max(distance, policy_distance(own, r, j, 0.0));
+      distance = std::max(distance, code_distance(own, r, j));
       if (std::isnan(exact)) {  // a NaN y (a NaN gamma or beta): its t is NaN
         tally.nonfinite_code_element("y", row, static_cast<int64_t>(j), y.values[i], std::nullopt, declared_codes);
         if (kept) kept[i].allowed = 0;

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <vector>
 
 #include "nonfinite.h"
 #include "normcheck/float_format.h"
 #include "normcheck/metrics.h"
+#include "simd/vector_clones.h"
 
 namespace normcheck::evaluation {
 namespace {
@@ -54,15 +56,6 @@ void Tally::element(const char* output, int64_t row, int64_t col, float computed
 
 namespace {
 
-// GCC: a clone per vector width, chosen at load time (ifunc); the loops below
-// have no branch, so the optimizer takes them in vectors. Other compilers
-// build one (the same results).
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define NORMCHECK_VECTOR_CLONES [[gnu::target_clones("arch=x86-64-v4", "avx2", "default")]]
-#else
-#define NORMCHECK_VECTOR_CLONES
-#endif
-
 // The spacing of format f's values in the binade of exponent e, taken within
 // [min_exp, max_exp] as spacing() does (float_format.h), from its bits. The
 // loops below take it rather than spacing(): spacing()'s choice of format and
@@ -77,23 +70,17 @@ inline int64_t exponent_of(double v) {
 }
 
 // range_element's figures for finite elements (its rule in tally.h), in
-// vectors: ratio[j], and allowed[j] the reach it is measured against. Where
-// ulp_scale is given, also the ULP figures of the elements whose computed and
-// exact values share a binade of float's normal range (ulp_error's closed
-// form, float_format.h; f32 and bf16, `float_line`), closed_form[j] = 1; the
-// others' are left to ulp_figures (closed_form[j] = 0).
+// vectors: ratio[j], and allowed[j] the reach it is measured against.
 //   Beyond an end v of the range the rule takes half the gap to the next
 // value of the format: the spacing at v (spacing(), float_format.h), or one
 // binade lower where v is a power of two and the next value lies toward
 // zero; at v = 0 either way gives the spacing at min_exp, which the clamp
 // keeps. Every other operation (the clamp as max and min, (hi - m) + gap / 2
-// with gap / 2 exact, fused or not, the division) gives one result in every
-// clone, in vectors or not.
+// with gap / 2 exact, the division) gives one result in every clone, in
+// vectors or not.
 NORMCHECK_VECTOR_CLONES
 void finite_row_figures(std::size_t n, const float* computed, const double* lo, const double* hi,
-                        const double* exact, const double* ulp_scale, FloatFormat f, bool float_line,
-                        double line_unit, double* ratio, double* allowed, double* ulp, double* elementwise,
-                        char* closed_form) {
+                        const double* exact, FloatFormat f, double* ratio, double* allowed) {
   const int64_t min_exp = f.min_exp, max_exp = f.max_exp, precision = f.precision;
   for (std::size_t j = 0; j < n; ++j) {
     const double c = computed[j], l = lo[j], h = hi[j];
@@ -108,21 +95,46 @@ void finite_row_figures(std::size_t n, const float* computed, const double* lo, 
     ratio[j] = std::fabs(c - m) / a;
     allowed[j] = a;
   }
-  if (!ulp_scale) return;
+}
+
+// ulp_figures (metrics.h) in vectors for the elements whose computed and
+// exact values share a binade of float's normal range (ulp_error's closed
+// form, float_format.h; f32 and bf16, `float_line`): scaled[j] and
+// elementwise[j]. The others' are wrong here and left to row_ulp_figures'
+// second loop, which tells them apart by the same test.
+NORMCHECK_VECTOR_CLONES
+void closed_form_ulp_figures(std::size_t n, const float* computed, const double* exact, const double* scale,
+                             FloatFormat f, double line_unit, double* scaled, double* elementwise) {
+  const int64_t min_exp = f.min_exp, max_exp = f.max_exp, precision = f.precision;
   for (std::size_t j = 0; j < n; ++j) {
     using namespace float_format_detail;
-    const double c = computed[j], e = exact[j], s = ulp_scale[j];
+    const double c = computed[j], e = exact[j], s = scale[j];
     const uint64_t head = std::bit_cast<uint64_t>(c) >> 52;
     const double ulps = one_binade_ulps(c, e, head) * line_unit;  // line_unit: bf16's ULP is 2^16 float ULPs
     const double in_scale =
         std::fabs(c - e) * inverse_power_of_two(spacing_at(exponent_of(s), min_exp, max_exp, precision));
     elementwise[j] = ulps;
-    ulp[j] = s > 0 ? std::min(ulps, in_scale) : ulps;  // ulp_figures (metrics.h)
-    closed_form[j] = float_line && in_one_float_binade(head, e);
+    scaled[j] = s > 0 ? std::min(ulps, in_scale) : ulps;  // ulp_figures (metrics.h)
   }
 }
 
 }  // namespace
+
+void row_ulp_figures(DType t, std::span<const float> computed, const double* exact, const double* scale,
+                     double* scaled, double* elementwise) {
+  const std::size_t n = computed.size();
+  const bool float_line = t != DType::f16;
+  if (float_line)
+    closed_form_ulp_figures(n, computed.data(), exact, scale, float_format(t), t == DType::bf16 ? 0x1p-16 : 1.0,
+                            scaled, elementwise);
+  for (std::size_t j = 0; j < n; ++j) {
+    const uint64_t head = std::bit_cast<uint64_t>(static_cast<double>(computed[j])) >> 52;
+    if (float_line && float_format_detail::in_one_float_binade(head, exact[j])) continue;
+    const UlpFigures u = ulp_figures(t, computed[j], exact[j], scale[j]);
+    scaled[j] = u.scaled;
+    elementwise[j] = u.elementwise;
+  }
+}
 
 void Tally::range_element(const char* output, int64_t row, int64_t col, float computed, double lo, double hi,
                           double exact, DType dtype, const std::optional<double>& ulp_scale) {
@@ -145,8 +157,7 @@ void Tally::range_element(const char* output, int64_t row, int64_t col, float co
   } else {
     // the exact value, or without one the middle, brought into the range there
     const double towards = std::isfinite(exact) ? exact : middle;
-    finite_row_figures(1, &computed, &lo, &hi, &towards, nullptr, float_format(dtype), false, 1, &ratio, &allowed,
-                       nullptr, nullptr, nullptr);
+    finite_row_figures(1, &computed, &lo, &hi, &towards, float_format(dtype), &ratio, &allowed);
     if (ulp_scale && std::isfinite(exact)) {
       const UlpFigures f = ulp_figures(dtype, computed, exact, *ulp_scale);
       ulp = f.scaled;
@@ -178,11 +189,11 @@ void Tally::range_row(const char* output, int64_t row, std::span<const float> co
   double worst_ratio = -1, worst_allowed = 0;
   double max_ulp = -1, max_elementwise = 0;
   int64_t outside = 0;
-  std::vector<double> ratio(n), allowed(n), ulp(ulp_scale ? n : 0), elementwise(ulp_scale ? n : 0);
-  std::vector<char> closed_form(ulp_scale ? n : 0);
-  finite_row_figures(n, computed.data(), lo, hi, exact, ulp_scale, float_format(dtype), dtype != DType::f16,
-                     dtype == DType::bf16 ? 0x1p-16 : 1.0, ratio.data(), allowed.data(), ulp.data(),
-                     elementwise.data(), closed_form.data());
+  for (std::vector<double>* v : {&ratio_, &allowed_, &ulp_, &elementwise_}) v->resize(std::max(v->size(), n));
+  const double *ratio = ratio_.data(), *allowed = allowed_.data(), *ulp = ulp_.data(),
+               *elementwise = elementwise_.data();
+  finite_row_figures(n, computed.data(), lo, hi, exact, float_format(dtype), ratio_.data(), allowed_.data());
+  if (ulp_scale) row_ulp_figures(dtype, computed, exact, ulp_scale, ulp_.data(), elementwise_.data());
   for (std::size_t j = 0; j < n; ++j) {
     outside += ratio[j] > 1;
     if (ratio[j] > worst_ratio) {
@@ -191,13 +202,11 @@ void Tally::range_row(const char* output, int64_t row, std::span<const float> co
       worst = j;
     }
     if (ulp_scale) {
-      const UlpFigures u = closed_form[j] ? UlpFigures{ulp[j], elementwise[j]}
-                                          : ulp_figures(dtype, computed[j], exact[j], ulp_scale[j]);
-      if (u.scaled > max_ulp) {
-        max_ulp = u.scaled;
+      if (ulp[j] > max_ulp) {
+        max_ulp = ulp[j];
         ulp_at = j;
       }
-      max_elementwise = std::max(max_elementwise, u.elementwise);
+      max_elementwise = std::max(max_elementwise, elementwise[j]);
     }
   }
   max_ulp = std::max(max_ulp, 0.0);  // no ULP figures: 0, as range_element records

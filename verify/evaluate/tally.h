@@ -135,7 +135,17 @@ class Tally {
   int64_t outside_ = 0;
   const char* last_output_ = nullptr;  // output_entry(): the last name asked for, and its entry's index
   std::size_t last_entry_ = 0;
+  // range_row's per-element figures, kept from row to row (a Tally checks
+  // the rows of one chunk): no allocation per row once they are as long as one.
+  std::vector<double> ratio_, allowed_, ulp_, elementwise_;
 };
+
+// ulp_figures (metrics.h) of the elements j of a row, computed[j] against
+// exact[j] at scale[j], into scaled[j] and elementwise[j]: the same values,
+// computed in vectors where ulp_error has its closed form (float_format.h)
+// and by ulp_figures elsewhere.
+void row_ulp_figures(DType t, std::span<const float> computed, const double* exact, const double* scale,
+                     double* scaled, double* elementwise);
 
 // What Tally leaves in `ev` after the elements of `part`'s chunk, when `part`
 // was tallied from a fresh Evaluation: per output and overall the larger ULP

@@ -15,6 +15,7 @@
 
 #include "guarded_array.h"
 #include "normcheck/float_format.h"
+#include "normcheck/huge_pages.h"
 #include "normcheck/kernel.h"
 
 namespace normcheck::evaluation {
@@ -48,17 +49,21 @@ class Tensor {
   // An input: `values` (rows x cols, contiguous, values of the format), the padding NaN.
   Tensor(DType t, int64_t rows, int64_t cols, int64_t stride, ArrayLayout layout, const std::vector<float>& values)
       : Tensor(t, rows, cols, stride, layout) {
-    for (int64_t r = 0; r + 1 < rows; ++r)
-      for (int64_t c = cols; c < stride; ++c) set(at(r, c), std::numeric_limits<float>::quiet_NaN());
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) set(at(r, c), values[static_cast<std::size_t>(r * cols + c)]);
-    snapshot_ = bytes();
+    std::visit(
+        [&](auto& a) {
+          for (int64_t r = 0; r + 1 < rows; ++r)
+            for (int64_t c = cols; c < stride; ++c) set(a, at(r, c), std::numeric_limits<float>::quiet_NaN());
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < cols; ++c) set(a, at(r, c), values[static_cast<std::size_t>(r * cols + c)]);
+          const auto* p = reinterpret_cast<const unsigned char*>(a.data());
+          snapshot_.assign(p, p + a.size() * sizeof(a[0]));
+        },
+        array_);
   }
 
   void* data() {
     return std::visit([](auto& a) -> void* { return a.data(); }, array_);
   }
-  float get(int64_t row, int64_t col) const { return value(at(row, col)); }
   bool guards_intact() const {
     return std::visit([](const auto& a) { return a.guards_intact(); }, array_);
   }
@@ -70,70 +75,76 @@ class Tensor {
   // An output: whether an element of a row kept the sentinel, and whether the padding did not.
   bool any_unwritten() const {
     if (cast_) return false;  // judged by the element's range (above)
-    for (int64_t r = 0; r < rows_; ++r)
-      for (int64_t c = 0; c < cols_; ++c)
-        if (is_sentinel(at(r, c))) return true;
-    return false;
+    return std::visit(
+        [&](const auto& a) {
+          for (int64_t r = 0; r < rows_; ++r)
+            for (int64_t c = 0; c < cols_; ++c)
+              if (is_sentinel(a, at(r, c))) return true;
+          return false;
+        },
+        array_);
   }
   bool padding_kept() const {
-    for (int64_t r = 0; r + 1 < rows_; ++r)
-      for (int64_t c = cols_; c < stride_; ++c)
-        if (!is_sentinel(at(r, c))) return false;
-    return true;
+    return std::visit(
+        [&](const auto& a) {
+          for (int64_t r = 0; r + 1 < rows_; ++r)
+            for (int64_t c = cols_; c < stride_; ++c)
+              if (!is_sentinel(a, at(r, c))) return false;
+          return true;
+        },
+        array_);
   }
   // The rows, contiguous, widened.
   Readback read() const {
     Readback out;
     out.unwritten = any_unwritten();
-    for (int64_t r = 0; r < rows_; ++r)
-      for (int64_t c = 0; c < cols_; ++c) out.values.push_back(get(r, c));
+    out.values = large_vector<float>(static_cast<std::size_t>(rows_ * cols_));
+    std::visit(
+        [&](const auto& a) {
+          float* to = out.values.data();
+          for (int64_t r = 0; r < rows_; ++r)
+            for (int64_t c = 0; c < cols_; ++c) *to++ = value(a, at(r, c));
+        },
+        array_);
     return out;
   }
 
  private:
   std::size_t at(int64_t row, int64_t col) const { return static_cast<std::size_t>(row * stride_ + col); }
   uint8_t code_sentinel() const { return cast_->format == QuantFormat::int8 ? 0x80 : 0x7f; }
-  void set(std::size_t i, float v) {
-    if (auto* f = std::get_if<FloatArray>(&array_)) f->data()[i] = v;
-    else std::get<HalfArray>(array_).data()[i] = to_16(t_, v);
-  }
+  // Element i of the array, as each kind of array holds it; the loops above
+  // visit the variant once and take these for every element.
+  void set(FloatArray& a, std::size_t i, float v) { a.data()[i] = v; }
+  void set(HalfArray& a, std::size_t i, float v) { a.data()[i] = to_16(t_, v); }
+  void set(ByteArray&, std::size_t, float) {}  // a quantized y is an output, never given values
+  float value(const FloatArray& a, std::size_t i) const { return a[i]; }
+  float value(const HalfArray& a, std::size_t i) const { return from_16(t_, a[i]); }
   // A code's value (quant_value); e4m3fn's NaN is the overflow of a
   // non-saturating cast, +-inf by its sign bit, as spec_policy.h's ranges have it.
-  float value(std::size_t i) const {
-    if (const auto* f = std::get_if<FloatArray>(&array_)) return (*f)[i];
-    if (const auto* b = std::get_if<ByteArray>(&array_)) {
-      const uint8_t code = (*b)[i];
-      const double v = quant_value(cast_->format, code);
-      if (std::isnan(v) && cast_->format == QuantFormat::e4m3 && !cast_->saturate)
-        return (code & 0x80) ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
-      return static_cast<float>(v);
-    }
-    return from_16(t_, std::get<HalfArray>(array_)[i]);
+  float value(const ByteArray& a, std::size_t i) const {
+    const uint8_t code = a[i];
+    const double v = quant_value(cast_->format, code);
+    if (std::isnan(v) && cast_->format == QuantFormat::e4m3 && !cast_->saturate)
+      return (code & 0x80) ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+    return static_cast<float>(v);
   }
-  bool is_sentinel(std::size_t i) const {
-    if (const auto* b = std::get_if<ByteArray>(&array_)) return (*b)[i] == code_sentinel();
-    if (const auto* f = std::get_if<FloatArray>(&array_))
-      return std::bit_cast<uint32_t>((*f)[i]) == std::bit_cast<uint32_t>(sentinel32());
-    return std::get<HalfArray>(array_)[i] == sentinel16(t_);
+  bool is_sentinel(const FloatArray& a, std::size_t i) const {
+    return std::bit_cast<uint32_t>(a[i]) == std::bit_cast<uint32_t>(sentinel32());
   }
+  bool is_sentinel(const HalfArray& a, std::size_t i) const { return a[i] == sentinel16(t_); }
+  bool is_sentinel(const ByteArray& a, std::size_t i) const { return a[i] == code_sentinel(); }
+  // Whether the bytes of every row (or of the padding after every row but
+  // the last) are those of the snapshot: one comparison per row.
   bool unchanged(bool padding) const {
-    const std::vector<unsigned char> now = bytes();
+    const auto* now = static_cast<const unsigned char*>(std::visit([](const auto& a) -> const void* { return a.data(); }, array_));
     const std::size_t size = cast_ ? 1 : t_ == DType::f32 ? sizeof(float) : sizeof(uint16_t);
-    for (int64_t r = 0; r < rows_; ++r)
-      for (int64_t c = 0; c < (r + 1 < rows_ ? stride_ : cols_); ++c) {
-        if ((c >= cols_) != padding) continue;
-        const std::size_t at = this->at(r, c) * size;
-        if (std::memcmp(now.data() + at, snapshot_.data() + at, size) != 0) return false;
-      }
+    for (int64_t r = 0; r < rows_; ++r) {
+      const int64_t first = padding ? cols_ : 0, end = padding ? (r + 1 < rows_ ? stride_ : cols_) : cols_;
+      if (end <= first) continue;
+      const std::size_t offset = at(r, first) * size, bytes = static_cast<std::size_t>(end - first) * size;
+      if (std::memcmp(now + offset, snapshot_.data() + offset, bytes) != 0) return false;
+    }
     return true;
-  }
-  std::vector<unsigned char> bytes() const {
-    return std::visit(
-        [](const auto& a) {
-          const auto* p = reinterpret_cast<const unsigned char*>(a.data());
-          return std::vector<unsigned char>(p, p + a.size() * sizeof(a[0]));
-        },
-        array_);
   }
 
   DType t_;

@@ -128,16 +128,24 @@ inline double spacing(DType t, double v) {
 // less one, plus the last kept bit (ties to even); a carry moves the value
 // to the next binade, exactly as rounding up does there. No floating-point
 // operation, so no dependence on the rounding mode.
+//
+// in_normal_rounding_range and round_in_normal_range are that bit path alone,
+// for loops that round many values in vectors (no branch, no call) and leave
+// the values outside the range to round_to_format.
+inline bool in_normal_rounding_range(const FormatConstants& c, double v) {
+  const double a = std::fabs(v);
+  return (a >= c.smallest_normal) & (a < c.binade_above_max);  // false for NaN; `&`: no branch
+}
+inline double round_in_normal_range(const FormatConstants& c, double v) {
+  const int64_t drop = 53 - c.format.precision;
+  const uint64_t bits = std::bit_cast<uint64_t>(v);
+  const uint64_t add = (uint64_t{1} << (drop - 1)) - 1 + ((bits >> drop) & 1);
+  const double r = std::bit_cast<double>((bits + add) & ~((uint64_t{1} << drop) - 1));
+  return std::fabs(r) > c.largest_finite ? std::copysign(std::numeric_limits<double>::infinity(), v) : r;
+}
 inline double round_to_format(DType t, double v) {
   const FormatConstants& c = format_constants(t);
-  const double a = std::fabs(v);
-  if (a >= c.smallest_normal && a < c.binade_above_max) {
-    const int drop = 53 - c.format.precision;
-    const uint64_t bits = std::bit_cast<uint64_t>(v);
-    const uint64_t add = (uint64_t{1} << (drop - 1)) - 1 + ((bits >> drop) & 1);
-    const double r = std::bit_cast<double>((bits + add) & ~((uint64_t{1} << drop) - 1));
-    return std::fabs(r) > c.largest_finite ? std::copysign(std::numeric_limits<double>::infinity(), v) : r;
-  }
+  if (in_normal_rounding_range(c, v)) return round_in_normal_range(c, v);
   if (!std::isfinite(v) || v == 0) return v;
   const double s = spacing(t, v);
   const double below = std::floor(v / s) * s, twice_rem = (v - below) * 2;
