@@ -408,11 +408,9 @@ SpecForwardReference spec_reference_fwd(const OpSpec& spec, const SpecInputs& in
 
   SpecForwardReference out;
   const auto rows = static_cast<std::size_t>(in.rows);
-  out.y = {std::vector<double>(n), std::vector<double>(n)};
   if (spec.add) out.residual_out = {std::vector<double>(n), std::vector<double>(n)};
   if (spec.norm == NormKind::layernorm) out.mean = {std::vector<double>(rows), std::vector<double>(rows)};
   out.stat = {std::vector<double>(rows), std::vector<double>(rows)};
-  out.xhat.assign(n, 0);
   out.finite.assign(rows, 1);
   out.condition.assign(rows, RowCondition{});
   out.mean_abs_s.assign(rows, 0);
@@ -420,6 +418,10 @@ SpecForwardReference spec_reference_fwd(const OpSpec& spec, const SpecInputs& in
   out.s_stats_known.assign(rows, 0);
   std::vector<char> decided(rows, 0);
   if (phases == SpecPhases::fast_then_exact) detail::spec_reference_fast(spec, in, which, out, decided);
+  if (out.y.exact.size() != n) {  // y and xhat, unless the fast phase sized them (spec_reference_fast.h)
+    out.y = {std::vector<double>(n), std::vector<double>(n)};
+    out.xhat.assign(n, 0);
+  }
   RowInterpreter interpreter(spec, which);
   for (int64_t row = 0; row < in.rows; ++row)
     if (!decided[static_cast<std::size_t>(row)]) interpreter.run(in, row, out);

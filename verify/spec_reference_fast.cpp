@@ -20,6 +20,7 @@
 #include "spec_reference_fast.h"
 
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <span>
 
@@ -38,6 +39,13 @@ std::optional<double> rounded_to(DType t, double exact, float as_float) {
 }
 
 bool finite_and_float(double v) { return std::isfinite(v) && static_cast<double>(static_cast<float>(v)) == v; }
+
+// Whether every value is finite, without a branch per value.
+bool all_finite(std::span<const float> v) {
+  bool all = true;
+  for (const float f : v) all &= std::fabs(f) <= std::numeric_limits<float>::max();
+  return all;
+}
 
 }  // namespace
 
@@ -62,10 +70,13 @@ void spec_reference_fast(const OpSpec& spec, const SpecInputs& in, SpecResult wh
   const std::optional<DType> at_sum = policy ? spec.rounding_at(RoundingPoint::sum) : std::nullopt;
   const DType sum_t = spec.dtype_of(TensorName::residual_out);
 
-  // the norm's input s, row by row; a row this phase cannot take stays 0 (and undecided)
-  std::vector<float> s(rows * d, 0.0f);
+  // the norm's input s, row by row; a row this phase cannot take stays 0 (and
+  // undecided). Without `add` it is x itself wherever x is finite: then x is
+  // handed over as it is, with no copy.
   std::vector<char> fits(rows, 1);
-  for (std::size_t row = 0; row < rows; ++row) {
+  const bool x_is_s = !spec.add && all_finite(in.x);
+  std::vector<float> s(x_is_s ? 0 : rows * d, 0.0f);
+  for (std::size_t row = 0; row < rows && !x_is_s; ++row) {
     for (std::size_t i = row * d; i < (row + 1) * d && fits[row]; ++i) {
       const double a = in.x[i];
       if (!spec.add) {
@@ -87,10 +98,24 @@ void spec_reference_fast(const OpSpec& spec, const SpecInputs& in, SpecResult wh
   const bool layer = spec.norm == NormKind::layernorm;
   std::optional<LayerNormFwdReference> ln;
   std::optional<RmsNormFwdReference> rms;
-  if (layer) ln = reference_layernorm_fwd(s, weight, in.beta, in.rows, in.cols, in.eps);
-  else rms = reference_rmsnorm_fwd(s, weight, in.rows, in.cols, in.eps);
-  const ExactValues& y = layer ? ln->y : rms->y;
-  const ExactValues& xhat = layer ? ln->xhat : rms->xhat;
+  const std::span<const float> norm_input = x_is_s ? in.x : std::span<const float>(s);
+  if (layer) ln = reference_layernorm_fwd(norm_input, weight, in.beta, in.rows, in.cols, in.eps);
+  else rms = reference_rmsnorm_fwd(norm_input, weight, in.rows, in.cols, in.eps);
+  ExactValues& y = layer ? ln->y : rms->y;
+  ExactValues& xhat = layer ? ln->xhat : rms->xhat;
+  // y and xhat (spec_reference_fast.h): of a float32 y, the float
+  // reference's own arrays, taken whole, every row's decided below; a row
+  // left undecided is the interpreter's, which writes every element of it.
+  const std::size_t n = rows * d;
+  const bool y_whole = y_t == DType::f32;
+  if (y_whole) {
+    out.y.exact = std::move(y.exact);
+    out.y.rounded.assign(y.rounded.begin(), y.rounded.end());
+    out.xhat = std::move(xhat.exact);
+  } else {
+    out.y = {std::vector<double>(n), std::vector<double>(n)};
+    out.xhat.assign(n, 0);
+  }
   const ExactValues& stat = layer ? ln->rstd : rms->rrms;
   const std::vector<RowStats>& stats = layer ? ln->stats : rms->stats;
 
@@ -107,8 +132,8 @@ void spec_reference_fast(const OpSpec& spec, const SpecInputs& in, SpecResult wh
     };
     if (layer && undecided(spec.dtype_of(TensorName::mean), ln->mean, row, out.mean)) continue;
     if (undecided(stat_t, stat, row, out.stat)) continue;
-    bool all = true;
-    for (std::size_t i = row * d; i < (row + 1) * d && all; ++i) {
+    bool all = true;  // a float32 y is the float reference's rounding, decided (taken whole above)
+    for (std::size_t i = row * d; i < (row + 1) * d && all && !y_whole; ++i) {
       all = !undecided(y_t, y, i, out.y);
       out.xhat[i] = xhat.exact[i];
     }

@@ -11,8 +11,11 @@
 
 namespace normcheck::detail {
 
-// Fills the rows of `out` (sized as spec_reference_fwd sizes it) this phase
-// decides and sets decided[row] = 1 for each; leaves the others alone.
+// Fills the rows of `out` (sized as spec_reference_fwd sizes it, but for
+// y and xhat, empty) this phase decides and sets decided[row] = 1 for each.
+// When it computes the float reference it sizes y and xhat too, with any
+// values in the rows it leaves (the interpreter writes every element of
+// those); when it returns before, they stay empty.
 void spec_reference_fast(const OpSpec& spec, const SpecInputs& in, SpecResult which, SpecForwardReference& out,
                          std::vector<char>& decided);
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -24,8 +25,9 @@ constexpr uint32_t kSentinel32 = 0x7fa5a5a5;  // signalling NaN (quiet bit 22 cl
 constexpr uint16_t kSentinelBf16 = 0x7f85;    // signalling NaN (quiet bit 6 clear)
 constexpr uint16_t kSentinelF16 = 0x7d05;     // signalling NaN (quiet bit 9 clear)
 
-float sentinel32();
-uint16_t sentinel16(DType t);  // bf16 or f16
+// Inline: the readback compares every element with them.
+inline float sentinel32() { return std::bit_cast<float>(kSentinel32); }
+inline uint16_t sentinel16(DType t) { return t == DType::bf16 ? kSentinelBf16 : kSentinelF16; }  // bf16 or f16
 
 // Where the arrays of one evaluation sit (EvaluateOptions, Problem).
 struct ArrayLayout {
@@ -107,17 +109,25 @@ struct Readback {
 Readback read(const FloatArray& a);
 Readback read(const HalfArray& a, DType t);  // bf16 or f16 bits, widened
 
-// A digest of the bits of every value of the outputs, in order (64 bits:
-// two sequences of one length that differ in one value never share it).
-uint64_t digest_of(std::initializer_list<const Readback*> outputs);
-
+// The digests of a call's outputs (Evaluation::row_digests, output_digest).
 // Per row of `rows`: the digest of the bits of that row's own values of each
-// output, in order. An output is given with its values per row (cols for y
-// or dx, 1 for a statistic); an output with no values is left out.
+// row output, in order; a row output is given with its values per row (cols
+// for y or dx, 1 for a statistic). And one digest of them all: the row
+// digests in order, then the values of each whole output (one value for the
+// tensor, or one per column as dgamma's); a row output whose values do not
+// come per row (none: an output the call does not have) counts as whole.
+// Each step of a digest is a bijection of its state (and of the value it
+// takes), so two calls whose outputs differ in one value never share the
+// output digest, nor the digest of that value's row.
 struct RowOutput {
   const Readback* output;
   std::size_t per_row;
 };
-std::vector<uint64_t> row_digests_of(int64_t rows, std::initializer_list<RowOutput> outputs);
+struct Digests {
+  uint64_t output = 0;
+  std::vector<uint64_t> rows;
+};
+Digests digests_of(int64_t rows, std::initializer_list<RowOutput> row_outputs,
+                   std::initializer_list<const Readback*> whole_outputs);
 
 }  // namespace normcheck::evaluation

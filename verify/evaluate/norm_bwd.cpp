@@ -126,10 +126,12 @@ void evaluate_bwd(const OpRun& given, Evaluation& ev) {
   ev.out_of_bounds_write = !guards;
   ev.wrote_input = !inputs_kept;
   ev.unwritten_output = dx.unwritten || dgamma.unwritten || dbeta.unwritten || dres_written.unwritten;
-  ev.output_digest = digest_of({&dx, &dgamma, &dbeta, &dres_written});
-  // dgamma, dbeta: sums over rows
-  ev.row_digests = row_digests_of(p.rows, {{&dx, static_cast<std::size_t>(p.cols)},
-                                           {&dres_written, static_cast<std::size_t>(p.cols)}});
+  // dgamma, dbeta: sums over rows, whole outputs
+  Digests digests = digests_of(p.rows, {{&dx, static_cast<std::size_t>(p.cols)},
+                                        {&dres_written, static_cast<std::size_t>(p.cols)}},
+                               {&dgamma, &dbeta});
+  ev.output_digest = digests.output;
+  ev.row_digests = std::move(digests.rows);
   if (run.options.outputs_only) return;
 
   Tally tally(ev, run.options.nonfinite);

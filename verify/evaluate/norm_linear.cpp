@@ -41,8 +41,9 @@ void evaluate_norm_linear(const OpRun& run, Evaluation& ev) {
   ev.wrote_input = !call.inputs_kept || !gamma.array.holds(p.gamma) || !beta.array.holds(p.beta) ||
                    !bias.array.holds(p.bias) || !weight.holds(p.weight);
   ev.unwritten_output = z.unwritten;
-  ev.output_digest = digest_of({&z});
-  ev.row_digests = row_digests_of(p.rows, {{&z, static_cast<std::size_t>(p.out_features)}});
+  Digests digests = digests_of(p.rows, {{&z, static_cast<std::size_t>(p.out_features)}}, {});
+  ev.output_digest = digests.output;
+  ev.row_digests = std::move(digests.rows);
   if (run.options.outputs_only) return;
   ExactReference own;
   const ExactReference* given = run.options.reference;

@@ -119,10 +119,12 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
                    !all({&res_in, &gamma_in, &beta_in, &scale_in}, [](const Tensor& t) { return t.rows_unchanged(); });
   ev.unwritten_output = y.unwritten || sum.unwritten || mean.unwritten || stat.unwritten || scale.unwritten ||
                         scale_inv.unwritten || amax.unwritten;
-  ev.output_digest = digest_of({&y, &sum, &mean, &stat, &scale, &scale_inv, &amax});
   const auto cols_per_row = static_cast<std::size_t>(p.cols);
-  ev.row_digests = row_digests_of(p.rows, {{&y, cols_per_row}, {&sum, cols_per_row}, {&mean, 1}, {&stat, 1},
-                                           {&scale, static_cast<std::size_t>(scales)}});
+  Digests digests = digests_of(p.rows, {{&y, cols_per_row}, {&sum, cols_per_row}, {&mean, 1}, {&stat, 1},
+                                        {&scale, static_cast<std::size_t>(scales)}},
+                               {&scale_inv, &amax});
+  ev.output_digest = digests.output;
+  ev.row_digests = std::move(digests.rows);
   if (run.options.outputs_only) return;
 
   // Three references, each computed once: exact math (no rounding point),
