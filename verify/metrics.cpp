@@ -51,7 +51,7 @@ double normwise_error(std::span<const float> computed, std::span<const double> e
     const double c = c_of[i], e = e_of[i], diff = std::fabs(c - e), magnitude = std::fabs(e);
     const bool finite = both_finite(c, e);
     const bool alike = (c == e) | ((c != c) & (e != e));  // equal, or both NaN
-    infinite += !finite & !alike ? 1 : 0;
+    infinite += (!finite & !alike) ? 1 : 0;
     const int64_t diff_bits = std::bit_cast<int64_t>(finite ? diff : 0.0);
     const int64_t exact_bits = std::bit_cast<int64_t>(finite ? magnitude : 0.0);
     max_diff_bits = std::max(max_diff_bits, diff_bits);

@@ -142,7 +142,8 @@ void textbook_y_row(std::size_t d, FormatConstants c, Bound b, const double* __r
     const double l_wide = l - std::fabs(l) * kWiden, h_wide = h + std::fabs(h) * kWiden;
     lo[j] = round_in_normal_range(c, l_wide);
     hi[j] = round_in_normal_range(c, h_wide);
-    scalar[j] = !(in_normal_rounding_range(c, l_wide) & in_normal_rounding_range(c, h_wide));
+    const bool lo_fast = in_normal_rounding_range(c, l_wide), hi_fast = in_normal_rounding_range(c, h_wide);
+    scalar[j] = !(lo_fast & hi_fast);  // `&`: no branch
   }
 }
 
