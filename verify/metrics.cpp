@@ -23,8 +23,12 @@ inline bool both_finite(double c, double e) {
 
 }  // namespace
 
-// ||c - e||_2 / ||e||_2 with both norms scaled by their largest entry, so
-// neither squares overflow (exact values reach ~2^400 in dx) nor underflow.
+// ||c - e||_2 / ||e||_2 with both norms scaled near their largest entry, so
+// neither squares overflow (exact values reach ~2^400 in dx) nor underflow:
+// each by 2^-k, k the exponent of its largest entry (kept within double's
+// normal exponents), so that the scaling is a multiplication, exact wherever
+// the scaled entry is normal (a subnormal one is below 2^-1022 of the
+// largest, and its square is lost to the sum's rounding anyway).
 // Both passes are branch-free loops that the vector clones take in vectors:
 //   - the largest entries are maxima of non-negative doubles, taken on their
 //     bits (the order of non-negative doubles is that of their bit patterns,
@@ -32,7 +36,7 @@ inline bool both_finite(double c, double e) {
 //     with its NaN and signed-zero cases, does not);
 //   - the sums of squares are kLanes partial sums, element i into sum
 //     i mod kLanes, added in lane order at the end: one order on every
-//     machine and in every clone. Each of n terms lies in [0, 1]; either
+//     machine and in every clone. Each of n terms lies in [0, 4); either
 //     order errs by at most about n u of the sum, far below what a normwise
 //     figure is read at.
 NORMCHECK_VECTOR_CLONES
@@ -65,13 +69,16 @@ double normwise_error(std::span<const float> computed, std::span<const double> e
   // extension: AVX-512 registers in the x86-64-v4 clone, pairs or quadruples
   // of them or scalars in the others, with the same operations lane by lane).
   // A non-finite pair adds 0 (x - x is 0 exactly when x is finite).
+  const int diff_exponent = std::clamp(std::ilogb(max_diff), -1022, 1022);
+  const int exact_exponent = std::clamp(std::ilogb(max_exact), -1022, 1022);
+  const double diff_scale = std::ldexp(1.0, -diff_exponent), exact_scale = std::ldexp(1.0, -exact_exponent);
   constexpr std::size_t kLanes = 8;
   using Lanes = double __attribute__((vector_size(kLanes * sizeof(double))));
   using FloatLanes = float __attribute__((vector_size(kLanes * sizeof(float))));
   Lanes sum_diff = {}, sum_exact = {};
   const auto add = [&](const Lanes& c, const Lanes& e) {
     const auto finite = ((c - c) == 0) & ((e - e) == 0);
-    const Lanes dd = finite ? (c - e) / max_diff : Lanes{}, de = finite ? e / max_exact : Lanes{};
+    const Lanes dd = finite ? (c - e) * diff_scale : Lanes{}, de = finite ? e * exact_scale : Lanes{};
     sum_diff += dd * dd;
     sum_exact += de * de;
   };
@@ -96,7 +103,7 @@ double normwise_error(std::span<const float> computed, std::span<const double> e
     total_diff += sum_diff[lane];
     total_exact += sum_exact[lane];
   }
-  return (max_diff / max_exact) * std::sqrt(total_diff / total_exact);
+  return std::ldexp(std::sqrt(total_diff / total_exact), diff_exponent - exact_exponent);
 }
 
 }  // namespace normcheck

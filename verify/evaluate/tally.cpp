@@ -101,11 +101,13 @@ void finite_row_figures(std::size_t n, const float* computed, const double* lo, 
 // exact values share a binade of float's normal range (ulp_error's closed
 // form, float_format.h; f32 and bf16, `float_line`): scaled[j] and
 // elementwise[j]. The others' are wrong here and left to row_ulp_figures'
-// second loop, which tells them apart by the same test.
+// second loop, which tells them apart by the same test; returns how many
+// there are (none, on most rows: then there is no second loop).
 NORMCHECK_VECTOR_CLONES
-void closed_form_ulp_figures(std::size_t n, const float* computed, const double* exact, const double* scale,
-                             FloatFormat f, double line_unit, double* scaled, double* elementwise) {
+int64_t closed_form_ulp_figures(std::size_t n, const float* computed, const double* exact, const double* scale,
+                                FloatFormat f, double line_unit, double* scaled, double* elementwise) {
   const int64_t min_exp = f.min_exp, max_exp = f.max_exp, precision = f.precision;
+  int64_t others = 0;
   for (std::size_t j = 0; j < n; ++j) {
     using namespace float_format_detail;
     const double c = computed[j], e = exact[j], s = scale[j];
@@ -115,7 +117,27 @@ void closed_form_ulp_figures(std::size_t n, const float* computed, const double*
         std::fabs(c - e) * inverse_power_of_two(spacing_at(exponent_of(s), min_exp, max_exp, precision));
     elementwise[j] = ulps;
     scaled[j] = s > 0 ? std::min(ulps, in_scale) : ulps;  // ulp_figures (metrics.h)
+    others += in_one_float_binade(head, e) ? 0 : 1;
   }
+  return others;
+}
+
+// The largest of n >= 1 non-negative doubles (no NaN), and how many exceed
+// `above`, in vectors: the maximum is taken on their bits as signed 64-bit
+// integers, whose order is theirs (the sign bit is clear), and which GCC
+// vectorizes where a double's maximum, with its NaN cases, it does not.
+struct Largest {
+  double value;
+  int64_t above;
+};
+NORMCHECK_VECTOR_CLONES
+Largest largest_of(std::size_t n, const double* v, double above) {
+  int64_t bits = 0, count = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    bits = std::max(bits, std::bit_cast<int64_t>(v[j]));
+    count += v[j] > above ? 1 : 0;
+  }
+  return {std::bit_cast<double>(bits), count};
 }
 
 }  // namespace
@@ -124,9 +146,9 @@ void row_ulp_figures(DType t, std::span<const float> computed, const double* exa
                      double* scaled, double* elementwise) {
   const std::size_t n = computed.size();
   const bool float_line = t != DType::f16;
-  if (float_line)
-    closed_form_ulp_figures(n, computed.data(), exact, scale, float_format(t), t == DType::bf16 ? 0x1p-16 : 1.0,
-                            scaled, elementwise);
+  if (float_line && closed_form_ulp_figures(n, computed.data(), exact, scale, float_format(t),
+                                            t == DType::bf16 ? 0x1p-16 : 1.0, scaled, elementwise) == 0)
+    return;
   for (std::size_t j = 0; j < n; ++j) {
     const uint64_t head = std::bit_cast<uint64_t>(static_cast<double>(computed[j])) >> 52;
     if (float_line && float_format_detail::in_one_float_binade(head, exact[j])) continue;
@@ -194,20 +216,17 @@ void Tally::range_row(const char* output, int64_t row, std::span<const float> co
                *elementwise = elementwise_.data();
   finite_row_figures(n, computed.data(), lo, hi, exact, float_format(dtype), ratio_.data(), allowed_.data());
   if (ulp_scale) row_ulp_figures(dtype, computed, exact, ulp_scale, ulp_.data(), elementwise_.data());
-  for (std::size_t j = 0; j < n; ++j) {
-    outside += ratio[j] > 1;
-    if (ratio[j] > worst_ratio) {
-      worst_ratio = ratio[j];
-      worst_allowed = allowed[j];
-      worst = j;
-    }
-    if (ulp_scale) {
-      if (ulp[j] > max_ulp) {
-        max_ulp = ulp[j];
-        ulp_at = j;
-      }
-      max_elementwise = std::max(max_elementwise, elementwise[j]);
-    }
+  // every figure of a finite row is finite and non-negative: the maxima in
+  // vectors, then the first element that reaches each
+  const Largest largest_ratio = largest_of(n, ratio, 1);
+  outside = largest_ratio.above;
+  worst_ratio = largest_ratio.value;
+  worst = static_cast<std::size_t>(std::find(ratio, ratio + n, worst_ratio) - ratio);
+  worst_allowed = allowed[worst];
+  if (ulp_scale) {
+    max_ulp = largest_of(n, ulp, 0).value;
+    ulp_at = static_cast<std::size_t>(std::find(ulp, ulp + n, max_ulp) - ulp);
+    max_elementwise = largest_of(n, elementwise, 0).value;
   }
   max_ulp = std::max(max_ulp, 0.0);  // no ULP figures: 0, as range_element records
   outside_ += outside;
