@@ -104,18 +104,14 @@ TEST(EvaluateSpec, AKernelOfAnotherPolicyFailsAndNamesIt) {
 }
 
 TEST(EvaluateSpec, WritesIntoAnInputRowAndIntoPaddingAreToldApart) {
-  const Evaluation into_x = evaluate(row(llama<Defect::writes_x>), strided_problem());
-  EXPECT_TRUE(into_x.wrote_input);
-  EXPECT_FALSE(into_x.out_of_bounds_write);
-  const Evaluation into_padding = evaluate(row(llama<Defect::writes_padding>), strided_problem());
-  EXPECT_TRUE(into_padding.out_of_bounds_write);
-  EXPECT_FALSE(into_padding.wrote_input);
-  const Evaluation into_x_last = evaluate(row(llama<Defect::writes_x_last>), strided_problem());
-  EXPECT_TRUE(into_x_last.wrote_input);
-  EXPECT_FALSE(into_x_last.out_of_bounds_write);
-  const Evaluation into_padding_last = evaluate(row(llama<Defect::writes_padding_last>), strided_problem());
-  EXPECT_TRUE(into_padding_last.out_of_bounds_write);
-  EXPECT_FALSE(into_padding_last.wrote_input);
+  // into x's rows (its first element, its last), or into the padding (its first element, its last)
+  for (const auto& [fn, into_input] : {std::pair{&llama<Defect::writes_x>, true}, {&llama<Defect::writes_x_last>, true},
+                                       {&llama<Defect::writes_padding>, false},
+                                       {&llama<Defect::writes_padding_last>, false}}) {
+    const Evaluation ev = evaluate(row(fn), strided_problem());
+    EXPECT_EQ(ev.wrote_input, into_input);
+    EXPECT_EQ(ev.out_of_bounds_write, !into_input);
+  }
   const Evaluation ignores_stride = evaluate(row(llama<Defect::ignores_stride>), strided_problem());
   EXPECT_TRUE(ignores_stride.out_of_bounds_write);  // its y lands in the padding between rows
   EXPECT_FALSE(ignores_stride.pass);
