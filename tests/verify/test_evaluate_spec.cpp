@@ -56,7 +56,8 @@ void llama(const nc_call* c) {
   if (defect == Defect::writes_padding && c->rows > 1 && c->x.row_stride > c->cols)
     static_cast<uint16_t*>(c->x.data)[c->cols] = 0;
   // the last element of the last row, and the last element of padding (after the row before it)
-  if (defect == Defect::writes_x_last) static_cast<uint16_t*>(c->x.data)[(c->rows - 1) * c->x.row_stride + c->cols - 1] ^= 1;
+  if (defect == Defect::writes_x_last)
+    static_cast<uint16_t*>(c->x.data)[(c->rows - 1) * c->x.row_stride + c->cols - 1] ^= 1;
   if (defect == Defect::writes_padding_last && c->rows > 1 && c->x.row_stride > c->cols)
     static_cast<uint16_t*>(c->x.data)[(c->rows - 1) * c->x.row_stride - 1] = 0;
 }

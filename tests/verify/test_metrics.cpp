@@ -209,7 +209,8 @@ TEST(MetricsNormwise, IsTheRatioOfNormsAtEveryLength) {
     }
     const double want = static_cast<double>(std::sqrt(diff / norm));
     // a few double roundings per term and per partial sum: 8 n 2^-53 relative is ample
-    EXPECT_NEAR(normwise_error(c, e), want, want * 8 * static_cast<double>(n) * 0x1p-53) << n << " (seed " << seed << ")";
+    EXPECT_NEAR(normwise_error(c, e), want, want * 8 * static_cast<double>(n) * 0x1p-53)
+        << n << " (seed " << seed << ")";
     for (std::size_t at = 0; at < n; ++at) {
       std::vector<float> bad = c;
       bad[at] = kNaN;

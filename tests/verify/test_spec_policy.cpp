@@ -408,7 +408,10 @@ TEST(SpecPolicy, TheTextbookRangeIsTheAllowanceAroundExactMathRounded) {
         for (double end : {lo, hi}) {
           if (!std::isfinite(e)) break;
           const double m = std::fabs(end);
-          (m < float_format(y_t).smallest_normal() ? small_ends : m > largest_finite(y_t) ? past_ends : normal_ends) += 1;
+          int& count = m < float_format(y_t).smallest_normal() ? small_ends
+                       : m > largest_finite(y_t)                   ? past_ends
+                                                                   : normal_ends;
+          ++count;
         }
         EXPECT_EQ(std::bit_cast<uint64_t>(a.y.lo[i]), std::bit_cast<uint64_t>(lo))
             << text << " [" << row << ", " << j << "]: " << a.y.lo[i] << " against " << lo << " (seed " << seed << ")";

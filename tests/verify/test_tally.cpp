@@ -133,7 +133,8 @@ TEST(Tally, RowUlpFiguresAreUlpFigures) {
       for (std::size_t j = 0; j < d; ++j) {
         const UlpFigures want = ulp_figures(t, computed[j], exact[j], scale[j]);
         EXPECT_EQ(std::bit_cast<uint64_t>(scaled[j]), std::bit_cast<uint64_t>(want.scaled))
-            << static_cast<int>(t) << ": " << computed[j] << " against " << exact[j] << " at " << scale[j] << " (seed " << seed << ")";
+            << static_cast<int>(t) << ": " << computed[j] << " against " << exact[j] << " at " << scale[j]
+            << " (seed " << seed << ")";
         EXPECT_EQ(std::bit_cast<uint64_t>(elementwise[j]), std::bit_cast<uint64_t>(want.elementwise))
             << static_cast<int>(t) << ": " << computed[j] << " against " << exact[j] << " (seed " << seed << ")";
       }

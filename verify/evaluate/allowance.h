@@ -28,7 +28,8 @@ inline double y_allowance_formula(const Bound& b, double gamma, double beta, dou
   return g * (b.xhat_abs + b.xhat_rel * h) + b.affine_rel * (g * h + std::fabs(beta)) + b.underflow_abs;
 }
 inline double y_allowance_of(const Bound& b, double gamma, double beta, double xhat) {
-  return allowance_of({b.xhat_abs, b.xhat_rel, b.affine_rel, b.underflow_abs}, y_allowance_formula(b, gamma, beta, xhat));
+  return allowance_of({b.xhat_abs, b.xhat_rel, b.affine_rel, b.underflow_abs},
+                      y_allowance_formula(b, gamma, beta, xhat));
 }
 // Whether every coefficient of y's allowance is finite: then y_allowance_of
 // is y_allowance_formula, or NaN where that is infinite, and a loop over a

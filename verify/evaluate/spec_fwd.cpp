@@ -299,7 +299,8 @@ void evaluate_spec_fwd(const OpRun& run, Evaluation& ev) {
     for (std::size_t j = 0; j < cols; ++j) policy_y[j] = static_cast<float>(policy.y.rounded[base + j]);
     row_ulp_figures(y_t, policy_y, math.y.exact.data() + base, ys, scaled.data(), elementwise.data());
     for (std::size_t j = 0; j < cols; ++j)
-      if (std::isfinite(math.y.exact[base + j]) && std::isfinite(policy.y.rounded[base + j])) m = std::max(m, scaled[j]);
+      if (std::isfinite(math.y.exact[base + j]) && std::isfinite(policy.y.rounded[base + j]))
+        m = std::max(m, scaled[j]);
     return m;
   };
   // the largest row_distance over every row: chunks of rows on the

@@ -99,7 +99,7 @@ void finite_row_figures(std::size_t n, const float* computed, const double* lo, 
 
 // ulp_figures (metrics.h) in vectors for the elements whose computed and
 // exact values share a binade of float's normal range (ulp_error's closed
-// form, float_format.h; f32 and bf16, `float_line`): scaled[j] and
+// form, float_format.h; f32 and bf16, whose lines are float's): scaled[j] and
 // elementwise[j]. The others' are wrong here and left to row_ulp_figures'
 // second loop, which tells them apart by the same test; returns how many
 // there are (none, on most rows: then there is no second loop).
@@ -124,8 +124,8 @@ int64_t closed_form_ulp_figures(std::size_t n, const float* computed, const doub
 
 // The largest of n >= 1 non-negative doubles (no NaN), and how many exceed
 // `above`, in vectors: the maximum is taken on their bits as signed 64-bit
-// integers, whose order is theirs (the sign bit is clear), and which GCC
-// vectorizes where a double's maximum, with its NaN cases, it does not.
+// integers, whose order is theirs (the sign bit is clear). GCC vectorizes an
+// integer maximum, and not a double's (its NaN and signed-zero cases).
 struct Largest {
   double value;
   int64_t above;

@@ -136,7 +136,8 @@ class Tensor {
   // Whether the bytes of every row (or of the padding after every row but
   // the last) are those of the snapshot: one comparison per row.
   bool unchanged(bool padding) const {
-    const auto* now = static_cast<const unsigned char*>(std::visit([](const auto& a) -> const void* { return a.data(); }, array_));
+    const auto* now =
+        static_cast<const unsigned char*>(std::visit([](const auto& a) -> const void* { return a.data(); }, array_));
     const std::size_t size = cast_ ? 1 : t_ == DType::f32 ? sizeof(float) : sizeof(uint16_t);
     for (int64_t r = 0; r < rows_; ++r) {
       const int64_t first = padding ? cols_ : 0, end = padding ? (r + 1 < rows_ ? stride_ : cols_) : cols_;
