@@ -204,31 +204,26 @@ void Tally::range_row(const char* output, int64_t row, std::span<const float> co
     return;
   }
   if (n == 0) return;
-  // The row's maxima, each at the first element that reaches it: what
-  // record() keeps of the elements in order (a later element replaces only a
-  // strictly larger figure).
-  std::size_t worst = 0, ulp_at = 0;
-  double worst_ratio = -1, worst_allowed = 0;
-  double max_ulp = -1, max_elementwise = 0;
-  int64_t outside = 0;
   for (std::vector<double>* v : {&ratio_, &allowed_, &ulp_, &elementwise_}) v->resize(std::max(v->size(), n));
-  const double *ratio = ratio_.data(), *allowed = allowed_.data(), *ulp = ulp_.data(),
-               *elementwise = elementwise_.data();
+  const double *ratio = ratio_.data(), *ulp = ulp_.data(), *elementwise = elementwise_.data();
   finite_row_figures(n, computed.data(), lo, hi, exact, float_format(dtype), ratio_.data(), allowed_.data());
   if (ulp_scale) row_ulp_figures(dtype, computed, exact, ulp_scale, ulp_.data(), elementwise_.data());
-  // every figure of a finite row is finite and non-negative: the maxima in
-  // vectors, then the first element that reaches each
+  // The row's maxima, each at the first element that reaches it: what
+  // record() keeps of the elements in order (a later element replaces only a
+  // strictly larger figure). Every figure of a finite row is finite and
+  // non-negative: the maxima in vectors, then the first element equal to each.
   const Largest largest_ratio = largest_of(n, ratio, 1);
-  outside = largest_ratio.above;
-  worst_ratio = largest_ratio.value;
-  worst = static_cast<std::size_t>(std::find(ratio, ratio + n, worst_ratio) - ratio);
-  worst_allowed = allowed[worst];
+  const int64_t outside = largest_ratio.above;
+  const double worst_ratio = largest_ratio.value;
+  const auto worst = static_cast<std::size_t>(std::find(ratio, ratio + n, worst_ratio) - ratio);
+  const double worst_allowed = allowed_[worst];
+  double max_ulp = 0, max_elementwise = 0;  // no ULP figures: 0, as range_element records
+  std::size_t ulp_at = 0;
   if (ulp_scale) {
     max_ulp = largest_of(n, ulp, 0).value;
     ulp_at = static_cast<std::size_t>(std::find(ulp, ulp + n, max_ulp) - ulp);
     max_elementwise = largest_of(n, elementwise, 0).value;
   }
-  max_ulp = std::max(max_ulp, 0.0);  // no ULP figures: 0, as range_element records
   outside_ += outside;
   ev_.max_ulp = std::max(ev_.max_ulp, max_ulp);
   ev_.max_ulp_elementwise = std::max(ev_.max_ulp_elementwise, max_elementwise);
